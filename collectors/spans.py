@@ -1,0 +1,69 @@
+"""The raw span record every source is decoded into before normalisation.
+
+Readers (OTLP-JSON, OTLP protobuf, the receiver's files, Phoenix's REST API, transcripts)
+each turn their input into :class:`SpanRecord` objects; the normalisers then group them by
+trace and rebuild the trace model. Keeping this one flat shape between the two halves is
+what lets every source share the same normalisation and the same findings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["AttributeValue", "SourceLocation", "SpanEvent", "SpanRecord", "SpanStatus"]
+
+#: An OTLP attribute value after decoding: str, bool, int, float, or a homogeneous list.
+AttributeValue = str | bool | int | float | list[Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """Where a span came from: a file and line, a receiver batch, or a remote API."""
+
+    source: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return self.source if self.line is None else f"{self.source}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class SpanStatus:
+    """OTLP status: code is ``"UNSET"``, ``"OK"`` or ``"ERROR"``."""
+
+    code: str = "UNSET"
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEvent:
+    """A span event (exceptions are recorded as events named ``exception``)."""
+
+    name: str
+    time_unix_nano: int
+    attributes: dict[str, AttributeValue] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SpanRecord:
+    """One span, decoded but not yet interpreted.
+
+    Ids are lower-case hex strings (32 chars for trace ids, 16 for span ids), as in the OTLP
+    JSON encoding. ``parent_span_id`` is ``None`` for a root span.
+    """
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    start_time_unix_nano: int
+    end_time_unix_nano: int
+    attributes: dict[str, AttributeValue] = field(default_factory=dict)
+    status: SpanStatus = field(default_factory=SpanStatus)
+    events: list[SpanEvent] = field(default_factory=list)
+    kind: str = "INTERNAL"
+    resource: dict[str, AttributeValue] = field(default_factory=dict)
+    scope_name: str = ""
+    scope_version: str = ""
+    location: SourceLocation | None = None

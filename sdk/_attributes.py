@@ -1,0 +1,99 @@
+"""Defensive conversion of application values into span attribute values.
+
+Used by the decorators and the instrumentors alike. Nothing here raises: values that cannot
+be serialised (circular references, a ``__repr__`` that raises, exotic types) become a short
+placeholder string, never an exception in the application.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from ._runtime import Settings, logger
+
+__all__ = ["clip", "mask", "safe_json", "safe_str", "text_value"]
+
+_UNREPRESENTABLE: Final = "<unrepresentable>"
+
+
+def safe_str(value: object) -> str:
+    """``str(value)`` that never raises."""
+    if isinstance(value, str):
+        return value
+    try:
+        return str(value)
+    except Exception:
+        try:
+            return f"<{type(value).__qualname__}>"
+        except Exception:
+            return _UNREPRESENTABLE
+
+
+def _default(value: object) -> Any:
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    to_dict = getattr(value, "model_dump", None) or getattr(value, "_asdict", None)
+    if callable(to_dict):
+        try:
+            return to_dict()
+        except Exception:
+            logger.debug("model_dump/_asdict failed on %s", type(value), exc_info=True)
+    if hasattr(value, "__dict__"):
+        try:
+            return {k: v for k, v in vars(value).items() if not k.startswith("_")}
+        except Exception:
+            logger.debug("vars() failed on %s", type(value), exc_info=True)
+    return safe_str(value)
+
+
+def safe_json(value: object) -> str:
+    """JSON text of ``value``; falls back to a string form, never raises.
+
+    Circular references and unserialisable members are replaced rather than propagated.
+    """
+    try:
+        return json.dumps(value, default=_default, ensure_ascii=False, separators=(",", ":"))
+    except Exception:  # circular reference, a raising __repr__, a raising property...
+        logger.debug("value not JSON-serialisable: %s", type(value), exc_info=True)
+        return json.dumps(safe_str(value), ensure_ascii=False)
+
+
+def clip(text: str, settings: Settings, truncated: list[str] | None = None, key: str = "") -> str:
+    """Cut ``text`` to the configured attribute length; note the key in ``truncated``."""
+    limit = settings.max_attribute_length
+    if len(text) <= limit:
+        return text
+    if truncated is not None:
+        truncated.append(key)
+    return text[:limit]
+
+
+def mask(text: str, settings: Settings, fired: set[str] | None = None) -> str:
+    """Apply the configured redaction to ``text``; record masker names in ``fired``."""
+    redact = settings.redact
+    if redact is None or not text:
+        return text
+    try:
+        masked, names = redact(text)
+    except Exception:
+        # A failing masker must not leak the unmasked text: drop the value instead.
+        logger.debug("redaction failed", exc_info=True)
+        if fired is not None:
+            fired.add("redaction_error")
+        return "<redaction failed>"
+    if names and fired is not None:
+        fired.update(names)
+    return masked
+
+
+def text_value(
+    text: str,
+    settings: Settings,
+    *,
+    key: str = "",
+    truncated: list[str] | None = None,
+    fired: set[str] | None = None,
+) -> str:
+    """Mask, then clip, a captured text field (the order matters: never clip a secret in half)."""
+    return clip(mask(text, settings, fired), settings, truncated, key)

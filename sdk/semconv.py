@@ -1,0 +1,542 @@
+"""The groundtrace trace contract: every attribute key, the action vocabulary, the schema version.
+
+This is the only module in the code base that spells out dotted attribute keys. Everything
+else -- the SDK that writes spans, the collectors that read them back and the analyzer --
+imports the constants defined here. A test fails on dotted attribute-key literals anywhere else.
+
+Three families of keys are written on every span, so each backend shows what it understands:
+
+* ``groundtrace.*`` -- the lossless contract the analyzer reads (schema :data:`SCHEMA_VERSION`);
+* OpenInference (``openinference.span.kind``, ``input.value``, ``retrieval.documents.{i}...``,
+  ``llm.*``, ``tool.*``) -- what Arize Phoenix renders natively;
+* OpenTelemetry GenAI (``gen_ai.*``), pinned to :data:`GENAI_SEMCONV_VERSION`.
+
+Keys of other conventions that the collectors only *read* (OpenLLMetry/Traceloop, the older
+``gen_ai.prompt.{i}`` layout) are declared here too, in their own section.
+
+Usage::
+
+    from groundtrace.sdk import semconv as sc
+
+    span.set_attribute(sc.GT_ACTION, sc.Action.RETRIEVE)
+    span.set_attribute(sc.OI_SPAN_KIND, sc.OpenInferenceSpanKind.RETRIEVER)
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final
+
+__all__ = [
+    "ACTION_TO_GENAI_OPERATION",
+    "ACTION_TO_OPENINFERENCE_KIND",
+    "CONTENT",
+    "ENV_PREFIX",
+    "ERROR_TYPE",
+    "GENAI_AGENT_NAME",
+    "GENAI_CONVERSATION_ID",
+    "GENAI_DATA_SOURCE_ID",
+    "GENAI_INPUT_MESSAGES",
+    "GENAI_LEGACY_COMPLETION",
+    "GENAI_LEGACY_PROMPT",
+    "GENAI_LEGACY_USAGE_COMPLETION_TOKENS",
+    "GENAI_LEGACY_USAGE_PROMPT_TOKENS",
+    "GENAI_OPERATION_NAME",
+    "GENAI_OUTPUT_MESSAGES",
+    "GENAI_OUTPUT_TYPE",
+    "GENAI_PROVIDER_NAME",
+    "GENAI_REQUEST_CHOICE_COUNT",
+    "GENAI_REQUEST_FREQUENCY_PENALTY",
+    "GENAI_REQUEST_MAX_TOKENS",
+    "GENAI_REQUEST_MODEL",
+    "GENAI_REQUEST_PRESENCE_PENALTY",
+    "GENAI_REQUEST_SEED",
+    "GENAI_REQUEST_STOP_SEQUENCES",
+    "GENAI_REQUEST_TEMPERATURE",
+    "GENAI_REQUEST_TOP_P",
+    "GENAI_RESPONSE_FINISH_REASONS",
+    "GENAI_RESPONSE_ID",
+    "GENAI_RESPONSE_MODEL",
+    "GENAI_RETRIEVAL_DOCUMENTS",
+    "GENAI_RETRIEVAL_QUERY_TEXT",
+    "GENAI_RETRIEVAL_TOP_K",
+    "GENAI_SEMCONV_VERSION",
+    "GENAI_SYSTEM",
+    "GENAI_SYSTEM_INSTRUCTIONS",
+    "GENAI_TOOL_CALL_ARGUMENTS",
+    "GENAI_TOOL_CALL_ID",
+    "GENAI_TOOL_CALL_RESULT",
+    "GENAI_TOOL_DEFINITIONS",
+    "GENAI_TOOL_DESCRIPTION",
+    "GENAI_TOOL_NAME",
+    "GENAI_TOOL_TYPE",
+    "GENAI_USAGE_INPUT_TOKENS",
+    "GENAI_USAGE_OUTPUT_TOKENS",
+    "GT_ACTION",
+    "GT_ANSWER_CITED_IDS",
+    "GT_ANSWER_CONFIDENCE",
+    "GT_ANSWER_QUOTES",
+    "GT_ANSWER_TEXT",
+    "GT_APP_NAME",
+    "GT_APP_VERSION",
+    "GT_CONTENT_CAPTURED",
+    "GT_EVIDENCE",
+    "GT_EVIDENCE_COUNT",
+    "GT_LLM_API",
+    "GT_LLM_BASE_URL",
+    "GT_LLM_OUTPUT_TEXT",
+    "GT_LLM_REQUEST",
+    "GT_LLM_STREAM",
+    "GT_PROMPT_EVIDENCE_BLOCK",
+    "GT_PROMPT_EVIDENCE_IDS",
+    "GT_PROMPT_FORMAT",
+    "GT_REDACTED",
+    "GT_REPLAY_ENTRYPOINT",
+    "GT_REPLAY_EVIDENCE_PARAM",
+    "GT_REPLAY_KWARGS",
+    "GT_REPLAY_OF",
+    "GT_REPLAY_OPERATOR",
+    "GT_REPLAY_QUERY_PARAM",
+    "GT_REPLAY_REPLACEMENT_ID",
+    "GT_REPLAY_TARGET_ID",
+    "GT_REQUEST_CASE_ID",
+    "GT_REQUEST_QUERY",
+    "GT_RETRIEVAL_K",
+    "GT_RETRIEVAL_MODE",
+    "GT_RETRIEVAL_QUERY",
+    "GT_RETRIEVAL_RETRIEVER",
+    "GT_SCHEMA_VERSION",
+    "GT_SELECTED_IDS",
+    "GT_SESSION_ID",
+    "GT_SOURCE_ID",
+    "GT_STEP_NAME",
+    "GT_TOOL_ARGUMENTS",
+    "GT_TOOL_CALL_ID",
+    "GT_TOOL_ERROR_TYPE",
+    "GT_TOOL_NAME",
+    "GT_TOOL_PATHS_READ",
+    "GT_TOOL_RESULT_CONTENT",
+    "GT_TOOL_RESULT_HASH",
+    "GT_TOOL_RESULT_SIZE",
+    "GT_TOOL_STATUS",
+    "GT_TRUNCATED",
+    "GT_USER_ID",
+    "LLM_IS_STREAMING",
+    "LLM_REQUEST_FUNCTIONS",
+    "LLM_REQUEST_TYPE",
+    "LLM_USAGE_TOTAL_TOKENS",
+    "OI_DOCUMENT_CONTENT",
+    "OI_DOCUMENT_ID",
+    "OI_DOCUMENT_METADATA",
+    "OI_DOCUMENT_SCORE",
+    "OI_INPUT_MIME_TYPE",
+    "OI_INPUT_VALUE",
+    "OI_LLM_INPUT_MESSAGES",
+    "OI_LLM_INVOCATION_PARAMETERS",
+    "OI_LLM_MODEL_NAME",
+    "OI_LLM_OUTPUT_MESSAGES",
+    "OI_LLM_PROVIDER",
+    "OI_LLM_SYSTEM",
+    "OI_LLM_TOKEN_COUNT_COMPLETION",
+    "OI_LLM_TOKEN_COUNT_PROMPT",
+    "OI_LLM_TOKEN_COUNT_TOTAL",
+    "OI_LLM_TOOLS",
+    "OI_MESSAGE_CONTENT",
+    "OI_MESSAGE_NAME",
+    "OI_MESSAGE_ROLE",
+    "OI_MESSAGE_TOOL_CALLS",
+    "OI_MESSAGE_TOOL_CALL_ID",
+    "OI_METADATA",
+    "OI_OUTPUT_MIME_TYPE",
+    "OI_OUTPUT_VALUE",
+    "OI_RERANKER_INPUT_DOCUMENTS",
+    "OI_RERANKER_MODEL_NAME",
+    "OI_RERANKER_OUTPUT_DOCUMENTS",
+    "OI_RERANKER_QUERY",
+    "OI_RERANKER_TOP_K",
+    "OI_RETRIEVAL_DOCUMENTS",
+    "OI_SESSION_ID",
+    "OI_SPAN_KIND",
+    "OI_TAG_TAGS",
+    "OI_TOOL_CALL_FUNCTION_ARGUMENTS",
+    "OI_TOOL_CALL_FUNCTION_NAME",
+    "OI_TOOL_CALL_ID",
+    "OI_TOOL_DESCRIPTION",
+    "OI_TOOL_ID",
+    "OI_TOOL_NAME",
+    "OI_TOOL_PARAMETERS",
+    "OI_USER_ID",
+    "OPENINFERENCE_SEMCONV_VERSION",
+    "ROLE",
+    "SCHEMA_URL",
+    "SCHEMA_VERSION",
+    "SERVER_ADDRESS",
+    "SERVER_PORT",
+    "SERVICE_NAME",
+    "SERVICE_VERSION",
+    "SUPPRESS_INSTRUMENTATION_KEY_NAME",
+    "TRACELOOP_ENTITY_INPUT",
+    "TRACELOOP_ENTITY_NAME",
+    "TRACELOOP_ENTITY_OUTPUT",
+    "TRACELOOP_SPAN_KIND",
+    "TRACELOOP_WORKFLOW_NAME",
+    "Action",
+    "GenAIOperation",
+    "OpenInferenceSpanKind",
+    "ToolStatus",
+    "indexed",
+    "nested",
+]
+
+#: Version of the ``groundtrace.*`` attribute schema. Written on every root span.
+SCHEMA_VERSION: Final = "1.0.0"
+#: Schema URL set on the instrumentation scope of spans we emit.
+SCHEMA_URL: Final = "https://groundtrace.dev/schemas/1.0.0"
+#: The OpenTelemetry GenAI conventions followed: semantic-conventions-genai v0.1.0
+#: (the first standalone release, built on semantic-conventions v1.45.0).
+GENAI_SEMCONV_VERSION: Final = "semantic-conventions-genai 0.1.0"
+#: OpenInference semantic conventions followed (spec as of openinference-semantic-conventions 0.1).
+OPENINFERENCE_SEMCONV_VERSION: Final = "openinference-semantic-conventions 0.1"
+
+
+class Action(StrEnum):
+    """The fixed action vocabulary: one span per action (SPEC section 1)."""
+
+    REQUEST = "REQUEST"
+    RETRIEVE = "RETRIEVE"
+    RERANK = "RERANK"
+    SELECT = "SELECT"
+    VERIFY = "VERIFY"
+    INFER = "INFER"
+    ANSWER = "ANSWER"
+    TOOL = "TOOL"
+    LLM = "LLM"
+
+
+class OpenInferenceSpanKind(StrEnum):
+    """Values of ``openinference.span.kind`` that groundtrace emits or reads."""
+
+    CHAIN = "CHAIN"
+    RETRIEVER = "RETRIEVER"
+    RERANKER = "RERANKER"
+    LLM = "LLM"
+    TOOL = "TOOL"
+    AGENT = "AGENT"
+    EMBEDDING = "EMBEDDING"
+    GUARDRAIL = "GUARDRAIL"
+    EVALUATOR = "EVALUATOR"
+    UNKNOWN = "UNKNOWN"
+
+
+class GenAIOperation(StrEnum):
+    """Values of ``gen_ai.operation.name`` used by groundtrace."""
+
+    CHAT = "chat"
+    TEXT_COMPLETION = "text_completion"
+    RETRIEVAL = "retrieval"
+    EXECUTE_TOOL = "execute_tool"
+    INVOKE_AGENT = "invoke_agent"
+
+
+class ToolStatus(StrEnum):
+    """Outcome of a TOOL step."""
+
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+
+
+#: OpenInference span kind written for each action.
+ACTION_TO_OPENINFERENCE_KIND: Final[dict[Action, OpenInferenceSpanKind]] = {
+    Action.REQUEST: OpenInferenceSpanKind.CHAIN,
+    Action.RETRIEVE: OpenInferenceSpanKind.RETRIEVER,
+    Action.RERANK: OpenInferenceSpanKind.RERANKER,
+    Action.SELECT: OpenInferenceSpanKind.CHAIN,
+    Action.VERIFY: OpenInferenceSpanKind.CHAIN,
+    Action.INFER: OpenInferenceSpanKind.CHAIN,
+    Action.ANSWER: OpenInferenceSpanKind.CHAIN,
+    Action.TOOL: OpenInferenceSpanKind.TOOL,
+    Action.LLM: OpenInferenceSpanKind.LLM,
+}
+
+#: GenAI operation written for the actions that have one.
+ACTION_TO_GENAI_OPERATION: Final[dict[Action, GenAIOperation]] = {
+    Action.RETRIEVE: GenAIOperation.RETRIEVAL,
+    Action.TOOL: GenAIOperation.EXECUTE_TOOL,
+    Action.LLM: GenAIOperation.CHAT,
+}
+
+# ---------------------------------------------------------------------------------------------
+# groundtrace.* -- the contract the analyzer reads
+# ---------------------------------------------------------------------------------------------
+
+#: str -- schema version of the groundtrace attributes, on every root (REQUEST) span. "1.0.0"
+GT_SCHEMA_VERSION: Final = "groundtrace.schema_version"
+#: str -- the action of this span, one of :class:`Action`. "RETRIEVE"
+GT_ACTION: Final = "groundtrace.action"
+#: str -- the name the app gave the step (function qualname by default). "bm25_top5"
+GT_STEP_NAME: Final = "groundtrace.step.name"
+
+# Request (root span)
+#: str -- the user query. "Who directed Jaws?"
+GT_REQUEST_QUERY: Final = "groundtrace.request.query"
+#: str -- case id when run from a dataset; joins traces to case files. "5a8b57f25542995d1e6f1371"
+GT_REQUEST_CASE_ID: Final = "groundtrace.request.case_id"
+#: str -- application name (what the release gate compares). "hotpot-rag"
+GT_APP_NAME: Final = "groundtrace.app.name"
+#: str -- application version. "2026.11.1"
+GT_APP_VERSION: Final = "groundtrace.app.version"
+#: str -- session id, when the app gives one. "sess-42"
+GT_SESSION_ID: Final = "groundtrace.session.id"
+#: str -- user id, when the app gives one. "user-7"
+GT_USER_ID: Final = "groundtrace.user.id"
+#: str -- source id for the multi-source audit. "who-2024"
+GT_SOURCE_ID: Final = "groundtrace.source.id"
+
+# Evidence (RETRIEVE / RERANK / SELECT)
+#: str (JSON list of evidence objects: id, title, source, rank, score, version, content,
+#: content_hash, length, metadata). The lossless evidence list. '[{"id":"d1","rank":1,...}]'
+GT_EVIDENCE: Final = "groundtrace.evidence"
+#: int -- number of evidence items returned. 5
+GT_EVIDENCE_COUNT: Final = "groundtrace.evidence.count"
+#: str -- retriever name. "bm25"
+GT_RETRIEVAL_RETRIEVER: Final = "groundtrace.retrieval.retriever"
+#: int -- requested top-k. 5
+GT_RETRIEVAL_K: Final = "groundtrace.retrieval.k"
+#: str -- retrieval mode. "full_text" | "hierarchical"
+GT_RETRIEVAL_MODE: Final = "groundtrace.retrieval.mode"
+#: str -- the query the retriever was given, when it differs from the request query.
+GT_RETRIEVAL_QUERY: Final = "groundtrace.retrieval.query"
+#: str[] -- SELECT: ids of the evidence actually used (U). ["d1", "d3"]
+GT_SELECTED_IDS: Final = "groundtrace.selected.ids"
+
+# Answer (ANSWER)
+#: str -- the answer text y. "Steven Spielberg"
+GT_ANSWER_TEXT: Final = "groundtrace.answer.text"
+#: float in [0, 1] -- self-reported confidence c. 0.82
+GT_ANSWER_CONFIDENCE: Final = "groundtrace.answer.confidence"
+#: str[] -- cited evidence ids or paths. ["d1"]
+GT_ANSWER_CITED_IDS: Final = "groundtrace.answer.cited_ids"
+#: str[] -- quoted snippets. ["directed by Steven Spielberg"]
+GT_ANSWER_QUOTES: Final = "groundtrace.answer.quotes"
+#: str -- importable entry point of a replayable ANSWER step. "examples.hotpot_rag.app:answer"
+GT_REPLAY_ENTRYPOINT: Final = "groundtrace.replay.entrypoint"
+#: str (JSON) -- keyword arguments of the replayable call other than query and evidence.
+GT_REPLAY_KWARGS: Final = "groundtrace.replay.kwargs"
+#: str -- parameter name that receives the query in the replayable function. "question"
+GT_REPLAY_QUERY_PARAM: Final = "groundtrace.replay.query_param"
+#: str -- parameter name that receives the evidence list in the replayable function. "evidence"
+GT_REPLAY_EVIDENCE_PARAM: Final = "groundtrace.replay.evidence_param"
+
+# Prompt evidence block (the standard rendering helper; lets the analyzer edit a captured call)
+#: str -- the exact evidence block rendered into the prompt. "[d1] Jaws\n..."
+GT_PROMPT_EVIDENCE_BLOCK: Final = "groundtrace.prompt.evidence_block"
+#: str[] -- evidence ids in the order they were rendered. ["d1", "d2"]
+GT_PROMPT_EVIDENCE_IDS: Final = "groundtrace.prompt.evidence_ids"
+#: str -- name and version of the rendering format. "groundtrace.chunks/1"
+GT_PROMPT_FORMAT: Final = "groundtrace.prompt.format"
+
+# Tool (TOOL)
+#: str -- tool name. "read_document"
+GT_TOOL_NAME: Final = "groundtrace.tool.name"
+#: str -- tool call id (from the model's tool call when there is one). "call_abc"
+GT_TOOL_CALL_ID: Final = "groundtrace.tool.call_id"
+#: str (JSON object) -- arguments of the call. '{"path": "/docs/a.md"}'
+GT_TOOL_ARGUMENTS: Final = "groundtrace.tool.arguments"
+#: str -- one of :class:`ToolStatus`. "ok"
+GT_TOOL_STATUS: Final = "groundtrace.tool.status"
+#: str -- exception type when status is error/timeout. "FileNotFoundError"
+GT_TOOL_ERROR_TYPE: Final = "groundtrace.tool.error_type"
+#: str[] -- paths or resource ids the tool read. ["/docs/a.md"]
+GT_TOOL_PATHS_READ: Final = "groundtrace.tool.paths_read"
+#: int -- size of the result in characters. 1834
+GT_TOOL_RESULT_SIZE: Final = "groundtrace.tool.result.size"
+#: str -- sha256 of the result text, "sha256:<hex>".
+GT_TOOL_RESULT_HASH: Final = "groundtrace.tool.result.hash"
+#: str -- the result text (content capture on). "Return policy: 30 days..."
+GT_TOOL_RESULT_CONTENT: Final = "groundtrace.tool.result.content"
+
+# LLM (LLM): what replay needs, losslessly
+#: str (JSON object) -- the request as sent: model, messages, parameters. '{"model": ...}'
+GT_LLM_REQUEST: Final = "groundtrace.llm.request"
+#: str -- base URL of the endpoint. "http://127.0.0.1:8080/v1"
+GT_LLM_BASE_URL: Final = "groundtrace.llm.base_url"
+#: str -- API flavour called. "chat.completions" | "responses"
+GT_LLM_API: Final = "groundtrace.llm.api"
+#: bool -- whether the call streamed.
+GT_LLM_STREAM: Final = "groundtrace.llm.stream"
+#: str -- the output text of the first choice. '{"answer": "..."}'
+GT_LLM_OUTPUT_TEXT: Final = "groundtrace.llm.output_text"
+
+# Content capture and limits
+#: bool -- whether text content was captured on this span.
+GT_CONTENT_CAPTURED: Final = "groundtrace.content.captured"
+#: str[] -- names of attributes that were truncated by size limits.
+GT_TRUNCATED: Final = "groundtrace.truncated"
+#: str[] -- names of maskers that fired on this span. ["email"]
+GT_REDACTED: Final = "groundtrace.redacted"
+
+# Counterfactual links (analyzer replay)
+#: str -- trace id (hex) of the original trace this one replays.
+GT_REPLAY_OF: Final = "groundtrace.replay.of"
+#: str -- intervention operator. "REMOVE"
+GT_REPLAY_OPERATOR: Final = "groundtrace.replay.operator"
+#: str -- id of the target evidence item. "d3"
+GT_REPLAY_TARGET_ID: Final = "groundtrace.replay.target_id"
+#: str -- id of the replacement evidence item (REPLACE only). "p17"
+GT_REPLAY_REPLACEMENT_ID: Final = "groundtrace.replay.replacement_id"
+
+# ---------------------------------------------------------------------------------------------
+# OpenInference
+# ---------------------------------------------------------------------------------------------
+
+#: str -- OpenInference span kind, one of :class:`OpenInferenceSpanKind`. "RETRIEVER"
+OI_SPAN_KIND: Final = "openinference.span.kind"
+#: str -- input of the step. "Who directed Jaws?"
+OI_INPUT_VALUE: Final = "input.value"
+#: str -- mime type of input.value. "application/json"
+OI_INPUT_MIME_TYPE: Final = "input.mime_type"
+#: str -- output of the step.
+OI_OUTPUT_VALUE: Final = "output.value"
+#: str -- mime type of output.value.
+OI_OUTPUT_MIME_TYPE: Final = "output.mime_type"
+#: str -- session id. "sess-42"
+OI_SESSION_ID: Final = "session.id"
+#: str -- user id.
+OI_USER_ID: Final = "user.id"
+#: str (JSON) -- free metadata.
+OI_METADATA: Final = "metadata"
+#: str[] -- tags.
+OI_TAG_TAGS: Final = "tag.tags"
+
+OI_RETRIEVAL_DOCUMENTS: Final = "retrieval.documents"
+OI_RERANKER_INPUT_DOCUMENTS: Final = "reranker.input_documents"
+OI_RERANKER_OUTPUT_DOCUMENTS: Final = "reranker.output_documents"
+OI_RERANKER_QUERY: Final = "reranker.query"
+OI_RERANKER_MODEL_NAME: Final = "reranker.model_name"
+OI_RERANKER_TOP_K: Final = "reranker.top_k"
+#: suffix of per-document keys: ``retrieval.documents.{i}.document.id`` etc.
+OI_DOCUMENT_ID: Final = "document.id"
+OI_DOCUMENT_CONTENT: Final = "document.content"
+OI_DOCUMENT_SCORE: Final = "document.score"
+OI_DOCUMENT_METADATA: Final = "document.metadata"
+
+OI_LLM_MODEL_NAME: Final = "llm.model_name"
+OI_LLM_PROVIDER: Final = "llm.provider"
+OI_LLM_SYSTEM: Final = "llm.system"
+OI_LLM_INVOCATION_PARAMETERS: Final = "llm.invocation_parameters"
+OI_LLM_INPUT_MESSAGES: Final = "llm.input_messages"
+OI_LLM_OUTPUT_MESSAGES: Final = "llm.output_messages"
+OI_LLM_TOOLS: Final = "llm.tools"
+OI_LLM_TOKEN_COUNT_PROMPT: Final = "llm.token_count.prompt"
+OI_LLM_TOKEN_COUNT_COMPLETION: Final = "llm.token_count.completion"
+OI_LLM_TOKEN_COUNT_TOTAL: Final = "llm.token_count.total"
+#: suffix keys of a flattened message: ``llm.input_messages.{i}.message.role`` etc.
+OI_MESSAGE_ROLE: Final = "message.role"
+OI_MESSAGE_CONTENT: Final = "message.content"
+OI_MESSAGE_NAME: Final = "message.name"
+OI_MESSAGE_TOOL_CALL_ID: Final = "message.tool_call_id"
+OI_MESSAGE_TOOL_CALLS: Final = "message.tool_calls"
+#: suffix keys of a flattened tool call: ``...message.tool_calls.{j}.tool_call.id`` etc.
+OI_TOOL_CALL_ID: Final = "tool_call.id"
+OI_TOOL_CALL_FUNCTION_NAME: Final = "tool_call.function.name"
+OI_TOOL_CALL_FUNCTION_ARGUMENTS: Final = "tool_call.function.arguments"
+
+OI_TOOL_NAME: Final = "tool.name"
+OI_TOOL_DESCRIPTION: Final = "tool.description"
+OI_TOOL_PARAMETERS: Final = "tool.parameters"
+OI_TOOL_ID: Final = "tool.id"
+
+# ---------------------------------------------------------------------------------------------
+# OpenTelemetry GenAI (semantic-conventions-genai 0.1.0)
+# ---------------------------------------------------------------------------------------------
+
+GENAI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GENAI_PROVIDER_NAME: Final = "gen_ai.provider.name"
+#: deprecated predecessor of gen_ai.provider.name; read only.
+GENAI_SYSTEM: Final = "gen_ai.system"
+GENAI_REQUEST_MODEL: Final = "gen_ai.request.model"
+GENAI_REQUEST_TEMPERATURE: Final = "gen_ai.request.temperature"
+GENAI_REQUEST_TOP_P: Final = "gen_ai.request.top_p"
+GENAI_REQUEST_MAX_TOKENS: Final = "gen_ai.request.max_tokens"
+GENAI_REQUEST_SEED: Final = "gen_ai.request.seed"
+GENAI_REQUEST_STOP_SEQUENCES: Final = "gen_ai.request.stop_sequences"
+GENAI_REQUEST_FREQUENCY_PENALTY: Final = "gen_ai.request.frequency_penalty"
+GENAI_REQUEST_PRESENCE_PENALTY: Final = "gen_ai.request.presence_penalty"
+GENAI_REQUEST_CHOICE_COUNT: Final = "gen_ai.request.choice.count"
+GENAI_OUTPUT_TYPE: Final = "gen_ai.output.type"
+GENAI_RESPONSE_ID: Final = "gen_ai.response.id"
+GENAI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+GENAI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+GENAI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+GENAI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+#: opt-in (content capture): JSON of the input messages.
+GENAI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
+#: opt-in (content capture): JSON of the output messages.
+GENAI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+GENAI_SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
+GENAI_TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
+GENAI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+GENAI_AGENT_NAME: Final = "gen_ai.agent.name"
+GENAI_TOOL_NAME: Final = "gen_ai.tool.name"
+GENAI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GENAI_TOOL_TYPE: Final = "gen_ai.tool.type"
+GENAI_TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
+#: opt-in: JSON arguments of a tool execution.
+GENAI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+#: opt-in: JSON result of a tool execution.
+GENAI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+GENAI_DATA_SOURCE_ID: Final = "gen_ai.data_source.id"
+GENAI_RETRIEVAL_TOP_K: Final = "gen_ai.retrieval.top_k"
+#: opt-in: JSON list of {id, score} of the retrieved documents.
+GENAI_RETRIEVAL_DOCUMENTS: Final = "gen_ai.retrieval.documents"
+#: opt-in: the retrieval query text.
+GENAI_RETRIEVAL_QUERY_TEXT: Final = "gen_ai.retrieval.query.text"
+
+# General OTel keys used alongside GenAI spans
+ERROR_TYPE: Final = "error.type"
+SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
+SERVICE_NAME: Final = "service.name"
+SERVICE_VERSION: Final = "service.version"
+
+# ---------------------------------------------------------------------------------------------
+# Read-only keys of other conventions (normalised by the collectors)
+# ---------------------------------------------------------------------------------------------
+
+#: older GenAI layout / OpenLLMetry: ``gen_ai.prompt.{i}.role`` / ``.content``
+GENAI_LEGACY_PROMPT: Final = "gen_ai.prompt"
+#: older GenAI layout / OpenLLMetry: ``gen_ai.completion.{i}.role`` / ``.content``
+GENAI_LEGACY_COMPLETION: Final = "gen_ai.completion"
+#: older GenAI usage names
+GENAI_LEGACY_USAGE_PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"
+GENAI_LEGACY_USAGE_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"
+TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"
+TRACELOOP_ENTITY_NAME: Final = "traceloop.entity.name"
+TRACELOOP_ENTITY_INPUT: Final = "traceloop.entity.input"
+TRACELOOP_ENTITY_OUTPUT: Final = "traceloop.entity.output"
+TRACELOOP_WORKFLOW_NAME: Final = "traceloop.workflow.name"
+LLM_REQUEST_TYPE: Final = "llm.request.type"
+LLM_USAGE_TOTAL_TOKENS: Final = "llm.usage.total_tokens"
+LLM_IS_STREAMING: Final = "llm.is_streaming"
+LLM_REQUEST_FUNCTIONS: Final = "llm.request.functions"
+
+# Suffix segments used when flattening indexed keys (not attribute keys by themselves)
+ROLE: Final = "role"
+CONTENT: Final = "content"
+
+
+def indexed(prefix: str, index: int, suffix: str) -> str:
+    """Build a flattened, indexed key such as ``retrieval.documents.0.document.id``."""
+    return f"{prefix}.{index}.{suffix}"
+
+
+def nested(prefix: str, index: int, middle: str, sub_index: int, suffix: str) -> str:
+    """Doubly indexed key, e.g. ``llm.output_messages.0.message.tool_calls.1.tool_call.id``."""
+    return f"{prefix}.{index}.{middle}.{sub_index}.{suffix}"
+
+
+# OTel resource / env var names are not attribute keys but live here so nothing else spells them.
+ENV_PREFIX: Final = "GROUNDTRACE_"
+#: context key set by OTel to suppress instrumentation (honoured by decorators and instrumentors).
+SUPPRESS_INSTRUMENTATION_KEY_NAME: Final = "suppress_instrumentation"
