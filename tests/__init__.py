@@ -1,0 +1,1 @@
+"""groundtrace test suite (a package so shared helpers import as ``tests.support``)."""

@@ -1,0 +1,1 @@
+"""Shared test helpers: the local OpenAI-compatible server and its pytest fixtures."""
