@@ -36,6 +36,12 @@ __all__ = [
     "GENAI_AGENT_NAME",
     "GENAI_CONVERSATION_ID",
     "GENAI_DATA_SOURCE_ID",
+    "GENAI_EVENT_ASSISTANT_MESSAGE",
+    "GENAI_EVENT_CHOICE",
+    "GENAI_EVENT_OPERATION_DETAILS",
+    "GENAI_EVENT_SYSTEM_MESSAGE",
+    "GENAI_EVENT_TOOL_MESSAGE",
+    "GENAI_EVENT_USER_MESSAGE",
     "GENAI_INPUT_MESSAGES",
     "GENAI_LEGACY_COMPLETION",
     "GENAI_LEGACY_PROMPT",
@@ -520,6 +526,16 @@ LLM_REQUEST_TYPE: Final = "llm.request.type"
 LLM_USAGE_TOTAL_TOKENS: Final = "llm.usage.total_tokens"
 LLM_IS_STREAMING: Final = "llm.is_streaming"
 LLM_REQUEST_FUNCTIONS: Final = "llm.request.functions"
+
+# GenAI span-event names (read only; not attribute keys, declared here so nothing else spells them)
+#: event carrying gen_ai.input.messages / gen_ai.output.messages on the span (newer layout).
+GENAI_EVENT_OPERATION_DETAILS: Final = "gen_ai.client.inference.operation.details"
+#: older per-message events; their ``content`` attribute holds the message text.
+GENAI_EVENT_SYSTEM_MESSAGE: Final = "gen_ai.system.message"
+GENAI_EVENT_USER_MESSAGE: Final = "gen_ai.user.message"
+GENAI_EVENT_ASSISTANT_MESSAGE: Final = "gen_ai.assistant.message"
+GENAI_EVENT_TOOL_MESSAGE: Final = "gen_ai.tool.message"
+GENAI_EVENT_CHOICE: Final = "gen_ai.choice"
 
 # Suffix segments used when flattening indexed keys (not attribute keys by themselves)
 ROLE: Final = "role"
