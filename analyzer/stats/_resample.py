@@ -1,4 +1,13 @@
-"""Bootstrap index matrices, computed once per (n, B, seed) and reused for every statistic."""
+"""Bootstrap index matrices, computed once per (n, B, seed) and reused for every statistic.
+
+Besides the index matrix itself this module caches two derived matrices that make paired
+statistics a single matrix product:
+
+* :func:`bootstrap_counts` -- how often each item is drawn in each resample, so the
+  resampled means of ``m`` delta vectors at once are ``counts @ deltas / n``;
+* :func:`sign_flip_matrix` -- the +/-1 sign matrix of a paired sign-flip permutation test
+  (Monte Carlo, from its own seeded stream, or the exact enumeration of all ``2**n`` flips).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +16,21 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["bootstrap_indices", "percentile_interval"]
+__all__ = [
+    "SIGN_STREAM",
+    "bootstrap_counts",
+    "bootstrap_indices",
+    "exact_sign_matrix",
+    "percentile_interval",
+    "sign_flip_matrix",
+]
+
+#: Spawn key of the sign-flip stream: signs come from ``SeedSequence(seed, spawn_key=(1,))``
+#: so a shared seed never correlates the sign matrix with the bootstrap index matrix.
+SIGN_STREAM: tuple[int] = (1,)
+
+#: Largest n for which the exact sign matrix (2**n rows) may be built.
+_EXACT_MAX_N = 20
 
 
 @lru_cache(maxsize=32)
@@ -32,6 +55,81 @@ def bootstrap_indices(n: int, n_resamples: int, seed: int) -> npt.NDArray[np.int
     if n < 1 or n_resamples < 1:
         raise ValueError(f"bootstrap needs n >= 1 and n_resamples >= 1, got {n}, {n_resamples}")
     return _indices(n, n_resamples, seed)
+
+
+@lru_cache(maxsize=32)
+def _counts(n: int, n_resamples: int, seed: int) -> npt.NDArray[np.float64]:
+    idx = _indices(n, n_resamples, seed)
+    offsets = (np.arange(n_resamples, dtype=np.intp) * n)[:, None]
+    flat = np.bincount((idx + offsets).ravel(), minlength=n_resamples * n)
+    matrix = flat.reshape(n_resamples, n).astype(np.float64)
+    matrix.setflags(write=False)
+    return matrix
+
+
+def bootstrap_counts(n: int, n_resamples: int, seed: int) -> npt.NDArray[np.float64]:
+    """Draw counts of the index matrix, shape ``(n_resamples, n)``, read-only.
+
+    ``counts[b, i]`` is how many times item ``i`` appears in resample ``b`` of
+    :func:`bootstrap_indices` with the same arguments, so ``counts @ x / n`` equals
+    ``x[bootstrap_indices(n, B, seed)].mean(axis=1)`` (up to floating-point rounding) for
+    every column of ``x`` at once.
+
+    Args:
+        n: number of items (must be >= 1).
+        n_resamples: number of bootstrap resamples B (must be >= 1).
+        seed: seed of the index matrix.
+    """
+    if n < 1 or n_resamples < 1:
+        raise ValueError(f"bootstrap needs n >= 1 and n_resamples >= 1, got {n}, {n_resamples}")
+    return _counts(n, n_resamples, seed)
+
+
+@lru_cache(maxsize=32)
+def _signs(n: int, n_permutations: int, seed: int) -> npt.NDArray[np.float64]:
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=SIGN_STREAM))
+    bits = rng.integers(0, 2, size=(n_permutations, n), dtype=np.int8)
+    matrix = (2.0 * bits - 1.0).astype(np.float64)
+    matrix.setflags(write=False)
+    return matrix
+
+
+def sign_flip_matrix(n: int, n_permutations: int, seed: int) -> npt.NDArray[np.float64]:
+    """Random +/-1 signs, shape ``(n_permutations, n)``, read-only and cached.
+
+    Drawn from ``SeedSequence(seed, spawn_key=SIGN_STREAM)``, independent of the bootstrap
+    index matrix of the same seed.
+
+    Args:
+        n: number of paired items (must be >= 1).
+        n_permutations: number of random sign vectors B (must be >= 1).
+        seed: the recorded seed.
+    """
+    if n < 1 or n_permutations < 1:
+        raise ValueError(
+            f"sign flips need n >= 1 and n_permutations >= 1, got {n}, {n_permutations}"
+        )
+    return _signs(n, n_permutations, seed)
+
+
+@lru_cache(maxsize=16)
+def _exact_signs(n: int) -> npt.NDArray[np.float64]:
+    codes = np.arange(2**n, dtype=np.int64)[:, None]
+    bits = (codes >> np.arange(n, dtype=np.int64)[None, :]) & 1
+    matrix = (2.0 * bits - 1.0).astype(np.float64)
+    matrix.setflags(write=False)
+    return matrix
+
+
+def exact_sign_matrix(n: int) -> npt.NDArray[np.float64]:
+    """All ``2**n`` sign vectors (the identity included), shape ``(2**n, n)``, read-only.
+
+    Args:
+        n: number of paired items, ``1 <= n <= 20``.
+    """
+    if not 1 <= n <= _EXACT_MAX_N:
+        raise ValueError(f"exact sign enumeration needs 1 <= n <= {_EXACT_MAX_N}, got {n}")
+    return _exact_signs(n)
 
 
 def percentile_interval(
