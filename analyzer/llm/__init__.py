@@ -1,0 +1,41 @@
+"""The shared model client every analysis that calls a model uses (judge, replay...).
+
+Async chat completions against any OpenAI-compatible endpoint with a content-addressed
+sqlite cache, bounded concurrency, seeded retry/backoff and typed failures.
+
+Usage::
+
+    from groundtrace.analyzer.llm import CallCache, ChatRequest, ModelClient
+
+    client = ModelClient("http://127.0.0.1:8080/v1", cache=CallCache("runs/x/llm_cache.sqlite"))
+    result = await client.complete(
+        ChatRequest(model="gemma-3-270m", messages=({"role": "user", "content": "Hi"},))
+    )
+    if result.ok:
+        print(result.text)
+    else:
+        print(result.kind, result.message)
+    print(client.stats.as_dict())  # calls made vs served from the cache
+"""
+
+from __future__ import annotations
+
+from ._cache import CallCache
+from ._client import PLACEHOLDER_API_KEY, ClientStats, ModelClient
+from ._retry import RETRYABLE_STATUS, RetryPolicy
+from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind, cache_key
+
+__all__ = [
+    "PLACEHOLDER_API_KEY",
+    "RETRYABLE_STATUS",
+    "CallCache",
+    "CallFailure",
+    "CallResult",
+    "ChatRequest",
+    "ChatResponse",
+    "ClientStats",
+    "FailureKind",
+    "ModelClient",
+    "RetryPolicy",
+    "cache_key",
+]

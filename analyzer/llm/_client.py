@@ -1,0 +1,254 @@
+"""The shared asynchronous OpenAI-compatible client: cache, concurrency bound, retries."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+import openai
+
+from ._cache import CallCache
+from ._retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
+from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind, cache_key
+
+__all__ = ["ClientStats", "ModelClient"]
+
+_log = logging.getLogger(__name__)
+
+#: Sent when the endpoint needs no key (local servers); the openai client insists on one.
+PLACEHOLDER_API_KEY = "not-needed"
+
+
+@dataclass(slots=True)
+class ClientStats:
+    """Counters of one client's work (what a report shows about cost).
+
+    Attributes:
+        requests: calls asked of the client.
+        cache_hits: requests served from the cache with no call made.
+        coalesced: requests that waited for an identical call already in flight.
+        api_calls: HTTP attempts made (retries included).
+        retries: attempts after the first one.
+        completed: requests that ended in a response from the endpoint.
+        failures: failed requests by :class:`FailureKind` value.
+        backoff_seconds: total time waited between attempts.
+    """
+
+    requests: int = 0
+    cache_hits: int = 0
+    coalesced: int = 0
+    api_calls: int = 0
+    retries: int = 0
+    completed: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+    backoff_seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready counters."""
+        return {
+            "requests": self.requests,
+            "cache_hits": self.cache_hits,
+            "coalesced": self.coalesced,
+            "api_calls": self.api_calls,
+            "retries": self.retries,
+            "completed": self.completed,
+            "failures": dict(sorted(self.failures.items())),
+            "backoff_seconds": round(self.backoff_seconds, 3),
+        }
+
+
+class ModelClient:
+    """Chat completions against any OpenAI-compatible endpoint, economically and safely.
+
+    Every request goes through: the content-addressed cache (a completed call is never made
+    twice), coalescing of identical in-flight requests, a semaphore bounding concurrent calls,
+    a per-call timeout, and retries with seeded exponential backoff on 429/5xx, timeouts and
+    connection errors (``Retry-After`` honoured). A call that still fails is returned as a
+    :class:`CallFailure`, never raised.
+
+    Args:
+        base_url: endpoint root, e.g. ``http://127.0.0.1:8080/v1``.
+        api_key: bearer key; a placeholder is sent when None.
+        cache: where completed calls are stored; None disables caching.
+        concurrency: maximum calls in flight.
+        timeout: seconds per HTTP attempt.
+        retry: retry policy (its seed drives the jitter).
+        http_client: an ``httpx2.AsyncClient`` (the openai client's HTTP library) to use;
+            tests inject a ``httpx2.MockTransport``.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        cache: CallCache | None = None,
+        concurrency: int = 4,
+        timeout: float = 60.0,
+        retry: RetryPolicy | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        self.base_url = base_url
+        self.cache = cache
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.stats = ClientStats()
+        self._openai = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            max_retries=0,
+            timeout=timeout,
+            http_client=http_client,
+        )
+        self._semaphore: asyncio.Semaphore | None = None
+        self._inflight: dict[str, asyncio.Future[CallResult]] = {}
+
+    async def complete(self, request: ChatRequest) -> CallResult:
+        """One chat completion: cached, coalesced, bounded and retried."""
+        self.stats.requests += 1
+        key = cache_key(request)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return hit
+        pending = self._inflight.get(key)
+        if pending is not None:
+            self.stats.coalesced += 1
+            return await asyncio.shield(pending)
+        future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            result = await self._call_with_retries(request, key)
+            future.set_result(result)
+        except BaseException as exc:  # cancellation must not strand coalesced waiters
+            future.set_exception(exc)
+            raise
+        finally:
+            del self._inflight[key]
+        if isinstance(result, ChatResponse):
+            self.stats.completed += 1
+            if self.cache is not None:
+                self.cache.put(result, {"base_url": self.base_url, "request": request.canonical()})
+        else:
+            self.stats.failures[result.kind.value] += 1
+        return result
+
+    async def complete_many(self, requests: list[ChatRequest]) -> list[CallResult]:
+        """Run ``requests`` concurrently (bounded); results in the same order."""
+        return list(await asyncio.gather(*(self.complete(r) for r in requests)))
+
+    async def aclose(self) -> None:
+        """Close the HTTP client (the cache stays open; close it separately)."""
+        await self._openai.close()
+
+    def _bound(self) -> asyncio.Semaphore:
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+        return self._semaphore
+
+    async def _call_with_retries(self, request: ChatRequest, key: str) -> CallResult:
+        attempt = 0
+        while True:
+            attempt += 1
+            async with self._bound():
+                self.stats.api_calls += 1
+                if attempt > 1:
+                    self.stats.retries += 1
+                result, retry_after = await self._attempt(request, key, attempt)
+            if isinstance(result, ChatResponse) or not _retryable(result):
+                return result
+            if attempt >= self.retry.max_attempts:
+                return result
+            wait = self.retry.delay(attempt, retry_after)
+            _log.debug("retrying %s after %s (%.2fs)", key[:12], result.kind, wait)
+            self.stats.backoff_seconds += wait
+            await asyncio.sleep(wait)
+
+    async def _attempt(
+        self, request: ChatRequest, key: str, attempt: int
+    ) -> tuple[CallResult, float | None]:
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": list(request.messages),
+            "temperature": request.temperature,
+            "seed": request.seed,
+            **request.params,
+        }
+        if request.max_tokens is not None:
+            kwargs["max_tokens"] = request.max_tokens
+        if request.response_format is not None:
+            kwargs["response_format"] = request.response_format
+        try:
+            completion = await self._openai.chat.completions.create(**kwargs)
+        except openai.APITimeoutError as exc:
+            return CallFailure(FailureKind.TIMEOUT, str(exc), key, attempts=attempt), None
+        except openai.APIConnectionError as exc:
+            return CallFailure(FailureKind.CONNECTION, str(exc), key, attempts=attempt), None
+        except openai.APIStatusError as exc:
+            failure = CallFailure(
+                FailureKind.HTTP_ERROR,
+                f"HTTP {exc.status_code}: {exc.message}",
+                key,
+                status=exc.status_code,
+                attempts=attempt,
+                raw=exc.response.text[:4000],
+            )
+            return failure, parse_retry_after(exc.response.headers.get("retry-after"))
+        except Exception as exc:  # foreign parse/validation errors: mapped at the boundary
+            message = f"{type(exc).__name__}: {exc}"
+            return CallFailure(FailureKind.INVALID_RESPONSE, message, key, attempts=attempt), None
+        return _to_response(completion, key, attempt), None
+
+
+def _retryable(failure: CallFailure) -> bool:
+    if failure.kind in (FailureKind.TIMEOUT, FailureKind.CONNECTION):
+        return True
+    return failure.kind is FailureKind.HTTP_ERROR and failure.status in RETRYABLE_STATUS
+
+
+def _to_response(completion: Any, key: str, attempt: int) -> CallResult:
+    """Map an openai ``ChatCompletion`` to a response, or an ``invalid_response`` failure."""
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        return CallFailure(
+            FailureKind.INVALID_RESPONSE,
+            "response has no choices",
+            key,
+            attempts=attempt,
+            raw=str(completion)[:4000],
+        )
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    text = getattr(message, "content", None)
+    if not isinstance(text, str):
+        return CallFailure(
+            FailureKind.INVALID_RESPONSE,
+            "first choice has no text content",
+            key,
+            attempts=attempt,
+            raw=str(completion)[:4000],
+        )
+    usage_obj = getattr(completion, "usage", None)
+    usage: dict[str, int] = {}
+    if usage_obj is not None:
+        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            value = getattr(usage_obj, name, None)
+            if isinstance(value, int):
+                usage[name] = value
+    return ChatResponse(
+        text=text,
+        finish_reason=getattr(choice, "finish_reason", None),
+        model=getattr(completion, "model", None),
+        usage=usage,
+        key=key,
+        cached=False,
+        attempts=attempt,
+    )
