@@ -1,0 +1,434 @@
+"""The embedded OTLP/HTTP trace receiver: ``POST /v1/traces`` to durable OTLP-JSON lines."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import signal
+import threading
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import h11
+from google.rpc import status_pb2  # type: ignore[import-untyped]
+
+from groundtrace.collectors.errors import ConfigError
+
+from ._http import BodyTooLarge, HttpConnection, IdleTimeout, Reply, header
+from ._otlp_json import (
+    BodyDecodeError,
+    parse_json_request,
+    parse_protobuf_request,
+    request_to_json_line,
+    validate_request,
+)
+from ._store import BatchStore, StoreStats
+
+__all__ = ["TRACES_PATH", "Receiver", "ReceiverLimits", "ReceiverStats"]
+
+#: The only path served.
+TRACES_PATH: Final = "/v1/traces"
+_PROTOBUF: Final = "application/x-protobuf"
+_JSON: Final = "application/json"
+_MIB: Final = 1024 * 1024
+#: gRPC status codes carried in the google.rpc.Status error bodies (OTLP/HTTP spec).
+_GRPC_CODE: Final = {400: 3, 401: 16, 408: 4, 413: 3, 429: 8, 503: 14}
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiverLimits:
+    """Bounds that keep the receiver's memory and latency in check.
+
+    Attributes:
+        max_body_bytes: largest request body, compressed and again after gunzip (413 above).
+        max_inflight_requests: requests being read, decoded or committed at once (429 above).
+        max_inflight_bytes: sum of their body sizes (429 above); a chunked body without
+            ``Content-Length`` reserves ``max_body_bytes``.
+        max_connections: open connections; more are answered 503 and closed.
+        retry_after_seconds: ``Retry-After`` sent with 429 and 503.
+        idle_timeout_seconds: a keep-alive connection idle this long is closed.
+        read_timeout_seconds: a body that stalls this long is answered 408.
+        shutdown_grace_seconds: on stop, busy requests get this long to finish.
+        rotate_bytes: size at which the output file is rotated.
+    """
+
+    max_body_bytes: int = 16 * _MIB
+    max_inflight_requests: int = 64
+    max_inflight_bytes: int = 64 * _MIB
+    max_connections: int = 256
+    retry_after_seconds: int = 1
+    idle_timeout_seconds: float = 60.0
+    read_timeout_seconds: float = 30.0
+    shutdown_grace_seconds: float = 30.0
+    rotate_bytes: int = 64 * _MIB
+
+
+@dataclass(slots=True)
+class ReceiverStats:
+    """What the receiver did: accepted batches and spans, and answers by status code."""
+
+    batches: int = 0
+    spans: int = 0
+    body_bytes: int = 0
+    by_status: dict[int, int] = field(default_factory=dict)
+
+    def count(self, status: int) -> None:
+        """Record one answer with ``status``."""
+        self.by_status[status] = self.by_status.get(status, 0) + 1
+
+
+@dataclass(slots=True)
+class _Conn:
+    http: HttpConnection
+    busy: bool = False
+
+
+class _Refused(Exception):
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.status)
+        self.reply = reply
+
+
+def _text(status: int, message: str, *, close: bool = False) -> Reply:
+    return Reply(status, (message + "\n").encode("utf-8"), close=close)
+
+
+def _status_reply(status: int, media: str, message: str, *, close: bool = False) -> Reply:
+    """An error answer whose body is a ``google.rpc.Status`` in the request's encoding."""
+    code = _GRPC_CODE.get(status, 2)
+    if media == _PROTOBUF:
+        body = status_pb2.Status(code=code, message=message).SerializeToString()
+    else:
+        body = json.dumps({"code": code, "message": message}).encode("utf-8")
+    return Reply(status, body, content_type=media, close=close)
+
+
+def _gunzip(body: bytes, limit: int, media: str) -> bytes:
+    out: list[bytes] = []
+    size = 0
+    data = body
+    while data:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            chunk = inflater.decompress(data, limit - size + 1)
+        except zlib.error as exc:
+            raise _Refused(_status_reply(400, media, f"invalid gzip body: {exc}")) from exc
+        size += len(chunk)
+        if size > limit or inflater.unconsumed_tail:
+            raise _Refused(
+                _status_reply(413, media, f"decompressed body exceeds {limit} bytes", close=True)
+            )
+        if not inflater.eof:
+            raise _Refused(_status_reply(400, media, "invalid gzip body: truncated stream"))
+        out.append(chunk)
+        data = inflater.unused_data  # a gzip file may hold several members
+    return b"".join(out)
+
+
+class Receiver:
+    """OTLP/HTTP receiver that persists every accepted batch before answering 200.
+
+    Each accepted ``ExportTraceServiceRequest`` becomes one OTLP-JSON line (the OpenTelemetry
+    Collector file exporter's format) in size-rotated files under ``out_dir``, written and
+    fsync'd before the response; concurrent batches share fsyncs (group commit). Beyond the
+    in-flight bounds it answers 429 with ``Retry-After`` instead of buffering.
+
+    Args:
+        host: interface to bind (loopback by default in the CLI).
+        port: TCP port; ``0`` picks a free one (read it back from :attr:`port`).
+        out_dir: directory of the OTLP-JSON lines files.
+        token: if set, requests must carry ``Authorization: Bearer <token>`` (else 401).
+        limits: the bounds; see :class:`ReceiverLimits`.
+
+    Usage::
+
+        with Receiver("127.0.0.1", 0, "traces/") as receiver:
+            exporter = OTLPSpanExporter(endpoint=receiver.endpoint)
+            ...
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        out_dir: str | Path,
+        *,
+        token: str | None = None,
+        limits: ReceiverLimits | None = None,
+    ) -> None:
+        self.host = host
+        self._requested_port = port
+        self.out_dir = Path(out_dir)
+        self.token = token or None
+        self.limits = limits or ReceiverLimits()
+        self.stats = ReceiverStats()
+        self._store = BatchStore(self.out_dir, rotate_bytes=self.limits.rotate_bytes)
+        self._port: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_event: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
+        self._startup_error: BaseException | None = None
+        self._stopping = False
+        self._inflight_requests = 0
+        self._inflight_bytes = 0
+        self._connections: dict[asyncio.Task[None], _Conn] = {}
+
+    # -- public surface ----------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The bound port (after start)."""
+        if self._port is None:
+            raise RuntimeError("the receiver is not running")
+        return self._port
+
+    @property
+    def endpoint(self) -> str:
+        """The full URL of the traces endpoint, e.g. ``http://127.0.0.1:4318/v1/traces``."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{TRACES_PATH}"
+
+    @property
+    def store_stats(self) -> StoreStats:
+        """Counters of the file store (lines, bytes, fsyncs, files, repaired bytes)."""
+        return self._store.stats
+
+    def start(self, timeout: float = 10.0) -> Receiver:
+        """Serve in a background thread; return once the socket is bound.
+
+        Raises:
+            ConfigError: the address cannot be bound or the directory cannot be used.
+        """
+        ready = threading.Event()
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self._main(ready.set)),
+            name="groundtrace-receiver",
+            daemon=True,
+        )
+        self._thread.start()
+        if not ready.wait(timeout):
+            raise ConfigError(f"receiver did not start within {timeout} s")
+        if self._startup_error is not None:
+            self._thread.join()
+            raise self._startup_error
+        return self
+
+    def stop(self) -> None:
+        """Stop accepting, finish in-flight requests, fsync and close (idempotent)."""
+        loop, event, thread = self._loop, self._stop_event, self._thread
+        if loop is not None and event is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop may already have finished
+                loop.call_soon_threadsafe(event.set)
+        if thread is not None:
+            thread.join()
+            self._thread = None
+
+    def serve_forever(self, on_ready: Callable[[Receiver], None] | None = None) -> None:
+        """Serve in the calling (main) thread until SIGTERM or SIGINT, then shut down cleanly.
+
+        Raises:
+            ConfigError: the address cannot be bound or the directory cannot be used.
+        """
+
+        def ready() -> None:
+            assert self._loop is not None and self._stop_event is not None
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self._loop.add_signal_handler(signum, self._stop_event.set)
+            if on_ready is not None:
+                on_ready(self)
+
+        asyncio.run(self._main(ready))
+        if self._startup_error is not None:
+            raise self._startup_error
+
+    def __enter__(self) -> Receiver:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def _main(self, ready: Callable[[], None]) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop_event = asyncio.Event()
+        try:
+            self._store.start()
+            server = await asyncio.start_server(
+                self._on_connection, self.host, self._requested_port, reuse_address=True
+            )
+        except OSError as exc:
+            self._startup_error = ConfigError(
+                f"cannot start the receiver on {self.host}:{self._requested_port}: {exc}"
+            )
+            ready()
+            return
+        self._port = int(server.sockets[0].getsockname()[1])
+        ready()
+        await self._stop_event.wait()
+        await self._shutdown(server)
+
+    async def _shutdown(self, server: asyncio.Server) -> None:
+        self._stopping = True
+        server.close()  # stop accepting
+        for conn in list(self._connections.values()):
+            if not conn.busy:
+                conn.http.writer.close()  # an idle keep-alive connection reads EOF and ends
+        pending = [task for task in self._connections if not task.done()]
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=self.limits.shutdown_grace_seconds)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late)
+        await asyncio.to_thread(self._store.close)
+
+    # -- connections -------------------------------------------------------------------------
+
+    async def _on_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        http = HttpConnection(reader, writer)
+        state = self._connections[task] = _Conn(http)
+        linger = False
+        try:
+            if len(self._connections) > self.limits.max_connections or self._stopping:
+                request = await http.next_request(self.limits.read_timeout_seconds)
+                if request is not None:
+                    reply = _text(503, "too many connections", close=True)
+                    reply.headers.append(("retry-after", str(self.limits.retry_after_seconds)))
+                    self.stats.count(503)
+                    await http.send(reply)
+                    linger = True
+                return
+            while not self._stopping:
+                request = await http.next_request(self.limits.idle_timeout_seconds)
+                if request is None:
+                    return
+                state.busy = True
+                reply, consumed = await self._handle(http, request)
+                if not consumed and not reply.close:
+                    consumed = await http.discard_body(
+                        self.limits.max_body_bytes, self.limits.read_timeout_seconds
+                    )
+                if not consumed:
+                    reply.close = linger = True
+                if self._is_stopping():  # shutdown began while this request was served
+                    reply.close = True
+                self.stats.count(reply.status)
+                await http.send(reply)
+                state.busy = False
+                if reply.close or not http.can_continue():
+                    return
+        except IdleTimeout:
+            return
+        except h11.RemoteProtocolError as exc:
+            if http.conn.our_state is h11.SEND_RESPONSE:
+                self.stats.count(400)
+                with contextlib.suppress(h11.LocalProtocolError, OSError):
+                    await http.send(_text(400, f"bad HTTP request: {exc}", close=True))
+                linger = True
+        except OSError:
+            return  # the client went away
+        except asyncio.CancelledError:
+            return  # shutdown grace ran out: drop the connection (no answer was sent)
+        finally:
+            self._connections.pop(task, None)
+            await http.close(linger=linger)
+
+    def _is_stopping(self) -> bool:
+        return self._stopping
+
+    async def _handle(self, http: HttpConnection, request: h11.Request) -> tuple[Reply, bool]:
+        """Answer one request; the flag says whether its body was read."""
+        target = request.target.split(b"?", 1)[0].decode("latin-1")
+        if target != TRACES_PATH:
+            return _text(404, f"not found: only POST {TRACES_PATH} is served"), False
+        if request.method != b"POST":
+            reply = _text(405, f"method not allowed: use POST {TRACES_PATH}")
+            reply.headers.append(("allow", "POST"))
+            return reply, False
+        if self.token is not None:
+            given = header(request, b"authorization") or ""
+            expected = f"Bearer {self.token}"
+            if not hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8")):
+                reply = _text(401, "missing or wrong bearer token", close=True)
+                reply.headers.append(("www-authenticate", 'Bearer realm="groundtrace"'))
+                return reply, False
+        media = (header(request, b"content-type") or "").split(";", 1)[0].strip().lower()
+        if media not in (_PROTOBUF, _JSON):
+            message = f"unsupported media type {media!r}: use {_PROTOBUF} or {_JSON}"
+            return _text(415, message), False
+        encoding = (header(request, b"content-encoding") or "identity").strip().lower()
+        if encoding not in ("identity", "gzip"):
+            return _text(415, f"unsupported content encoding {encoding!r}: use gzip"), False
+        limits = self.limits
+        length_text = header(request, b"content-length")
+        length = int(length_text) if length_text is not None else None  # h11 validated it
+        if length is not None and length > limits.max_body_bytes:
+            message = f"body of {length} bytes exceeds {limits.max_body_bytes}"
+            return _status_reply(413, media, message, close=True), False
+        reserve = length if length is not None else limits.max_body_bytes
+        if (
+            self._inflight_requests >= limits.max_inflight_requests
+            or self._inflight_bytes + reserve > limits.max_inflight_bytes
+        ):
+            reply = _status_reply(429, media, "receiver busy: retry later")
+            reply.headers.append(("retry-after", str(limits.retry_after_seconds)))
+            return reply, False
+        self._inflight_requests += 1
+        self._inflight_bytes += reserve
+        try:
+            return await self._export(http, media, encoding), True
+        except _Refused as refused:
+            return refused.reply, not refused.reply.close
+        finally:
+            self._inflight_requests -= 1
+            self._inflight_bytes -= reserve
+
+    async def _export(self, http: HttpConnection, media: str, encoding: str) -> Reply:
+        limits = self.limits
+        try:
+            body = await http.read_body(limits.max_body_bytes, limits.read_timeout_seconds)
+        except BodyTooLarge:
+            text = f"body exceeds {limits.max_body_bytes} bytes"
+            raise _Refused(_status_reply(413, media, text, close=True)) from None
+        except IdleTimeout:
+            reply = _status_reply(408, media, "request body timed out", close=True)
+            raise _Refused(reply) from None
+        if encoding == "gzip":
+            body = _gunzip(body, limits.max_body_bytes, media)
+        try:
+            if media == _PROTOBUF:
+                message = parse_protobuf_request(body)
+            else:
+                message = parse_json_request(body)
+            spans = validate_request(message)
+        except BodyDecodeError as exc:
+            raise _Refused(_status_reply(400, media, str(exc))) from None
+        if spans == 0:  # nothing to keep; an empty line would only be noise for the readers
+            return self._ok(media)
+        line = request_to_json_line(message)
+        try:
+            await asyncio.wrap_future(self._store.submit(line))
+        except (OSError, RuntimeError) as exc:
+            reply = _status_reply(503, media, f"could not persist the batch: {exc}")
+            reply.headers.append(("retry-after", str(limits.retry_after_seconds)))
+            raise _Refused(reply) from None
+        self.stats.batches += 1
+        self.stats.spans += spans
+        self.stats.body_bytes += len(body)
+        return self._ok(media)
+
+    @staticmethod
+    def _ok(media: str) -> Reply:
+        if media == _PROTOBUF:
+            return Reply(200, b"", content_type=_PROTOBUF)  # an empty ExportTraceServiceResponse
+        return Reply(200, b"{}", content_type=_JSON)
