@@ -169,6 +169,7 @@ __all__ = [
     "OI_TOOL_CALL_ID",
     "OI_TOOL_DESCRIPTION",
     "OI_TOOL_ID",
+    "OI_TOOL_JSON_SCHEMA",
     "OI_TOOL_NAME",
     "OI_TOOL_PARAMETERS",
     "OI_USER_ID",
@@ -452,6 +453,9 @@ OI_TOOL_NAME: Final = "tool.name"
 OI_TOOL_DESCRIPTION: Final = "tool.description"
 OI_TOOL_PARAMETERS: Final = "tool.parameters"
 OI_TOOL_ID: Final = "tool.id"
+#: str (JSON) -- suffix of ``llm.tools.{i}.tool.json_schema``: one tool definition as sent.
+#: '{"type": "function", "function": {"name": "get_weather", ...}}'
+OI_TOOL_JSON_SCHEMA: Final = "tool.json_schema"
 
 # ---------------------------------------------------------------------------------------------
 # OpenTelemetry GenAI (semantic-conventions-genai 0.1.0)
