@@ -141,6 +141,7 @@ __all__ = [
     "OI_LLM_INVOCATION_PARAMETERS",
     "OI_LLM_MODEL_NAME",
     "OI_LLM_OUTPUT_MESSAGES",
+    "OI_LLM_PROMPT_TEMPLATE_VARIABLES",
     "OI_LLM_PROVIDER",
     "OI_LLM_SYSTEM",
     "OI_LLM_TOKEN_COUNT_COMPLETION",
@@ -435,6 +436,9 @@ OI_LLM_INVOCATION_PARAMETERS: Final = "llm.invocation_parameters"
 OI_LLM_INPUT_MESSAGES: Final = "llm.input_messages"
 OI_LLM_OUTPUT_MESSAGES: Final = "llm.output_messages"
 OI_LLM_TOOLS: Final = "llm.tools"
+#: str (JSON object) -- prompt template variables; Phoenix parses it into a nested object
+#: (read by the Phoenix puller only). '{"question": "..."}'
+OI_LLM_PROMPT_TEMPLATE_VARIABLES: Final = "llm.prompt_template.variables"
 OI_LLM_TOKEN_COUNT_PROMPT: Final = "llm.token_count.prompt"
 OI_LLM_TOKEN_COUNT_COMPLETION: Final = "llm.token_count.completion"
 OI_LLM_TOKEN_COUNT_TOTAL: Final = "llm.token_count.total"
