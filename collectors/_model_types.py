@@ -1,0 +1,343 @@
+"""Dataclasses of the trace model τ (re-exported by :mod:`groundtrace.collectors.model`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Final
+
+__all__ = [
+    "MODEL_VERSION",
+    "Evidence",
+    "Finding",
+    "FindingKind",
+    "LLMCall",
+    "Message",
+    "PromptEvidence",
+    "ReplayEntrypoint",
+    "ReplayLink",
+    "Request",
+    "RequestedToolCall",
+    "Step",
+    "ToolCall",
+    "Trace",
+    "Usage",
+]
+
+#: Version of the serialised trace model. Bumped on any change to the JSON layout.
+MODEL_VERSION: Final = "1.0"
+
+#: A JSON-compatible value (what attribute subsets, metadata and parameters hold).
+JSON = Any
+
+
+class FindingKind(StrEnum):
+    """What a :class:`Finding` reports: something missing or inconsistent in a trace."""
+
+    NO_ROOT = "no_root"
+    MULTIPLE_ROOTS = "multiple_roots"
+    ORPHAN_SPAN = "orphan_span"
+    DUPLICATE_SPAN_ID = "duplicate_span_id"
+    CLOCK_SKEW = "clock_skew"
+    SPLIT_TRACE = "split_trace"
+    NO_QUERY = "no_query"
+    NO_ANSWER = "no_answer"
+    MULTIPLE_ANSWERS = "multiple_answers"
+    NO_CONFIDENCE = "no_confidence"
+    CONFIDENCE_OUT_OF_RANGE = "confidence_out_of_range"
+    NO_RETRIEVAL = "no_retrieval"
+    TRUNCATED_ATTRIBUTE = "truncated_attribute"
+    UNKNOWN_ACTION = "unknown_action"
+    BAD_ATTRIBUTE_TYPE = "bad_attribute_type"
+    CONTENT_NOT_CAPTURED = "content_not_captured"
+    UNKNOWN_CONVENTION = "unknown_convention"
+    SCHEMA_VERSION_MISMATCH = "schema_version_mismatch"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Something missing or inconsistent in a trace, reported instead of guessed.
+
+    Attributes:
+        kind: a :class:`FindingKind` value.
+        message: human-readable explanation naming the field concerned.
+        span_id: the span it concerns, if any.
+        location: where the span was read from (``file:line``), if known.
+        field: the attribute key or JSON field concerned, if any.
+    """
+
+    kind: str
+    message: str
+    span_id: str | None = None
+    location: str | None = None
+    field: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The user request (root span) of a trace."""
+
+    trace_id: str
+    query: str | None = None
+    case_id: str | None = None
+    app_name: str | None = None
+    app_version: str | None = None
+    session_id: str | None = None
+    user_id: str | None = None
+    source_id: str | None = None
+    service_name: str | None = None
+    schema_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One span of the trace, in start-time order.
+
+    Attributes:
+        span_id: hex span id.
+        parent_span_id: hex id of the parent, ``None`` for a root.
+        action: an ``Action`` value from the semantic conventions, or ``None`` when the span
+            has no action in our vocabulary (e.g. an HTTP span of another instrumentation).
+        name: the span name.
+        start_ns: start time, Unix nanoseconds.
+        end_ns: end time, Unix nanoseconds.
+        status: ``"UNSET"``, ``"OK"`` or ``"ERROR"``.
+        status_message: the status description.
+        convention: the convention detected on the span (``groundtrace``, ``openinference``,
+            ``genai``, ``traceloop``, ``transcript`` or ``unknown``).
+        step_name: the name the app gave the step, if any.
+        attributes: small scalar attributes of the span (bulky content lives in the typed
+            fields of the trace instead).
+        location: where the span was read from (``file:line``), if known.
+    """
+
+    span_id: str
+    parent_span_id: str | None
+    action: str | None
+    name: str
+    start_ns: int
+    end_ns: int
+    status: str = "UNSET"
+    status_message: str = ""
+    convention: str = "unknown"
+    step_name: str | None = None
+    attributes: dict[str, JSON] = field(default_factory=dict)
+    location: str | None = None
+
+    @property
+    def duration_ns(self) -> int:
+        """End minus start (negative when the clock was skewed)."""
+        return self.end_ns - self.start_ns
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One retrieved (or reranked) evidence item.
+
+    Content is either present (capture on) or referenced by ``content_hash`` + ``length``.
+    """
+
+    id: str | None
+    step_span_id: str
+    stage: str
+    rank: int | None = None
+    score: float | None = None
+    title: str | None = None
+    source: str | None = None
+    version: str | None = None
+    content: str | None = None
+    content_hash: str | None = None
+    length: int | None = None
+    metadata: dict[str, JSON] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestedToolCall:
+    """A tool call the model asked for (``arguments`` is the raw JSON text as sent)."""
+
+    id: str | None
+    name: str | None
+    arguments: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A chat message (OpenAI-style roles: system, user, assistant, tool)."""
+
+    role: str | None
+    content: str | None = None
+    name: str | None = None
+    tool_call_id: str | None = None
+    tool_calls: tuple[RequestedToolCall, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage of one LLM call; ``None`` where the trace does not say."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LLMCall:
+    """One model call.
+
+    Attributes:
+        request_json: the request exactly as sent (groundtrace capture), for replay.
+        params: request parameters other than model and messages (temperature, seed, ...).
+        latency_ns: span duration.
+    """
+
+    span_id: str
+    model: str | None = None
+    response_model: str | None = None
+    provider: str | None = None
+    api: str | None = None
+    base_url: str | None = None
+    stream: bool | None = None
+    params: dict[str, JSON] = field(default_factory=dict)
+    messages: tuple[Message, ...] = ()
+    output_messages: tuple[Message, ...] = ()
+    output_text: str | None = None
+    tool_calls: tuple[RequestedToolCall, ...] = ()
+    finish_reasons: tuple[str, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    latency_ns: int | None = None
+    request_json: str | None = None
+    convention: str = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool/command execution."""
+
+    span_id: str
+    name: str | None
+    call_id: str | None = None
+    arguments: dict[str, JSON] | None = None
+    arguments_raw: str | None = None
+    status: str | None = None
+    error_type: str | None = None
+    paths_read: tuple[str, ...] = ()
+    result_content: str | None = None
+    result_hash: str | None = None
+    result_size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayLink:
+    """Link of a counterfactual trace to the original it replays."""
+
+    replay_of: str
+    operator: str | None = None
+    target_id: str | None = None
+    replacement_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayEntrypoint:
+    """How to call the replayable ANSWER function again."""
+
+    span_id: str
+    entrypoint: str
+    kwargs: dict[str, JSON] = field(default_factory=dict)
+    query_param: str | None = None
+    evidence_param: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptEvidence:
+    """The evidence block as rendered into a prompt (lets replay edit a captured call)."""
+
+    span_id: str
+    block: str
+    ids: tuple[str, ...] = ()
+    format: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """The trace model τ of one request.
+
+    Attributes:
+        request: the request (query, case id, app...).
+        steps: every span, ordered by start time (then span id).
+        evidence: retrieved / reranked evidence R, in step order then rank.
+        selected_ids: U, the ids of the evidence actually used (``None`` when no SELECT).
+        answer: y (``None`` when the trace has none).
+        confidence: c in [0, 1] (``None`` when absent or invalid; see findings).
+        cited_ids: cited evidence ids or paths.
+        quotes: quoted snippets.
+        tool_calls: tool executions in step order.
+        llm_calls: model calls in step order.
+        replay: link to the original trace when this one is a counterfactual replay.
+        entrypoint: replay entry point of the ANSWER step, if captured.
+        prompt_evidence: the rendered evidence blocks found in the trace.
+        conventions: the span conventions seen, sorted.
+        findings: what is missing or inconsistent.
+        model_version: :data:`MODEL_VERSION` of the layout.
+    """
+
+    request: Request
+    steps: tuple[Step, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    selected_ids: tuple[str, ...] | None = None
+    answer: str | None = None
+    confidence: float | None = None
+    cited_ids: tuple[str, ...] = ()
+    quotes: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    llm_calls: tuple[LLMCall, ...] = ()
+    replay: ReplayLink | None = None
+    entrypoint: ReplayEntrypoint | None = None
+    prompt_evidence: tuple[PromptEvidence, ...] = ()
+    conventions: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    model_version: str = MODEL_VERSION
+
+    @property
+    def trace_id(self) -> str:
+        """Hex trace id (same as ``request.trace_id``)."""
+        return self.request.trace_id
+
+    def findings_of(self, kind: str) -> list[Finding]:
+        """The findings of one kind."""
+        return [f for f in self.findings if f.kind == kind]
+
+    def to_dict(self) -> dict[str, JSON]:
+        """JSON-compatible dict of the trace."""
+        from ._model_codec import to_obj
+
+        result = to_obj(self)
+        assert isinstance(result, dict)
+        return result
+
+    def to_json(self) -> str:
+        """Compact JSON text (keys in field order; stable across runs)."""
+        from ._model_codec import dumps
+
+        return dumps(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, JSON]) -> Trace:
+        """Rebuild a trace from :meth:`to_dict` output.
+
+        Raises:
+            InputError: the dict does not have the trace-model layout.
+        """
+        from ._model_codec import from_obj
+
+        return from_obj(cls, data, "$")
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Trace:
+        """Rebuild a trace from :meth:`to_json` output.
+
+        Raises:
+            InputError: the text is not JSON or not a trace of a supported model version.
+        """
+        from ._model_codec import loads
+
+        return loads(text)

@@ -1,0 +1,323 @@
+"""Rebuild the trace model τ from the spans of one trace."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from groundtrace.collectors.model import (
+    Evidence,
+    Finding,
+    FindingKind,
+    LLMCall,
+    PromptEvidence,
+    ReplayEntrypoint,
+    ReplayLink,
+    Request,
+    Step,
+    ToolCall,
+    Trace,
+    Usage,
+)
+from groundtrace.collectors.spans import AttributeValue, SpanRecord
+from groundtrace.sdk import semconv as sc
+
+from . import _ext_groundtrace as gt
+from . import _ext_others as other
+from ._convention import Convention, action_of, detect_convention
+from ._structure import check_structure
+from ._values import SpanView
+
+__all__ = ["build_trace"]
+
+_ACTIONS = frozenset(a.value for a in sc.Action)
+_SCHEMA_MAJOR = sc.SCHEMA_VERSION.split(".", 1)[0]
+#: strings longer than this are left out of Step.attributes (content has typed fields).
+_MAX_STEP_STRING = 256
+_MAX_STEP_LIST = 32
+
+Extractor = Callable[[SpanView], dict[str, Any]]
+_LLM_EXTRACTORS: tuple[Extractor, ...] = (
+    gt.llm_fields,
+    other.oi_llm,
+    other.genai_llm,
+    other.traceloop_llm,
+)
+_TOOL_EXTRACTORS: dict[Convention, tuple[Extractor, ...]] = {
+    Convention.GROUNDTRACE: (gt.tool_call, other.oi_tool, other.genai_tool),
+    Convention.OPENINFERENCE: (other.oi_tool, other.genai_tool),
+    Convention.GENAI: (other.genai_tool,),
+    Convention.TRACELOOP: (other.traceloop_tool, other.genai_tool),
+}
+_EVIDENCE_EXTRACTORS = (gt.evidence, other.oi_evidence, other.genai_evidence)
+
+
+def _merge(extractors: Sequence[Extractor], view: SpanView) -> dict[str, Any]:
+    """Field-wise merge: the first extractor with a non-empty value wins."""
+    merged: dict[str, Any] = {}
+    for extract in extractors:
+        for key, value in extract(view).items():
+            if value is None or value in ((), {}):
+                continue
+            merged.setdefault(key, value)
+    return merged
+
+
+def _step_attributes(attrs: dict[str, AttributeValue]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if isinstance(value, str):
+            if len(value) <= _MAX_STEP_STRING:
+                out[key] = value
+        elif isinstance(value, list):
+            if len(value) <= _MAX_STEP_LIST and all(
+                isinstance(x, bool | int | float) or (isinstance(x, str) and len(x) <= 256)
+                for x in value
+            ):
+                out[key] = value
+        elif value is not None:
+            out[key] = value
+    return out
+
+
+class _Builder:
+    """Mutable accumulator of one trace (one instance per trace)."""
+
+    def __init__(self, trace_id: str) -> None:
+        self.trace_id = trace_id
+        self.findings: list[Finding] = []
+        self.steps: list[Step] = []
+        self.request: dict[str, Any] = {}
+        self.request_seen = False
+        self.evidence: list[Evidence] = []
+        self.selected: list[str] | None = None
+        self.answers: list[dict[str, Any]] = []
+        self.tools: list[ToolCall] = []
+        self.llms: list[LLMCall] = []
+        self.replay: ReplayLink | None = None
+        self.entrypoint: ReplayEntrypoint | None = None
+        self.prompts: list[PromptEvidence] = []
+        self.conventions: set[str] = set()
+        self.retrieval_steps = 0
+        self.content_off: list[str] = []
+
+    # -- per span ------------------------------------------------------------------------------
+
+    def add_span(self, span: SpanRecord, is_root: bool) -> None:
+        view = SpanView(span, self.findings)
+        attrs = span.attributes
+        convention = detect_convention(attrs)
+        self.conventions.add(convention.value)
+        action: str | None
+        if convention is Convention.GROUNDTRACE:
+            raw = attrs.get(sc.GT_ACTION)
+            action = raw if isinstance(raw, str) and raw in _ACTIONS else None
+            if action is None:
+                view.finding(
+                    FindingKind.UNKNOWN_ACTION,
+                    f"span {span.span_id} has unknown action {raw!r}",
+                    sc.GT_ACTION,
+                )
+        else:
+            found = action_of(convention, attrs, is_root)
+            action = None if found is None else found.value
+        self.steps.append(
+            Step(
+                span_id=span.span_id,
+                parent_span_id=span.parent_span_id or None,
+                action=action,
+                name=span.name,
+                start_ns=span.start_time_unix_nano,
+                end_ns=span.end_time_unix_nano,
+                status=span.status.code,
+                status_message=span.status.message,
+                convention=convention.value,
+                step_name=view.text(sc.GT_STEP_NAME),
+                attributes=_step_attributes(attrs),
+                location=view.location,
+            )
+        )
+        self._common(view)
+        if action is not None:
+            self._by_action(view, action, convention)
+
+    def _common(self, view: SpanView) -> None:
+        attrs = view.attrs
+        if sc.GT_TRUNCATED in attrs:
+            for key in view.strings(sc.GT_TRUNCATED) or ():
+                view.finding(
+                    FindingKind.TRUNCATED_ATTRIBUTE,
+                    f"attribute {key} was truncated by the SDK's size limit",
+                    key,
+                )
+        if attrs.get(sc.GT_CONTENT_CAPTURED) is False:
+            self.content_off.append(view.span.span_id)
+        if sc.GT_PROMPT_EVIDENCE_BLOCK in attrs:
+            prompt = gt.prompt_evidence(view)
+            if prompt is not None:
+                self.prompts.append(prompt)
+        if sc.GT_REPLAY_OF in attrs and self.replay is None:
+            self.replay = gt.replay_link(view)
+
+    def _by_action(self, view: SpanView, action: str, convention: Convention) -> None:
+        span = view.span
+        if action == sc.Action.REQUEST:
+            if self.request_seen:
+                return
+            self.request_seen = True
+            if convention is Convention.GROUNDTRACE:
+                self.request = gt.request_fields(view)
+                version = self.request.get("schema_version")
+                if isinstance(version, str) and version.split(".", 1)[0] != _SCHEMA_MAJOR:
+                    view.finding(
+                        FindingKind.SCHEMA_VERSION_MISMATCH,
+                        f"schema version {version} (this reader follows {sc.SCHEMA_VERSION})",
+                        sc.GT_SCHEMA_VERSION,
+                    )
+            elif convention is Convention.OPENINFERENCE:
+                self._foreign_request(other.oi_request(view))
+            elif convention is Convention.TRACELOOP:
+                self._foreign_request(other.traceloop_request(view))
+        elif action in (sc.Action.RETRIEVE, sc.Action.RERANK):
+            self.retrieval_steps += 1
+            for extract in _EVIDENCE_EXTRACTORS:
+                items = extract(view, action)
+                if items is not None:
+                    self.evidence.extend(items)
+                    break
+        elif action == sc.Action.SELECT:
+            ids = view.strings(sc.GT_SELECTED_IDS)
+            if ids is not None:
+                self.selected = [*(self.selected or []), *ids]
+        elif action == sc.Action.ANSWER:
+            self.answers.append({"span_id": span.span_id, **gt.answer_fields(view)})
+            if self.entrypoint is None:
+                self.entrypoint = gt.replay_entrypoint(view)
+        elif action == sc.Action.TOOL:
+            fields = _merge(_TOOL_EXTRACTORS.get(convention, ()), view)
+            if "status" not in fields:
+                fields["status"] = (
+                    sc.ToolStatus.ERROR.value
+                    if span.status.code == "ERROR"
+                    else sc.ToolStatus.OK.value
+                )
+            self.tools.append(gt.make_tool_call(span.span_id, fields))
+        elif action == sc.Action.LLM:
+            self.llms.append(self._llm(view, convention))
+
+    def _foreign_request(self, fields: dict[str, Any]) -> None:
+        answer = fields.pop("answer", None)
+        self.request = fields
+        if answer is not None:
+            self.answers.append({"span_id": "", "answer": answer})
+
+    @staticmethod
+    def _llm(view: SpanView, convention: Convention) -> LLMCall:
+        f = _merge(_LLM_EXTRACTORS, view)
+        span = view.span
+        return LLMCall(
+            span_id=span.span_id,
+            model=f.get("model"),
+            response_model=f.get("response_model"),
+            provider=f.get("provider"),
+            api=f.get("api"),
+            base_url=f.get("base_url"),
+            stream=f.get("stream"),
+            params=f.get("params") or {},
+            messages=f.get("messages") or (),
+            output_messages=f.get("output_messages") or (),
+            output_text=f.get("output_text"),
+            tool_calls=f.get("tool_calls") or (),
+            finish_reasons=tuple(f.get("finish_reasons") or ()),
+            usage=Usage(f.get("input_tokens"), f.get("output_tokens"), f.get("total_tokens")),
+            latency_ns=span.end_time_unix_nano - span.start_time_unix_nano,
+            request_json=f.get("request_json"),
+            convention=convention.value,
+        )
+
+    # -- per trace -----------------------------------------------------------------------------
+
+    def finish(self, root: SpanRecord | None) -> Trace:
+        findings = self.findings
+        add = findings.append
+        request_span = root
+        service = None
+        if request_span is not None:
+            name = request_span.resource.get(sc.SERVICE_NAME)
+            service = name if isinstance(name, str) else None
+        req = Request(trace_id=self.trace_id, service_name=service, **self.request)
+        if not req.query:
+            add(Finding(FindingKind.NO_QUERY, "the trace records no request query"))
+        answer: dict[str, Any] = {}
+        if not self.answers:
+            add(Finding(FindingKind.NO_ANSWER, "the trace records no answer"))
+        else:
+            if len(self.answers) > 1:
+                spans = ", ".join(a["span_id"] for a in self.answers)
+                add(
+                    Finding(
+                        FindingKind.MULTIPLE_ANSWERS,
+                        f"{len(self.answers)} answers recorded (spans {spans}); "
+                        "the last one is the trace's answer",
+                    )
+                )
+            answer = self.answers[-1]
+            if answer.get("answer") is None:
+                add(Finding(FindingKind.NO_ANSWER, "the ANSWER step records no answer text"))
+        if answer.get("confidence") is None:
+            add(Finding(FindingKind.NO_CONFIDENCE, "the trace records no valid confidence"))
+        if self.retrieval_steps == 0:
+            add(Finding(FindingKind.NO_RETRIEVAL, "the trace has no retrieval step"))
+        missing = [e for e in self.evidence if e.content is None]
+        if missing or self.content_off:
+            detail = f"{len(missing)} evidence item(s) without content" if missing else ""
+            spans = (
+                f"capture off on span(s) {', '.join(self.content_off)}" if self.content_off else ""
+            )
+            add(
+                Finding(
+                    FindingKind.CONTENT_NOT_CAPTURED,
+                    "; ".join(x for x in (detail, spans) if x),
+                )
+            )
+        return Trace(
+            request=req,
+            steps=tuple(self.steps),
+            evidence=tuple(self.evidence),
+            selected_ids=None if self.selected is None else tuple(self.selected),
+            answer=answer.get("answer"),
+            confidence=answer.get("confidence"),
+            cited_ids=answer.get("cited_ids") or (),
+            quotes=answer.get("quotes") or (),
+            tool_calls=tuple(self.tools),
+            llm_calls=tuple(self.llms),
+            replay=self.replay,
+            entrypoint=self.entrypoint,
+            prompt_evidence=tuple(self.prompts),
+            conventions=tuple(sorted(self.conventions)),
+            findings=tuple(findings),
+        )
+
+
+def build_trace(records: Sequence[SpanRecord], extra: Sequence[Finding] = ()) -> Trace:
+    """Build τ from all spans of one trace (they must share one trace id).
+
+    Args:
+        records: the spans, in any order.
+        extra: findings established outside the spans (e.g. by the grouping stage).
+
+    Raises:
+        ValueError: ``records`` is empty or mixes trace ids (a programming error).
+    """
+    if not records:
+        raise ValueError("build_trace needs at least one span")
+    trace_id = records[0].trace_id
+    if any(r.trace_id != trace_id for r in records):
+        raise ValueError("build_trace got spans of more than one trace")
+    builder = _Builder(trace_id)
+    builder.findings.extend(extra)
+    structure = check_structure(list(records), builder.findings)
+    root = structure.root
+    for span in structure.spans:
+        builder.add_span(span, span is root)
+    return builder.finish(root)

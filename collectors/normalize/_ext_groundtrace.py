@@ -1,0 +1,231 @@
+"""Extractors of the groundtrace convention (the lossless ``groundtrace.*`` keys)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from groundtrace.collectors.model import (
+    Evidence,
+    FindingKind,
+    PromptEvidence,
+    ReplayEntrypoint,
+    ReplayLink,
+    ToolCall,
+)
+from groundtrace.sdk import semconv as sc
+
+from ._messages import messages_from_list
+from ._values import SpanView
+
+__all__ = [
+    "answer_fields",
+    "evidence",
+    "llm_fields",
+    "make_tool_call",
+    "prompt_evidence",
+    "replay_entrypoint",
+    "replay_link",
+    "request_fields",
+    "tool_call",
+]
+
+_EVIDENCE_STR_FIELDS = ("title", "source", "version", "content", "content_hash")
+
+
+def request_fields(v: SpanView) -> dict[str, Any]:
+    """Request fields of a groundtrace REQUEST span."""
+    return {
+        "query": v.string(sc.GT_REQUEST_QUERY),
+        "case_id": v.text(sc.GT_REQUEST_CASE_ID),
+        "app_name": v.string(sc.GT_APP_NAME),
+        "app_version": v.text(sc.GT_APP_VERSION),
+        "session_id": v.text(sc.GT_SESSION_ID),
+        "user_id": v.text(sc.GT_USER_ID),
+        "source_id": v.text(sc.GT_SOURCE_ID),
+        "schema_version": v.string(sc.GT_SCHEMA_VERSION),
+    }
+
+
+def _evidence_item(v: SpanView, raw: Any, index: int, stage: str) -> Evidence | None:
+    where = f"{sc.GT_EVIDENCE}[{index}]"
+    if isinstance(raw, str):  # a bare string item: content only
+        return Evidence(
+            id=None, step_span_id=v.span.span_id, stage=stage, rank=index + 1, content=raw
+        )
+    if not isinstance(raw, dict):
+        v.bad(where, "an evidence object", raw)
+        return None
+    values: dict[str, Any] = {}
+    raw_id = raw.get("id")
+    if raw_id is not None and not isinstance(raw_id, str | int):
+        v.bad(f"{where}.id", "a string", raw_id)
+        raw_id = None
+    for name in _EVIDENCE_STR_FIELDS:
+        value = raw.get(name)
+        if value is not None and not isinstance(value, str):
+            if name == "version" and isinstance(value, int | float):
+                value = str(value)
+            else:
+                v.bad(f"{where}.{name}", "a string", value)
+                value = None
+        values[name] = value
+    for name in ("rank", "length"):
+        value = raw.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            v.bad(f"{where}.{name}", "an integer", value)
+            value = None
+        values[name] = value
+    score = raw.get("score")
+    if score is not None and (
+        isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score)
+    ):
+        v.bad(f"{where}.score", "a finite number", score)
+        score = None
+    metadata = raw.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        v.bad(f"{where}.metadata", "an object", metadata)
+        metadata = None
+    return Evidence(
+        id=None if raw_id is None else str(raw_id),
+        step_span_id=v.span.span_id,
+        stage=stage,
+        rank=values["rank"] if values["rank"] is not None else index + 1,
+        score=None if score is None else float(score),
+        title=values["title"],
+        source=values["source"],
+        version=values["version"],
+        content=values["content"],
+        content_hash=values["content_hash"],
+        length=values["length"],
+        metadata=metadata or {},
+    )
+
+
+def evidence(v: SpanView, stage: str) -> list[Evidence] | None:
+    """The evidence list of a RETRIEVE/RERANK span (``None`` when the key is absent)."""
+    items = v.json_value(sc.GT_EVIDENCE, list)
+    if items is None:
+        return None
+    out = [_evidence_item(v, raw, i, stage) for i, raw in enumerate(items)]
+    return [e for e in out if e is not None]
+
+
+def answer_fields(v: SpanView) -> dict[str, Any]:
+    """Answer text, confidence, citations and quotes of an ANSWER span."""
+    confidence = v.number(sc.GT_ANSWER_CONFIDENCE)
+    if confidence is not None and not 0.0 <= confidence <= 1.0:
+        v.finding(
+            FindingKind.CONFIDENCE_OUT_OF_RANGE,
+            f"confidence {confidence} is outside [0, 1]",
+            sc.GT_ANSWER_CONFIDENCE,
+        )
+        confidence = None
+    return {
+        "answer": v.string(sc.GT_ANSWER_TEXT),
+        "confidence": confidence,
+        "cited_ids": v.strings(sc.GT_ANSWER_CITED_IDS),
+        "quotes": v.strings(sc.GT_ANSWER_QUOTES),
+    }
+
+
+def replay_entrypoint(v: SpanView) -> ReplayEntrypoint | None:
+    """The replay entry point recorded on an ANSWER span."""
+    entrypoint = v.string(sc.GT_REPLAY_ENTRYPOINT)
+    if entrypoint is None:
+        return None
+    kwargs = v.json_value(sc.GT_REPLAY_KWARGS, dict)
+    return ReplayEntrypoint(
+        span_id=v.span.span_id,
+        entrypoint=entrypoint,
+        kwargs=kwargs or {},
+        query_param=v.string(sc.GT_REPLAY_QUERY_PARAM),
+        evidence_param=v.string(sc.GT_REPLAY_EVIDENCE_PARAM),
+    )
+
+
+def replay_link(v: SpanView) -> ReplayLink | None:
+    """The counterfactual link, when this span says the trace replays another."""
+    replay_of = v.string(sc.GT_REPLAY_OF)
+    if replay_of is None:
+        return None
+    return ReplayLink(
+        replay_of=replay_of,
+        operator=v.string(sc.GT_REPLAY_OPERATOR),
+        target_id=v.text(sc.GT_REPLAY_TARGET_ID),
+        replacement_id=v.text(sc.GT_REPLAY_REPLACEMENT_ID),
+    )
+
+
+def prompt_evidence(v: SpanView) -> PromptEvidence | None:
+    """The rendered evidence block, when the span carries one."""
+    block = v.string(sc.GT_PROMPT_EVIDENCE_BLOCK)
+    if block is None:
+        return None
+    return PromptEvidence(
+        span_id=v.span.span_id,
+        block=block,
+        ids=v.strings(sc.GT_PROMPT_EVIDENCE_IDS) or (),
+        format=v.string(sc.GT_PROMPT_FORMAT),
+    )
+
+
+def tool_call(v: SpanView) -> dict[str, Any]:
+    """Tool fields of a groundtrace TOOL span."""
+    raw_args = v.string(sc.GT_TOOL_ARGUMENTS)
+    return {
+        "name": v.string(sc.GT_TOOL_NAME),
+        "call_id": v.text(sc.GT_TOOL_CALL_ID),
+        "arguments": v.json_value(sc.GT_TOOL_ARGUMENTS, dict),
+        "arguments_raw": raw_args,
+        "status": v.string(sc.GT_TOOL_STATUS),
+        "error_type": v.string(sc.GT_TOOL_ERROR_TYPE),
+        "paths_read": v.strings(sc.GT_TOOL_PATHS_READ),
+        "result_content": v.string(sc.GT_TOOL_RESULT_CONTENT),
+        "result_hash": v.string(sc.GT_TOOL_RESULT_HASH),
+        "result_size": v.integer(sc.GT_TOOL_RESULT_SIZE),
+    }
+
+
+_REQUEST_SKIP = {"model", "messages", "input"}
+
+
+def llm_fields(v: SpanView) -> dict[str, Any]:
+    """LLM fields from the lossless request JSON and the groundtrace LLM keys."""
+    fields: dict[str, Any] = {
+        "base_url": v.string(sc.GT_LLM_BASE_URL),
+        "api": v.string(sc.GT_LLM_API),
+        "stream": v.boolean(sc.GT_LLM_STREAM),
+        "output_text": v.string(sc.GT_LLM_OUTPUT_TEXT),
+    }
+    raw = v.string(sc.GT_LLM_REQUEST)
+    request = v.json_value(sc.GT_LLM_REQUEST, dict)
+    if request is not None:
+        fields["request_json"] = raw
+        model = request.get("model")
+        fields["model"] = model if isinstance(model, str) else None
+        messages = request.get("messages")
+        if messages is None and isinstance(request.get("input"), str):
+            messages = [{"role": "user", "content": request["input"]}]
+        elif messages is None:
+            messages = request.get("input")
+        fields["messages"] = messages_from_list(messages)
+        fields["params"] = {k: val for k, val in request.items() if k not in _REQUEST_SKIP}
+    return fields
+
+
+def make_tool_call(span_id: str, fields: dict[str, Any]) -> ToolCall:
+    """Build a :class:`ToolCall` from merged fields."""
+    return ToolCall(
+        span_id=span_id,
+        name=fields.get("name"),
+        call_id=fields.get("call_id"),
+        arguments=fields.get("arguments"),
+        arguments_raw=fields.get("arguments_raw"),
+        status=fields.get("status"),
+        error_type=fields.get("error_type"),
+        paths_read=fields.get("paths_read") or (),
+        result_content=fields.get("result_content"),
+        result_hash=fields.get("result_hash"),
+        result_size=fields.get("result_size"),
+    )

@@ -1,0 +1,105 @@
+"""Streaming grouping of spans into traces with bounded memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from groundtrace.collectors.model import Finding, FindingKind, Trace
+from groundtrace.collectors.spans import SpanRecord
+
+from ._build import build_trace
+
+__all__ = ["DEFAULT_WINDOW", "build_traces"]
+
+#: Default completion window, in spans (see :func:`build_traces`).
+DEFAULT_WINDOW = 10_000
+
+
+class _Pending:
+    __slots__ = ("last_seen", "records", "root_seen")
+
+    def __init__(self) -> None:
+        self.records: list[SpanRecord] = []
+        self.root_seen = False
+        self.last_seen = 0
+
+
+def build_traces(
+    records: Iterable[SpanRecord],
+    *,
+    window: int = DEFAULT_WINDOW,
+    max_pending_spans: int | None = None,
+) -> Iterator[Trace]:
+    """Group a stream of spans by trace id and yield one :class:`Trace` per trace.
+
+    Completion policy (what keeps memory bounded on endless input):
+
+    * a trace is emitted once its root span (no parent) has been seen **and** no span of it
+      has arrived during the last ``window`` spans of the stream;
+    * at the end of the input every trace still pending is emitted (traces without a root
+      get a ``no_root`` finding);
+    * if ``max_pending_spans`` is set and more spans than that are pending, the traces
+      seen least recently are emitted early, root or not;
+    * a span arriving for a trace id that was already emitted starts a new partial trace of
+      the same id, which carries a ``split_trace`` finding (never a silent drop).
+
+    Traces are yielded in the order they complete; at the end of input, in the order they
+    were first seen.
+
+    Args:
+        records: the spans, in any order (an iterator is consumed lazily).
+        window: completion window in spans (>= 1).
+        max_pending_spans: optional hard cap on buffered spans.
+
+    Raises:
+        ValueError: ``window`` or ``max_pending_spans`` is not positive.
+    """
+    if window < 1:
+        raise ValueError("window must be >= 1")
+    if max_pending_spans is not None and max_pending_spans < 1:
+        raise ValueError("max_pending_spans must be >= 1")
+    pending: dict[str, _Pending] = {}
+    emitted: set[str] = set()
+    buffered = 0
+    check_every = max(1, min(window, 1024))
+    index = 0
+    for index, record in enumerate(records, start=1):
+        group = pending.get(record.trace_id)
+        if group is None:
+            group = pending[record.trace_id] = _Pending()
+        group.records.append(record)
+        group.last_seen = index
+        if not record.parent_span_id:
+            group.root_seen = True
+        buffered += 1
+        if index % check_every == 0:
+            horizon = index - window
+            done = [t for t, g in pending.items() if g.root_seen and g.last_seen <= horizon]
+            for trace_id in done:
+                group = pending.pop(trace_id)
+                buffered -= len(group.records)
+                yield _emit(trace_id, group, emitted)
+        if max_pending_spans is not None and buffered > max_pending_spans:
+            # dicts keep insertion order; refresh order lazily by last_seen
+            for trace_id in sorted(pending, key=lambda t: pending[t].last_seen):
+                if buffered <= max_pending_spans:
+                    break
+                group = pending.pop(trace_id)
+                buffered -= len(group.records)
+                yield _emit(trace_id, group, emitted)
+    for trace_id, group in list(pending.items()):
+        yield _emit(trace_id, group, emitted)
+
+
+def _emit(trace_id: str, group: _Pending, emitted: set[str]) -> Trace:
+    extra: tuple[Finding, ...] = ()
+    if trace_id in emitted:
+        extra = (
+            Finding(
+                FindingKind.SPLIT_TRACE,
+                f"{len(group.records)} span(s) of trace {trace_id} arrived after the trace "
+                "was completed; they form this partial trace",
+            ),
+        )
+    emitted.add(trace_id)
+    return build_trace(group.records, extra)

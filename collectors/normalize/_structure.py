@@ -1,0 +1,93 @@
+"""Structural checks of one trace's spans: duplicates, roots, orphans, clock skew, order."""
+
+from __future__ import annotations
+
+from groundtrace.collectors.model import Finding, FindingKind
+from groundtrace.collectors.spans import SpanRecord
+
+__all__ = ["Structure", "check_structure"]
+
+
+def _loc(span: SpanRecord) -> str | None:
+    return None if span.location is None else str(span.location)
+
+
+class Structure:
+    """The spans of a trace, deduplicated and ordered, with their structural findings."""
+
+    __slots__ = ("root", "spans")
+
+    def __init__(self, spans: list[SpanRecord], root: SpanRecord | None) -> None:
+        self.spans = spans
+        self.root = root
+
+
+def check_structure(records: list[SpanRecord], findings: list[Finding]) -> Structure:
+    """Deduplicate span ids, find the root, report orphans and clock skew; order by start."""
+    by_id: dict[str, SpanRecord] = {}
+    for span in records:
+        first = by_id.get(span.span_id)
+        if first is None:
+            by_id[span.span_id] = span
+            continue
+        findings.append(
+            Finding(
+                FindingKind.DUPLICATE_SPAN_ID,
+                f"span id {span.span_id} appears more than once (first at "
+                f"{_loc(first) or 'unknown location'}); the later copy is ignored",
+                span.span_id,
+                _loc(span),
+            )
+        )
+    spans = sorted(by_id.values(), key=lambda s: (s.start_time_unix_nano, s.span_id))
+    roots = [s for s in spans if not s.parent_span_id]
+    for span in spans:
+        parent_id = span.parent_span_id
+        if parent_id and parent_id not in by_id:
+            findings.append(
+                Finding(
+                    FindingKind.ORPHAN_SPAN,
+                    f"span {span.span_id} ({span.name!r}) has parent {parent_id}, "
+                    "which is not in the trace",
+                    span.span_id,
+                    _loc(span),
+                )
+            )
+    if not roots:
+        findings.append(
+            Finding(FindingKind.NO_ROOT, "the trace has no root span (every span has a parent)")
+        )
+    elif len(roots) > 1:
+        ids = ", ".join(r.span_id for r in roots)
+        findings.append(
+            Finding(
+                FindingKind.MULTIPLE_ROOTS,
+                f"the trace has {len(roots)} root spans ({ids}); the earliest is the request",
+            )
+        )
+    for span in spans:
+        if span.end_time_unix_nano < span.start_time_unix_nano:
+            findings.append(
+                Finding(
+                    FindingKind.CLOCK_SKEW,
+                    f"span {span.span_id} ({span.name!r}) ends before it starts",
+                    span.span_id,
+                    _loc(span),
+                )
+            )
+            continue
+        parent = by_id.get(span.parent_span_id or "")
+        if parent is not None and (
+            span.start_time_unix_nano < parent.start_time_unix_nano
+            or span.end_time_unix_nano > parent.end_time_unix_nano
+        ):
+            findings.append(
+                Finding(
+                    FindingKind.CLOCK_SKEW,
+                    f"span {span.span_id} ({span.name!r}) lies outside the time window of "
+                    f"its parent {parent.span_id}",
+                    span.span_id,
+                    _loc(span),
+                )
+            )
+    return Structure(spans, roots[0] if roots else None)

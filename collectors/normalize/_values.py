@@ -1,0 +1,124 @@
+"""Typed access to span attributes; wrong types become findings, never exceptions."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from groundtrace.collectors.model import Finding, FindingKind
+from groundtrace.collectors.spans import AttributeValue, SpanRecord
+
+__all__ = ["SpanView"]
+
+
+class SpanView:
+    """One span's attributes with typed getters that report bad types as findings.
+
+    Each getter returns ``None`` when the key is absent; when it is present with the wrong
+    type a ``bad_attribute_type`` finding naming the key is appended to ``findings`` and
+    ``None`` is returned (the value is not coerced: a guess would hide the bug).
+    """
+
+    __slots__ = ("attrs", "findings", "location", "span")
+
+    def __init__(self, span: SpanRecord, findings: list[Finding]) -> None:
+        self.span = span
+        self.attrs: dict[str, AttributeValue] = span.attributes
+        self.findings = findings
+        self.location = None if span.location is None else str(span.location)
+
+    def finding(self, kind: str, message: str, key: str | None = None) -> None:
+        """Record a finding about this span."""
+        self.findings.append(Finding(kind, message, self.span.span_id, self.location, key))
+
+    def bad(self, key: str, expected: str, value: object) -> None:
+        """Record a ``bad_attribute_type`` finding."""
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        self.finding(
+            FindingKind.BAD_ATTRIBUTE_TYPE,
+            f"attribute {key} should be {expected}, got {type(value).__name__} {shown}",
+            key,
+        )
+
+    def string(self, key: str) -> str | None:
+        """A string attribute."""
+        value = self.attrs.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        self.bad(key, "a string", value)
+        return None
+
+    def text(self, key: str) -> str | None:
+        """A string attribute; scalars are rendered (free-text fields of other conventions)."""
+        value = self.attrs.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, bool | int | float):
+            return str(value)
+        self.bad(key, "a string", value)
+        return None
+
+    def integer(self, key: str) -> int | None:
+        """An integer attribute (an integral float is accepted)."""
+        value = self.attrs.get(key)
+        if value is None:
+            return None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        self.bad(key, "an integer", value)
+        return None
+
+    def number(self, key: str) -> float | None:
+        """A finite numeric attribute."""
+        value = self.attrs.get(key)
+        if value is None:
+            return None
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+        self.bad(key, "a finite number", value)
+        return None
+
+    def boolean(self, key: str) -> bool | None:
+        """A boolean attribute."""
+        value = self.attrs.get(key)
+        if value is None or isinstance(value, bool):
+            return value
+        self.bad(key, "a boolean", value)
+        return None
+
+    def strings(self, key: str) -> tuple[str, ...] | None:
+        """A string-list attribute (a single string is not accepted as a list)."""
+        value = self.attrs.get(key)
+        if value is None:
+            return None
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        self.bad(key, "a list of strings", value)
+        return None
+
+    def json_value(self, key: str, expected: type[Any] | None = None) -> Any:
+        """A JSON-text attribute, decoded; ``expected`` checks the decoded type."""
+        raw = self.attrs.get(key)
+        if raw is None:
+            return None
+        if not isinstance(raw, str):
+            self.bad(key, "JSON text", raw)
+            return None
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            self.finding(
+                FindingKind.BAD_ATTRIBUTE_TYPE,
+                f"attribute {key} is not valid JSON ({exc.msg} at char {exc.pos})",
+                key,
+            )
+            return None
+        if expected is not None and not isinstance(value, expected):
+            self.bad(key, f"JSON {expected.__name__}", value)
+            return None
+        return value
