@@ -93,6 +93,7 @@ __all__ = [
     "GT_LLM_OUTPUT_TEXT",
     "GT_LLM_REQUEST",
     "GT_LLM_STREAM",
+    "GT_LLM_STREAM_INCOMPLETE",
     "GT_PROMPT_EVIDENCE_BLOCK",
     "GT_PROMPT_EVIDENCE_IDS",
     "GT_PROMPT_FORMAT",
@@ -373,6 +374,9 @@ GT_LLM_BASE_URL: Final = "groundtrace.llm.base_url"
 GT_LLM_API: Final = "groundtrace.llm.api"
 #: bool -- whether the call streamed.
 GT_LLM_STREAM: Final = "groundtrace.llm.stream"
+#: bool -- the stream ended before the server finished it (closed early, abandoned or broken
+#: off): the output attributes hold only what was received. true
+GT_LLM_STREAM_INCOMPLETE: Final = "groundtrace.llm.stream.incomplete"
 #: str -- the output text of the first choice. '{"answer": "..."}'
 GT_LLM_OUTPUT_TEXT: Final = "groundtrace.llm.output_text"
 
