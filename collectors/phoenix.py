@@ -1,0 +1,336 @@
+"""Pull the spans of an Arize Phoenix project through its REST API and rebuild τ.
+
+Phoenix (``arize-phoenix`` >= 11, checked against 20.x) serves
+``GET /v1/projects/{project}/spans`` with cursor pagination (``next_cursor``; ``limit`` at most
+1000), newest first by default; the puller asks for ``sort=start_time&order=asc`` so the spans
+of one trace arrive close together and the streaming trace builder keeps little in memory.
+
+What Phoenix's span JSON does and does not carry, and how it is mapped back:
+
+* ids (hex), name, ISO-8601 start/end times (microsecond precision: nanoseconds are lost),
+  status code and message, events: copied.
+* ``span_kind`` is the OpenInference span kind Phoenix lifted out of the attributes; it is put
+  back under ``openinference.span.kind`` (Phoenix writes ``UNKNOWN`` when a span had none,
+  which is left out rather than invented).
+* attributes come back flattened to dotted keys; the OpenInference attributes Phoenix parses
+  from JSON strings on ingestion (``metadata``, ``document.metadata``, ``tool.parameters``,
+  ``llm.prompt_template.variables``) are folded back into JSON strings.
+* the OTel span kind (SERVER, CLIENT...), the resource (``service.name``) and the
+  instrumentation scope are not served by this API: records get kind ``UNSPECIFIED`` and an
+  empty resource and scope, rather than a guess.
+
+Usage::
+
+    from groundtrace.collectors.phoenix import pull_phoenix_traces
+
+    for trace in pull_phoenix_traces("http://127.0.0.1:6006", "default"):
+        print(trace.trace_id, trace.request.query, trace.answer)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any, Final
+from urllib.parse import quote
+
+import httpx
+
+from groundtrace.sdk import semconv as sc
+
+from .errors import TraceReadError
+from .model import Trace
+from .normalize import build_traces
+from .spans import AttributeValue, SourceLocation, SpanEvent, SpanRecord, SpanStatus
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "fetch_phoenix_spans",
+    "phoenix_span_to_record",
+    "pull_phoenix_traces",
+]
+
+#: Spans requested per page (Phoenix accepts 1..1000).
+DEFAULT_PAGE_SIZE: Final = 1000
+#: Attribute keys Phoenix parses from JSON strings into objects when it ingests a span.
+_JSON_STRING_KEYS: Final = (
+    sc.OI_DOCUMENT_METADATA,
+    sc.OI_LLM_PROMPT_TEMPLATE_VARIABLES,
+    sc.OI_METADATA,
+    sc.OI_TOOL_PARAMETERS,
+)
+_UNKNOWN_KIND: Final = "UNKNOWN"
+_STATUS_CODES: Final = frozenset({"UNSET", "OK", "ERROR"})
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+# ---------------------------------------------------------------------------------------------
+# one span
+# ---------------------------------------------------------------------------------------------
+
+
+def _time_ns(value: object, where: SourceLocation, field: str) -> int:
+    if not isinstance(value, str):
+        raise TraceReadError(
+            f"expected an ISO-8601 time, got {value!r}", path=str(where), field=field
+        )
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise TraceReadError(
+            f"not an ISO-8601 time: {value!r}", path=str(where), field=field
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)  # Phoenix stores UTC
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+
+
+def _json_string_root(key: str) -> str | None:
+    """The prefix of ``key`` that names a JSON-string attribute, when ``key`` lies below it."""
+    parts = key.split(".")
+    for end in range(1, len(parts)):
+        prefix = ".".join(parts[:end])
+        for suffix in _JSON_STRING_KEYS:
+            if prefix == suffix or prefix.endswith("." + suffix):
+                return prefix
+    return None
+
+
+def _nest(pairs: list[tuple[str, Any]]) -> Any:
+    tree: dict[str, Any] = {}
+    for path, value in pairs:
+        node = tree
+        parts = path.split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[parts[-1]] = value
+    return _lists(tree)
+
+
+def _lists(node: Any) -> Any:
+    if not isinstance(node, dict):
+        return node
+    items = {key: _lists(value) for key, value in node.items()}
+    if items and all(key.isdigit() for key in items):
+        indices = sorted(int(key) for key in items)
+        if indices == list(range(len(indices))):
+            return [items[str(index)] for index in indices]
+    return items
+
+
+def _flat_attributes(
+    raw: Mapping[str, Any], where: SourceLocation, field: str
+) -> dict[str, AttributeValue]:
+    out: dict[str, AttributeValue] = {}
+    folded: dict[str, list[tuple[str, Any]]] = {}
+
+    def visit(key: str, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, Mapping):
+            for sub_key, sub_value in value.items():
+                visit(f"{key}.{sub_key}", sub_value)
+            return
+        if not isinstance(value, str | bool | int | float | list):
+            message = f"unsupported attribute value {value!r}"
+            raise TraceReadError(message, path=str(where), field=f"{field}.{key}")
+        root = _json_string_root(key)
+        if root is not None:
+            folded.setdefault(root, []).append((key[len(root) + 1 :], value))
+        else:
+            out[key] = value
+
+    for key, value in raw.items():
+        visit(str(key), value)
+    for root, pairs in folded.items():
+        out[root] = json.dumps(_nest(pairs), ensure_ascii=False, separators=(",", ":"))
+    return out
+
+
+def phoenix_span_to_record(span: Mapping[str, Any], *, location: SourceLocation) -> SpanRecord:
+    """Turn one span of Phoenix's ``/v1/projects/{p}/spans`` JSON into a :class:`SpanRecord`.
+
+    Raises:
+        TraceReadError: a required field is missing or has the wrong type.
+    """
+    where = str(location)
+
+    def text(value: object, field: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise TraceReadError(
+                f"expected a non-empty string, got {value!r}", path=where, field=field
+            )
+        return value
+
+    context = span.get("context")
+    if not isinstance(context, Mapping):
+        raise TraceReadError("missing span context", path=where, field="context")
+    trace_id = text(context.get("trace_id"), "context.trace_id").lower()
+    span_id = text(context.get("span_id"), "context.span_id").lower()
+    parent = span.get("parent_id")
+    if parent is not None and not isinstance(parent, str):
+        raise TraceReadError(f"expected a string, got {parent!r}", path=where, field="parent_id")
+    raw_attributes = span.get("attributes") or {}
+    if not isinstance(raw_attributes, Mapping):
+        raise TraceReadError("attributes must be an object", path=where, field="attributes")
+    attributes = _flat_attributes(raw_attributes, location, "attributes")
+    kind = span.get("span_kind")
+    if isinstance(kind, str) and kind and kind != _UNKNOWN_KIND:
+        attributes[sc.OI_SPAN_KIND] = kind
+    status_code = span.get("status_code") or "UNSET"
+    if status_code not in _STATUS_CODES:
+        message = f"unknown status code {status_code!r}"
+        raise TraceReadError(message, path=where, field="status_code")
+    status_message = span.get("status_message") or ""
+    events: list[SpanEvent] = []
+    raw_events = span.get("events") or []
+    if not isinstance(raw_events, list):
+        raise TraceReadError("events must be a list", path=where, field="events")
+    for index, event in enumerate(raw_events):
+        field = f"events[{index}]"
+        if not isinstance(event, Mapping):
+            raise TraceReadError("an event must be an object", path=where, field=field)
+        event_attributes = event.get("attributes") or {}
+        if not isinstance(event_attributes, Mapping):
+            raise TraceReadError("attributes must be an object", path=where, field=field)
+        events.append(
+            SpanEvent(
+                name=str(event.get("name") or ""),
+                time_unix_nano=_time_ns(event.get("timestamp"), location, f"{field}.timestamp"),
+                attributes=_flat_attributes(event_attributes, location, f"{field}.attributes"),
+            )
+        )
+    return SpanRecord(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_span_id=parent or None,
+        name=str(span.get("name") or ""),
+        start_time_unix_nano=_time_ns(span.get("start_time"), location, "start_time"),
+        end_time_unix_nano=_time_ns(span.get("end_time"), location, "end_time"),
+        attributes=attributes,
+        status=SpanStatus(code=str(status_code), message=str(status_message)),
+        events=events,
+        kind="UNSPECIFIED",
+        location=location,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# paging
+# ---------------------------------------------------------------------------------------------
+
+
+def fetch_phoenix_spans(
+    url: str,
+    project: str,
+    *,
+    api_key: str | None = None,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    timeout: float = 30.0,
+    max_pages: int | None = None,
+    client: httpx.Client | None = None,
+) -> Iterator[SpanRecord]:
+    """Yield every span of ``project``, oldest first, page by page.
+
+    Args:
+        url: Phoenix base URL, e.g. ``http://127.0.0.1:6006``.
+        project: project name or id.
+        api_key: sent as ``Authorization: Bearer`` when Phoenix has auth enabled.
+        page_size: spans per request (1..1000).
+        timeout: seconds per HTTP request.
+        max_pages: stop with an error rather than page forever past this many pages.
+        client: an ``httpx.Client`` to use (tests inject one); one is made otherwise.
+
+    Raises:
+        TraceReadError: Phoenix cannot be reached, answers an error (404: no such project),
+            or sends something that is not its span JSON.
+    """
+    if not 1 <= page_size <= 1000:
+        raise ValueError("page_size must be within 1..1000")
+    base = url.rstrip("/")
+    endpoint = f"{base}/v1/projects/{quote(project, safe='')}/spans"
+    headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+    own = client is None
+    http = client if client is not None else httpx.Client(timeout=timeout)
+    try:
+        cursor: str | None = None
+        pages = 0
+        position = 0
+        while True:
+            if max_pages is not None and pages >= max_pages:
+                raise TraceReadError(f"more than {max_pages} pages of spans", path=endpoint)
+            params: dict[str, str | int] = {
+                "limit": page_size,
+                "sort": "start_time",
+                "order": "asc",
+            }
+            if cursor is not None:
+                params["cursor"] = cursor
+            body = _get_page(http, endpoint, params, headers)
+            pages += 1
+            data = body.get("data")
+            if not isinstance(data, list):
+                raise TraceReadError("the response has no data list", path=endpoint, field="data")
+            for span in data:
+                position += 1
+                if not isinstance(span, Mapping):
+                    raise TraceReadError("a span must be an object", path=endpoint, line=position)
+                yield phoenix_span_to_record(
+                    span, location=SourceLocation(f"phoenix:{endpoint}", position)
+                )
+            next_cursor = body.get("next_cursor")
+            if next_cursor is None:
+                return
+            if not isinstance(next_cursor, str) or next_cursor == cursor:
+                message = f"bad next_cursor {next_cursor!r}"
+                raise TraceReadError(message, path=endpoint, field="next_cursor")
+            cursor = next_cursor
+    finally:
+        if own:
+            http.close()
+
+
+def _get_page(
+    http: httpx.Client, endpoint: str, params: dict[str, str | int], headers: dict[str, str]
+) -> dict[str, Any]:
+    try:
+        response = http.get(endpoint, params=params, headers=headers)
+    except httpx.HTTPError as exc:
+        raise TraceReadError(f"cannot reach Phoenix: {exc}", path=endpoint) from exc
+    if response.status_code == 404:
+        raise TraceReadError(f"Phoenix has no such project: {response.text[:200]}", path=endpoint)
+    if response.status_code != 200:
+        message = f"Phoenix answered {response.status_code}: {response.text[:200]}"
+        raise TraceReadError(message, path=endpoint)
+    try:
+        body = response.json()
+    except ValueError as exc:
+        raise TraceReadError(f"Phoenix sent invalid JSON: {exc}", path=endpoint) from exc
+    if not isinstance(body, dict):
+        raise TraceReadError("Phoenix sent a non-object response", path=endpoint)
+    return body
+
+
+def pull_phoenix_traces(
+    url: str,
+    project: str,
+    *,
+    api_key: str | None = None,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    timeout: float = 30.0,
+    client: httpx.Client | None = None,
+) -> Iterator[Trace]:
+    """Every trace of a Phoenix project as τ (spans pulled and normalised lazily).
+
+    Raises:
+        TraceReadError: see :func:`fetch_phoenix_spans`.
+    """
+    records = fetch_phoenix_spans(
+        url, project, api_key=api_key, page_size=page_size, timeout=timeout, client=client
+    )
+    return build_traces(records)
