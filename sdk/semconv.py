@@ -191,6 +191,7 @@ __all__ = [
     "TRACELOOP_WORKFLOW_NAME",
     "Action",
     "GenAIOperation",
+    "LLMApi",
     "OpenInferenceSpanKind",
     "ToolStatus",
     "indexed",
@@ -245,6 +246,13 @@ class GenAIOperation(StrEnum):
     RETRIEVAL = "retrieval"
     EXECUTE_TOOL = "execute_tool"
     INVOKE_AGENT = "invoke_agent"
+
+
+class LLMApi(StrEnum):
+    """Values of ``groundtrace.llm.api``: which OpenAI API flavour an LLM span called."""
+
+    CHAT_COMPLETIONS = "chat.completions"
+    RESPONSES = "responses"
 
 
 class ToolStatus(StrEnum):
