@@ -26,24 +26,56 @@ from ._bayes import (
     decide,
     most_severe,
 )
+from ._cases import (
+    STRATA,
+    Case,
+    CaseOutcome,
+    CheckResult,
+    CheckStatus,
+    ExpectedSource,
+    RetrievedItem,
+    read_cases,
+)
+from ._checks import deterministic_checks
+from ._decision import CaseDecision, RunDecision, decide_case, decide_run
+from ._guardrails import BUILTIN_RULES, Rule, run_guardrails
+from ._match import SynonymMatcher, fold
 from ._profile import BUILTIN_PROFILES, Profile, load_profile
 from ._simulate import SCENARIOS, Scenario, SimulationCell, simulate
 
 __all__ = [
     "BUILTIN_PROFILES",
+    "BUILTIN_RULES",
     "SCENARIOS",
+    "STRATA",
     "BayesSettings",
+    "Case",
+    "CaseDecision",
+    "CaseOutcome",
+    "CheckResult",
+    "CheckStatus",
     "Decision",
+    "ExpectedSource",
     "Profile",
+    "RetrievedItem",
     "RiskResult",
+    "Rule",
+    "RunDecision",
     "Scenario",
     "SimulationCell",
     "StratumCounts",
     "StratumRisk",
     "StratumThresholds",
+    "SynonymMatcher",
     "compare",
     "decide",
+    "decide_case",
+    "decide_run",
+    "deterministic_checks",
+    "fold",
     "load_profile",
     "most_severe",
+    "read_cases",
+    "run_guardrails",
     "simulate",
 ]

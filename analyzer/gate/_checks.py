@@ -1,0 +1,136 @@
+"""Layer 1 of the gate: deterministic checks (SPEC 4.5).
+
+Each check returns a :class:`CheckResult`; a check that cannot run because the trace lacks what
+it needs returns ``missing`` (never ``pass``). Failures of ``required_context``,
+``source_version`` and ``forbidden_phrases`` belong to the critical set C and always block.
+"""
+
+from __future__ import annotations
+
+from ._cases import Case, CaseOutcome, CheckResult, CheckStatus
+from ._match import SynonymMatcher, fold
+
+__all__ = ["deterministic_checks"]
+
+_LAYER = "deterministic"
+
+
+def _answer_present(outcome: CaseOutcome) -> CheckResult:
+    if outcome.answer is None:
+        return CheckResult(
+            _LAYER, "answer_present", CheckStatus.MISSING, detail="no answer in trace"
+        )
+    if not outcome.answer.strip():
+        return CheckResult(_LAYER, "answer_present", CheckStatus.FAIL, detail="empty answer")
+    return CheckResult(_LAYER, "answer_present", CheckStatus.PASS)
+
+
+def _required_context(case: Case, outcome: CaseOutcome) -> CheckResult | None:
+    if not case.required_context:
+        return None
+    if outcome.retrieved is None:
+        return CheckResult(
+            _LAYER,
+            "required_context",
+            CheckStatus.MISSING,
+            critical=True,
+            detail="trace has no retrieval step",
+        )
+    keys: set[str] = set()
+    for item in outcome.retrieved:
+        keys.update(fold(k) for k in (item.id, item.title, item.source) if k)
+    missing = [k for k in case.required_context if fold(k) not in keys]
+    if missing:
+        return CheckResult(
+            _LAYER,
+            "required_context",
+            CheckStatus.FAIL,
+            critical=True,
+            detail=f"{len(missing)} of {len(case.required_context)} required items not retrieved",
+            evidence=tuple(missing),
+        )
+    return CheckResult(_LAYER, "required_context", CheckStatus.PASS, critical=True)
+
+
+def _source_version(case: Case, outcome: CaseOutcome) -> CheckResult | None:
+    if not case.expected_sources:
+        return None
+    if outcome.retrieved is None:
+        return CheckResult(
+            _LAYER,
+            "source_version",
+            CheckStatus.MISSING,
+            critical=True,
+            detail="trace has no retrieval step",
+        )
+    problems: list[str] = []
+    for expected in case.expected_sources:
+        want = fold(expected.source)
+        found = [
+            i for i in outcome.retrieved if want in {fold(i.source), fold(i.title), fold(i.id)}
+        ]
+        if not found:
+            problems.append(f"{expected.source}: not retrieved")
+        elif expected.version is not None and all(i.version != expected.version for i in found):
+            seen = sorted({str(i.version) for i in found})
+            problems.append(f"{expected.source}: version {', '.join(seen)} != {expected.version}")
+    if problems:
+        return CheckResult(
+            _LAYER,
+            "source_version",
+            CheckStatus.FAIL,
+            critical=True,
+            detail="source or document version mismatch",
+            evidence=tuple(problems),
+        )
+    return CheckResult(_LAYER, "source_version", CheckStatus.PASS, critical=True)
+
+
+def _forbidden(case: Case, outcome: CaseOutcome, matcher: SynonymMatcher) -> CheckResult | None:
+    if not case.forbidden_phrases or outcome.answer is None:
+        return None
+    hits = [p for p in case.forbidden_phrases if matcher.find(p, outcome.answer)]
+    if hits:
+        return CheckResult(
+            _LAYER,
+            "forbidden_phrases",
+            CheckStatus.FAIL,
+            critical=True,
+            detail="forbidden phrase in answer",
+            evidence=tuple(hits),
+        )
+    return CheckResult(_LAYER, "forbidden_phrases", CheckStatus.PASS, critical=True)
+
+
+def _expected_terms(
+    case: Case, outcome: CaseOutcome, matcher: SynonymMatcher
+) -> CheckResult | None:
+    if not case.expected_terms or outcome.answer is None:
+        return None
+    absent = [t for t in case.expected_terms if matcher.find(t, outcome.answer) is None]
+    if absent:
+        return CheckResult(
+            _LAYER,
+            "expected_terms",
+            CheckStatus.FAIL,
+            detail=f"{len(absent)} of {len(case.expected_terms)} expected terms absent",
+            evidence=tuple(absent),
+        )
+    return CheckResult(_LAYER, "expected_terms", CheckStatus.PASS)
+
+
+def deterministic_checks(
+    case: Case, outcome: CaseOutcome, matcher: SynonymMatcher | None = None
+) -> list[CheckResult]:
+    """Run every applicable layer-1 check of ``case`` on ``outcome``."""
+    matcher = matcher or SynonymMatcher()
+    results = [_answer_present(outcome)]
+    for result in (
+        _required_context(case, outcome),
+        _source_version(case, outcome),
+        _forbidden(case, outcome, matcher),
+        _expected_terms(case, outcome, matcher),
+    ):
+        if result is not None:
+            results.append(result)
+    return results

@@ -1,0 +1,129 @@
+"""Case and run decisions of the gate (SPEC 4.5), with the reasons behind every non-promote.
+
+Case decision, in this order:
+
+1. no check, rule or metric produced a result -> ``not_evaluable`` (what is missing is listed);
+2. any failure in the critical set C, or a failed blocking rule/metric -> ``block``;
+   C is a floor no profile can lower;
+3. any other failure, timeout, protocol error or missing evidence -> ``manual_review``;
+4. otherwise ``promote``. Missing evidence can never produce ``promote``.
+
+Run decision (conservative): ``block`` if any case blocks; ``not_evaluable`` if nothing could be
+evaluated or the evaluable share is below the profile minimum; ``manual_review`` if any case is
+``manual_review`` or ``not_evaluable`` (the gaps are listed); otherwise ``promote``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._bayes import Decision
+from ._cases import CheckResult, CheckStatus
+
+__all__ = ["CaseDecision", "RunDecision", "decide_case", "decide_run"]
+
+_PRODUCED = {CheckStatus.PASS, CheckStatus.FAIL, CheckStatus.NOTED}
+
+
+@dataclass(frozen=True, slots=True)
+class CaseDecision:
+    """A case's decision with its reasons and every result behind it."""
+
+    case_id: str
+    stratum: str
+    decision: Decision
+    reasons: tuple[str, ...]
+    results: tuple[CheckResult, ...]
+
+    @property
+    def passed(self) -> bool:
+        """Whether the case counts as a pass in the statistical comparison."""
+        return self.decision is Decision.PROMOTE
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "case_id": self.case_id,
+            "stratum": self.stratum,
+            "decision": self.decision.value,
+            "reasons": list(self.reasons),
+            "results": [r.to_dict() for r in self.results],
+        }
+
+
+def _reason(result: CheckResult) -> str:
+    evidence = f" ({'; '.join(result.evidence[:3])})" if result.evidence else ""
+    detail = f": {result.detail}" if result.detail else ""
+    return f"{result.layer}.{result.name} {result.status.value}{detail}{evidence}"
+
+
+def decide_case(case_id: str, stratum: str, results: Sequence[CheckResult]) -> CaseDecision:
+    """Apply the case rules to the results of all three layers."""
+    produced = [r for r in results if r.status in _PRODUCED]
+    if not produced:
+        missing = tuple(_reason(r) for r in results) or ("no check applied to this case",)
+        return CaseDecision(case_id, stratum, Decision.NOT_EVALUABLE, missing, tuple(results))
+    # A critical check that could not run is missing evidence (review), not a block.
+    blocking = [r for r in results if r.status is CheckStatus.FAIL and (r.critical or r.blocking)]
+    if blocking:
+        return CaseDecision(
+            case_id, stratum, Decision.BLOCK, tuple(_reason(r) for r in blocking), tuple(results)
+        )
+    review = [r for r in results if r.status not in {CheckStatus.PASS, CheckStatus.NOTED}]
+    if review:
+        return CaseDecision(
+            case_id,
+            stratum,
+            Decision.MANUAL_REVIEW,
+            tuple(_reason(r) for r in review),
+            tuple(results),
+        )
+    return CaseDecision(case_id, stratum, Decision.PROMOTE, (), tuple(results))
+
+
+@dataclass(frozen=True, slots=True)
+class RunDecision:
+    """The conservative aggregate of case decisions."""
+
+    decision: Decision
+    reasons: tuple[str, ...]
+    counts: dict[str, int] = field(default_factory=dict)
+    evaluable_share: float = 0.0
+
+
+def decide_run(cases: Sequence[CaseDecision], min_evaluable: float) -> RunDecision:
+    """Aggregate case decisions; never less severe than any case except as documented."""
+    counts = {d.value: 0 for d in Decision}
+    for c in cases:
+        counts[c.decision.value] += 1
+    total = len(cases)
+    evaluable = total - counts[Decision.NOT_EVALUABLE.value]
+    share = evaluable / total if total else 0.0
+    if counts[Decision.BLOCK.value]:
+        blocked = [c.case_id for c in cases if c.decision is Decision.BLOCK]
+        return RunDecision(
+            Decision.BLOCK,
+            (f"{len(blocked)} case(s) block: {', '.join(blocked[:10])}",),
+            counts,
+            share,
+        )
+    if evaluable == 0 or share < min_evaluable:
+        return RunDecision(
+            Decision.NOT_EVALUABLE,
+            (f"evaluable coverage {share:.0%} below minimum {min_evaluable:.0%}",),
+            counts,
+            share,
+        )
+    gaps = [
+        c.case_id for c in cases if c.decision in {Decision.MANUAL_REVIEW, Decision.NOT_EVALUABLE}
+    ]
+    if gaps:
+        return RunDecision(
+            Decision.MANUAL_REVIEW,
+            (f"{len(gaps)} case(s) need review or could not be evaluated: {', '.join(gaps[:10])}",),
+            counts,
+            share,
+        )
+    return RunDecision(Decision.PROMOTE, (), counts, share)
