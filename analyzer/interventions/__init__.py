@@ -1,0 +1,98 @@
+"""Evidence utility by intervention (SPEC 4.2): axes, statistics, roles, targets, pools.
+
+Usage::
+
+    from groundtrace.analyzer.interventions import (
+        Gold, Outcome, compare, summarise_operators, select_target,
+    )
+
+    gold = Gold(reference="Paris", support_titles=frozenset({"France"}))
+    orig = Outcome("Paris", 0.9, frozenset({"c1"}), {"c1": "France"})
+    cf = Outcome("Lyon", 0.6, frozenset(), {})
+    comparison = compare(orig, cf, gold)       # deltas per axis and D
+    summary = summarise_operators({"REMOVE": [comparison] * 30})
+"""
+
+from __future__ import annotations
+
+from ._axes import (
+    DELTA_AXES,
+    DIVERGENCE,
+    REPORTED_AXES,
+    AxisScores,
+    AxisSettings,
+    Comparison,
+    Gold,
+    OperatorSummary,
+    Outcome,
+    SensitivityRow,
+    compare,
+    divergence_sensitivity,
+    score_outcome,
+    summarise_operators,
+)
+from ._joint import (
+    MAX_SHAPLEY_PLAYERS,
+    JointItem,
+    JointSummary,
+    joint_support_pair,
+    shapley_values,
+    summarise_joint,
+)
+from ._pool import (
+    Hardness,
+    PoolCandidate,
+    ReplacementPool,
+    build_replacement_pool,
+    choose_replacement,
+)
+from ._roles import (
+    AggregateRole,
+    ItemInterventions,
+    ItemRoles,
+    Role,
+    RoleThresholds,
+    aggregate_roles,
+    assign_roles,
+)
+from ._targets import EvidenceChunk, TargetChoice, TargetRule, random_target, select_target
+
+__all__ = [
+    "DELTA_AXES",
+    "DIVERGENCE",
+    "MAX_SHAPLEY_PLAYERS",
+    "REPORTED_AXES",
+    "AggregateRole",
+    "AxisScores",
+    "AxisSettings",
+    "Comparison",
+    "EvidenceChunk",
+    "Gold",
+    "Hardness",
+    "ItemInterventions",
+    "ItemRoles",
+    "JointItem",
+    "JointSummary",
+    "OperatorSummary",
+    "Outcome",
+    "PoolCandidate",
+    "ReplacementPool",
+    "Role",
+    "RoleThresholds",
+    "SensitivityRow",
+    "TargetChoice",
+    "TargetRule",
+    "aggregate_roles",
+    "assign_roles",
+    "build_replacement_pool",
+    "choose_replacement",
+    "compare",
+    "divergence_sensitivity",
+    "joint_support_pair",
+    "random_target",
+    "score_outcome",
+    "select_target",
+    "shapley_values",
+    "summarise_joint",
+    "summarise_operators",
+]

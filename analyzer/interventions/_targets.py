@@ -1,0 +1,121 @@
+"""Which evidence chunk an intervention targets (SPEC 4.2).
+
+Priority, first non-empty group wins, ties broken by retrieval rank (lower rank first):
+
+1. used by the model (in U) **and** its title is a gold supporting title (in S);
+2. any used chunk;
+3. title in S;
+4. the highest-ranked chunk.
+
+The random-target control draws uniformly from R with a generator seeded by
+``(seed, stable hash of the item key)``, so a resumed or reordered run draws the same target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+from groundtrace.collectors.errors import InputError
+
+__all__ = ["EvidenceChunk", "TargetChoice", "TargetRule", "random_target", "select_target"]
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceChunk:
+    """One retrieved chunk.
+
+    Attributes:
+        id: chunk id.
+        title: document title (matched against the gold supporting titles S).
+        text: chunk text.
+        rank: retrieval rank, 0 = best.
+    """
+
+    id: str
+    title: str
+    text: str = ""
+    rank: int = 0
+
+
+class TargetRule(StrEnum):
+    """Why a target was chosen."""
+
+    USED_AND_GOLD = "used_and_gold"
+    USED = "used"
+    GOLD = "gold"
+    TOP_RANKED = "top_ranked"
+    RANDOM = "random"
+
+
+@dataclass(frozen=True, slots=True)
+class TargetChoice:
+    """The chosen target and the rule that chose it.
+
+    Attributes:
+        chunk: the target e_i.
+        rule: which priority level (or the random control) produced it.
+        seed: the seed of the random control, ``None`` for the priority rule.
+    """
+
+    chunk: EvidenceChunk
+    rule: TargetRule
+    seed: int | None = None
+
+
+def _ranked(evidence: Sequence[EvidenceChunk]) -> list[EvidenceChunk]:
+    if not evidence:
+        raise InputError("the evidence set R is empty: no target to intervene on", field="R")
+    return sorted(evidence, key=lambda chunk: chunk.rank)
+
+
+def select_target(
+    evidence: Sequence[EvidenceChunk],
+    used_ids: Collection[str],
+    support_titles: Collection[str],
+) -> TargetChoice:
+    """Pick the target by the SPEC priority (see the module docstring).
+
+    Args:
+        evidence: R, the retrieved chunks.
+        used_ids: U, ids the model used.
+        support_titles: S, gold supporting titles (may be empty).
+
+    Raises:
+        InputError: ``evidence`` is empty.
+    """
+    ranked = _ranked(evidence)
+    used, gold = set(used_ids), set(support_titles)
+    groups = (
+        (TargetRule.USED_AND_GOLD, [c for c in ranked if c.id in used and c.title in gold]),
+        (TargetRule.USED, [c for c in ranked if c.id in used]),
+        (TargetRule.GOLD, [c for c in ranked if c.title in gold]),
+    )
+    for rule, group in groups:
+        if group:
+            return TargetChoice(group[0], rule)
+    return TargetChoice(ranked[0], TargetRule.TOP_RANKED)
+
+
+def _key_entropy(key: str) -> int:
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")
+
+
+def random_target(evidence: Sequence[EvidenceChunk], seed: int, key: str) -> TargetChoice:
+    """Random-target control: a chunk drawn uniformly from R.
+
+    Args:
+        evidence: R.
+        seed: the recorded seed of the control.
+        key: a stable item key (e.g. the case id); combined with ``seed``.
+
+    Raises:
+        InputError: ``evidence`` is empty.
+    """
+    ranked = _ranked(evidence)
+    rng = np.random.default_rng([seed, _key_entropy(key)])
+    return TargetChoice(ranked[int(rng.integers(len(ranked)))], TargetRule.RANDOM, seed)
