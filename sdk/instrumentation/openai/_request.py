@@ -1,0 +1,187 @@
+"""Request-side attributes of an OpenAI call, as small ``(key, value)`` generators."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any, Final
+
+from groundtrace.sdk import semconv as sc
+from groundtrace.sdk._attributes import safe_json
+from groundtrace.sdk._record import AttributeValue, Recorder
+
+from ._messages import (
+    Message,
+    chat_message,
+    flat_message_attrs,
+    genai_messages,
+    responses_input_messages,
+)
+
+__all__ = [
+    "API_CHAT",
+    "API_RESPONSES",
+    "endpoint_attrs",
+    "request_attrs",
+    "sent_request",
+]
+
+#: ``groundtrace.llm.api`` values.
+API_CHAT: Final = sc.LLMApi.CHAT_COMPLETIONS.value
+API_RESPONSES: Final = sc.LLMApi.RESPONSES.value
+
+PROVIDER: Final = "openai"
+
+#: keyword arguments of ``create`` that shape the HTTP request but are not part of the body.
+_TRANSPORT_ARGS: Final = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
+#: request keys that carry message content (left out of the request JSON when capture is off).
+_CONTENT_KEYS: Final = frozenset({"messages", "input", "instructions", "prompt"})
+#: request keys that are not invocation parameters.
+_NOT_PARAMS: Final = frozenset({"messages", "input", "instructions", "tools", "functions"})
+_OUTPUT_TYPES: Final = {"json_object": "json", "json_schema": "json", "text": "text"}
+
+
+def sent_request(kwargs: dict[str, Any], sentinels: tuple[type, ...]) -> dict[str, Any]:
+    """The request body exactly as the client sends it: unset arguments dropped, ``extra_body``
+    merged in. A one-shot iterable of messages is materialised in ``kwargs`` so that the
+    call and the span see the same list.
+    """
+    body: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        if key in _TRANSPORT_ARGS or isinstance(value, sentinels):
+            continue
+        if key in ("messages", "input", "tools") and not isinstance(
+            value, str | list | tuple | Mapping
+        ):
+            kwargs[key] = list(value)
+        body[key] = kwargs[key]
+    extra = kwargs.get("extra_body")
+    if isinstance(extra, Mapping):
+        body.update(extra)
+    return body
+
+
+@lru_cache(maxsize=64)
+def _endpoint(url: str) -> tuple[str, str | None, int | None]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = parts.port
+    if port is None and parts.scheme in ("http", "https"):
+        port = 443 if parts.scheme == "https" else 80
+    return url.rstrip("/"), parts.hostname, port
+
+
+def endpoint_attrs(base_url: Any) -> Iterator[tuple[str, AttributeValue]]:
+    """``groundtrace.llm.base_url``, ``server.address`` and ``server.port`` of a client."""
+    if base_url is None:
+        return
+    url, host, port = _endpoint(str(base_url))
+    yield sc.GT_LLM_BASE_URL, url
+    if host:
+        yield sc.SERVER_ADDRESS, host
+    if port is not None:
+        yield sc.SERVER_PORT, port
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _genai_param_attrs(api: str, req: dict[str, Any]) -> Iterator[tuple[str, AttributeValue]]:
+    for key, attr in (
+        ("temperature", sc.GENAI_REQUEST_TEMPERATURE),
+        ("top_p", sc.GENAI_REQUEST_TOP_P),
+        ("frequency_penalty", sc.GENAI_REQUEST_FREQUENCY_PENALTY),
+        ("presence_penalty", sc.GENAI_REQUEST_PRESENCE_PENALTY),
+    ):
+        number = _number(req.get(key))
+        if number is not None:
+            yield attr, number
+    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+        limit = req.get(key)
+        if isinstance(limit, int) and not isinstance(limit, bool):
+            yield sc.GENAI_REQUEST_MAX_TOKENS, limit
+            break
+    seed = req.get("seed")
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        yield sc.GENAI_REQUEST_SEED, seed
+    n = req.get("n")
+    if isinstance(n, int) and not isinstance(n, bool) and n != 1:
+        yield sc.GENAI_REQUEST_CHOICE_COUNT, n
+    stop = req.get("stop")
+    if isinstance(stop, str):
+        yield sc.GENAI_REQUEST_STOP_SEQUENCES, [stop]
+    elif isinstance(stop, list | tuple) and all(isinstance(s, str) for s in stop):
+        yield sc.GENAI_REQUEST_STOP_SEQUENCES, list(stop)
+    fmt = req.get("response_format") if api == API_CHAT else _text_format(req.get("text"))
+    kind = fmt.get("type") if isinstance(fmt, Mapping) else getattr(fmt, "type", None)
+    if isinstance(kind, str):
+        yield sc.GENAI_OUTPUT_TYPE, _OUTPUT_TYPES.get(kind, kind)
+
+
+def _text_format(text: Any) -> Any:
+    return text.get("format") if isinstance(text, Mapping) else None
+
+
+def _tool_attrs(req: dict[str, Any], rec: Recorder) -> Iterator[tuple[str, AttributeValue]]:
+    tools = req.get("tools")
+    if not isinstance(tools, list | tuple):
+        return
+    for i, tool in enumerate(tools):
+        key = sc.indexed(sc.OI_LLM_TOOLS, i, sc.OI_TOOL_JSON_SCHEMA)
+        yield key, rec.text(key, safe_json(tool))
+
+
+def input_messages(api: str, req: dict[str, Any]) -> list[Message]:
+    """The request's input as normalised messages."""
+    if api == API_CHAT:
+        messages = req.get("messages")
+        return [chat_message(m) for m in messages] if isinstance(messages, list | tuple) else []
+    return responses_input_messages(req.get("instructions"), req.get("input"))
+
+
+def request_attrs(
+    api: str, req: dict[str, Any], rec: Recorder, capture: bool
+) -> Iterator[tuple[str, AttributeValue]]:
+    """All request-side attributes of one call (model, parameters, messages, tools).
+
+    Args:
+        api: :data:`API_CHAT` or :data:`API_RESPONSES`.
+        req: the request body from :func:`sent_request`.
+        rec: recorder that masks and clips text.
+        capture: whether message content is captured.
+    """
+    model = req.get("model")
+    if isinstance(model, str):
+        yield sc.GENAI_REQUEST_MODEL, model
+        yield sc.OI_LLM_MODEL_NAME, model
+    yield sc.GT_LLM_STREAM, req.get("stream") is True
+    yield from _genai_param_attrs(api, req)
+    params = {k: v for k, v in req.items() if k not in _NOT_PARAMS}
+    key = sc.OI_LLM_INVOCATION_PARAMETERS
+    yield key, rec.text(key, safe_json(params))
+    yield from _tool_attrs(req, rec)
+    if capture:
+        body = rec.text(sc.GT_LLM_REQUEST, safe_json(req))
+        messages = input_messages(api, req)
+        yield from flat_message_attrs(sc.OI_LLM_INPUT_MESSAGES, messages, rec)
+        yield (
+            sc.GENAI_INPUT_MESSAGES,
+            rec.text(sc.GENAI_INPUT_MESSAGES, safe_json(genai_messages(messages))),
+        )
+        if req.get("tools"):
+            yield (
+                sc.GENAI_TOOL_DEFINITIONS,
+                rec.text(sc.GENAI_TOOL_DEFINITIONS, safe_json(req.get("tools"))),
+            )
+    else:
+        body = rec.text(
+            sc.GT_LLM_REQUEST, safe_json({k: v for k, v in req.items() if k not in _CONTENT_KEYS})
+        )
+    yield sc.GT_LLM_REQUEST, body
+    yield sc.OI_INPUT_VALUE, body
+    yield sc.OI_INPUT_MIME_TYPE, "application/json"
+    yield sc.GT_CONTENT_CAPTURED, capture
