@@ -1,0 +1,447 @@
+"""Redaction of personal data and secrets in captured text, before anything leaves the process.
+
+A :class:`Redactor` is what ``configure(redact=...)`` installs; it is applied to every captured
+text field (query, evidence content, answer, messages, tool arguments and results). Each match
+is replaced by ``[REDACTED:<masker name>]`` and the names of the maskers that fired are written
+on the span (``groundtrace.redacted``).
+
+Built-in maskers (all on by default; see :data:`BUILTIN_MASKERS`):
+
+==================  ==========================================================================
+name                what is masked
+==================  ==========================================================================
+``private_key``     PEM private key blocks (``-----BEGIN ... PRIVATE KEY-----`` ... ``END``)
+``jwt``             JSON Web Tokens (``eyJ...``.``eyJ...``.signature)
+``bearer_token``    the token after ``Bearer`` (the word ``Bearer`` is kept)
+``openai_key``      OpenAI-style keys ``sk-...`` / ``sk-proj-...`` (20+ characters after sk-)
+``aws_access_key``  AWS access key ids ``AKIA`` / ``ASIA`` / ``ABIA`` / ``ACCA`` + 16 characters
+``github_token``    GitHub tokens ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` ``github_pat_``
+``secret``          the value in ``password=...``, ``api_key: ...``, ``token=...``,
+                    ``client_secret=...``: always for password-like names, otherwise only
+                    when the value looks random (Shannon entropy >= 3 bits/char, 8+ chars)
+``email``           e-mail addresses
+``iban``            IBANs (validated with the ISO 13616 mod-97 check)
+``credit_card``     13-19 digit card numbers, optionally grouped by spaces/dashes, *only* when
+                    the Luhn checksum is valid
+``us_ssn``          US social security numbers in the ``123-45-6789`` form (invalid area
+                    numbers 000, 666, 9xx excluded)
+``uk_nino``         UK National Insurance numbers (``QQ 12 34 56 C``, spaced or not)
+``phone``           international numbers (``+`` and 8-15 digits) and common national forms
+                    with separators: ``(415) 555-2671``, ``415-555-2671``, ``415.555.2671``,
+                    UK ``020 7946 0958`` / ``07700 900123``, French ``01 23 45 67 89``.
+                    Plain digit runs (years, order ids) are never treated as phone numbers.
+==================  ==========================================================================
+
+Custom maskers: a :class:`PatternMasker` (a regex, optionally with a validator and a prefix to
+keep) is fused into the same single scan as the built-ins; any other object satisfying the
+:class:`Masker` protocol (``name`` and ``mask(text) -> text``) runs after it.
+
+Usage::
+
+    from groundtrace.sdk.redaction import PatternMasker, Redactor
+
+    redactor = Redactor.default().with_maskers(PatternMasker("ticket", r"\\bTCK-\\d{6}\\b"))
+    redactor("mail bob@example.com about TCK-123456")
+    # -> ('mail [REDACTED:email] about [REDACTED:ticket]', ('email', 'ticket'))
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final, Protocol, runtime_checkable
+
+__all__ = [
+    "BUILTIN_MASKERS",
+    "FunctionMasker",
+    "Masker",
+    "PatternMasker",
+    "Redactor",
+    "iban_valid",
+    "luhn_valid",
+    "shannon_entropy",
+]
+
+_REPLACEMENT: Final = "[REDACTED:{name}]"
+
+
+@runtime_checkable
+class Masker(Protocol):
+    """Anything that masks one kind of sensitive text."""
+
+    @property
+    def name(self) -> str:
+        """Short name, used in ``[REDACTED:<name>]`` and in ``groundtrace.redacted``."""
+        ...
+
+    def mask(self, text: str) -> str:
+        """Return ``text`` with every occurrence masked."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PatternMasker:
+    """A regex masker; the built-ins are all of this kind.
+
+    Attributes:
+        name: the masker name.
+        pattern: the regex (a string or compiled pattern; its flags are kept).
+        validate: optional check on the matched text; matches it rejects are left alone.
+        keep: optional regex; the part of the match it matches at the start is kept
+            (e.g. ``Bearer `` before a token, ``password=`` before a value).
+        trigger: optional cheap pre-check on the whole text; when it returns False the
+            masker is left out of the scan (a speed-up only: it must never return False
+            on text the pattern could match). One trigger object shared by several
+            maskers is evaluated once per text.
+    """
+
+    name: str
+    pattern: str | re.Pattern[str]
+    validate: Callable[[str], bool] | None = None
+    keep: str | re.Pattern[str] | None = None
+    trigger: Callable[[str], bool] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        """The compiled pattern."""
+        return self.pattern if isinstance(self.pattern, re.Pattern) else re.compile(self.pattern)
+
+    def replace(self, matched: str) -> str | None:
+        """Replacement text for one match, or None when the validator rejects it."""
+        if self.validate is not None and not self.validate(matched):
+            return None
+        prefix = ""
+        if self.keep is not None:
+            kept = re.match(self.keep, matched)
+            if kept is not None:
+                prefix = kept.group(0)
+        return prefix + _REPLACEMENT.format(name=self.name)
+
+    def mask(self, text: str) -> str:
+        """Mask ``text`` with this masker alone."""
+
+        def repl(match: re.Match[str]) -> str:
+            out = self.replace(match.group(0))
+            return match.group(0) if out is None else out
+
+        return self.compiled().sub(repl, text)
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionMasker:
+    """Wrap a ``str -> str`` function as a masker (it fired when the text changed)."""
+
+    name: str
+    function: Callable[[str], str]
+
+    def mask(self, text: str) -> str:
+        """Apply the function."""
+        return self.function(text)
+
+
+# -- validators -------------------------------------------------------------------------------
+
+
+def luhn_valid(text: str) -> bool:
+    """Whether the digits of ``text`` (13-19 of them) pass the Luhn checksum."""
+    digits = [ord(c) - 48 for c in text if "0" <= c <= "9"]
+    if not 13 <= len(digits) <= 19:
+        return False
+    total = 0
+    for i, digit in enumerate(reversed(digits)):
+        value = digit * 2 if i % 2 == 1 else digit
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
+
+
+def iban_valid(text: str) -> bool:
+    """ISO 13616 check: length 15-34 and mod-97 of the rearranged number equals 1."""
+    compact = text.replace(" ", "").upper()
+    if not 15 <= len(compact) <= 34:
+        return False
+    rearranged = compact[4:] + compact[:4]
+    try:
+        number = int("".join(str(int(c, 36)) for c in rearranged))
+    except ValueError:
+        return False
+    return number % 97 == 1
+
+
+def shannon_entropy(text: str) -> float:
+    """Shannon entropy of ``text`` in bits per character."""
+    if not text:
+        return 0.0
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
+
+
+def _phone_valid(text: str) -> bool:
+    digits = sum(c.isdigit() for c in text)
+    return 8 <= digits <= 15 if text.startswith("+") else 9 <= digits <= 12
+
+
+_SECRET_NAME: Final = (
+    r"(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|client[_-]?secret|secret|"
+    r"access[_-]?token|auth[_-]?token|refresh[_-]?token|token|passwd|password|pwd|"
+    r"private[_-]?key)"
+)
+_SECRET_KEEP: Final = re.compile(r"(?i)[\"']?" + _SECRET_NAME + r"[\"']?\s*[:=]\s*[\"']?")
+_PASSWORD_LIKE: Final = re.compile(r"(?i)[\"']?(?:passwd|password|pwd)")
+
+
+def _secret_valid(matched: str) -> bool:
+    kept = _SECRET_KEEP.match(matched)
+    value = matched[kept.end() :] if kept else matched
+    if _PASSWORD_LIKE.match(matched):
+        return len(value) >= 4
+    return len(value) >= 8 and shannon_entropy(value) >= 3.0
+
+
+_NUMBERISH: Final = re.compile(r"[0-9][0-9 ().+-]{4,}[0-9]")
+_IBAN_START: Final = re.compile(r"[A-Z]{2}[0-9]{2}")
+_SECRET_WORDS: Final = ("key", "secret", "token", "pass", "pwd")
+_AWS_PREFIXES: Final = ("AKIA", "ASIA", "ABIA", "ACCA")
+
+
+def _has_number_run(text: str) -> bool:
+    """A run of 6+ digits/separators: cards, SSNs, NINOs and phone numbers all have one."""
+    return _NUMBERISH.search(text) is not None
+
+
+def _has_iban_start(text: str) -> bool:
+    return _IBAN_START.search(text) is not None
+
+
+def _has_secret_word(text: str) -> bool:
+    if "=" not in text and ":" not in text:
+        return False
+    low = text.lower()
+    return any(word in low for word in _SECRET_WORDS)
+
+
+def _has(*needles: str) -> Callable[[str], bool]:
+    def trigger(text: str) -> bool:
+        return any(needle in text for needle in needles)
+
+    return trigger
+
+
+def _has_bearer(text: str) -> bool:
+    return "bearer" in text.lower()
+
+
+#: The built-in maskers, in the order they are tried at each position of the text.
+BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
+    m.name: m
+    for m in (
+        PatternMasker(
+            "private_key",
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*"
+            r"PRIVATE KEY-----",
+            trigger=_has("PRIVATE KEY"),
+        ),
+        PatternMasker(
+            "jwt",
+            r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+            trigger=_has("eyJ"),
+        ),
+        PatternMasker(
+            "bearer_token",
+            r"(?i:\bbearer)\s+[A-Za-z0-9._~+/-]{16,}=*",
+            keep=r"(?i)bearer\s+",
+            trigger=_has_bearer,
+        ),
+        PatternMasker(
+            "openai_key",
+            r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+            trigger=_has("sk-"),
+        ),
+        PatternMasker(
+            "aws_access_key",
+            r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+            trigger=_has(*_AWS_PREFIXES),
+        ),
+        PatternMasker(
+            "github_token",
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
+            trigger=_has("gh"),
+        ),
+        PatternMasker(
+            "secret",
+            r"(?i:[\"']?\b" + _SECRET_NAME + r"\b[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&]{4,}",
+            validate=_secret_valid,
+            keep=_SECRET_KEEP,
+            trigger=_has_secret_word,
+        ),
+        PatternMasker(
+            "email",
+            r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+            r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}\b",
+            trigger=_has("@"),
+        ),
+        PatternMasker(
+            "iban",
+            r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b",
+            validate=iban_valid,
+            trigger=_has_iban_start,
+        ),
+        PatternMasker(
+            "credit_card",
+            r"\b\d(?:[ -]?\d){12,18}\b",
+            validate=luhn_valid,
+            trigger=_has_number_run,
+        ),
+        PatternMasker(
+            "us_ssn",
+            r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b",
+            trigger=_has_number_run,
+        ),
+        PatternMasker(
+            "uk_nino",
+            r"\b(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+            r" ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",
+            trigger=_has_number_run,
+        ),
+        PatternMasker(
+            "phone",
+            r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]?\d{2,4}){2,5}\b"
+            r"|(?<![\w(])\(\d{3}\) ?\d{3}[ .-]\d{4}\b"
+            r"|(?<![\w.-])(?:\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4})\b(?![.-]\d)"
+            r"|(?<![\w.-])0\d{2,4} \d{3,4} ?\d{3,4}\b(?![.-]\d)"
+            r"|(?<![\w.-])0[1-9](?:(?: \d{2}){4}|(?:\.\d{2}){4})\b(?![.-]\d)",
+            validate=_phone_valid,
+            trigger=_has_number_run,
+        ),
+    )
+}
+
+_GROUP: Final = "_gt_masker_"
+_SCOPED_FLAGS: Final = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
+
+
+def _scoped_source(pattern: re.Pattern[str]) -> str:
+    letters = "".join(letter for flag, letter in _SCOPED_FLAGS if pattern.flags & flag)
+    return f"(?{letters}:{pattern.pattern})" if letters else f"(?:{pattern.pattern})"
+
+
+class Redactor:
+    """Mask sensitive text with a set of maskers; callable as ``Settings.redact``.
+
+    The :class:`PatternMasker` s whose cheap triggers fire on the text are fused into one
+    precompiled regex (cached per combination), so the text is scanned once; text with no
+    trigger (most prose) costs a few substring checks. Calling the redactor returns
+    ``(masked_text, names_fired)``.
+
+    Args:
+        maskers: the maskers, in priority order (default: all of :data:`BUILTIN_MASKERS`).
+
+    Raises:
+        ValueError: two maskers share a name.
+    """
+
+    _CACHE_LIMIT: Final = 256
+
+    def __init__(self, maskers: Iterable[Masker] | None = None) -> None:
+        chosen: list[Masker] = list(BUILTIN_MASKERS.values() if maskers is None else maskers)
+        names = [m.name for m in chosen]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate masker names: {duplicates}")
+        self._maskers: tuple[Masker, ...] = tuple(chosen)
+        self._patterns: tuple[PatternMasker, ...] = tuple(
+            m for m in chosen if isinstance(m, PatternMasker)
+        )
+        self._sources = tuple(
+            f"(?P<{_GROUP}{i}>{_scoped_source(m.compiled())})" for i, m in enumerate(self._patterns)
+        )
+        self._others: tuple[Masker, ...] = tuple(
+            m for m in chosen if not isinstance(m, PatternMasker)
+        )
+        self._compiled: dict[tuple[int, ...], re.Pattern[str]] = {}
+
+    @classmethod
+    def default(cls) -> Redactor:
+        """A redactor with every built-in masker."""
+        return cls()
+
+    @classmethod
+    def builtins(cls, names: Iterable[str]) -> Redactor:
+        """A redactor with the named built-in maskers only.
+
+        Raises:
+            ValueError: a name is not a built-in masker.
+        """
+        wanted = list(names)
+        unknown = [n for n in wanted if n not in BUILTIN_MASKERS]
+        if unknown:
+            raise ValueError(f"unknown built-in maskers {unknown}; known: {list(BUILTIN_MASKERS)}")
+        return cls([m for n, m in BUILTIN_MASKERS.items() if n in wanted])
+
+    @property
+    def maskers(self) -> tuple[Masker, ...]:
+        """The maskers in priority order."""
+        return self._maskers
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Names of the maskers."""
+        return tuple(m.name for m in self._maskers)
+
+    def with_maskers(self, *extra: Masker) -> Redactor:
+        """A new redactor with ``extra`` maskers tried *before* the current ones."""
+        return Redactor([*extra, *self._maskers])
+
+    def _scanner(self, text: str) -> re.Pattern[str] | None:
+        verdicts: dict[int, bool] = {}
+        active: list[int] = []
+        for index, masker in enumerate(self._patterns):
+            trigger = masker.trigger
+            if trigger is not None:
+                verdict = verdicts.get(id(trigger))
+                if verdict is None:
+                    verdict = verdicts[id(trigger)] = bool(trigger(text))
+                if not verdict:
+                    continue
+            active.append(index)
+        if not active:
+            return None
+        key = tuple(active)
+        scanner = self._compiled.get(key)
+        if scanner is None:
+            if len(self._compiled) >= self._CACHE_LIMIT:
+                self._compiled.clear()
+            scanner = re.compile("|".join(self._sources[i] for i in key))
+            self._compiled[key] = scanner
+        return scanner
+
+    def __call__(self, text: str) -> tuple[str, tuple[str, ...]]:
+        """Mask ``text``; return the masked text and the sorted names of the maskers that fired."""
+        fired: set[str] = set()
+        scanner = self._scanner(text) if self._patterns and text else None
+        if scanner is not None:
+            patterns = self._patterns
+
+            def repl(match: re.Match[str]) -> str:
+                group = match.lastgroup
+                if group is None or not group.startswith(_GROUP):  # user's own named groups
+                    group = next(
+                        g
+                        for g, v in match.groupdict().items()
+                        if v is not None and g.startswith(_GROUP)
+                    )
+                masker = patterns[int(group[len(_GROUP) :])]
+                out = masker.replace(match.group(0))
+                if out is None:
+                    return match.group(0)
+                fired.add(masker.name)
+                return out
+
+            text = scanner.sub(repl, text)
+        for masker in self._others:
+            masked = masker.mask(text)
+            if masked != text:
+                fired.add(masker.name)
+                text = masked
+        return text, tuple(sorted(fired))
