@@ -1,0 +1,103 @@
+"""Judge checks and judge meta-evaluation (SPEC §4.4).
+
+A judge scores the RAG triad (context relevance, adherence, answer relevance) in [0, 1] with
+strict protocol-error semantics; the meta-evaluation measures its agreement with a gold set and
+writes a validation record bound to the judge's fingerprint, which decides whether a metric may
+influence the release gate (gate-eligible) or only route cases to manual review.
+
+Usage::
+
+    import asyncio
+    from groundtrace.analyzer.judge import (
+        AcceptanceProfile, LexicalJudge, Metric, build_record, judge_all, load_gold,
+        meta_evaluate,
+    )
+
+    gold = load_gold("gold.jsonl", dimension="adherence")
+    judge = LexicalJudge()
+    results = asyncio.run(judge_all(judge, [i.case for i in gold.items]))
+    profile = AcceptanceProfile()
+    report = meta_evaluate(gold, results, metric=Metric.ADHERENCE, threshold=profile.threshold)
+    record = build_record(report, judge.fingerprint(profile.threshold), profile)
+    print(record["mode"])  # "gate_eligible" or "review_only"
+"""
+
+from __future__ import annotations
+
+from ._agreement import (
+    Statistic,
+    auroc_batch,
+    bootstrap_statistic,
+    cohen_kappa_batch,
+    mcc_batch,
+    raw_agreement_batch,
+)
+from ._fingerprint import fingerprint, fingerprint_digest
+from ._gold import GoldItem, GoldSet, RowFilter, load_gold
+from ._lexical import LEXICAL_VERSION, LexicalJudge, content_tokens
+from ._llm_judge import LLMJudge, build_prompt
+from ._protocol import SCORE_MAX, SCORE_MIN, failure_errors, parse_judge_reply
+from ._record import (
+    GATE_ELIGIBLE,
+    RECORD_SCHEMA,
+    REVIEW_ONLY,
+    AcceptanceProfile,
+    RecordCheck,
+    build_record,
+    check_record,
+    load_record,
+)
+from ._report import render_validation_markdown
+from ._rubric import DEFAULT_RUBRIC, OUTPUT_SCHEMA, Rubric, load_rubric
+from ._run import judge_all, summarize_results
+from ._types import Judge, JudgeCase, JudgeResult, Metric, ProtocolError, ProtocolErrorKind
+from ._validate import SWEEP_THRESHOLDS, VALIDATION_SCHEMA, grade_set, meta_evaluate
+
+__all__ = [
+    "DEFAULT_RUBRIC",
+    "GATE_ELIGIBLE",
+    "LEXICAL_VERSION",
+    "OUTPUT_SCHEMA",
+    "RECORD_SCHEMA",
+    "REVIEW_ONLY",
+    "SCORE_MAX",
+    "SCORE_MIN",
+    "SWEEP_THRESHOLDS",
+    "VALIDATION_SCHEMA",
+    "AcceptanceProfile",
+    "GoldItem",
+    "GoldSet",
+    "Judge",
+    "JudgeCase",
+    "JudgeResult",
+    "LLMJudge",
+    "LexicalJudge",
+    "Metric",
+    "ProtocolError",
+    "ProtocolErrorKind",
+    "RecordCheck",
+    "RowFilter",
+    "Rubric",
+    "Statistic",
+    "auroc_batch",
+    "bootstrap_statistic",
+    "build_prompt",
+    "build_record",
+    "check_record",
+    "cohen_kappa_batch",
+    "content_tokens",
+    "failure_errors",
+    "fingerprint",
+    "fingerprint_digest",
+    "grade_set",
+    "judge_all",
+    "load_gold",
+    "load_record",
+    "load_rubric",
+    "mcc_batch",
+    "meta_evaluate",
+    "parse_judge_reply",
+    "raw_agreement_batch",
+    "render_validation_markdown",
+    "summarize_results",
+]

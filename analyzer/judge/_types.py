@@ -1,0 +1,150 @@
+"""Cases, per-metric results and protocol errors of a judge."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "Judge",
+    "JudgeCase",
+    "JudgeResult",
+    "Metric",
+    "ProtocolError",
+    "ProtocolErrorKind",
+]
+
+
+class Metric(StrEnum):
+    """The RAG triad."""
+
+    CONTEXT_RELEVANCE = "context_relevance"
+    ADHERENCE = "adherence"
+    ANSWER_RELEVANCE = "answer_relevance"
+
+
+class ProtocolErrorKind(StrEnum):
+    """Why a judge produced no usable score for a metric (SPEC §4.4)."""
+
+    MALFORMED_JSON = "malformed_json"
+    MISSING = "missing"
+    NON_NUMERIC = "non_numeric"
+    OUT_OF_RANGE = "out_of_range"
+    REFUSAL = "refusal"
+    TRUNCATION = "truncation"
+    TIMEOUT = "timeout"
+    HTTP_ERROR = "http_error"
+    CONNECTION = "connection"
+    INVALID_RESPONSE = "invalid_response"
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeCase:
+    """What a judge sees of one case.
+
+    Attributes:
+        case_id: stable id (trace id, case id or gold item id).
+        query: the user's question.
+        context: the retrieved evidence texts, in order.
+        answer: the answer to judge.
+    """
+
+    case_id: str
+    query: str
+    context: tuple[str, ...]
+    answer: str
+
+    @property
+    def context_text(self) -> str:
+        """The evidence joined with blank lines."""
+        return "\n\n".join(self.context)
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolError:
+    """A metric the judge failed to score: the metric fails and the case goes to review.
+
+    Attributes:
+        metric: the metric concerned.
+        kind: error category.
+        message: what was wrong.
+        raw: the raw model output (or failure body) that caused it.
+    """
+
+    metric: Metric
+    kind: ProtocolErrorKind
+    message: str
+    raw: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "metric": self.metric.value,
+            "kind": self.kind.value,
+            "message": self.message,
+            "raw": self.raw,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeResult:
+    """The judge's verdict on one case.
+
+    Attributes:
+        case_id: the case judged.
+        scores: accepted scores in [0, 1] (only metrics without a protocol error).
+        rationale: the judge's short explanation, if it gave one.
+        errors: protocol errors, one per failed metric.
+        raw: the raw judge output, for audit.
+    """
+
+    case_id: str
+    scores: Mapping[Metric, float]
+    rationale: str | None = None
+    errors: tuple[ProtocolError, ...] = ()
+    raw: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def needs_review(self) -> bool:
+        """True when any metric failed by protocol error (route the case to manual review)."""
+        return bool(self.errors)
+
+    def error_for(self, metric: Metric) -> ProtocolError | None:
+        """The protocol error of ``metric``, if any."""
+        return next((e for e in self.errors if e.metric is metric), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "case_id": self.case_id,
+            "scores": {m.value: s for m, s in self.scores.items()},
+            "rationale": self.rationale,
+            "errors": [e.as_dict() for e in self.errors],
+            "needs_review": self.needs_review,
+            "raw": self.raw,
+            **({"details": dict(self.details)} if self.details else {}),
+        }
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Anything that scores cases on the RAG triad.
+
+    Implementations never raise for a bad model output: they return protocol errors.
+    """
+
+    @property
+    def name(self) -> str:
+        """Short identifier (``lexical``, ``llm``)."""
+        ...
+
+    def fingerprint(self, threshold: float) -> Mapping[str, Any]:
+        """The identity this judge's validation record is bound to (see ``_fingerprint``)."""
+        ...
+
+    async def judge(self, case: JudgeCase) -> JudgeResult:
+        """Score one case."""
+        ...
