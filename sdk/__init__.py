@@ -1,0 +1,82 @@
+"""groundtrace SDK: trace what a RAG service or agent did, as OpenTelemetry spans.
+
+Usage::
+
+    import groundtrace.sdk as gt
+
+    gt.configure(service_name="hotpot-rag", exporter="file", capture_content=True)
+
+    @gt.retrieve(retriever="bm25", k=5)
+    def search(query: str) -> list[dict]:
+        return [{"id": "d1", "title": "Jaws", "content": "...", "score": 7.2}]
+
+    @gt.answer(replayable=True)
+    def respond(question: str, evidence: list[dict]) -> dict:
+        prompt = gt.build_prompt(question, evidence)      # records the evidence block
+        reply = call_model(prompt.messages)
+        return gt.parse_answer(reply)                      # answer, confidence, used_chunks
+
+    @gt.request(app_version="2026.11.1")
+    def handle(question: str, case_id: str | None = None) -> str:
+        return respond(question, search(question)).answer
+
+    with gt.step(gt.Action.TOOL, name="read_document", arguments={"path": p}) as s:
+        s.record_tool_result(text, paths_read=(p,))
+
+    gt.shutdown()
+
+Decorators work on sync and async functions, generators and async generators; return values
+are recorded by convention (see each decorator). The SDK never changes what the application
+sees: telemetry errors are logged at debug level, user exceptions pass through unchanged.
+"""
+
+from __future__ import annotations
+
+from . import semconv
+from ._config import configure, shutdown
+from ._context import StepHandle, StepScope, request_context, step
+from ._decorators import answer, infer, request, rerank, retrieve, select, tool, verify
+from ._record_evidence import register_evidence_mapper, unregister_evidence_mapper
+from ._threads import instrument_threads, uninstrument_threads, with_current_context
+from .redaction import Redactor
+from .rendering import (
+    ParsedAnswer,
+    Prompt,
+    build_prompt,
+    parse_answer,
+    render_evidence,
+    replace_evidence_block,
+)
+from .semconv import Action, ToolStatus
+
+__all__ = [
+    "Action",
+    "ParsedAnswer",
+    "Prompt",
+    "Redactor",
+    "StepHandle",
+    "StepScope",
+    "ToolStatus",
+    "answer",
+    "build_prompt",
+    "configure",
+    "infer",
+    "instrument_threads",
+    "parse_answer",
+    "register_evidence_mapper",
+    "render_evidence",
+    "replace_evidence_block",
+    "request",
+    "request_context",
+    "rerank",
+    "retrieve",
+    "select",
+    "semconv",
+    "shutdown",
+    "step",
+    "tool",
+    "uninstrument_threads",
+    "unregister_evidence_mapper",
+    "verify",
+    "with_current_context",
+]

@@ -1,0 +1,471 @@
+"""The span-lifecycle core shared by every decorator adapter and context manager.
+
+A :class:`StepSpec` is built once per decorated function (span name, static attributes,
+parameter layout); a :class:`Step` lives for one call: it starts the span, records inputs,
+attaches/detaches the span's context around the code that runs *inside* the step, records
+the result or the error, and ends the span. Every method fails open: telemetry errors are
+logged at debug level and never reach the application.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Span, Status, StatusCode
+
+from . import semconv as sc
+from ._attributes import safe_str
+from ._record import AttributeValue, Recorder, text_of
+from ._record_answer import record_answer, record_selected
+from ._record_evidence import record_evidence
+from ._record_request import RequestFields, record_request
+from ._record_tool import (
+    PathsHook,
+    parameters_schema,
+    record_tool_arguments,
+    record_tool_error,
+    record_tool_result,
+    tool_static_attributes,
+)
+from ._runtime import Settings, get_tracer, is_suppressed, logger, settings
+from ._threads import ensure_thread_propagation
+
+__all__ = ["GenCollector", "Step", "StepOptions", "StepSpec", "begin", "build_spec"]
+
+_EVIDENCE_ACTIONS: Final = frozenset({sc.Action.RETRIEVE, sc.Action.RERANK, sc.Action.SELECT})
+_QUERY_NAMES: Final = ("query", "question")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepOptions:
+    """Options of a step; each decorator exposes the ones that apply to its action."""
+
+    name: str | None = None
+    attributes: Mapping[str, AttributeValue] | None = None
+    query_param: str | None = None
+    # RETRIEVE / RERANK
+    retriever: str | None = None
+    k: int | None = None
+    mode: str | None = None
+    data_source: str | None = None
+    model: str | None = None
+    to_evidence: Callable[[Any], Any] | None = None
+    # ANSWER
+    to_answer: Callable[[Any], Any] | None = None
+    replayable: bool = False
+    evidence_param: str | None = None
+    # TOOL
+    paths: tuple[str, ...] = ()
+    paths_hook: PathsHook | None = None
+    call_id_param: str = "call_id"
+    description: str | None = None
+    # REQUEST
+    app_name: str | None = None
+    app_version: str | None = None
+    source_id: str | None = None
+    case_id_param: str = "case_id"
+    session_id_param: str = "session_id"
+    user_id_param: str = "user_id"
+    source_id_param: str = "source_id"
+
+
+@dataclass(frozen=True, slots=True)
+class StepSpec:
+    """Everything about a step that does not change from call to call."""
+
+    action: sc.Action
+    options: StepOptions
+    span_name: str
+    static: dict[str, AttributeValue]
+    positional: tuple[str, ...] = ()
+    varargs: bool = False
+    skip_first: bool = False
+    signature: inspect.Signature | None = None
+    query_param: str | None = None
+    evidence_param: str | None = None
+    replay_skip: frozenset[str] = field(default_factory=frozenset)
+
+
+def _layout(fn: Callable[..., Any]) -> tuple[inspect.Signature | None, tuple[str, ...], bool, bool]:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None, (), True, False
+    names: list[str] = []
+    varargs = False
+    for param in sig.parameters.values():
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            names.append(param.name)
+        elif param.kind is param.VAR_POSITIONAL:
+            varargs = True
+    skip_first = bool(names) and names[0] in ("self", "cls") and "." in fn.__qualname__
+    return sig, tuple(names), varargs, skip_first
+
+
+def _entrypoint(fn: Callable[..., Any]) -> str | None:
+    qualname = getattr(fn, "__qualname__", "")
+    module = getattr(fn, "__module__", None)
+    if not module or not qualname or "<locals>" in qualname or "<lambda>" in qualname:
+        logger.warning(
+            "replayable step %r is not importable (defined inside a function?); "
+            "no replay entry point is recorded",
+            qualname,
+        )
+        return None
+    return f"{module}:{qualname}"
+
+
+def build_spec(
+    action: sc.Action, options: StepOptions, fn: Callable[..., Any] | None = None
+) -> StepSpec:
+    """Precompute the span name, static attributes and parameter layout of a step."""
+    fn_name = getattr(fn, "__name__", None) if fn is not None else None
+    name = options.name or fn_name or action.value.lower()
+    step_name = options.name or (getattr(fn, "__qualname__", None) if fn is not None else None)
+    static: dict[str, AttributeValue] = {
+        sc.GT_ACTION: action.value,
+        sc.GT_STEP_NAME: step_name or name,
+        sc.OI_SPAN_KIND: sc.ACTION_TO_OPENINFERENCE_KIND[action].value,
+    }
+    operation = sc.ACTION_TO_GENAI_OPERATION.get(action)
+    if operation is not None:
+        static[sc.GENAI_OPERATION_NAME] = operation.value
+    span_name = name
+    sig, positional, varargs, skip_first = (None, (), True, False) if fn is None else _layout(fn)
+    query_param = options.query_param
+    evidence_param = options.evidence_param
+    replay_skip: frozenset[str] = frozenset()
+    if action in (sc.Action.RETRIEVE, sc.Action.RERANK):
+        source = options.data_source or options.retriever
+        if source:
+            span_name = f"{operation.value if operation else 'rerank'} {source}"
+        if options.retriever:
+            static[sc.GT_RETRIEVAL_RETRIEVER] = options.retriever
+        if options.mode:
+            static[sc.GT_RETRIEVAL_MODE] = options.mode
+        if options.k is not None:
+            static[sc.GT_RETRIEVAL_K] = options.k
+        if action is sc.Action.RETRIEVE:
+            if options.k is not None:
+                static[sc.GENAI_RETRIEVAL_TOP_K] = options.k
+            if source:
+                static[sc.GENAI_DATA_SOURCE_ID] = source
+        else:
+            if options.k is not None:
+                static[sc.OI_RERANKER_TOP_K] = options.k
+            if options.model:
+                static[sc.OI_RERANKER_MODEL_NAME] = options.model
+    elif action is sc.Action.TOOL:
+        description = options.description
+        if description is None and fn is not None and fn.__doc__:
+            description = inspect.cleandoc(fn.__doc__).split("\n", 1)[0]
+        skip = [options.call_id_param, "self", "cls"]
+        schema = parameters_schema(fn, skip) if fn is not None else {"type": "object"}
+        static.update(tool_static_attributes(name, description, schema))
+        span_name = f"{sc.GenAIOperation.EXECUTE_TOOL.value} {name}"
+    elif action is sc.Action.REQUEST:
+        static[sc.GT_SCHEMA_VERSION] = sc.SCHEMA_VERSION
+        if options.app_name:
+            static[sc.GT_APP_NAME] = options.app_name
+        if options.app_version:
+            static[sc.GT_APP_VERSION] = options.app_version
+        if options.source_id:
+            static[sc.GT_SOURCE_ID] = options.source_id
+    elif action is sc.Action.ANSWER and options.replayable and fn is not None:
+        entry = _entrypoint(fn)
+        params = positional[1:] if skip_first else positional
+        query_param = query_param or (params[0] if params else None)
+        evidence_param = evidence_param or (params[1] if len(params) > 1 else None)
+        if entry is not None:
+            static[sc.GT_REPLAY_ENTRYPOINT] = entry
+            if query_param:
+                static[sc.GT_REPLAY_QUERY_PARAM] = query_param
+            if evidence_param:
+                static[sc.GT_REPLAY_EVIDENCE_PARAM] = evidence_param
+        replay_skip = frozenset(p for p in (query_param, evidence_param, "self", "cls") if p)
+    if options.attributes:
+        static.update(options.attributes)
+    return StepSpec(
+        action=action,
+        options=options,
+        span_name=span_name,
+        static=static,
+        positional=positional,
+        varargs=varargs,
+        skip_first=skip_first,
+        signature=sig,
+        query_param=query_param,
+        evidence_param=evidence_param,
+        replay_skip=replay_skip,
+    )
+
+
+def _arguments(spec: StepSpec, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The call's arguments by parameter name (defaults not filled in; self/cls dropped)."""
+    if spec.varargs and spec.signature is not None:
+        try:
+            bound = spec.signature.bind_partial(*args, **kwargs).arguments
+        except TypeError:
+            bound = {f"arg{i}": a for i, a in enumerate(args)} | dict(kwargs)
+    elif spec.signature is None:
+        bound = {f"arg{i}": a for i, a in enumerate(args)} | dict(kwargs)
+    else:
+        bound = dict(zip(spec.positional, args, strict=False))
+        bound.update(kwargs)
+    if spec.skip_first and spec.positional:
+        bound.pop(spec.positional[0], None)
+    return bound
+
+
+def _find_query(spec: StepSpec, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> object:
+    if spec.query_param is not None:
+        if spec.query_param in kwargs:
+            return kwargs[spec.query_param]
+        try:
+            index = spec.positional.index(spec.query_param)
+        except ValueError:
+            return None
+        return args[index] if index < len(args) else None
+    for key in _QUERY_NAMES:
+        if key in kwargs:
+            return kwargs[key]
+    start = 1 if spec.skip_first else 0
+    for value in args[start:]:
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _jsonable(value: object) -> bool:
+    try:
+        json.dumps(value)
+    except Exception:
+        return False
+    return True
+
+
+class Step:
+    """One running step: its span, its recorder and the context it runs in."""
+
+    __slots__ = ("_ctx", "arguments", "rec", "span", "spec")
+
+    def __init__(self, spec: StepSpec, span: Span, current: Settings) -> None:
+        self.spec = spec
+        self.span = span
+        self.rec: Recorder | None = Recorder(current) if span.is_recording() else None
+        self.arguments: dict[str, Any] | None = None
+        self._ctx = trace.set_span_in_context(span)
+
+    # -- context -------------------------------------------------------------------------
+    def attach(self) -> object:
+        """Make the step's span current; returns the token for :meth:`detach`."""
+        return otel_context.attach(self._ctx)
+
+    @staticmethod
+    def detach(token: object) -> None:
+        """Restore the context that was current before :meth:`attach`."""
+        otel_context.detach(token)  # type: ignore[arg-type]
+
+    # -- recording -----------------------------------------------------------------------
+    def record_inputs(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+        """Record what the step was called with (only when the span is recording)."""
+        rec = self.rec
+        if rec is None:
+            return
+        try:
+            self._record_inputs(rec, args, kwargs)
+        except Exception:
+            logger.debug("recording inputs of %s failed", self.spec.span_name, exc_info=True)
+
+    def _record_inputs(
+        self, rec: Recorder, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+    ) -> None:
+        spec = self.spec
+        action = spec.action
+        options = spec.options
+        if getattr(self.span, "parent", False) is None:
+            rec.attrs[sc.GT_SCHEMA_VERSION] = sc.SCHEMA_VERSION
+        if action is sc.Action.REQUEST:
+            arguments = _arguments(spec, args, kwargs)
+            fields = RequestFields(
+                query=_find_query(spec, args, kwargs),
+                case_id=arguments.get(options.case_id_param),
+                session_id=arguments.get(options.session_id_param),
+                user_id=arguments.get(options.user_id_param),
+                source_id=arguments.get(options.source_id_param, options.source_id),
+                app_name=options.app_name,
+                app_version=options.app_version,
+            )
+            record_request(rec, fields, self.span)
+        elif action in (sc.Action.RETRIEVE, sc.Action.RERANK, sc.Action.ANSWER):
+            self.record_query(_find_query(spec, args, kwargs))
+            if action is sc.Action.ANSWER and sc.GT_REPLAY_ENTRYPOINT in spec.static:
+                arguments = _arguments(spec, args, kwargs)
+                extra = {
+                    k: v for k, v in arguments.items() if k not in spec.replay_skip and _jsonable(v)
+                }
+                rec.attrs[sc.GT_REPLAY_KWARGS] = json.dumps(extra, ensure_ascii=False)
+        elif action is sc.Action.TOOL:
+            arguments = _arguments(spec, args, kwargs)
+            call_id = arguments.pop(options.call_id_param, None)
+            if call_id is None:
+                call_id = arguments.pop("tool_call_id", None)
+            self.arguments = arguments
+            record_tool_arguments(rec, arguments, call_id)
+        elif rec.settings.captures("io") and rec.settings.captures("evidence"):
+            rec.put_json(sc.OI_INPUT_VALUE, _arguments(spec, args, kwargs))
+            rec.attrs[sc.OI_INPUT_MIME_TYPE] = "application/json"
+
+    def record_query(self, query: object) -> None:
+        """Record the query a RETRIEVE/RERANK/ANSWER step works on (query capture only)."""
+        rec = self.rec
+        if rec is None or query is None or not rec.settings.captures("query"):
+            return
+        text = rec.text(sc.OI_INPUT_VALUE, text_of(query) or "")
+        attrs = rec.attrs
+        attrs[sc.OI_INPUT_VALUE] = text
+        attrs[sc.OI_INPUT_MIME_TYPE] = "text/plain"
+        action = self.spec.action
+        if action is sc.Action.RETRIEVE:
+            attrs[sc.GT_RETRIEVAL_QUERY] = text
+            attrs[sc.GENAI_RETRIEVAL_QUERY_TEXT] = text
+        elif action is sc.Action.RERANK:
+            attrs[sc.GT_RETRIEVAL_QUERY] = text
+            attrs[sc.OI_RERANKER_QUERY] = text
+
+    def succeed(self, result: object, total: int | None = None) -> None:
+        """Record the step's return value by the convention of its action."""
+        rec = self.rec
+        if rec is None:
+            return
+        try:
+            self._record_result(rec, result, total)
+        except Exception:
+            logger.debug("recording result of %s failed", self.spec.span_name, exc_info=True)
+
+    def _record_result(self, rec: Recorder, result: object, total: int | None) -> None:
+        spec = self.spec
+        action = spec.action
+        options = spec.options
+        if action in (sc.Action.RETRIEVE, sc.Action.RERANK, sc.Action.SELECT):
+            if options.to_evidence is not None:
+                result = options.to_evidence(result)
+                total = None
+            if action is sc.Action.SELECT:
+                record_selected(rec, result)
+            else:
+                record_evidence(rec, result, action, total=total)
+        elif action is sc.Action.ANSWER:
+            if options.to_answer is not None:
+                result = options.to_answer(result)
+            record_answer(rec, result)
+        elif action is sc.Action.TOOL:
+            record_tool_result(rec, result, self.arguments, options.paths, options.paths_hook)
+        elif action is sc.Action.REQUEST and isinstance(result, str):
+            if rec.settings.captures("answer"):
+                rec.put_text(sc.OI_OUTPUT_VALUE, result)
+                rec.attrs[sc.OI_OUTPUT_MIME_TYPE] = "text/plain"
+        elif result is not None and rec.settings.captures("io"):
+            if action is sc.Action.REQUEST and not rec.settings.captures("answer"):
+                return
+            rec.put_json(sc.OI_OUTPUT_VALUE, result)
+            rec.attrs[sc.OI_OUTPUT_MIME_TYPE] = "application/json"
+
+    def fail(self, exc: BaseException) -> None:
+        """Record an exception raised by the step (the caller re-raises it unchanged)."""
+        span = self.span
+        try:
+            if self.rec is not None:
+                self.rec.attrs[sc.ERROR_TYPE] = type(exc).__qualname__
+                if self.spec.action is sc.Action.TOOL:
+                    record_tool_error(self.rec, exc)
+            span.set_status(Status(StatusCode.ERROR, f"{type(exc).__qualname__}: {safe_str(exc)}"))
+            span.record_exception(exc)
+        except Exception:
+            logger.debug("recording exception on %s failed", self.spec.span_name, exc_info=True)
+
+    def set_attribute(self, key: str, value: AttributeValue) -> None:
+        """Set an extra attribute (written when the step ends)."""
+        if self.rec is not None:
+            self.rec.attrs[key] = value
+
+    def close(self) -> None:
+        """Write the gathered attributes and end the span."""
+        try:
+            if self.rec is not None:
+                self.span.set_attributes(self.rec.final())
+                self.rec = None
+        except Exception:
+            logger.debug("writing attributes of %s failed", self.spec.span_name, exc_info=True)
+        try:
+            self.span.end()
+        except Exception:
+            logger.debug("ending span %s failed", self.spec.span_name, exc_info=True)
+
+
+def begin(
+    spec: StepSpec,
+    args: tuple[Any, ...] = (),
+    kwargs: Mapping[str, Any] | None = None,
+) -> Step | None:
+    """Start a step's span; ``None`` when disabled, suppressed or telemetry failed."""
+    current = settings()
+    if not current.enabled or is_suppressed():
+        return None
+    try:
+        if current.propagate_threads:
+            ensure_thread_propagation()
+        span = get_tracer().start_span(spec.span_name, attributes=spec.static)
+        step = Step(spec, span, current)
+    except Exception:
+        logger.debug("starting span %s failed", spec.span_name, exc_info=True)
+        return None
+    if step.rec is not None:
+        step.record_inputs(args, kwargs or {})
+    return step
+
+
+class GenCollector:
+    """Gathers what a generator step yields, bounded, into the value recorded at the end.
+
+    RETRIEVE/RERANK/SELECT: the yielded items (first ``max_evidence_items``, plus the
+    count); ANSWER/TOOL: string chunks joined (or the last non-string item); other actions:
+    the yielded items.
+    """
+
+    __slots__ = ("_action", "_chunks", "_count", "_items", "_last", "_limit")
+
+    def __init__(self, step: Step) -> None:
+        self._action = step.spec.action
+        self._limit = step.rec.settings.max_evidence_items if step.rec is not None else 0
+        self._items: list[Any] = []
+        self._chunks: list[str] = []
+        self._last: object = None
+        self._count = 0
+
+    def add(self, item: object) -> None:
+        """Note one yielded item."""
+        self._count += 1
+        if self._action in (sc.Action.ANSWER, sc.Action.TOOL):
+            if isinstance(item, str):
+                self._chunks.append(item)
+            else:
+                self._last = item
+        elif len(self._items) < self._limit:
+            self._items.append(item)
+
+    def finish(self, step: Step) -> None:
+        """Record the gathered value as the step's result."""
+        if self._action in (sc.Action.ANSWER, sc.Action.TOOL):
+            value = self._last if self._last is not None else "".join(self._chunks)
+            step.succeed(value)
+        elif self._action in _EVIDENCE_ACTIONS:
+            step.succeed(self._items, total=self._count)
+        else:
+            step.succeed(self._items)

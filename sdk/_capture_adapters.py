@@ -1,0 +1,202 @@
+"""Thin adapters that run a function inside a step, for the four kinds of callables.
+
+Each adapter checks the switches (``settings().enabled``, OTel suppression), starts a
+:class:`~._capture.Step`, runs the user code with the step's context attached, records the
+result or the exception and ends the span. The span's context is attached only while the
+user's code runs: a generator's consumer never sees the generator's span as current, and an
+abandoned generator leaves nothing attached.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import AsyncGenerator, Callable, Generator
+from typing import Any, TypeVar
+
+from . import semconv as sc
+from ._capture import GenCollector, StepOptions, StepSpec, begin, build_spec
+from ._runtime import is_suppressed, settings
+
+__all__ = ["make_decorator", "wrap"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _wrap_sync(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def step_sync(*args: Any, **kwargs: Any) -> Any:
+        if not settings().enabled:
+            return fn(*args, **kwargs)
+        step = begin(spec, args, kwargs)
+        if step is None:
+            return fn(*args, **kwargs)
+        token = step.attach()
+        try:
+            result = fn(*args, **kwargs)
+            step.succeed(result)
+            return result
+        except Exception as exc:
+            step.fail(exc)
+            raise
+        finally:
+            step.detach(token)
+            step.close()
+
+    return step_sync
+
+
+def _wrap_async(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    async def step_async(*args: Any, **kwargs: Any) -> Any:
+        if not settings().enabled:
+            return await fn(*args, **kwargs)
+        step = begin(spec, args, kwargs)
+        if step is None:
+            return await fn(*args, **kwargs)
+        token = step.attach()
+        try:
+            result = await fn(*args, **kwargs)
+            step.succeed(result)
+            return result
+        except Exception as exc:
+            step.fail(exc)
+            raise
+        finally:
+            step.detach(token)
+            step.close()
+
+    return step_async
+
+
+def _wrap_gen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def step_gen(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+        if not settings().enabled or is_suppressed():
+            return (yield from fn(*args, **kwargs))
+        step = begin(spec, args, kwargs)
+        if step is None:
+            return (yield from fn(*args, **kwargs))
+        collector = GenCollector(step) if step.rec is not None else None
+        try:
+            token = step.attach()
+            try:
+                gen = fn(*args, **kwargs)
+            finally:
+                step.detach(token)
+            send: Any = None
+            thrown: BaseException | None = None
+            while True:
+                token = step.attach()
+                try:
+                    item = gen.send(send) if thrown is None else gen.throw(thrown)
+                except StopIteration as stop:
+                    if collector is not None:
+                        collector.finish(step)
+                    return stop.value
+                except Exception as exc:
+                    step.fail(exc)
+                    raise
+                finally:
+                    step.detach(token)
+                    thrown = None
+                if collector is not None:
+                    collector.add(item)
+                try:
+                    send = yield item
+                except GeneratorExit:  # closed early or abandoned by the consumer
+                    token = step.attach()
+                    try:
+                        gen.close()
+                    finally:
+                        step.detach(token)
+                    if collector is not None:
+                        collector.finish(step)
+                    raise
+                except BaseException as exc:  # forwarded into the generator, as yield from does
+                    thrown = exc
+        finally:
+            step.close()
+
+    return step_gen
+
+
+def _wrap_asyncgen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    async def step_asyncgen(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, Any]:
+        if not settings().enabled or is_suppressed():
+            async for item in fn(*args, **kwargs):
+                yield item
+            return
+        step = begin(spec, args, kwargs)
+        if step is None:
+            async for item in fn(*args, **kwargs):
+                yield item
+            return
+        collector = GenCollector(step) if step.rec is not None else None
+        try:
+            token = step.attach()
+            try:
+                agen = fn(*args, **kwargs)
+            finally:
+                step.detach(token)
+            send: Any = None
+            thrown: BaseException | None = None
+            while True:
+                token = step.attach()
+                try:
+                    if thrown is None:
+                        item = await agen.asend(send)
+                    else:
+                        item = await agen.athrow(thrown)
+                except StopAsyncIteration:
+                    if collector is not None:
+                        collector.finish(step)
+                    return
+                except Exception as exc:
+                    step.fail(exc)
+                    raise
+                finally:
+                    step.detach(token)
+                    thrown = None
+                if collector is not None:
+                    collector.add(item)
+                try:
+                    send = yield item
+                except GeneratorExit:  # aclose() or finalisation of an abandoned generator
+                    token = step.attach()
+                    try:
+                        await agen.aclose()
+                    finally:
+                        step.detach(token)
+                    if collector is not None:
+                        collector.finish(step)
+                    raise
+                except BaseException as exc:
+                    thrown = exc
+        finally:
+            step.close()
+
+    return step_asyncgen
+
+
+def wrap(fn: F, spec: StepSpec) -> F:
+    """Wrap ``fn`` (sync, async, generator or async generator) in a step."""
+    if inspect.isasyncgenfunction(fn):
+        wrapper = _wrap_asyncgen(fn, spec)
+    elif inspect.iscoroutinefunction(fn):
+        wrapper = _wrap_async(fn, spec)
+    elif inspect.isgeneratorfunction(fn):
+        wrapper = _wrap_gen(fn, spec)
+    else:
+        wrapper = _wrap_sync(fn, spec)
+    return wrapper  # type: ignore[return-value]
+
+
+def make_decorator(action: sc.Action, fn: Callable[..., Any] | None, options: StepOptions) -> Any:
+    """Apply a step decorator bare (``fn`` given) or return it configured (``fn`` None)."""
+
+    def decorate(func: F) -> F:
+        return wrap(func, build_spec(action, options, func))
+
+    return decorate if fn is None else decorate(fn)

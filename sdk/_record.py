@@ -1,0 +1,162 @@
+"""Per-span attribute accumulator shared by the recording conventions.
+
+Attributes are gathered in a plain dict while the step runs and written with one
+``set_attributes`` call when the span ends (one lock acquisition instead of one per key).
+Every captured text goes through :func:`~._attributes.text_value` (redaction, then size
+limit); the keys that were truncated and the maskers that fired are written as
+``groundtrace.truncated`` / ``groundtrace.redacted``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from . import semconv as sc
+from ._attributes import safe_json, safe_str, text_value
+from ._runtime import Settings, logger
+
+__all__ = [
+    "AttributeValue",
+    "Recorder",
+    "as_float",
+    "as_sequence",
+    "content_hash",
+    "content_id",
+    "field_getter",
+    "first_field",
+    "text_of",
+]
+
+#: A value accepted by ``Span.set_attribute``.
+AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float]
+
+_MISSING: Final = object()
+
+
+class Recorder:
+    """Accumulates the attributes of one span and the truncation/redaction bookkeeping."""
+
+    __slots__ = ("attrs", "fired", "settings", "truncated")
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.attrs: dict[str, AttributeValue] = {}
+        self.truncated: list[str] = []
+        self.fired: set[str] = set()
+
+    def text(self, key: str, text: str) -> str:
+        """Mask and clip one captured text field, noting truncation under ``key``."""
+        return text_value(text, self.settings, key=key, truncated=self.truncated, fired=self.fired)
+
+    def put_text(self, key: str, text: str) -> None:
+        """Record a captured text attribute (masked and clipped)."""
+        self.attrs[key] = self.text(key, text)
+
+    def put_json(self, key: str, value: object) -> None:
+        """Record ``value`` as captured JSON text (masked and clipped)."""
+        self.attrs[key] = self.text(key, safe_json(value))
+
+    def note_truncated(self, key: str) -> None:
+        """Record that ``key`` was cut (e.g. a list shortened to the configured maximum)."""
+        self.truncated.append(key)
+
+    def final(self) -> dict[str, AttributeValue]:
+        """The attributes to write, including the truncation/redaction lists."""
+        attrs = self.attrs
+        if self.truncated:
+            attrs[sc.GT_TRUNCATED] = sorted(set(self.truncated))
+        if self.fired:
+            attrs[sc.GT_REDACTED] = sorted(self.fired)
+        return attrs
+
+
+def content_hash(text: str) -> str:
+    """``"sha256:<hex>"`` of the UTF-8 bytes of ``text``."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def content_id(text: str) -> str:
+    """Stable id of an evidence string without one: the first 16 hex digits of its sha256."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def as_float(value: object) -> float | None:
+    """A finite float from a real number or a numeric string; ``None`` otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Real):
+        try:
+            number = float(value)
+        except Exception:
+            return None
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def as_sequence(value: object) -> Sequence[Any]:
+    """The items of a returned collection, without consuming iterators.
+
+    Lists, tuples and other ``Sequence`` types (not str/bytes) are used as they are; ``None``
+    is empty; anything else (including a lone mapping or object) is one item. Iterators are
+    never iterated: that would consume the application's value.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, list | tuple):
+        return value
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray):
+        return value
+    return (value,)
+
+
+def field_getter(item: object) -> Any:
+    """A ``get(name)`` function over a mapping's keys or an object's attributes."""
+    if isinstance(item, Mapping):
+        mapping = item
+
+        def get_key(name: str) -> object:
+            try:
+                return mapping.get(name, _MISSING)
+            except Exception:
+                return _MISSING
+
+        return get_key
+
+    def get_attr(name: str) -> object:
+        try:
+            return getattr(item, name, _MISSING)
+        except Exception:  # a raising property must not break recording
+            logger.debug("attribute %s raised on %s", name, type(item), exc_info=True)
+            return _MISSING
+
+    return get_attr
+
+
+def first_field(get: Any, names: Sequence[str]) -> object:
+    """The first present, non-None value among ``names``; ``None`` when there is none."""
+    for name in names:
+        value = get(name)
+        if value is not _MISSING and value is not None:
+            return value
+    return None
+
+
+def text_of(value: object) -> str | None:
+    """Text form of a field value (bytes decoded as UTF-8); ``None`` stays ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "replace")
+    return safe_str(value)
