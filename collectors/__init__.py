@@ -37,6 +37,7 @@ from .model import (
     Usage,
 )
 from .normalize import Convention, build_trace, build_traces, detect_convention
+from .readers import ReadReport, iter_input_files, read_spans, read_traces
 from .spans import SourceLocation, SpanEvent, SpanRecord, SpanStatus
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "LLMCall",
     "Message",
     "PromptEvidence",
+    "ReadReport",
     "ReplayEntrypoint",
     "ReplayLink",
     "Request",
@@ -66,4 +68,7 @@ __all__ = [
     "build_trace",
     "build_traces",
     "detect_convention",
+    "iter_input_files",
+    "read_spans",
+    "read_traces",
 ]

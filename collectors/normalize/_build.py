@@ -31,6 +31,15 @@ from ._values import SpanView
 __all__ = ["build_trace"]
 
 _ACTIONS = frozenset(a.value for a in sc.Action)
+# plain-str copies of the enum members (enum attribute access is slow on the hot path)
+_REQUEST = sc.Action.REQUEST.value
+_RETRIEVE = sc.Action.RETRIEVE.value
+_RERANK = sc.Action.RERANK.value
+_SELECT = sc.Action.SELECT.value
+_ANSWER = sc.Action.ANSWER.value
+_TOOL = sc.Action.TOOL.value
+_LLM = sc.Action.LLM.value
+_GROUNDTRACE = Convention.GROUNDTRACE
 _SCHEMA_MAJOR = sc.SCHEMA_VERSION.split(".", 1)[0]
 #: strings longer than this are left out of Step.attributes (content has typed fields).
 _MAX_STEP_STRING = 256
@@ -66,9 +75,12 @@ def _merge(extractors: Sequence[Extractor], view: SpanView) -> dict[str, Any]:
 def _step_attributes(attrs: dict[str, AttributeValue]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in attrs.items():
-        if isinstance(value, str):
-            if len(value) <= _MAX_STEP_STRING:
+        kind = type(value)
+        if kind is str:
+            if len(value) <= _MAX_STEP_STRING:  # type: ignore[arg-type]
                 out[key] = value
+        elif kind is int or kind is float or kind is bool:
+            out[key] = value
         elif isinstance(value, list):
             if len(value) <= _MAX_STEP_LIST and all(
                 isinstance(x, bool | int | float) or (isinstance(x, str) and len(x) <= 256)
@@ -109,7 +121,7 @@ class _Builder:
         convention = detect_convention(attrs)
         self.conventions.add(convention.value)
         action: str | None
-        if convention is Convention.GROUNDTRACE:
+        if convention is _GROUNDTRACE:
             raw = attrs.get(sc.GT_ACTION)
             action = raw if isinstance(raw, str) and raw in _ACTIONS else None
             if action is None:
@@ -161,7 +173,7 @@ class _Builder:
 
     def _by_action(self, view: SpanView, action: str, convention: Convention) -> None:
         span = view.span
-        if action == sc.Action.REQUEST:
+        if action == _REQUEST:
             if self.request_seen:
                 return
             self.request_seen = True
@@ -178,22 +190,22 @@ class _Builder:
                 self._foreign_request(other.oi_request(view))
             elif convention is Convention.TRACELOOP:
                 self._foreign_request(other.traceloop_request(view))
-        elif action in (sc.Action.RETRIEVE, sc.Action.RERANK):
+        elif action in (_RETRIEVE, _RERANK):
             self.retrieval_steps += 1
             for extract in _EVIDENCE_EXTRACTORS:
                 items = extract(view, action)
                 if items is not None:
                     self.evidence.extend(items)
                     break
-        elif action == sc.Action.SELECT:
+        elif action == _SELECT:
             ids = view.strings(sc.GT_SELECTED_IDS)
             if ids is not None:
                 self.selected = [*(self.selected or []), *ids]
-        elif action == sc.Action.ANSWER:
+        elif action == _ANSWER:
             self.answers.append({"span_id": span.span_id, **gt.answer_fields(view)})
             if self.entrypoint is None:
                 self.entrypoint = gt.replay_entrypoint(view)
-        elif action == sc.Action.TOOL:
+        elif action == _TOOL:
             fields = _merge(_TOOL_EXTRACTORS.get(convention, ()), view)
             if "status" not in fields:
                 fields["status"] = (
@@ -202,7 +214,7 @@ class _Builder:
                     else sc.ToolStatus.OK.value
                 )
             self.tools.append(gt.make_tool_call(span.span_id, fields))
-        elif action == sc.Action.LLM:
+        elif action == _LLM:
             self.llms.append(self._llm(view, convention))
 
     def _foreign_request(self, fields: dict[str, Any]) -> None:

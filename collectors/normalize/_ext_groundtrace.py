@@ -47,7 +47,48 @@ def request_fields(v: SpanView) -> dict[str, Any]:
     }
 
 
+_STR_OR_NONE = (str, type(None))
+_INT_OR_NONE = (int, type(None))
+_NUM_OR_NONE = (int, float, type(None))
+
+
 def _evidence_item(v: SpanView, raw: Any, index: int, stage: str) -> Evidence | None:
+    if type(raw) is dict:  # fast path: every field has its documented type
+        get = raw.get
+        raw_id, rank, score, length = get("id"), get("rank"), get("score"), get("length")
+        title, source, version = get("title"), get("source"), get("version")
+        content, content_hash, metadata = get("content"), get("content_hash"), get("metadata")
+        if (
+            type(raw_id) in _STR_OR_NONE
+            and type(title) in _STR_OR_NONE
+            and type(source) in _STR_OR_NONE
+            and type(version) in _STR_OR_NONE
+            and type(content) in _STR_OR_NONE
+            and type(content_hash) in _STR_OR_NONE
+            and type(rank) in _INT_OR_NONE
+            and type(length) in _INT_OR_NONE
+            and type(score) in _NUM_OR_NONE
+            and (score is None or math.isfinite(score))
+            and (metadata is None or type(metadata) is dict)
+        ):
+            return Evidence(
+                raw_id,
+                v.span.span_id,
+                stage,
+                index + 1 if rank is None else rank,
+                None if score is None else float(score),
+                title,
+                source,
+                version,
+                content,
+                content_hash,
+                length,
+                metadata or {},
+            )
+    return _evidence_item_checked(v, raw, index, stage)
+
+
+def _evidence_item_checked(v: SpanView, raw: Any, index: int, stage: str) -> Evidence | None:
     where = f"{sc.GT_EVIDENCE}[{index}]"
     if isinstance(raw, str):  # a bare string item: content only
         return Evidence(

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from groundtrace.collectors.model import Finding, FindingKind
 from groundtrace.collectors.spans import AttributeValue, SpanRecord
+
+try:
+    from orjson import loads as _orjson_loads
+
+    _loads: Callable[[str], Any] = _orjson_loads
+except ImportError:  # pragma: no cover - orjson is installed in development
+    from json import loads as _loads
 
 __all__ = ["SpanView"]
 
@@ -110,12 +117,10 @@ class SpanView:
             self.bad(key, "JSON text", raw)
             return None
         try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
+            value = _loads(raw)
+        except ValueError as exc:
             self.finding(
-                FindingKind.BAD_ATTRIBUTE_TYPE,
-                f"attribute {key} is not valid JSON ({exc.msg} at char {exc.pos})",
-                key,
+                FindingKind.BAD_ATTRIBUTE_TYPE, f"attribute {key} is not valid JSON ({exc})", key
             )
             return None
         if expected is not None and not isinstance(value, expected):

@@ -1,0 +1,44 @@
+"""Readers: OTLP trace files into span records, streaming and with bounded memory.
+
+Accepted inputs:
+
+* **OTLP-JSON lines** -- the OpenTelemetry Collector file-exporter format: one
+  ``ExportTraceServiceRequest`` per line in the OTLP/JSON encoding (lowerCamelCase, hex ids,
+  string int64s, integer enums). Base64 ids, numeric int64s and enum names are accepted too.
+* **OTLP protobuf** -- a stream of varint length-delimited ``ExportTraceServiceRequest``
+  messages, or one bare message filling the file (a file whose first byte is ``0x0A``).
+* **gzip** variants of both (recognised by magic bytes), **directories** (recursive, sorted,
+  known suffixes only) and ``-`` for **stdin**.
+
+Bad input never stops a read when a :class:`ReadReport` is passed: each bad line, message
+or span becomes a :class:`~groundtrace.collectors.errors.TraceReadError` with the file and
+line (for protobuf: the 1-based message index) in ``report.errors``, and everything valid is
+still read. Without a report the first error is raised.
+
+Usage::
+
+    from groundtrace.collectors.readers import ReadReport, read_traces
+
+    report = ReadReport()
+    traces = list(read_traces(["traces/", "more.jsonl.gz"], report=report))
+"""
+
+from __future__ import annotations
+
+from ._files import (
+    JSON_SUFFIXES,
+    PROTO_SUFFIXES,
+    ReadReport,
+    iter_input_files,
+    read_spans,
+    read_traces,
+)
+
+__all__ = [
+    "JSON_SUFFIXES",
+    "PROTO_SUFFIXES",
+    "ReadReport",
+    "iter_input_files",
+    "read_spans",
+    "read_traces",
+]

@@ -1,0 +1,270 @@
+"""Files, directories, gzip and stdin: streaming span sources with error collection."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import sys
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Final
+
+from groundtrace.collectors.errors import TraceReadError
+from groundtrace.collectors.model import Trace
+from groundtrace.collectors.normalize import DEFAULT_WINDOW, build_traces
+from groundtrace.collectors.spans import SourceLocation, SpanRecord
+
+from ._otlp_json import SpanDecodeError, decode_request
+from ._otlp_proto import FrameError, decode_message, iter_frames
+
+try:  # orjson is ~3x faster than the stdlib on OTLP lines; the stdlib is the fallback
+    import orjson
+
+    _loads: Callable[[bytes], Any] = orjson.loads
+    _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, UnicodeDecodeError)
+except ImportError:  # pragma: no cover - orjson is installed in development
+    import json
+
+    _loads = json.loads
+    _JSON_ERRORS = (ValueError, UnicodeDecodeError)
+
+__all__ = [
+    "JSON_SUFFIXES",
+    "PROTO_SUFFIXES",
+    "ReadReport",
+    "iter_input_files",
+    "read_spans",
+    "read_traces",
+]
+
+#: File suffixes read as OTLP-JSON lines when found in a directory (plus ``.gz`` variants).
+JSON_SUFFIXES: Final = frozenset({".json", ".jsonl", ".ndjson"})
+#: File suffixes read as OTLP protobuf when found in a directory (plus ``.gz`` variants).
+PROTO_SUFFIXES: Final = frozenset({".pb", ".binpb", ".protobuf", ".otlp"})
+STDIN: Final = "-"
+_GZIP_MAGIC: Final = b"\x1f\x8b"
+_WHITESPACE: Final = b" \t\r\n"
+_STREAM_ERRORS: Final = (OSError, EOFError, zlib.error)
+
+
+@dataclass(slots=True)
+class ReadReport:
+    """What a read saw: files, counts and every error (filled in while reading).
+
+    Pass one to :func:`read_spans` / :func:`read_traces` to keep reading past bad input;
+    without it the first error is raised.
+    """
+
+    files: list[str] = field(default_factory=list)
+    records: int = 0
+    spans: int = 0
+    errors: list[TraceReadError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether no error was seen."""
+        return not self.errors
+
+
+def _suffix_kind(path: Path) -> str | None:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    last = suffixes[-1] if suffixes else ""
+    if last in JSON_SUFFIXES:
+        return "json"
+    if last in PROTO_SUFFIXES:
+        return "proto"
+    return None
+
+
+def iter_input_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[str]:
+    """Expand paths: files as given, directories recursively in sorted order, ``-`` for stdin.
+
+    In directories only files with a known suffix (see :data:`JSON_SUFFIXES`,
+    :data:`PROTO_SUFFIXES`, each optionally followed by ``.gz``) are read; hidden files and
+    directories are skipped.
+
+    Raises:
+        TraceReadError: a path does not exist.
+    """
+    for raw in paths:
+        text = os.fspath(raw)
+        if text == STDIN:
+            yield STDIN
+            continue
+        path = Path(text)
+        if path.is_dir():
+            found: list[str] = []
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                found.extend(
+                    os.path.join(root, f)
+                    for f in files
+                    if not f.startswith(".") and _suffix_kind(Path(f)) is not None
+                )
+            yield from sorted(found)
+        elif path.is_file():
+            yield text
+        else:
+            raise TraceReadError("no such file or directory", path=text)
+
+
+class _Reader:
+    """Reads one input and collects (or raises) its errors."""
+
+    def __init__(self, name: str, report: ReadReport | None) -> None:
+        self.name = name
+        self.report = report
+
+    def error(self, message: str, line: int | None, where: str | None = None) -> None:
+        err = TraceReadError(message, path=self.name, line=line, field=where)
+        if self.report is None:
+            raise err
+        self.report.errors.append(err)
+
+    def decode_errors(self, errors: list[SpanDecodeError], line: int) -> None:
+        for exc in errors:
+            self.error(str(exc), line, exc.where)
+
+    def spans(self, stream: IO[bytes], kind: str | None) -> Iterator[SpanRecord]:
+        head = _peek(stream, 2)
+        if head.startswith(_GZIP_MAGIC):
+            stream = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
+            head = _peek(stream, 64)
+        else:
+            head = _peek(stream, 64)
+        if not head:
+            return
+        if kind is None:
+            kind = _sniff(head)
+        if kind == "json":
+            yield from self._json(stream)
+        else:
+            yield from self._proto(stream)
+
+    def _json(self, stream: IO[bytes]) -> Iterator[SpanRecord]:
+        report = self.report
+        name = self.name
+        number = 0
+        try:
+            for number, line in enumerate(stream, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = _loads(line)
+                except _JSON_ERRORS as exc:
+                    self.error(f"invalid JSON: {exc}", number)
+                    continue
+                errors: list[SpanDecodeError] = []
+                try:
+                    records = decode_request(obj, SourceLocation(name, number), errors)
+                except SpanDecodeError as exc:
+                    self.error(str(exc), number, exc.where)
+                    continue
+                self.decode_errors(errors, number)
+                if report is not None:
+                    report.records += 1
+                    report.spans += len(records)
+                yield from records
+        except _STREAM_ERRORS as exc:
+            self.error(f"cannot read further: {exc}", number + 1)
+
+    def _proto(self, stream: IO[bytes]) -> Iterator[SpanRecord]:
+        report = self.report
+        index = 0
+        try:
+            first = stream.read(1)
+            for index, data in enumerate(iter_frames(stream, first), start=1):
+                errors: list[SpanDecodeError] = []
+                try:
+                    records = decode_message(data, SourceLocation(self.name, index), errors)
+                except SpanDecodeError as exc:
+                    self.error(f"message {index}: {exc}", index, exc.where)
+                    continue
+                self.decode_errors(errors, index)
+                if report is not None:
+                    report.records += 1
+                    report.spans += len(records)
+                yield from records
+        except FrameError as exc:
+            self.error(f"broken protobuf framing after message {index}: {exc}", index + 1)
+        except _STREAM_ERRORS as exc:
+            self.error(f"cannot read further: {exc}", index + 1)
+
+
+def _peek(stream: IO[bytes], n: int) -> bytes:
+    peek = getattr(stream, "peek", None)
+    if peek is None:  # pragma: no cover - every stream we open is buffered
+        raise TypeError("stream must support peek()")
+    try:
+        data: bytes = peek(n)
+    except _STREAM_ERRORS:
+        return b"\x00"  # unreadable: let the protobuf path report the stream error
+    return data[:n]
+
+
+def _sniff(head: bytes) -> str:
+    """JSON when the first non-whitespace byte is ``{`` and the head is text; else protobuf."""
+    if head[:1] == b"{":
+        return "json"
+    stripped = head.lstrip(_WHITESPACE)
+    if stripped[:1] == b"{":
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError:
+            return "proto"
+        return "json"
+    return "proto"
+
+
+def read_spans(
+    paths: Iterable[str | os.PathLike[str]], *, report: ReadReport | None = None
+) -> Iterator[SpanRecord]:
+    """Stream every span of the given files, directories or ``-`` (stdin).
+
+    Format is decided per file: by suffix (``.json``/``.jsonl``/``.ndjson`` vs
+    ``.pb``/``.binpb``/``.protobuf``/``.otlp``, optionally ``.gz``), else by content.
+    Gzip is recognised by its magic bytes whatever the name.
+
+    Args:
+        paths: files, directories (read recursively, sorted) or ``-``.
+        report: collects files, counts and errors; with it, bad lines and spans are
+            reported and skipped while everything valid is still read. Without it, the
+            first problem raises.
+
+    Raises:
+        TraceReadError: a path is missing, or (without ``report``) any input is bad.
+    """
+    for name in iter_input_files(paths):
+        if report is not None:
+            report.files.append(name)
+        if name == STDIN:
+            reader = _Reader("<stdin>", report)
+            yield from reader.spans(sys.stdin.buffer, None)
+            continue
+        reader = _Reader(name, report)
+        try:
+            handle = open(name, "rb")  # noqa: SIM115 - closed in finally, generator-safe
+        except OSError as exc:
+            reader.error(f"cannot open: {exc.strerror}", None)
+            continue
+        try:
+            yield from reader.spans(handle, _suffix_kind(Path(name)))
+        finally:
+            handle.close()
+
+
+def read_traces(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    report: ReadReport | None = None,
+    window: int = DEFAULT_WINDOW,
+    max_pending_spans: int | None = None,
+) -> Iterator[Trace]:
+    """Stream traces (τ) from files; see :func:`read_spans` and :func:`build_traces`."""
+    return build_traces(
+        read_spans(paths, report=report), window=window, max_pending_spans=max_pending_spans
+    )
