@@ -1,9 +1,10 @@
 """Recover the question and the evidence chunks from a chat prompt (for the lexical reader).
 
-The reader sees exactly what a model would see: the chat messages. Evidence is found in the
-standard rendering of :mod:`groundtrace.sdk.rendering` -- blocks opened by a header line
-``[<id>] <title>`` followed by the chunk text -- and the question is the text after the last
-``Question:`` label (the prompt's last line otherwise).
+The reader sees exactly what a model would see: the chat messages. Evidence is read from the
+standard rendering of :mod:`groundtrace.sdk.rendering` (format ``groundtrace.chunks/1``): the
+last block between ``<<<EVIDENCE>>>`` and ``<<<END EVIDENCE>>>``, chunks opened by a header line
+``[<id>] <title>``. Without those delimiters, header lines anywhere before the final question
+are used. The question is the text after the last ``Question:`` label (else the last line).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
+
+from groundtrace.sdk.rendering import BLOCK_END, BLOCK_START
 
 from ._lexical_reader import Chunk
 
@@ -66,11 +69,16 @@ def parse_prompt(text: str) -> tuple[str, list[Chunk]]:
     else:
         lines = [line for line in text.splitlines() if line.strip()]
         question = lines[-1].strip() if lines else ""
-    task = _last_example_free(text)
-    # Evidence of the real task is the last evidence block before the final question.
-    end = task.rfind("Question:")
-    if end >= 0:
-        task = task[:end]
+    start = text.rfind(BLOCK_START)
+    stop = text.find(BLOCK_END, start) if start >= 0 else -1
+    if start >= 0 and stop >= 0:
+        task = text[start + len(BLOCK_START) : stop]
+    else:
+        task = _last_example_free(text)
+        # Evidence of the real task is the last evidence block before the final question.
+        end = task.rfind("Question:")
+        if end >= 0:
+            task = task[:end]
     chunks: list[Chunk] = []
     headers = list(_HEADER_RE.finditer(task))
     for index, header in enumerate(headers):

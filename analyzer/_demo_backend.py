@@ -1,0 +1,104 @@
+"""Which model the demo talks to: the real Gemma server, the lexical reader, or a URL."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Final
+
+import httpx
+
+from groundtrace.collectors.errors import ConfigError
+
+from .backends import LEXICAL_MODEL, BackendUnavailableError, LlamaServer
+
+__all__ = ["Backend", "import_example_app", "open_backend"]
+
+_APP_MODULE: Final = "examples.hotpot_rag.app"
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """An OpenAI-compatible endpoint the app can call.
+
+    Attributes:
+        kind: ``gemma``, ``lexical`` or ``url``.
+        model: model name sent in requests.
+        base_url: the endpoint (the app's in-process pseudo URL for ``lexical``).
+    """
+
+    kind: str
+    model: str
+    base_url: str
+
+
+def import_example_app() -> ModuleType:
+    """Import ``examples.hotpot_rag.app`` (from a repository checkout).
+
+    ``examples`` is not an installed package: when it is not importable, the checkout root
+    (the parent of the ``analyzer`` folder of this installation) is put on ``sys.path`` so
+    the recorded replay entry point ``examples.hotpot_rag.app:answer`` resolves too.
+
+    Raises:
+        ConfigError: the example app cannot be found.
+    """
+    try:
+        return importlib.import_module(_APP_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name not in {"examples", "examples.hotpot_rag", _APP_MODULE}:
+            raise
+    root = Path(__file__).resolve().parents[1]
+    if (root / "examples" / "hotpot_rag" / "app.py").is_file():
+        sys.path.insert(0, str(root))
+        return importlib.import_module(_APP_MODULE)
+    raise ConfigError(
+        "the demo app `examples.hotpot_rag` is not importable: run from a groundtrace "
+        "repository checkout"
+    )
+
+
+def _first_model(base_url: str) -> str:
+    try:
+        response = httpx.get(f"{base_url.rstrip('/')}/models", timeout=10.0)
+        response.raise_for_status()
+        models = response.json().get("data") or []
+    except (httpx.HTTPError, ValueError, AttributeError) as exc:
+        raise BackendUnavailableError(
+            f"cannot list models at {base_url}: {exc}; is the server running? "
+            "(or use `--model lexical`)"
+        ) from exc
+    if not models or not isinstance(models[0], dict) or "id" not in models[0]:
+        raise BackendUnavailableError(f"{base_url}/models lists no model")
+    return str(models[0]["id"])
+
+
+@contextlib.contextmanager
+def open_backend(model: str) -> Iterator[Backend]:
+    """Start (or reach) the model backend for the duration of the block.
+
+    Args:
+        model: ``gemma`` (local llama.cpp server, started here), ``lexical`` (in-process
+            extractive reader) or an ``http(s)://.../v1`` URL of an OpenAI-compatible server.
+
+    Raises:
+        BackendUnavailableError: the backend cannot be started or reached.
+        ConfigError: ``model`` is none of the above.
+    """
+    if model == "lexical":
+        app = import_example_app()
+        yield Backend("lexical", LEXICAL_MODEL, str(app.LEXICAL_BASE_URL))
+    elif model == "gemma":
+        with LlamaServer() as server:
+            yield Backend("gemma", server.model, server.base_url)
+    elif model.startswith(("http://", "https://")):
+        yield Backend("url", _first_model(model), model.rstrip("/"))
+    else:
+        raise ConfigError(
+            f"unknown model {model!r}: use gemma, lexical or an http(s):// URL",
+            field="--model",
+        )

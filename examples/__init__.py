@@ -1,0 +1,3 @@
+"""Runnable example apps instrumented with groundtrace (importable from a repository checkout)."""
+
+__all__: list[str] = []

@@ -1,0 +1,245 @@
+"""An instrumented BM25 RAG app over HotpotQA: REQUEST -> RETRIEVE -> ANSWER (LLM) -> SELECT.
+
+Per question the corpus is the question's context paragraphs (ids ``<_id>:<index>``):
+
+* RETRIEVE (``@retrieve``): BM25 (``rank_bm25.BM25Okapi``) top-k over the paragraphs, each
+  evidence item with id, title, rank, score and content;
+* ANSWER (``@answer(replayable=True)``): the evidence with a positive BM25 score is rendered
+  with the SDK's standard rendering into one user message (the Gemma chat template drops
+  system messages, so instructions and one worked example go there too) and sent through the
+  ``openai`` client (an LLM span when the openai instrumentor is on) with ``temperature=0``
+  and a JSON-schema ``response_format``; the reply is parsed with ``parse_answer``;
+* SELECT (``@select``): U = the chunks the model says it used (the ids that exist in the
+  evidence), or every chunk it was shown when it names none.
+
+:func:`answer` is the importable entry point replay calls with perturbed evidence:
+``examples.hotpot_rag.app:answer``.
+
+Usage::
+
+    from examples.hotpot_rag.app import run_case
+    from examples.hotpot_rag.cases import load_cases
+
+    result = run_case(load_cases(limit=1)[0], model="lexical", base_url=LEXICAL_BASE_URL)
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from rank_bm25 import BM25Okapi
+
+from groundtrace.sdk import answer as answer_step
+from groundtrace.sdk import request, retrieve, select
+from groundtrace.sdk.rendering import build_prompt, parse_answer
+
+from .cases import Case, Chunk
+
+__all__ = [
+    "APP_NAME",
+    "APP_VERSION",
+    "DEFAULT_TOP_K",
+    "LEXICAL_BASE_URL",
+    "CaseResult",
+    "answer",
+    "app_version",
+    "retrieve_chunks",
+    "run_case",
+    "select_used",
+]
+
+APP_NAME: Final = "hotpot-rag"
+APP_VERSION: Final = "1.0.0"
+DEFAULT_TOP_K: Final = 5
+#: Pseudo base URL of the in-process lexical reader (no socket).
+LEXICAL_BASE_URL: Final = "inprocess://lexical/v1"
+_MAX_TOKENS: Final = 96
+_MAX_USED: Final = 3
+
+_INSTRUCTIONS: Final = (
+    "Answer the question using only the evidence chunks. Reply with one JSON object: "
+    '{"answer": "<short answer: a name, number, date, or yes/no>", '
+    '"confidence": <number from 0 to 1>, "used_chunks": ["<ids of the chunks used>"]}.\n\n'
+    "Example.\n"
+    "[ex:0] Jaws (film)\n"
+    "Jaws is a 1975 American thriller film directed by Steven Spielberg.\n"
+    "[ex:1] Mallard\n"
+    "The mallard is a dabbling duck.\n"
+    "Question: Who directed Jaws?\n"
+    'Answer: {"answer": "Steven Spielberg", "confidence": 0.9, "used_chunks": ["ex:0"]}\n\n'
+    "Now the task."
+)
+_TOKEN_RE: Final = re.compile(r"\w+")
+
+
+def app_version(top_k: int = DEFAULT_TOP_K) -> str:
+    """Version label of the app configuration (what the release gate compares)."""
+    return f"{APP_VERSION}+bm25-top{top_k}"
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN_RE.findall(text.lower())
+
+
+@retrieve(retriever="bm25", mode="full_text")
+def retrieve_chunks(question: str, chunks: Sequence[Chunk], top_k: int) -> list[dict[str, Any]]:
+    """BM25 top-k over the case's paragraphs (title + text), ranked by score."""
+    if not chunks:
+        return []
+    bm25 = BM25Okapi([_tokens(f"{c.title} {c.text}") for c in chunks])
+    scores = bm25.get_scores(_tokens(question))
+    order = sorted(range(len(chunks)), key=lambda i: (-float(scores[i]), i))[:top_k]
+    return [
+        {
+            "id": chunks[i].id,
+            "title": chunks[i].title,
+            "rank": rank,
+            "score": round(float(scores[i]), 6),
+            "content": chunks[i].text,
+        }
+        for rank, i in enumerate(order, start=1)
+    ]
+
+
+@functools.cache
+def _client(base_url: str, api_key: str) -> Any:
+    import openai
+
+    if base_url == LEXICAL_BASE_URL:
+        from groundtrace.analyzer.backends import lexical_client
+
+        return lexical_client()
+    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=120.0)
+
+
+def _response_format(ids: Sequence[str]) -> dict[str, Any]:
+    used: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "maxItems": _MAX_USED}
+    if ids:
+        used["items"]["enum"] = list(ids)
+    schema = {
+        "type": "object",
+        "properties": {
+            "answer": {"type": "string"},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "used_chunks": used,
+        },
+        "required": ["answer", "confidence", "used_chunks"],
+    }
+    return {"type": "json_object", "schema": schema}
+
+
+@answer_step(replayable=True, query_param="question", evidence_param="evidence")
+def answer(
+    question: str,
+    evidence: Sequence[Mapping[str, Any]],
+    *,
+    model: str,
+    base_url: str,
+    api_key: str = "local",
+    max_tokens: int = _MAX_TOKENS,
+) -> dict[str, Any]:
+    """Answer ``question`` from ``evidence`` with an OpenAI-compatible model.
+
+    Args:
+        question: the question.
+        evidence: evidence items (mappings with ``id``, ``title``, ``content``), in prompt order.
+        model: model name sent to the endpoint.
+        base_url: the endpoint (``LEXICAL_BASE_URL`` for the in-process lexical reader).
+        api_key: key sent to the endpoint (local servers ignore it).
+        max_tokens: bound on the reply length.
+
+    Returns:
+        ``{"answer", "confidence", "used_chunks"}``; ``used_chunks`` keeps only ids present in
+        ``evidence``. An unparsable reply gives answer ``""`` and confidence ``0.0`` with the
+        parse error under ``"error"`` (the ANSWER span shows what the model said).
+    """
+    items = list(evidence)
+    prompt = build_prompt(question, items, instructions=_INSTRUCTIONS)
+    # One user message: the Gemma chat template drops system messages.
+    reply = _client(base_url, api_key).chat.completions.create(
+        model=model,
+        messages=[{"role": "user", "content": f"{prompt.system}\n\n{prompt.user}"}],
+        temperature=0,
+        max_tokens=max_tokens,
+        response_format=_response_format([str(e.get("id")) for e in items]),
+    )
+    text = reply.choices[0].message.content or ""
+    parsed = parse_answer(text)
+    known = {str(e.get("id")) for e in items}
+    used = [i for i in dict.fromkeys(parsed.used_chunks or []) if i in known]
+    result: dict[str, Any] = {
+        "answer": parsed.answer or "",
+        "confidence": float(parsed.confidence) if parsed.confidence is not None else 0.0,
+        "used_chunks": used,
+    }
+    if parsed.error:
+        result["error"] = parsed.error
+    return result
+
+
+@select(name="used_chunks")
+def select_used(
+    evidence: Sequence[Mapping[str, Any]], used_ids: Sequence[str]
+) -> list[dict[str, Any]]:
+    """U: the evidence the model says it used, or all evidence it saw when it names none."""
+    wanted = set(used_ids)
+    chosen = [dict(e) for e in evidence if e.get("id") in wanted]
+    return chosen or [dict(e) for e in evidence]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """What the app answered for one case."""
+
+    case_id: str
+    answer: str
+    confidence: float
+    used_chunks: tuple[str, ...]
+    retrieved: tuple[str, ...]
+
+
+def _run(
+    question: str, case_id: str, case: Case, top_k: int, model: str, base_url: str
+) -> CaseResult:
+    evidence = retrieve_chunks(question, case.chunks, top_k)
+    context = [e for e in evidence if e["score"] > 0] or evidence
+    result = answer(question, context, model=model, base_url=base_url)
+    used = select_used(context, result["used_chunks"])
+    return CaseResult(
+        case_id=case_id,
+        answer=str(result["answer"]),
+        confidence=float(result["confidence"]),
+        used_chunks=tuple(str(u["id"]) for u in used),
+        retrieved=tuple(str(e["id"]) for e in evidence),
+    )
+
+
+@functools.cache
+def _request_step(version: str) -> Callable[..., CaseResult]:
+    step: Callable[..., CaseResult] = request(
+        name="hotpot_rag", query_param="question", app_name=APP_NAME, app_version=version
+    )(_run)
+    return step
+
+
+def run_case(case: Case, *, model: str, base_url: str, top_k: int = DEFAULT_TOP_K) -> CaseResult:
+    """Run the app on one case: one trace rooted in a REQUEST span.
+
+    Args:
+        case: the HotpotQA case.
+        model: model name for the ANSWER step.
+        base_url: OpenAI-compatible endpoint (or :data:`LEXICAL_BASE_URL`).
+        top_k: BM25 depth; also part of the app version label.
+    """
+    return _request_step(app_version(top_k))(
+        question=case.question,
+        case_id=case.case_id,
+        case=case,
+        top_k=top_k,
+        model=model,
+        base_url=base_url,
+    )
