@@ -33,7 +33,7 @@ from ._agreement import (
     raw_agreement_batch,
 )
 from ._fingerprint import fingerprint, fingerprint_digest
-from ._gold import GoldItem, GoldSet, RowFilter, load_gold
+from ._gold import GoldItem, GoldSet, RowFilter, load_cases, load_gold
 from ._lexical import LEXICAL_VERSION, LexicalJudge, content_tokens
 from ._llm_judge import LLMJudge, build_prompt
 from ._protocol import SCORE_MAX, SCORE_MIN, failure_errors, parse_judge_reply
@@ -91,6 +91,7 @@ __all__ = [
     "fingerprint_digest",
     "grade_set",
     "judge_all",
+    "load_cases",
     "load_gold",
     "load_record",
     "load_rubric",

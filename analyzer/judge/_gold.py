@@ -27,7 +27,7 @@ from groundtrace.collectors.errors import ConfigError, InputError
 
 from ._types import JudgeCase
 
-__all__ = ["GoldItem", "GoldSet", "RowFilter", "load_gold"]
+__all__ = ["GoldItem", "GoldSet", "RowFilter", "load_cases", "load_gold"]
 
 _TRUE = frozenset({"1", "true", "yes", "pass", "supported", "grounded", "relevant", "correct"})
 _FALSE = frozenset(
@@ -271,3 +271,24 @@ def _sample(
         chosen = [items[int(k)] for k in rng.choice(len(items), take, replace=False)]
     chosen.sort(key=lambda i: i.line)
     return chosen, {"size": size, "stratify": stratify, "seed": seed, "drawn": len(chosen)}
+
+
+def load_cases(path: str | Path) -> list[JudgeCase]:
+    """Cases to judge from a JSONL file in the gold item layout (labels not needed)."""
+    source = str(path)
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read cases: {exc}", path=source) from exc
+    cases: list[JudgeCase] = []
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", path=source, line=number) from exc
+        if not isinstance(row, dict):
+            raise InputError("row is not a JSON object", path=source, line=number)
+        cases.append(_case(row, path=source, line=number))
+    return cases

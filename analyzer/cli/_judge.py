@@ -1,0 +1,353 @@
+"""``groundtrace judge ...``: validate a judge on a gold set, check its record, run it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Final, TypeVar
+
+import typer
+
+from groundtrace.analyzer.judge import (
+    AcceptanceProfile,
+    Judge,
+    JudgeCase,
+    JudgeResult,
+    LexicalJudge,
+    LLMJudge,
+    Metric,
+    RowFilter,
+    build_record,
+    check_record,
+    judge_all,
+    load_cases,
+    load_gold,
+    load_record,
+    meta_evaluate,
+    render_validation_markdown,
+    summarize_results,
+)
+from groundtrace.analyzer.judge._cases import cases_from_traces
+from groundtrace.analyzer.judge._report import write_json
+from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
+from groundtrace.collectors.errors import ConfigError, InputError
+
+from ._app import console, err_console, handle_errors
+
+__all__ = ["API_KEY_ENV", "register"]
+
+#: Environment variable read for the judge endpoint's API key (optional).
+API_KEY_ENV: Final = "GROUNDTRACE_JUDGE_API_KEY"
+
+judge_app = typer.Typer(
+    help="LLM-judge checks and judge meta-evaluation (validate before a judge may gate).",
+    no_args_is_help=True,
+)
+
+T = TypeVar("T")
+
+JudgeOpt = Annotated[
+    str,
+    typer.Option(
+        "--judge",
+        help="'lexical' (built-in baseline) or the base URL of an OpenAI-compatible "
+        "endpoint, e.g. http://127.0.0.1:8080/v1.",
+    ),
+]
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", help="Model id at the endpoint (required with a URL).")
+]
+ConcurrencyOpt = Annotated[int, typer.Option(help="Model calls in flight.")]
+TimeoutOpt = Annotated[float, typer.Option(help="Seconds per model call attempt.")]
+SeedOpt = Annotated[int, typer.Option("--judge-seed", help="Sampling seed sent to the model.")]
+MaxTokensOpt = Annotated[int, typer.Option(help="Reply token budget of the judge.")]
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
+
+
+def _make_judge(
+    spec: str,
+    model: str | None,
+    out: Path,
+    *,
+    concurrency: int,
+    timeout: float,
+    seed: int,
+    max_tokens: int,
+) -> tuple[Judge, ModelClient | None]:
+    if spec == "lexical":
+        return LexicalJudge(), None
+    if not spec.startswith(("http://", "https://")):
+        raise ConfigError("--judge must be 'lexical' or an http(s) URL", field="--judge")
+    if not model:
+        raise ConfigError("--model is required with an endpoint judge", field="--model")
+    client = ModelClient(
+        spec,
+        api_key=os.environ.get(API_KEY_ENV),
+        cache=CallCache(out / "llm_cache.sqlite"),
+        concurrency=concurrency,
+        timeout=timeout,
+        retry=RetryPolicy(seed=seed),
+    )
+    return LLMJudge(client, model, seed=seed, max_tokens=max_tokens), client
+
+
+async def _judge_with_progress(
+    judge: Judge, cases: Sequence[JudgeCase], client: ModelClient | None, quiet: bool
+) -> list[JudgeResult]:
+    done = 0
+
+    def tick(_: JudgeResult) -> None:
+        nonlocal done
+        done += 1
+        if not quiet and (done % 10 == 0 or done == len(cases)):
+            err_console.print(f"judged {done}/{len(cases)}", highlight=False)
+
+    try:
+        return await judge_all(judge, cases, on_done=tick)
+    finally:
+        if client is not None:
+            await client.aclose()
+
+
+def _write_judgments(path: Path, results: Sequence[JudgeResult]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as handle:
+            for result in results:
+                handle.write(json.dumps(result.as_dict(), ensure_ascii=False) + "\n")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc}", path=str(path)) from exc
+
+
+def _metric(name: str) -> Metric:
+    try:
+        return Metric(name)
+    except ValueError:
+        choices = ", ".join(m.value for m in Metric)
+        raise ConfigError(
+            f"unknown dimension {name!r} (one of {choices})", field="--dimension"
+        ) from None
+
+
+@judge_app.command("validate")
+@handle_errors
+def validate_command(
+    gold: Annotated[Path, typer.Option("--gold", help="Gold set JSONL.")],
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")],
+    judge: JudgeOpt = "lexical",
+    model: ModelOpt = None,
+    threshold: Annotated[
+        float | None, typer.Option(help="Working threshold (default: the profile's, 0.8).")
+    ] = None,
+    dimension: Annotated[str, typer.Option(help="Metric the gold labels grade.")] = "adherence",
+    label_field: Annotated[
+        str | None,
+        typer.Option(help="Single-label column (e.g. 'supported'); default detects the layout."),
+    ] = None,
+    filters: Annotated[
+        list[str] | None,
+        typer.Option("--filter", help="Row filter FIELD~TEXT, FIELD!~TEXT, FIELD=V, FIELD!=V."),
+    ] = None,
+    sample: Annotated[int | None, typer.Option(help="Seeded random sample of N rows.")] = None,
+    stratify: Annotated[bool, typer.Option(help="Sample N/2 rows from each class.")] = False,
+    sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 20260709,
+    profile_file: Annotated[
+        Path | None, typer.Option("--profile", help="Acceptance profile (TOML or JSON).")
+    ] = None,
+    concurrency: ConcurrencyOpt = 2,
+    timeout: TimeoutOpt = 120.0,
+    judge_seed: SeedOpt = 0,
+    max_tokens: MaxTokensOpt = 256,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Measure a judge's agreement with a gold set and write its validation record.
+
+    Reports the grade (smoke >= 30 items, decision >= 100, minority class >= 30%), raw
+    agreement, inter-annotator kappa, judge-vs-gold Cohen's kappa, MCC at the working
+    threshold, AUROC and an MCC sweep 0.1-0.9, each with a 95% bootstrap CI (B and seed from
+    the profile). Writes report.md, validation.json, validation_record_<dimension>.json and
+    judgments.jsonl in OUT. The groundedness layout is read with e.g.
+    --label-field supported --filter 'label_origin~human'.
+    """
+    metric = _metric(dimension)
+    profile = AcceptanceProfile.from_file(profile_file) if profile_file else AcceptanceProfile()
+    working = profile.threshold if threshold is None else threshold
+    if not 0.0 <= working <= 1.0:
+        raise ConfigError("--threshold must be within [0, 1]", field="--threshold")
+    gold_set = load_gold(
+        gold,
+        dimension=metric.value,
+        label_field=label_field,
+        filters=tuple(RowFilter.parse(f) for f in filters or ()),
+        sample=sample,
+        stratify=stratify,
+        seed=sample_seed,
+    )
+    if not gold_set.items:
+        raise InputError("no gold items left after filtering", path=str(gold))
+    the_judge, client = _make_judge(
+        judge,
+        model,
+        out,
+        concurrency=concurrency,
+        timeout=timeout,
+        seed=judge_seed,
+        max_tokens=max_tokens,
+    )
+    cases = [item.case for item in gold_set.items]
+    results = _run(_judge_with_progress(the_judge, cases, client, as_json))
+    validation = meta_evaluate(
+        gold_set,
+        results,
+        metric=metric,
+        threshold=working,
+        n_resamples=profile.n_resamples,
+        seed=profile.seed,
+        smoke_min=profile.smoke_min,
+        decision_min=profile.decision_min,
+        minority_min=profile.minority_min,
+    )
+    if client is not None:
+        validation["client"] = client.stats.as_dict()
+    fingerprint = dict(the_judge.fingerprint(working))
+    record = build_record(validation, fingerprint, profile)
+    validation["mode"] = record["mode"]
+    validation["fingerprint"] = fingerprint
+    command = shlex.join(["groundtrace", *sys.argv[1:]])
+    write_json(out / "validation.json", validation)
+    write_json(out / f"validation_record_{metric.value}.json", record)
+    _write_judgments(out / "judgments.jsonl", results)
+    markdown = render_validation_markdown(validation, record, command=command)
+    try:
+        (out / "report.md").write_text(markdown, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc}", path=str(out / "report.md")) from exc
+    if as_json:
+        typer.echo(json.dumps(validation, ensure_ascii=False))
+    else:
+        typer.echo(markdown, nl=False)
+
+
+@judge_app.command("check")
+@handle_errors
+def check_command(
+    record_path: Annotated[Path, typer.Option("--record", help="validation_record_*.json")],
+    judge: JudgeOpt = "lexical",
+    model: ModelOpt = None,
+    threshold: Annotated[float, typer.Option(help="Working threshold in use.")] = 0.8,
+    judge_seed: SeedOpt = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Check a validation record against the judge as configured now.
+
+    Exit 0 when the record applies and the metric is gate-eligible, 1 when the metric must run
+    review-only (criteria not met, or the fingerprint changed).
+    """
+    record = load_record(record_path)
+    if judge == "lexical":
+        fingerprint = LexicalJudge().fingerprint(threshold)
+    else:
+        if not model:
+            raise ConfigError("--model is required with an endpoint judge", field="--model")
+        client = ModelClient(judge)
+        fingerprint = LLMJudge(client, model, seed=judge_seed).fingerprint(threshold)
+    result = check_record(record, fingerprint)
+    if as_json:
+        typer.echo(json.dumps(result.as_dict()))
+    else:
+        status = "valid" if result.valid else "INVALID"
+        console.print(
+            f"{result.metric}: record {status}, mode {result.mode}: {result.reason}",
+            highlight=False,
+            markup=False,
+        )
+    if result.mode != "gate_eligible":
+        raise typer.Exit(1)
+
+
+@judge_app.command("run")
+@handle_errors
+def run_command(
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")],
+    traces: Annotated[
+        list[Path] | None, typer.Argument(help="Trace files or folders (OTLP).")
+    ] = None,
+    cases_file: Annotated[
+        Path | None,
+        typer.Option("--cases", help="JSONL of cases to judge (question, context, answer)."),
+    ] = None,
+    judge: JudgeOpt = "lexical",
+    model: ModelOpt = None,
+    threshold: Annotated[float, typer.Option(help="Working threshold.")] = 0.8,
+    concurrency: ConcurrencyOpt = 2,
+    timeout: TimeoutOpt = 120.0,
+    judge_seed: SeedOpt = 0,
+    max_tokens: MaxTokensOpt = 256,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Score traces (and/or a case file) on the RAG triad, with protocol errors by kind.
+
+    Writes judgments.jsonl and summary.json in OUT. Traces without a query, an answer or
+    evidence content are listed as not judgeable, never scored.
+    """
+    from groundtrace.collectors.readers import ReadReport, read_traces
+
+    if not traces and cases_file is None:
+        raise ConfigError("give trace paths and/or --cases", field="TRACES")
+    cases: list[JudgeCase] = []
+    skipped: list[dict[str, Any]] = []
+    read_errors: list[str] = []
+    if traces:
+        report = ReadReport()
+        found, unjudgeable = cases_from_traces(read_traces(traces, report=report))
+        cases.extend(found)
+        skipped = [{"case_id": u.case_id, "missing": list(u.missing)} for u in unjudgeable]
+        read_errors = [str(e) for e in report.errors]
+    if cases_file is not None:
+        cases.extend(load_cases(cases_file))
+    the_judge, client = _make_judge(
+        judge,
+        model,
+        out,
+        concurrency=concurrency,
+        timeout=timeout,
+        seed=judge_seed,
+        max_tokens=max_tokens,
+    )
+    results = _run(_judge_with_progress(the_judge, cases, client, as_json))
+    summary = summarize_results(results, threshold)
+    summary["not_judgeable"] = skipped
+    summary["read_errors"] = read_errors
+    summary["fingerprint"] = dict(the_judge.fingerprint(threshold))
+    if client is not None:
+        summary["client"] = client.stats.as_dict()
+    write_json(out / "summary.json", summary)
+    _write_judgments(out / "judgments.jsonl", results)
+    if as_json:
+        typer.echo(json.dumps(summary, ensure_ascii=False))
+        return
+    console.print(
+        f"{summary['cases']} cases judged, {summary['needs_review']} need review "
+        f"(protocol errors), {len(skipped)} traces not judgeable",
+        highlight=False,
+    )
+    for name, m in summary["metrics"].items():
+        console.print(
+            f"  {name}: scored {m['scored']}, mean {m['mean']}, pass {m['pass']} / fail "
+            f"{m['fail']} @ {threshold}, protocol errors {m['errors_by_kind'] or 0}",
+            highlight=False,
+            markup=False,
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``judge`` command group to the root app."""
+    app.add_typer(judge_app, name="judge")

@@ -1,0 +1,71 @@
+"""Judge cases from traces (the trace model τ) and from case files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from groundtrace.collectors.model import Trace
+
+from ._types import JudgeCase
+
+__all__ = ["Unjudgeable", "case_from_trace", "cases_from_traces"]
+
+
+@dataclass(frozen=True, slots=True)
+class Unjudgeable:
+    """A trace that cannot be judged, and why (it is reported, never scored).
+
+    Attributes:
+        case_id: case id or trace id.
+        missing: what the trace lacks (``query``, ``answer``, ``evidence content``).
+    """
+
+    case_id: str
+    missing: tuple[str, ...]
+
+
+def case_from_trace(trace: Trace) -> JudgeCase | Unjudgeable:
+    """The judge case of ``trace``: its query, the evidence it used, and its answer.
+
+    The context is the selected evidence when the trace has a SELECT step, else every
+    retrieved item (each id once, in trace order). Evidence captured without content cannot
+    be judged.
+    """
+    case_id = trace.request.case_id or trace.request.trace_id
+    selected = set(trace.selected_ids) if trace.selected_ids is not None else None
+    seen: set[str] = set()
+    texts: list[str] = []
+    for item in trace.evidence:
+        key = item.id or item.content_hash or str(len(seen))
+        if key in seen or (selected is not None and item.id not in selected):
+            continue
+        seen.add(key)
+        if item.content:
+            texts.append(item.content)
+    missing = tuple(
+        name
+        for name, absent in (
+            ("query", not trace.request.query),
+            ("answer", trace.answer is None),
+            ("evidence content", not texts),
+        )
+        if absent
+    )
+    if missing:
+        return Unjudgeable(case_id, missing)
+    assert trace.request.query is not None and trace.answer is not None
+    return JudgeCase(case_id, trace.request.query, tuple(texts), trace.answer)
+
+
+def cases_from_traces(traces: Iterable[Trace]) -> tuple[list[JudgeCase], list[Unjudgeable]]:
+    """Judge cases of every trace, plus the traces that cannot be judged."""
+    cases: list[JudgeCase] = []
+    skipped: list[Unjudgeable] = []
+    for trace in traces:
+        out = case_from_trace(trace)
+        if isinstance(out, JudgeCase):
+            cases.append(out)
+        else:
+            skipped.append(out)
+    return cases, skipped
