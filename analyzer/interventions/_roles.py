@@ -69,6 +69,10 @@ __all__ = [
 ]
 
 
+#: Rounding allowance in threshold comparisons (0.9 - 0.8 must reach a threshold of 0.1).
+_EPS = 1e-9
+
+
 class Role(StrEnum):
     """Evidence roles of SPEC 4.2.3."""
 
@@ -151,9 +155,9 @@ class ItemRoles:
 def _moves(comparisons: Sequence[Comparison], t: RoleThresholds, sign: float) -> bool:
     for c in comparisons:
         corr, grnd = c.deltas["correctness"], c.deltas["grounding"]
-        if corr is not None and sign * corr >= t.correctness_change:
+        if corr is not None and sign * corr >= t.correctness_change - _EPS:
             return True
-        if grnd is not None and sign * grnd >= t.grounding_change:
+        if grnd is not None and sign * grnd >= t.grounding_change - _EPS:
             return True
     return False
 
@@ -166,8 +170,10 @@ def _redundant(c: Comparison, t: RoleThresholds) -> bool | str:
         "grounding": t.grounding_change,
         "calibration_error": t.calibration_change,
     }
-    still = all((d := c.deltas[axis]) is None or abs(d) < limit for axis, limit in limits.items())
-    return still and c.divergence <= t.redundancy_epsilon
+    still = all(
+        (d := c.deltas[axis]) is None or abs(d) < limit - _EPS for axis, limit in limits.items()
+    )
+    return still and c.divergence <= t.redundancy_epsilon + _EPS
 
 
 def _distorting(original: Outcome, others: Sequence[Outcome], t: RoleThresholds) -> bool | str:
@@ -178,7 +184,7 @@ def _distorting(original: Outcome, others: Sequence[Outcome], t: RoleThresholds)
     return any(
         normalise_answer(o.answer) == base
         and o.confidence is not None
-        and abs(c0 - o.confidence) >= t.confidence_theta
+        and abs(c0 - o.confidence) >= t.confidence_theta - _EPS
         for o in pairs
     )
 

@@ -1,0 +1,69 @@
+"""Replacement pool: exclusions, hardness levels, seeded choice (SPEC 4.2 REPLACE)."""
+
+from __future__ import annotations
+
+from groundtrace.analyzer.interventions import (
+    EvidenceChunk,
+    Hardness,
+    build_replacement_pool,
+    choose_replacement,
+)
+
+TARGET = EvidenceChunk("t", "Eiffel Tower", "the eiffel tower is a wrought iron tower in paris", 0)
+R = [TARGET, EvidenceChunk("r2", "Paris", "paris is the capital of france", 1)]
+QUERY = "how tall is the eiffel tower in paris"
+CANDIDATES = [
+    EvidenceChunk("r2", "Paris", "paris is the capital of france", 1),  # in R
+    EvidenceChunk("g1", "Gustave Eiffel", "gustave eiffel built the tower", 6),  # gold title
+    EvidenceChunk("k1", "Tokyo Tower", "tokyo tower is a lattice tower in tokyo", 7),
+    EvidenceChunk("k2", "Iron", "iron is a chemical element", 8),
+    EvidenceChunk("k3", "Blackpool Tower", "blackpool tower is a wrought iron tower", 9),
+    EvidenceChunk("k4", "Bananas", "bananas are yellow fruit", 10),
+    EvidenceChunk("k5", "Paris tower", "the eiffel tower in paris is tall", 11),
+    EvidenceChunk("k6", "Cheese", "cheese is made from milk", 12),
+    EvidenceChunk("k2", "Iron", "iron is a chemical element", 8),  # repeated
+]
+
+
+def test_exclusion_rules() -> None:
+    pool = build_replacement_pool(TARGET, QUERY, CANDIDATES, R, {"Gustave Eiffel"})
+    ids = [c.chunk.id for c in pool.candidates]
+    assert ids == ["k1", "k2", "k3", "k4", "k5", "k6"]
+    assert pool.excluded == {
+        "r2": "already in the evidence set R",
+        "g1": "title is a gold supporting title",
+        "k2": "repeated candidate id",
+    }
+
+
+def test_hardness_levels_follow_similarity_and_relevance() -> None:
+    pool = build_replacement_pool(TARGET, QUERY, CANDIDATES, R, {"Gustave Eiffel"})
+    by_id = {c.chunk.id: c for c in pool.candidates}
+    assert by_id["k5"].similarity_level is Hardness.HARD  # shares most words with e_i
+    assert by_id["k5"].relevance_level is Hardness.HARD  # matches the query best
+    assert by_id["k4"].similarity_level is Hardness.EASY
+    assert by_id["k4"].relevance_level is Hardness.EASY  # no word of the query
+    assert by_id["k4"].relevance == 0.0
+    assert max(pool.candidates, key=lambda c: c.relevance).chunk.id == "k5"
+    assert by_id["k3"].similarity > by_id["k1"].similarity > by_id["k2"].similarity
+    assert pool.similarity_cuts is not None and pool.relevance_cuts is not None
+
+
+def test_choice_is_deterministic_by_level_and_seed() -> None:
+    pool = build_replacement_pool(TARGET, QUERY, CANDIDATES, R, {"Gustave Eiffel"})
+    a = choose_replacement(pool, Hardness.EASY, None, seed=42, key="case-1/t")
+    assert a is not None and a.similarity_level is Hardness.EASY
+    assert a == choose_replacement(pool, Hardness.EASY, None, seed=42, key="case-1/t")
+    hard = choose_replacement(pool, Hardness.HARD, Hardness.HARD, seed=0, key="x")
+    assert hard is not None and hard.chunk.id == "k5"
+    picks = {choose_replacement(pool, None, None, 7, f"k{i}").chunk.id for i in range(60)}  # type: ignore[union-attr]
+    assert len(picks) > 1
+
+
+def test_empty_cell_and_empty_pool_return_none() -> None:
+    only_r = build_replacement_pool(TARGET, QUERY, R, R, set())
+    assert only_r.candidates == () and only_r.similarity_cuts is None
+    assert choose_replacement(only_r, None, None, 1, "k") is None
+    pool = build_replacement_pool(TARGET, QUERY, CANDIDATES[2:4], R, set())
+    cells = [choose_replacement(pool, s, r, 1, "k") for s in Hardness for r in Hardness]
+    assert sum(c is not None for c in cells) <= 2
