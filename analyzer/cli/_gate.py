@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from groundtrace.analyzer.gate import BUILTIN_PROFILES, SCENARIOS, load_profile, simulate
+from groundtrace.analyzer.gate import (
+    BUILTIN_PROFILES,
+    SCENARIOS,
+    load_profile,
+    read_cases,
+    simulate,
+)
+from groundtrace.analyzer.gate._curate import curate, scan_case_file
+from groundtrace.analyzer.gate._report import write_report
+from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces, verify_report
+from groundtrace.collectors.errors import InputError
+from groundtrace.collectors.readers import ReadReport, read_traces
 
-from ._app import console, handle_errors
+from ._app import console, err_console, handle_errors
 
 __all__ = ["register"]
 
@@ -74,6 +86,97 @@ def simulate_command(
             f"{c.naive_promote_rate:.3f}",
         )
     console.print(table)
+
+
+@gate_app.command("run")
+@handle_errors
+def run_command(
+    baseline: Annotated[list[str], typer.Option(help="Traces of the baseline run (file or dir).")],
+    candidate: Annotated[list[str], typer.Option(help="Traces of the candidate run.")],
+    cases: Annotated[Path, typer.Option(help="Case file (JSONL).")],
+    out: Annotated[Path, typer.Option(help="Report folder.")],
+    profile: Annotated[
+        str, typer.Option(help="Profile name (balanced_default, decision_grade) or TOML file.")
+    ] = "balanced_default",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report.")] = False,
+    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
+) -> None:
+    """Decide whether the candidate may ship.
+
+    Exit codes: 0 promote, 10 manual review, 20 block, 30 not evaluable; 2 on bad input or a
+    blocking curation finding (the gate did not run).
+    """
+    blocking = [f for f in scan_case_file(cases) if f.blocking] if cases.is_file() else []
+    if blocking:
+        for finding in blocking[:20]:
+            err_console.print(f"[bold red]blocking:[/] {finding.message}", highlight=False)
+        raise InputError(
+            f"{len(blocking)} blocking curation finding(s): redact the case file first "
+            "(groundtrace gate curate)",
+            path=str(cases),
+        )
+    case_list = list(read_cases(cases))
+    loaded = load_profile(profile)
+    notes: list[str] = []
+    outcomes = {}
+    for label, paths in (("baseline", baseline), ("candidate", candidate)):
+        read = ReadReport()
+        outcomes[label], run_notes = outcomes_from_traces(paths, read)
+        notes += [f"{label}: {n}" for n in run_notes]
+        notes += [f"{label}: read error {e}" for e in read.errors]
+    report = evaluate(case_list, outcomes["baseline"], outcomes["candidate"], loaded, notes)
+    path = write_report(report, out, junit)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict()))
+    else:
+        console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
+        console.print(f"report: {path}  (exit code {report.exit_code})")
+    raise typer.Exit(report.exit_code)
+
+
+@gate_app.command("verify")
+@handle_errors
+def verify_command(
+    report: Annotated[Path, typer.Argument(help="report.json of a gate run.")],
+) -> None:
+    """Re-derive a gate decision from its stored snapshots; exit 1 if it differs."""
+    same, explanation = verify_report(report)
+    console.print(("verified: " if same else "MISMATCH: ") + explanation, markup=False)
+    raise typer.Exit(0 if same else 1)
+
+
+@gate_app.command("curate")
+@handle_errors
+def curate_command(
+    traces: Annotated[list[str], typer.Argument(help="Trace files or folders.")],
+    out: Annotated[Path, typer.Option(help="Case file (JSONL) to write.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
+) -> None:
+    """Draft gate cases from traces: PII/secrets redacted before storing, findings flagged."""
+    read = ReadReport()
+    drafted, findings = curate(read_traces(traces, report=read))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in drafted), encoding="utf-8"
+    )
+    summary = {
+        "cases": len(drafted),
+        "findings": [f.to_dict() for f in findings],
+        "read_errors": [str(e) for e in read.errors],
+    }
+    (out.parent / (out.stem + ".curation.json")).write_text(
+        json.dumps(summary, indent=2), encoding="utf-8"
+    )
+    if as_json:
+        typer.echo(json.dumps(summary))
+    else:
+        console.print(f"{len(drafted)} case(s) written to {out}")
+        for f in findings:
+            console.print(
+                f"- {f.kind}{' (blocking)' if f.blocking else ''}: {f.message}", markup=False
+            )
+    if any(f.blocking for f in findings):
+        raise typer.Exit(2)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,8 @@ it needs returns ``missing`` (never ``pass``). Failures of ``required_context``,
 
 from __future__ import annotations
 
+from groundtrace.analyzer.metrics import score_answer
+
 from ._cases import Case, CaseOutcome, CheckResult, CheckStatus
 from ._match import SynonymMatcher, fold
 
@@ -119,13 +121,35 @@ def _expected_terms(
     return CheckResult(_LAYER, "expected_terms", CheckStatus.PASS)
 
 
+def _reference(case: Case, outcome: CaseOutcome, f1_threshold: float) -> CheckResult | None:
+    if case.reference_answer is None or outcome.answer is None:
+        return None
+    score = score_answer(outcome.answer, case.reference_answer, f1_threshold=f1_threshold)
+    return CheckResult(
+        _LAYER,
+        "reference_answer",
+        CheckStatus.PASS if score.correct else CheckStatus.FAIL,
+        detail=f"EM {int(score.em)}, token F1 {score.f1:.2f} (threshold {f1_threshold:g})",
+        evidence=(f"answer: {outcome.answer[:200]}", f"reference: {case.reference_answer[:200]}"),
+    )
+
+
 def deterministic_checks(
-    case: Case, outcome: CaseOutcome, matcher: SynonymMatcher | None = None
+    case: Case,
+    outcome: CaseOutcome,
+    matcher: SynonymMatcher | None = None,
+    *,
+    f1_threshold: float = 0.8,
 ) -> list[CheckResult]:
-    """Run every applicable layer-1 check of ``case`` on ``outcome``."""
+    """Run every applicable layer-1 check of ``case`` on ``outcome``.
+
+    The reference-answer check uses the soft correctness of SPEC 4.2.1 (EM or token F1 >=
+    ``f1_threshold``); it is not in the critical set, so a wrong answer goes to review.
+    """
     matcher = matcher or SynonymMatcher()
     results = [_answer_present(outcome)]
     for result in (
+        _reference(case, outcome, f1_threshold),
         _required_context(case, outcome),
         _source_version(case, outcome),
         _forbidden(case, outcome, matcher),

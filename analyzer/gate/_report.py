@@ -1,0 +1,158 @@
+"""Gate reports: JSON + snapshots, a Markdown summary for a PR comment, HTML, JUnit XML."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from ._bayes import Decision
+from ._run import GateReport
+
+__all__ = ["write_report"]
+
+_BADGE = {
+    Decision.PROMOTE: "✅ promote",
+    Decision.MANUAL_REVIEW: "🟡 manual review",
+    Decision.BLOCK: "⛔ block",
+    Decision.NOT_EVALUABLE: "❔ not evaluable",
+}
+
+
+def _markdown(report: GateReport) -> str:
+    lines = [
+        f"## groundtrace gate: {_BADGE[report.decision]}",
+        "",
+        f"Profile `{report.profile.name}` v{report.profile.version} · "
+        f"dataset `{report.dataset_sha256[:12]}` · profile `{report.profile.sha256[:12]}` · "
+        f"code {report.code_version}",
+        "",
+        "| layer | decision | detail |",
+        "|---|---|---|",
+        f"| cases | {report.case_level.decision.value} | "
+        + ", ".join(f"{k}: {v}" for k, v in report.case_level.counts.items() if v)
+        + " |",
+    ]
+    if report.statistics is not None:
+        s = report.statistics
+        lines.append(
+            f"| statistics | {s.decision.value} | ρ = {s.rho:.3f} (δ = {s.delta}, "
+            f"τ_b = {s.tau_block}, τ_r = {s.tau_review}, S = {s.samples}, seed {s.seed}) |"
+        )
+        lines += ["", "| stratum | baseline k/n | candidate k/n | weight | ρ_c | decision |"]
+        lines.append("|---|---|---|---|---|---|")
+        for st in s.strata:
+            rho_c = "–" if st.rho is None else f"{st.rho:.3f}"
+            dec = "–" if st.decision is None else st.decision.value
+            lines.append(
+                f"| {st.stratum} | {st.baseline.k}/{st.baseline.n} | "
+                f"{st.candidate.k}/{st.candidate.n} | {st.weight:.2f} | {rho_c} | {dec} |"
+            )
+    else:
+        lines.append(f"| statistics | not evaluable | {report.statistics_note} |")
+    reasons = list(report.case_level.reasons)
+    if report.statistics_note:
+        reasons.append(report.statistics_note)
+    if reasons:
+        lines += ["", "### Reasons", *[f"- {r}" for r in reasons]]
+    flagged = [c for c in report.cases if c.decision is not Decision.PROMOTE]
+    if flagged:
+        lines += ["", "<details><summary>Cases not promoted</summary>", ""]
+        for c in flagged[:200]:
+            lines.append(
+                f"- **{c.case_id}** ({c.stratum}) {c.decision.value}: " + "; ".join(c.reasons)
+            )
+        lines += ["", "</details>"]
+    if report.notes:
+        lines += ["", "### Notes", *[f"- {n}" for n in report.notes]]
+    return "\n".join(lines) + "\n"
+
+
+def _posterior_png(report: GateReport) -> str | None:
+    if report.statistics is None:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    s = report.statistics
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    ax.hist(s.difference_samples, bins=80, color="#4a78b5", alpha=0.85)
+    ax.axvline(-s.delta, color="#c0392b", linestyle="--", label=f"−δ = {-s.delta}")
+    ax.set_xlabel("p̄_B − p̄_A (posterior draws)")
+    ax.set_ylabel("draws")
+    ax.set_title(f"Regression risk ρ = P(p̄_B < p̄_A − δ) = {s.rho:.3f}")
+    ax.legend()
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _html(report: GateReport, markdown: str) -> str:
+    png = _posterior_png(report)
+    rows = "".join(
+        f"<tr><td>{html.escape(c.case_id)}</td><td>{c.stratum}</td><td>{c.decision.value}</td>"
+        f"<td>{html.escape('; '.join(c.reasons))}</td></tr>"
+        for c in report.cases
+    )
+    plot = f'<img alt="posterior" src="data:image/png;base64,{png}">' if png else ""
+    return f"""<!doctype html><html><head><meta charset="utf-8">
+<title>groundtrace gate: {report.decision.value}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto}}
+table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;vertical-align:top}}
+pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}</style></head><body>
+<h1>groundtrace gate: {_BADGE[report.decision]}</h1>
+{plot}
+<h2>Summary</h2><pre>{html.escape(markdown)}</pre>
+<h2>Cases</h2><table><tr><th>case</th><th>stratum</th><th>decision</th><th>reasons</th></tr>{rows}</table>
+</body></html>
+"""
+
+
+def _junit(report: GateReport) -> bytes:
+    failures = sum(c.decision is not Decision.PROMOTE for c in report.cases)
+    suite = ET.Element(
+        "testsuite",
+        name="groundtrace-gate",
+        tests=str(len(report.cases)),
+        failures=str(failures),
+        errors="0",
+    )
+    for c in report.cases:
+        case = ET.SubElement(suite, "testcase", classname=f"gate.{c.stratum}", name=c.case_id)
+        if c.decision is not Decision.PROMOTE:
+            failure = ET.SubElement(
+                case, "failure", type=c.decision.value, message=c.decision.value
+            )
+            failure.text = "\n".join(c.reasons)
+    data: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
+    return data
+
+
+def write_report(report: GateReport, out_dir: Path, junit: Path | None = None) -> Path:
+    """Write report.json, summary.md, report.html and the snapshots; return report.json."""
+    snapshots = out_dir / "snapshots"
+    snapshots.mkdir(parents=True, exist_ok=True)
+    (snapshots / f"dataset-{report.dataset_sha256}.json").write_text(
+        report.dataset_json, encoding="utf-8"
+    )
+    (snapshots / f"profile-{report.profile.sha256}.toml").write_text(
+        report.profile.raw_text, encoding="utf-8"
+    )
+    markdown = _markdown(report)
+    (out_dir / "summary.md").write_text(markdown, encoding="utf-8")
+    (out_dir / "report.html").write_text(_html(report, markdown), encoding="utf-8")
+    path = out_dir / "report.json"
+    path.write_text(json.dumps(report.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+    if junit is not None:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_bytes(_junit(report))
+    return path

@@ -1,0 +1,202 @@
+"""End to end: SDK traces of two app versions -> OTLP-JSON files -> gate run/verify/curate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import groundtrace.sdk as gt
+from groundtrace.analyzer.cli import app
+from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
+
+DOCS = {
+    "p1": {
+        "id": "p1",
+        "title": "Refund policy",
+        "source": "policy.md",
+        "version": "v3",
+        "content": "Refunds are accepted within 30 days of purchase.",
+    },
+    "p2": {
+        "id": "p2",
+        "title": "Shipping",
+        "source": "shipping.md",
+        "version": "v1",
+        "content": "Orders ship within 2 business days.",
+    },
+    "p3": {
+        "id": "p3",
+        "title": "Warranty",
+        "source": "warranty.md",
+        "version": "v2",
+        "content": "The warranty lasts 12 months.",
+    },
+}
+QUESTIONS = {
+    "q1": ("How long do I have to ask for a refund?", "p1", "30 days"),
+    "q2": ("When will my order ship?", "p2", "2 business days"),
+    "q3": ("How long is the warranty?", "p3", "12 months"),
+}
+
+
+def _run_app(out: Path, version: str, top_k: int, mistakes: set[str]) -> None:
+    """A tiny RAG app traced by the SDK; ``top_k`` 1 retrieves only the first document."""
+    gt.configure(
+        service_name="support-rag",
+        app_version=version,
+        exporter=OTLPJsonFileExporter(out),
+        capture_content=True,
+        redact=False,
+    )
+
+    @gt.retrieve(retriever="keyword", k=top_k)
+    def search(question: str, gold: str) -> list[dict[str, str]]:
+        ranked = [DOCS[gold]] + [d for k, d in DOCS.items() if k != gold]
+        return ranked[:top_k] if top_k > 1 else [DOCS["p1"]]
+
+    @gt.answer
+    def respond(
+        question: str, evidence: list[dict[str, str]], expected: str, case: str
+    ) -> dict[str, object]:
+        text = (
+            expected
+            if case not in mistakes and any(e["id"] == QUESTIONS[case][1] for e in evidence)
+            else "I am not sure"
+        )
+        return {"answer": text, "confidence": 0.9, "used_chunks": [e["id"] for e in evidence[:1]]}
+
+    @gt.request(app_name="support-rag", app_version=version)
+    def handle(question: str, case_id: str) -> object:
+        _, gold, expected = QUESTIONS[case_id]
+        return respond(question, search(question, gold), expected, case_id)
+
+    for case_id, (question, _, _) in QUESTIONS.items():
+        handle(question, case_id=case_id)
+    gt.shutdown()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("gate")
+    _run_app(root / "baseline", "1.0", top_k=3, mistakes=set())
+    _run_app(root / "candidate", "1.1", top_k=1, mistakes=set())
+    cases = [
+        {
+            "case_id": cid,
+            "question": q,
+            "reference_answer": ans,
+            "required_context": [gold],
+            "expected_sources": [
+                {"source": DOCS[gold]["source"], "version": DOCS[gold]["version"]}
+            ],
+            "stratum": "critical" if cid == "q3" else "general",
+        }
+        for cid, (q, gold, ans) in QUESTIONS.items()
+    ]
+    (root / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    return root
+
+
+def _gate(root: Path, candidate: str, out: str, *extra: str) -> tuple[int, dict]:
+    register_all()
+    result = CliRunner().invoke(
+        app,
+        [
+            "gate",
+            "run",
+            "--baseline",
+            str(root / "baseline"),
+            "--candidate",
+            str(root / candidate),
+            "--cases",
+            str(root / "cases.jsonl"),
+            "--out",
+            str(root / out),
+            "--json",
+            *extra,
+        ],
+    )
+    return result.exit_code, json.loads(
+        result.stdout.splitlines()[0]
+    ) if result.stdout.strip() else {}
+
+
+def test_identical_runs_promote_and_verify(runs: Path) -> None:
+    code, report = _gate(runs, "baseline", "same", "--junit", str(runs / "same" / "junit.xml"))
+    assert report["case_level"]["decision"] == "promote", report["case_level"]
+    assert code == report["exit_code"]
+    assert report["snapshots"]["dataset_sha256"] and report["snapshots"]["profile_sha256"]
+    assert (runs / "same" / "summary.md").read_text().startswith("## groundtrace gate")
+    assert "<testsuite" in (runs / "same" / "junit.xml").read_text()
+    verified = CliRunner().invoke(app, ["gate", "verify", str(runs / "same" / "report.json")])
+    assert verified.exit_code == 0, verified.output
+    assert "verified" in verified.output
+
+
+def test_candidate_missing_required_context_blocks_with_reasons(runs: Path) -> None:
+    code, report = _gate(runs, "candidate", "regressed")
+    assert code == 20 and report["decision"] == "block"
+    blocked = {c["case_id"]: c for c in report["cases"] if c["decision"] == "block"}
+    assert set(blocked) == {"q2", "q3"}
+    assert any("required_context fail" in r for r in blocked["q2"]["reasons"])
+    html = (runs / "regressed" / "report.html").read_text()
+    assert "data:image/png;base64" in html
+
+
+def test_verify_detects_tampering(runs: Path) -> None:
+    _gate(runs, "candidate", "tamper")
+    report_path = runs / "tamper" / "report.json"
+    report = json.loads(report_path.read_text())
+    report["decision"] = "promote"
+    report_path.write_text(json.dumps(report))
+    result = CliRunner().invoke(app, ["gate", "verify", str(report_path)])
+    assert result.exit_code == 1 and "MISMATCH" in result.output
+    snap = next((runs / "tamper" / "snapshots").glob("dataset-*.json"))
+    snap.write_text(snap.read_text().replace("30 days", "31 days"))
+    result = CliRunner().invoke(app, ["gate", "verify", str(report_path)])
+    assert result.exit_code == 2 and "does not match its hash" in result.output
+
+
+def test_not_evaluable_without_traces(runs: Path, tmp_path: Path) -> None:
+    empty = runs / "empty"
+    empty.mkdir(exist_ok=True)
+    code, report = _gate(runs, "empty", "none")
+    assert code == 30 and report["decision"] == "not_evaluable"
+
+
+def test_curate_redacts_and_gate_refuses_unredacted_cases(runs: Path, tmp_path: Path) -> None:
+    register_all()
+    out = tmp_path / "curated.jsonl"
+    result = CliRunner().invoke(
+        app, ["gate", "curate", str(runs / "baseline"), "--out", str(out), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["cases"] == 3
+    kinds = {f["kind"] for f in summary["findings"]}
+    assert "coverage_gap" in kinds
+    drafted = [json.loads(line) for line in out.read_text().splitlines()]
+    assert drafted[0]["required_context"] == ["p1"]
+    leaky = tmp_path / "leaky.jsonl"
+    leaky.write_text(json.dumps({"case_id": "x", "question": "mail bob@example.com"}) + "\n")
+    result = CliRunner().invoke(
+        app,
+        [
+            "gate",
+            "run",
+            "--baseline",
+            str(runs / "baseline"),
+            "--candidate",
+            str(runs / "baseline"),
+            "--cases",
+            str(leaky),
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "unredacted email" in result.output
