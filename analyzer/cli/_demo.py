@@ -1,0 +1,121 @@
+"""``groundtrace demo``: run the instrumented HotpotQA RAG app and summarise its traces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from groundtrace.analyzer.demo import DemoConfig, DemoError, DemoResult, run_demo
+
+from ._app import console, err_console, handle_errors
+
+__all__ = ["register"]
+
+
+def _print_summary(result: DemoResult) -> None:
+    data = result.as_dict()
+    console.print(f"traces:     {result.traces_dir}")
+    console.print(f"case file:  {result.cases_path}")
+    console.print(
+        f"model:      {result.backend.kind} ({result.backend.model}) at {result.backend.base_url}"
+    )
+    console.print(f"app:        hotpot-rag {result.app_version}")
+    table = Table(title="demo summary", show_header=True)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    table.add_row("questions", str(result.questions))
+    table.add_row("traces read back", str(data["traces"]))
+    table.add_row("spans", str(data["spans"]))
+    for action, count in data["spans_by_action"].items():
+        table.add_row(f"  spans {action}", str(count))
+    answered = data["answered"]
+    if answered:
+        table.add_row("answers correct (EM or F1>=0.8)", f"{data['correct']}/{answered}")
+        table.add_row("exact match", f"{data['exact_match']}/{answered}")
+        table.add_row("mean token F1", f"{data['mean_f1']:.3f}")
+    else:
+        table.add_row("answers correct", "no answers recorded")
+    if data["mean_confidence"] is not None:
+        table.add_row("mean confidence", f"{data['mean_confidence']:.3f}")
+    table.add_row("seconds per question", f"{data['seconds_per_question']:.3f}")
+    findings = data["findings_by_kind"]
+    table.add_row("findings", str(sum(findings.values())))
+    for kind, count in findings.items():
+        table.add_row(f"  {kind}", str(count))
+    table.add_row("read errors", str(len(data["read_errors"])))
+    table.add_row("spans lost in export", str(data["export_stats"].get("dropped", 0)
+                                              + data["export_stats"].get("failed", 0)))  # fmt: skip
+    console.print(table)
+
+
+def _check_complete(result: DemoResult) -> None:
+    summary = result.summary
+    if summary.missing_cases or summary.read_errors:
+        details = []
+        if summary.missing_cases:
+            details.append(f"{len(summary.missing_cases)} case(s) have no trace")
+        if summary.read_errors:
+            details.append(f"{len(summary.read_errors)} read error(s): {summary.read_errors[0]}")
+        raise DemoError(f"traces in {result.traces_dir} are incomplete: " + "; ".join(details))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``groundtrace demo`` to ``app``."""
+
+    @app.command("demo")
+    @handle_errors
+    def demo(
+        model: Annotated[
+            str,
+            typer.Option(
+                help="gemma (local Gemma 3 270M via llama.cpp), lexical (built-in extractive "
+                "reader, fast) or the http(s)://.../v1 URL of an OpenAI-compatible server."
+            ),
+        ] = "gemma",
+        dataset: Annotated[
+            Path | None,
+            typer.Option(help="HotpotQA-layout JSON or JSONL file (default: the shipped sample)."),
+        ] = None,
+        questions: Annotated[int, typer.Option(help="Number of questions to run.")] = 20,
+        out: Annotated[
+            Path, typer.Option(help="Output directory (traces/ and cases.jsonl).")
+        ] = Path("groundtrace-demo"),
+        top_k: Annotated[
+            int, typer.Option("--top-k", help="BM25 depth; also changes the app version label.")
+        ] = 5,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print one JSON summary object.")
+        ] = False,
+    ) -> None:
+        """Run the instrumented HotpotQA RAG example, capture its traces and summarise them.
+
+        Traces go to OUT/traces/ (OTLP-JSON lines), the case file to OUT/cases.jsonl; both are
+        the inputs of the other analyses. Exits 1 when the traces read back do not cover every
+        question, 2 on bad input, 3 when the model backend is unavailable.
+        """
+        config = DemoConfig(model=model, dataset=dataset, questions=questions, out=out,
+                            top_k=top_k)  # fmt: skip
+        if as_json:
+            result = run_demo(config)
+            typer.echo(json.dumps(result.as_dict()))
+        else:
+            with Progress(
+                TextColumn("[bold]running hotpot-rag"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err_console,
+                transient=True,
+            ) as bar:
+                task = bar.add_task("questions", total=questions)
+                result = run_demo(
+                    config, progress=lambda done, total: bar.update(task, completed=done,
+                                                                     total=total)
+                )  # fmt: skip
+            _print_summary(result)
+        _check_complete(result)
