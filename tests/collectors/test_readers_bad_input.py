@@ -1,0 +1,123 @@
+"""Bad input: precise errors with file and line, and every valid trace is still read."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from google.protobuf.internal.encoder import _VarintBytes
+
+from groundtrace.collectors import ReadReport, TraceReadError, read_traces
+from tests.support.otlp_spans import (
+    TRACE_A,
+    TRACE_B,
+    agent_trace,
+    rag_trace,
+    request_json,
+    request_proto,
+)
+
+
+def _lines(*objs: object) -> str:
+    return "".join((o if isinstance(o, str) else json.dumps(o)) + "\n" for o in objs)
+
+
+def test_truncated_and_invalid_json_lines_are_reported_and_skipped(tmp_path: Path) -> None:
+    good_a = json.dumps(request_json(rag_trace()))
+    good_b = json.dumps(request_json(agent_trace()))
+    path = tmp_path / "bad.jsonl"
+    path.write_text(_lines(good_a, good_b[: len(good_b) // 2], "{not json", good_b))
+    report = ReadReport()
+    traces = list(read_traces([path], report=report))
+    assert sorted(t.trace_id for t in traces) == [TRACE_A, TRACE_B]
+    assert [(e.path, e.line) for e in report.errors] == [(str(path), 2), (str(path), 3)]
+    assert all("invalid JSON" in e.reason for e in report.errors)
+
+
+def test_without_a_report_the_first_error_raises(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(_lines(json.dumps(request_json(rag_trace())), "[1, 2"))
+    with pytest.raises(TraceReadError) as info:
+        list(read_traces([path]))
+    assert info.value.line == 2 and info.value.path == str(path)
+    assert f"{path}:2" in str(info.value)
+
+
+def test_malformed_span_is_skipped_with_its_json_path(tmp_path: Path) -> None:
+    obj = request_json(rag_trace())
+    spans = obj["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans[2]["spanId"] = "xyz"  # neither hex nor base64 of 8 bytes
+    spans[3]["attributes"].append({"key": "k", "value": {"intValue": "12x"}})
+    path = tmp_path / "t.jsonl"
+    path.write_text(_lines(obj))
+    report = ReadReport()
+    (trace,) = list(read_traces([path], report=report))
+    assert len(trace.steps) == 3
+    fields = [e.field for e in report.errors]
+    assert fields == [
+        "resourceSpans[0].scopeSpans[0].spans[2].spanId",
+        "resourceSpans[0].scopeSpans[0].spans[3].attributes",
+    ]
+    assert all(e.line == 1 for e in report.errors)
+
+
+def test_wrong_envelope_is_an_error_for_that_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(_lines({"resourceSpans": {"oops": 1}}, [1, 2], request_json(agent_trace())))
+    report = ReadReport()
+    traces = list(read_traces([path], report=report))
+    assert [t.trace_id for t in traces] == [TRACE_B]
+    assert [e.line for e in report.errors] == [1, 2]
+
+
+def test_invalid_protobuf_message_is_reported_with_its_index(tmp_path: Path) -> None:
+    good = request_proto(rag_trace())
+    garbage = b"\xff\xff\xff\xff\x0f\x00garbage"
+    other = request_proto(agent_trace())
+    path = tmp_path / "t.pb"
+    path.write_bytes(
+        _VarintBytes(len(good))
+        + good
+        + _VarintBytes(len(garbage))
+        + garbage
+        + _VarintBytes(len(other))
+        + other
+    )
+    report = ReadReport()
+    traces = list(read_traces([path], report=report))
+    assert sorted(t.trace_id for t in traces) == [TRACE_A, TRACE_B]
+    assert [(e.path, e.line) for e in report.errors] == [(str(path), 2)]
+    assert "invalid protobuf" in report.errors[0].reason
+
+
+def test_truncated_protobuf_stream_keeps_what_came_before(tmp_path: Path) -> None:
+    good = request_proto(rag_trace())
+    other = request_proto(agent_trace())
+    path = tmp_path / "t.pb"
+    path.write_bytes(_VarintBytes(len(good)) + good + _VarintBytes(len(other)) + other[:10])
+    report = ReadReport()
+    traces = list(read_traces([path], report=report))
+    assert [t.trace_id for t in traces] == [TRACE_A]
+    assert report.errors[0].line == 2 and "framing" in report.errors[0].reason
+
+
+def test_truncated_gzip_reports_and_keeps_earlier_lines(tmp_path: Path) -> None:
+    text = _lines(request_json(rag_trace())) + _lines(request_json(agent_trace())) * 50
+    data = gzip.compress(text.encode())
+    path = tmp_path / "t.jsonl.gz"
+    path.write_bytes(data[: len(data) - 40])
+    report = ReadReport()
+    traces = list(read_traces([path], report=report))
+    assert TRACE_A in {t.trace_id for t in traces}
+    assert len(report.errors) == 1 and report.errors[0].path == str(path)
+
+
+def test_errors_in_one_file_do_not_stop_the_next(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text("{broken\n")
+    (tmp_path / "b.jsonl").write_text(_lines(request_json(agent_trace())))
+    report = ReadReport()
+    traces = list(read_traces([tmp_path], report=report))
+    assert [t.trace_id for t in traces] == [TRACE_B]
+    assert report.errors[0].path == str(tmp_path / "a.jsonl")
