@@ -1,0 +1,378 @@
+"""SDK overhead, measured side by side in one process; prints one JSON object.
+
+Every variant runs in the same process, interleaved round-robin over several repeats, and is
+summarised by the median over repeats of the mean time per call of a batch. Absolute times on
+a shared machine are noise; the ratios and differences between variants measured side by side
+are what this reports:
+
+* ``ratios.decorator_vs_raw_span``: worst groundtrace decorator / a raw OpenTelemetry span
+  (same SDK, BatchSpanProcessor, no-op exporter) setting the same attributes (precomputed,
+  copied from what the decorator emitted) around the same function — target <= 1.3;
+* ``disabled_overhead_us``: time a decorator adds to a bare call when tracing is disabled
+  (nothing configured, or ``configure(enabled=False)``) — target <= 1.0;
+* ``ratios.openai_vs_openinference``: µs our openai instrumentor adds to a chat completion /
+  µs openinference-instrumentation-openai adds to the same call — target <= 1.0 (measured
+  with an in-process mock transport, and through a loopback HTTP server for reference).
+
+Usage: ``python benchmarks/sdk_overhead.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import groundtrace.sdk as gt
+from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+EVIDENCE = [
+    {
+        "id": f"d{i}",
+        "title": f"Title {i}",
+        "content": "A short paragraph of evidence text. " * 6,
+        "score": 10.0 - i,
+        "version": "v1",
+    }
+    for i in range(5)
+]
+CHAT_REPLY = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "bench-model",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": '{"answer": "Paris", "confidence": 0.9}'},
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59},
+}
+MESSAGES = [
+    {
+        "role": "user",
+        "content": "Context: [d1] Paris is the capital of France.\n"
+        "Question: What is the capital of France?",
+    }
+]
+
+
+class NoOpExporter(SpanExporter):
+    """Accepts every batch and drops it."""
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        return None
+
+
+def _timeit(fn: Callable[[], object], calls: int) -> float:
+    """Mean µs per call over one batch."""
+    start = time.perf_counter_ns()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter_ns() - start) / calls / 1000.0
+
+
+def measure(
+    variants: dict[str, Callable[[], object]],
+    calls: int,
+    repeats: int,
+    setup: dict[str, Callable[[], contextlib.AbstractContextManager[None]]] | None = None,
+) -> dict[str, float]:
+    """Median over repeats of µs/call, variants interleaved round-robin."""
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for name, fn in variants.items():  # warm-up
+        with (setup or {}).get(name, contextlib.nullcontext)():
+            _timeit(fn, max(10, calls // 10))
+    for _ in range(repeats):
+        for name, fn in variants.items():
+            with (setup or {}).get(name, contextlib.nullcontext)():
+                gc.collect()
+                gc.disable()
+                try:
+                    samples[name].append(_timeit(fn, calls))
+                finally:
+                    gc.enable()
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+# --------------------------------------------------------------------------- decorators
+
+
+def _payload_retrieve(query: str) -> list[dict[str, Any]]:
+    return EVIDENCE
+
+
+def _payload_select(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return evidence[:2]
+
+
+def _payload_answer(question: str, evidence: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"answer": "Paris", "confidence": 0.9, "used_chunks": ["d0", "d1"]}
+
+
+def _payload_tool(path: str) -> str:
+    return "file content " * 20
+
+
+def _payload_plain(query: str) -> str:
+    return query
+
+
+PAYLOADS: dict[str, tuple[Callable[..., Any], Callable[[], Any], tuple[Any, ...]]] = {
+    # name: (payload, decorator factory, call args)
+    "request": (_payload_plain, lambda: gt.request(app_name="bench", app_version="1"), ("q?",)),
+    "retrieve": (_payload_retrieve, lambda: gt.retrieve(retriever="bm25", k=5), ("q?",)),
+    "rerank": (_payload_retrieve, lambda: gt.rerank(), ("q?",)),
+    "select": (_payload_select, lambda: gt.select(), (EVIDENCE,)),
+    "verify": (_payload_plain, lambda: gt.verify(), ("q?",)),
+    "infer": (_payload_plain, lambda: gt.infer(), ("q?",)),
+    "answer": (_payload_answer, lambda: gt.answer(replayable=True), ("q?", EVIDENCE)),
+    "tool": (_payload_tool, lambda: gt.tool(paths=("path",)), ("/docs/a.md",)),
+}
+
+
+def _emitted(
+    name: str, provider: TracerProvider, memory: InMemorySpanExporter
+) -> tuple[str, dict[str, Any]]:
+    payload, factory, args = PAYLOADS[name]
+    decorated = factory()(payload)
+    memory.clear()
+    decorated(*args)
+    span = memory.get_finished_spans()[-1]
+    return span.name, dict(span.attributes or {})
+
+
+def bench_decorators(calls: int, repeats: int) -> dict[str, Any]:
+    # 1. capture the exact attributes each decorator emits (in-memory provider)
+    memory = InMemorySpanExporter()
+    capture_provider = TracerProvider()
+    capture_provider.add_span_processor(SimpleSpanProcessor(memory))
+    gt.configure(tracer_provider=capture_provider, capture_content=True, redact=False)
+    emitted = {name: _emitted(name, capture_provider, memory) for name in PAYLOADS}
+
+    # 2. the measured provider: BatchSpanProcessor + no-op exporter, shared by all variants
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(NoOpExporter(), max_queue_size=1 << 16))
+    gt.configure(tracer_provider=provider, capture_content=True, redact=False)
+    tracer = provider.get_tracer("bench")
+
+    variants: dict[str, Callable[[], object]] = {}
+    for name, (payload, factory, args) in PAYLOADS.items():
+        decorated = factory()(payload)
+        span_name, attrs = emitted[name]
+
+        def raw(
+            payload: Callable[..., Any] = payload,
+            args: tuple[Any, ...] = args,
+            span_name: str = span_name,
+            attrs: dict[str, Any] = attrs,
+        ) -> object:
+            with tracer.start_as_current_span(span_name) as span:
+                span.set_attributes(attrs)
+                return payload(*args)
+
+        variants[f"raw_span.{name}"] = raw
+        variants[f"groundtrace.{name}"] = lambda d=decorated, a=args: d(*a)
+
+    # reference decorators of other projects, on the same provider
+    from openinference.instrumentation import OITracer, TraceConfig
+    from traceloop.sdk.decorators import task
+
+    oi_tracer = OITracer(provider.get_tracer("oi-bench"), config=TraceConfig())
+
+    @oi_tracer.chain
+    def oi_chain(query: str) -> list[dict[str, Any]]:
+        return EVIDENCE
+
+    from opentelemetry import trace as trace_api
+
+    trace_api.set_tracer_provider(provider)  # traceloop's @task uses the global provider
+
+    @task(name="bench_task")
+    def tl_task(query: str) -> list[dict[str, Any]]:
+        return EVIDENCE
+
+    variants["reference.openinference_chain"] = lambda: oi_chain("q?")
+    variants["reference.traceloop_task"] = lambda: tl_task("q?")
+    variants["bare.retrieve"] = lambda: _payload_retrieve("q?")
+    results = measure(variants, calls, repeats)
+    provider.shutdown()
+
+    ratios = {
+        name: results[f"groundtrace.{name}"] / results[f"raw_span.{name}"] for name in PAYLOADS
+    }
+    worst = max(ratios, key=ratios.__getitem__)
+    return {
+        "us_per_call": results,
+        "decorator_vs_raw_span_by_decorator": ratios,
+        "worst": worst,
+        "decorator_vs_raw_span": ratios[worst],
+        "attributes_per_span": {name: len(emitted[name][1]) for name in PAYLOADS},
+    }
+
+
+def bench_disabled(calls: int, repeats: int) -> dict[str, Any]:
+    """Decorators with (a) nothing configured (global no-op provider), (b) enabled=False."""
+    from opentelemetry import trace as trace_api
+
+    results: dict[str, Any] = {}
+    variants: dict[str, Callable[[], object]] = {"bare": lambda: _payload_retrieve("q?")}
+    decorated = {name: factory()(payload) for name, (payload, factory, _) in PAYLOADS.items()}
+    for name, fn in decorated.items():
+        args = PAYLOADS[name][2]
+        variants[f"unconfigured.{name}"] = lambda f=fn, a=args: f(*a)
+    # (a) nothing configured: groundtrace state reset, global provider a no-op proxy
+    gt.configure(enabled=True, exporter="none", tracer_provider=trace_api.NoOpTracerProvider())
+    results["unconfigured_us"] = measure(variants, calls, repeats)
+    # (b) explicitly disabled
+    gt.configure(enabled=False, exporter="none")
+    results["disabled_us"] = measure(
+        {k.replace("unconfigured", "disabled"): v for k, v in variants.items()}, calls, repeats
+    )
+    bare = min(results["unconfigured_us"]["bare"], results["disabled_us"]["bare"])
+    worst_added = max(
+        max(v for k, v in results["unconfigured_us"].items() if k != "bare")
+        - results["unconfigured_us"]["bare"],
+        max(v for k, v in results["disabled_us"].items() if k != "bare")
+        - results["disabled_us"]["bare"],
+    )
+    results["bare_us"] = bare
+    results["disabled_overhead_us"] = worst_added
+    return results
+
+
+# --------------------------------------------------------------------------- openai
+
+
+@contextlib.contextmanager
+def _instrumented(kind: str, provider: TracerProvider) -> Iterator[None]:
+    if kind == "ours":
+        inst = OpenAIInstrumentor()
+        inst.instrument(tracer_provider=provider)
+        try:
+            yield
+        finally:
+            inst.uninstrument()
+    elif kind == "openinference":
+        from openinference.instrumentation.openai import OpenAIInstrumentor as OIOpenAI
+
+        oi = OIOpenAI()
+        oi.instrument(tracer_provider=provider)
+        try:
+            yield
+        finally:
+            oi.uninstrument()
+    else:
+        yield
+
+
+def bench_openai(calls: int, repeats: int) -> dict[str, Any]:
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(NoOpExporter(), max_queue_size=1 << 16))
+    gt.configure(tracer_provider=provider, capture_content=True, redact=False)
+
+    def mock(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=CHAT_REPLY)
+
+    mock_client = openai.OpenAI(
+        base_url="http://bench.invalid/v1",
+        api_key="x",
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(mock)),
+    )
+
+    def call_mock() -> object:
+        return mock_client.chat.completions.create(
+            model="bench-model", messages=MESSAGES, temperature=0
+        )
+
+    out: dict[str, Any] = {}
+    kinds = ("unpatched", "ours", "openinference")
+    setup = {k: (lambda k=k: _instrumented(k, provider)) for k in kinds}
+    mocked = measure(dict.fromkeys(kinds, call_mock), calls, repeats, setup)
+    out["mock_transport_us"] = mocked
+
+    from tests.support.openai_server import OpenAICompatServer, Reply
+
+    def handler(req: Any) -> Reply:
+        return Reply(content='{"answer": "Paris", "confidence": 0.9}')
+
+    with OpenAICompatServer(handler) as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="x", max_retries=0)
+
+        def call_http() -> object:
+            return client.chat.completions.create(
+                model="bench-model", messages=MESSAGES, temperature=0
+            )
+
+        looped = measure(dict.fromkeys(kinds, call_http), max(20, calls // 10), repeats, setup)
+    out["loopback_http_us"] = looped
+    provider.shutdown()
+    for label, res in (("mock", mocked), ("loopback", looped)):
+        ours = res["ours"] - res["unpatched"]
+        theirs = res["openinference"] - res["unpatched"]
+        out[f"{label}_added_us"] = {"ours": ours, "openinference": theirs}
+        out[f"{label}_ratio"] = ours / theirs if theirs > 0 else None
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls (smoke run)")
+    args = parser.parse_args()
+    calls, repeats = (200, 3) if args.quick else (2000, 7)
+    decorators = bench_decorators(calls, repeats)
+    disabled = bench_disabled(calls * 5, repeats)
+    llm = bench_openai(max(100, calls // 4), repeats)
+    report = {
+        "ratios": {
+            "decorator_vs_raw_span": decorators["decorator_vs_raw_span"],
+            "openai_vs_openinference": llm["mock_ratio"],
+            "openai_vs_openinference_loopback": llm["loopback_ratio"],
+        },
+        "disabled_overhead_us": disabled["disabled_overhead_us"],
+        "targets": {
+            "decorator_vs_raw_span": 1.3,
+            "disabled_overhead_us": 1.0,
+            "openai_vs_openinference": 1.0,
+        },
+        "decorators": decorators,
+        "disabled": disabled,
+        "openai": llm,
+        "method": {
+            "calls_per_batch": calls,
+            "repeats": repeats,
+            "statistic": "median over repeats of mean µs/call per batch, variants interleaved",
+        },
+        "python": sys.version.split()[0],
+    }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
