@@ -147,10 +147,10 @@ PAYLOADS: dict[str, tuple[Callable[..., Any], Callable[[], Any], tuple[Any, ...]
     # name: (payload, decorator factory, call args)
     "request": (_payload_plain, lambda: gt.request(app_name="bench", app_version="1"), ("q?",)),
     "retrieve": (_payload_retrieve, lambda: gt.retrieve(retriever="bm25", k=5), ("q?",)),
-    "rerank": (_payload_retrieve, lambda: gt.rerank(), ("q?",)),
-    "select": (_payload_select, lambda: gt.select(), (EVIDENCE,)),
-    "verify": (_payload_plain, lambda: gt.verify(), ("q?",)),
-    "infer": (_payload_plain, lambda: gt.infer(), ("q?",)),
+    "rerank": (_payload_retrieve, gt.rerank, ("q?",)),
+    "select": (_payload_select, gt.select, (EVIDENCE,)),
+    "verify": (_payload_plain, gt.verify, ("q?",)),
+    "infer": (_payload_plain, gt.infer, ("q?",)),
     "answer": (_payload_answer, lambda: gt.answer(replayable=True), ("q?", EVIDENCE)),
     "tool": (_payload_tool, lambda: gt.tool(paths=("path",)), ("/docs/a.md",)),
 }
