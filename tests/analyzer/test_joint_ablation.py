@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from groundtrace.analyzer.interventions import (
     EvidenceChunk,
@@ -91,3 +93,20 @@ def test_shapley_limits_fail_closed() -> None:
         shapley_values([f"s{i}" for i in range(6)], lambda s: 0.0)
     with pytest.raises(InputError, match="missing"):
         shapley_values(["a", "b"], {frozenset(): 0.0, frozenset({"a"}): 1.0})
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    k=st.integers(min_value=0, max_value=5),
+    values=st.lists(
+        st.floats(min_value=-1.0, max_value=1.0, allow_nan=False), min_size=32, max_size=32
+    ),
+)
+def test_shapley_efficiency_holds_for_any_value_function(k: int, values: list[float]) -> None:
+    players = [f"s{i}" for i in range(k)]
+    subsets = [frozenset(p for j, p in enumerate(players) if m >> j & 1) for m in range(2**k)]
+    table = dict(zip(subsets, values, strict=False))
+    phi = shapley_values(players, table)
+    assert sum(phi.values()) == pytest.approx(
+        table[frozenset(players)] - table[frozenset()], abs=1e-9
+    )

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
+import pytest
+from rank_bm25 import BM25Okapi
+
 from groundtrace.analyzer.interventions import (
     EvidenceChunk,
     Hardness,
     build_replacement_pool,
     choose_replacement,
+    joint_support_pair,
+    select_target,
 )
 
 TARGET = EvidenceChunk("t", "Eiffel Tower", "the eiffel tower is a wrought iron tower in paris", 0)
@@ -67,3 +76,41 @@ def test_empty_cell_and_empty_pool_return_none() -> None:
     pool = build_replacement_pool(TARGET, QUERY, CANDIDATES[2:4], R, set())
     cells = [choose_replacement(pool, s, r, 1, "k") for s in Hardness for r in Hardness]
     assert sum(c is not None for c in cells) <= 2
+
+
+HOTPOT = Path("/work/shared/data/hotpotqa/hotpotqa_dev_distractor_600.jsonl")
+
+
+@pytest.mark.skipif(not HOTPOT.exists(), reason="shared HotpotQA sample not available")
+def test_pool_on_real_hotpotqa_distractor_items() -> None:
+    """BM25 top-5 of the 10 HotpotQA paragraphs as R, the other 5 as candidates."""
+    with HOTPOT.open(encoding="utf-8") as fh:
+        rows = [json.loads(line) for _, line in zip(range(40), fh, strict=False)]
+    eligible = 0
+    for row in rows:
+        chunks = [
+            EvidenceChunk(f"{row['_id']}:{i}", title, "".join(sentences), i)
+            for i, (title, sentences) in enumerate(row["context"])
+        ]
+        scores = BM25Okapi([re.findall(r"\w+", c.text.lower()) for c in chunks]).get_scores(
+            re.findall(r"\w+", row["question"].lower())
+        )
+        order = sorted(range(len(chunks)), key=lambda i: -scores[i])
+        ranked = [
+            EvidenceChunk(chunks[i].id, chunks[i].title, chunks[i].text, r)
+            for r, i in enumerate(order)
+        ]
+        evidence, beyond = ranked[:5], ranked[5:]
+        gold = {title for title, _ in row["supporting_facts"]}
+        target = select_target(evidence, set(), gold).chunk
+        pool = build_replacement_pool(target, row["question"], beyond, evidence, gold)
+        for c in pool.candidates:
+            assert c.chunk.title not in gold
+            assert c.chunk.id not in {e.id for e in evidence}
+        assert len(pool.candidates) + len(pool.excluded) == len(beyond)
+        assert all(reason.startswith("title is a gold") for reason in pool.excluded.values())
+        pair = joint_support_pair(evidence, gold)
+        if pair is not None:
+            eligible += 1
+            assert {pair[0].title, pair[1].title} == gold
+    assert eligible > 0  # BM25 top-5 holds both gold paragraphs for some items
