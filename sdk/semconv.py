@@ -157,6 +157,7 @@ __all__ = [
     "OI_METADATA",
     "OI_OUTPUT_MIME_TYPE",
     "OI_OUTPUT_VALUE",
+    "OI_PROJECT_NAME",
     "OI_RERANKER_INPUT_DOCUMENTS",
     "OI_RERANKER_MODEL_NAME",
     "OI_RERANKER_OUTPUT_DOCUMENTS",
@@ -412,6 +413,8 @@ GT_REPLAY_REPLACEMENT_ID: Final = "groundtrace.replay.replacement_id"
 
 #: str -- OpenInference span kind, one of :class:`OpenInferenceSpanKind`. "RETRIEVER"
 OI_SPAN_KIND: Final = "openinference.span.kind"
+#: str (resource attribute) -- Phoenix project the spans are filed under. "hotpot-rag"
+OI_PROJECT_NAME: Final = "openinference.project.name"
 #: str -- input of the step. "Who directed Jaws?"
 OI_INPUT_VALUE: Final = "input.value"
 #: str -- mime type of input.value. "application/json"
