@@ -432,45 +432,74 @@ OI_METADATA: Final = "metadata"
 #: str[] -- tags.
 OI_TAG_TAGS: Final = "tag.tags"
 
+#: prefix -- RETRIEVER documents, flattened: ``retrieval.documents.{i}.document.id`` etc.
 OI_RETRIEVAL_DOCUMENTS: Final = "retrieval.documents"
+#: prefix -- RERANKER input documents, flattened like retrieval.documents.
 OI_RERANKER_INPUT_DOCUMENTS: Final = "reranker.input_documents"
+#: prefix -- RERANKER output documents, flattened like retrieval.documents.
 OI_RERANKER_OUTPUT_DOCUMENTS: Final = "reranker.output_documents"
+#: str -- query given to the reranker. "Who directed Jaws?"
 OI_RERANKER_QUERY: Final = "reranker.query"
+#: str -- reranker model. "cross-encoder/ms-marco-MiniLM-L-6-v2"
 OI_RERANKER_MODEL_NAME: Final = "reranker.model_name"
+#: int -- documents kept by the reranker. 3
 OI_RERANKER_TOP_K: Final = "reranker.top_k"
 #: suffix of per-document keys: ``retrieval.documents.{i}.document.id`` etc.
 OI_DOCUMENT_ID: Final = "document.id"
+#: str -- document text (content capture on). "Jaws is a 1975 film..."
 OI_DOCUMENT_CONTENT: Final = "document.content"
+#: float -- retrieval or rerank score. 7.21
 OI_DOCUMENT_SCORE: Final = "document.score"
+#: str (JSON) -- document metadata. '{"title": "Jaws"}'
 OI_DOCUMENT_METADATA: Final = "document.metadata"
 
+#: str -- model name. "gemma-3-270m"
 OI_LLM_MODEL_NAME: Final = "llm.model_name"
+#: str -- hosting provider. "openai"
 OI_LLM_PROVIDER: Final = "llm.provider"
+#: str -- AI product / API family. "openai"
 OI_LLM_SYSTEM: Final = "llm.system"
+#: str (JSON) -- request parameters. '{"temperature": 0}'
 OI_LLM_INVOCATION_PARAMETERS: Final = "llm.invocation_parameters"
+#: prefix -- input messages: ``llm.input_messages.{i}.message.role`` etc.
 OI_LLM_INPUT_MESSAGES: Final = "llm.input_messages"
+#: prefix -- output messages: ``llm.output_messages.{i}.message.content`` etc.
 OI_LLM_OUTPUT_MESSAGES: Final = "llm.output_messages"
+#: prefix -- tool schemas offered: ``llm.tools.{i}.tool.json_schema``.
 OI_LLM_TOOLS: Final = "llm.tools"
 #: str (JSON object) -- prompt template variables; Phoenix parses it into a nested object
 #: (read by the Phoenix puller only). '{"question": "..."}'
 OI_LLM_PROMPT_TEMPLATE_VARIABLES: Final = "llm.prompt_template.variables"
+#: int -- prompt tokens. 412
 OI_LLM_TOKEN_COUNT_PROMPT: Final = "llm.token_count.prompt"
+#: int -- completion tokens. 37
 OI_LLM_TOKEN_COUNT_COMPLETION: Final = "llm.token_count.completion"
+#: int -- total tokens. 449
 OI_LLM_TOKEN_COUNT_TOTAL: Final = "llm.token_count.total"
 #: suffix keys of a flattened message: ``llm.input_messages.{i}.message.role`` etc.
 OI_MESSAGE_ROLE: Final = "message.role"
+#: str -- suffix: message text (content capture on). "Answer briefly."
 OI_MESSAGE_CONTENT: Final = "message.content"
+#: str -- suffix: message author name or function name. "search"
 OI_MESSAGE_NAME: Final = "message.name"
+#: str -- suffix: id of the tool call a tool message answers. "call_abc"
 OI_MESSAGE_TOOL_CALL_ID: Final = "message.tool_call_id"
+#: prefix -- suffix: tool calls of an assistant message, indexed.
 OI_MESSAGE_TOOL_CALLS: Final = "message.tool_calls"
 #: suffix keys of a flattened tool call: ``...message.tool_calls.{j}.tool_call.id`` etc.
 OI_TOOL_CALL_ID: Final = "tool_call.id"
+#: str -- suffix: called function name. "read_document"
 OI_TOOL_CALL_FUNCTION_NAME: Final = "tool_call.function.name"
+#: str (JSON) -- suffix: call arguments. '{"path": "a.md"}'
 OI_TOOL_CALL_FUNCTION_ARGUMENTS: Final = "tool_call.function.arguments"
 
+#: str -- TOOL span: tool name. "read_document"
 OI_TOOL_NAME: Final = "tool.name"
+#: str -- TOOL span: tool description. "Read a file"
 OI_TOOL_DESCRIPTION: Final = "tool.description"
+#: str (JSON) -- TOOL span: parameters schema or arguments. '{"path": "a.md"}'
 OI_TOOL_PARAMETERS: Final = "tool.parameters"
+#: str -- TOOL span: tool call id. "call_abc"
 OI_TOOL_ID: Final = "tool.id"
 #: str (JSON) -- suffix of ``llm.tools.{i}.tool.json_schema``: one tool definition as sent.
 #: '{"type": "function", "function": {"name": "get_weather", ...}}'
@@ -480,42 +509,69 @@ OI_TOOL_JSON_SCHEMA: Final = "tool.json_schema"
 # OpenTelemetry GenAI (semantic-conventions-genai 0.1.0)
 # ---------------------------------------------------------------------------------------------
 
+#: str -- GenAI operation, one of :class:`GenAIOperation`. "chat"
 GENAI_OPERATION_NAME: Final = "gen_ai.operation.name"
+#: str -- GenAI provider. "openai"
 GENAI_PROVIDER_NAME: Final = "gen_ai.provider.name"
 #: deprecated predecessor of gen_ai.provider.name; read only.
 GENAI_SYSTEM: Final = "gen_ai.system"
+#: str -- model requested. "gpt-4o-mini"
 GENAI_REQUEST_MODEL: Final = "gen_ai.request.model"
+#: float -- sampling temperature. 0.0
 GENAI_REQUEST_TEMPERATURE: Final = "gen_ai.request.temperature"
+#: float -- nucleus sampling mass. 1.0
 GENAI_REQUEST_TOP_P: Final = "gen_ai.request.top_p"
+#: int -- maximum output tokens. 256
 GENAI_REQUEST_MAX_TOKENS: Final = "gen_ai.request.max_tokens"
+#: int -- sampling seed. 42
 GENAI_REQUEST_SEED: Final = "gen_ai.request.seed"
+#: str[] -- stop sequences. ["\n\n"]
 GENAI_REQUEST_STOP_SEQUENCES: Final = "gen_ai.request.stop_sequences"
+#: float -- frequency penalty. 0.0
 GENAI_REQUEST_FREQUENCY_PENALTY: Final = "gen_ai.request.frequency_penalty"
+#: float -- presence penalty. 0.0
 GENAI_REQUEST_PRESENCE_PENALTY: Final = "gen_ai.request.presence_penalty"
+#: int -- number of choices requested (n). 1
 GENAI_REQUEST_CHOICE_COUNT: Final = "gen_ai.request.choice.count"
+#: str -- requested output type. "json"
 GENAI_OUTPUT_TYPE: Final = "gen_ai.output.type"
+#: str -- provider response id. "chatcmpl-123"
 GENAI_RESPONSE_ID: Final = "gen_ai.response.id"
+#: str -- model that answered. "gpt-4o-mini-2024-07-18"
 GENAI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+#: str[] -- finish reason per choice. ["stop"]
 GENAI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+#: int -- input tokens. 412
 GENAI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+#: int -- output tokens. 37
 GENAI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 #: opt-in (content capture): JSON of the input messages.
 GENAI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
 #: opt-in (content capture): JSON of the output messages.
 GENAI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+#: str (JSON) -- opt-in (content capture): system instructions.
 GENAI_SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
+#: str (JSON) -- tool definitions offered to the model.
 GENAI_TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
+#: str -- conversation / session id. "sess-42"
 GENAI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+#: str -- agent name. "support-bot"
 GENAI_AGENT_NAME: Final = "gen_ai.agent.name"
+#: str -- executed tool name. "read_document"
 GENAI_TOOL_NAME: Final = "gen_ai.tool.name"
+#: str -- tool call id. "call_abc"
 GENAI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+#: str -- tool type. "function"
 GENAI_TOOL_TYPE: Final = "gen_ai.tool.type"
+#: str -- tool description. "Read a file"
 GENAI_TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
 #: opt-in: JSON arguments of a tool execution.
 GENAI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
 #: opt-in: JSON result of a tool execution.
 GENAI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+#: str -- retrieval data source id. "hotpot-wiki"
 GENAI_DATA_SOURCE_ID: Final = "gen_ai.data_source.id"
+#: int -- documents requested from the retriever. 5
 GENAI_RETRIEVAL_TOP_K: Final = "gen_ai.retrieval.top_k"
 #: opt-in: JSON list of {id, score} of the retrieved documents.
 GENAI_RETRIEVAL_DOCUMENTS: Final = "gen_ai.retrieval.documents"
@@ -523,10 +579,15 @@ GENAI_RETRIEVAL_DOCUMENTS: Final = "gen_ai.retrieval.documents"
 GENAI_RETRIEVAL_QUERY_TEXT: Final = "gen_ai.retrieval.query.text"
 
 # General OTel keys used alongside GenAI spans
+#: str -- error class on a failed operation. "TimeoutError"
 ERROR_TYPE: Final = "error.type"
+#: str -- server host of a model call. "127.0.0.1"
 SERVER_ADDRESS: Final = "server.address"
+#: int -- server port of a model call. 8080
 SERVER_PORT: Final = "server.port"
+#: str -- resource: service name. "hotpot-rag"
 SERVICE_NAME: Final = "service.name"
+#: str -- resource: service version (the app version). "2026.11.1"
 SERVICE_VERSION: Final = "service.version"
 
 # ---------------------------------------------------------------------------------------------
@@ -539,15 +600,25 @@ GENAI_LEGACY_PROMPT: Final = "gen_ai.prompt"
 GENAI_LEGACY_COMPLETION: Final = "gen_ai.completion"
 #: older GenAI usage names
 GENAI_LEGACY_USAGE_PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"
+#: int -- read only: older GenAI name of output tokens. 37
 GENAI_LEGACY_USAGE_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"
+#: str -- read only: OpenLLMetry span kind. "workflow"
 TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"
+#: str -- read only: OpenLLMetry entity name. "search"
 TRACELOOP_ENTITY_NAME: Final = "traceloop.entity.name"
+#: str (JSON) -- read only: OpenLLMetry entity input.
 TRACELOOP_ENTITY_INPUT: Final = "traceloop.entity.input"
+#: str (JSON) -- read only: OpenLLMetry entity output.
 TRACELOOP_ENTITY_OUTPUT: Final = "traceloop.entity.output"
+#: str -- read only: OpenLLMetry workflow name. "rag"
 TRACELOOP_WORKFLOW_NAME: Final = "traceloop.workflow.name"
+#: str -- read only: OpenLLMetry request type. "chat"
 LLM_REQUEST_TYPE: Final = "llm.request.type"
+#: int -- read only: OpenLLMetry total tokens. 449
 LLM_USAGE_TOTAL_TOKENS: Final = "llm.usage.total_tokens"
+#: bool -- read only: OpenLLMetry streaming flag.
 LLM_IS_STREAMING: Final = "llm.is_streaming"
+#: prefix -- read only: OpenLLMetry functions offered, indexed.
 LLM_REQUEST_FUNCTIONS: Final = "llm.request.functions"
 
 # GenAI span-event names (read only; not attribute keys, declared here so nothing else spells them)
@@ -555,13 +626,19 @@ LLM_REQUEST_FUNCTIONS: Final = "llm.request.functions"
 GENAI_EVENT_OPERATION_DETAILS: Final = "gen_ai.client.inference.operation.details"
 #: older per-message events; their ``content`` attribute holds the message text.
 GENAI_EVENT_SYSTEM_MESSAGE: Final = "gen_ai.system.message"
+#: event name -- read only: older GenAI user-message event.
 GENAI_EVENT_USER_MESSAGE: Final = "gen_ai.user.message"
+#: event name -- read only: older GenAI assistant-message event.
 GENAI_EVENT_ASSISTANT_MESSAGE: Final = "gen_ai.assistant.message"
+#: event name -- read only: older GenAI tool-message event.
 GENAI_EVENT_TOOL_MESSAGE: Final = "gen_ai.tool.message"
+#: event name -- read only: older GenAI choice event.
 GENAI_EVENT_CHOICE: Final = "gen_ai.choice"
 
 # Suffix segments used when flattening indexed keys (not attribute keys by themselves)
+#: str -- suffix segment ``role`` of flattened message keys (not a key by itself).
 ROLE: Final = "role"
+#: str -- suffix segment ``content`` of flattened message keys (not a key by itself).
 CONTENT: Final = "content"
 
 
