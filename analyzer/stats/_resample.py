@@ -88,8 +88,12 @@ def bootstrap_counts(n: int, n_resamples: int, seed: int) -> npt.NDArray[np.floa
 @lru_cache(maxsize=32)
 def _signs(n: int, n_permutations: int, seed: int) -> npt.NDArray[np.float64]:
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=SIGN_STREAM))
-    bits = rng.integers(0, 2, size=(n_permutations, n), dtype=np.int8)
-    matrix = (2.0 * bits - 1.0).astype(np.float64)
+    # One random byte gives eight independent fair signs.
+    packed = rng.integers(0, 256, size=(n_permutations, -(-n // 8)), dtype=np.uint8)
+    bits = np.unpackbits(packed, axis=1, count=n)
+    matrix = bits.astype(np.float64)
+    matrix *= 2.0
+    matrix -= 1.0
     matrix.setflags(write=False)
     return matrix
 
@@ -116,7 +120,7 @@ def sign_flip_matrix(n: int, n_permutations: int, seed: int) -> npt.NDArray[np.f
 def _exact_signs(n: int) -> npt.NDArray[np.float64]:
     codes = np.arange(2**n, dtype=np.int64)[:, None]
     bits = (codes >> np.arange(n, dtype=np.int64)[None, :]) & 1
-    matrix = (2.0 * bits - 1.0).astype(np.float64)
+    matrix = (2 * bits - 1).astype(np.float64)
     matrix.setflags(write=False)
     return matrix
 
