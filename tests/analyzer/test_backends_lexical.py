@@ -115,3 +115,20 @@ def test_bad_requests_get_openai_style_errors() -> None:
     assert status == 404
     with pytest.raises(openai.BadRequestError):
         lexical_client().chat.completions.create(model="x", messages=[], stream=True)
+
+
+def test_parse_prompt_reads_sdk_rendering_and_skips_worked_example() -> None:
+    from groundtrace.sdk.rendering import build_prompt
+
+    example = "Example.\n[ex:0] Mallard\nA duck.\nQuestion: What is a mallard?\nAnswer: {}\n"
+    evidence = [
+        {"id": "c:0", "title": "Jaws (film)", "content": JAWS.text},
+        {"id": "c:1", "title": "Mallard", "content": DUCKS.text},
+    ]
+    prompt = build_prompt(
+        "Who directed the film Jaws?", evidence, instructions=example, record=False
+    )
+    question, chunks = parse_prompt(f"{prompt.system}\n\n{prompt.user}")
+    assert question == "Who directed the film Jaws?"
+    assert [(c.id, c.title) for c in chunks] == [("c:0", "Jaws (film)"), ("c:1", "Mallard")]
+    assert chunks[0].text == JAWS.text

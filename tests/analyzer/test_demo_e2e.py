@@ -1,0 +1,129 @@
+"""`groundtrace demo` end to end with the lexical reader (no model server needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from groundtrace.analyzer.cli._app import app
+from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.demo import DemoConfig, run_demo
+from groundtrace.collectors.readers import ReadReport, read_traces
+
+HOTPOT = Path("/work/shared/data/hotpotqa/hotpotqa_dev_distractor_600.jsonl")
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("demo") / "run"
+    return run_demo(DemoConfig(model="lexical", questions=4, out=out))
+
+
+def test_traces_exist_and_are_otlp_json_lines(demo_run) -> None:
+    files = sorted(demo_run.traces_dir.glob("*.jsonl"))
+    assert files, "no trace file written"
+    lines = [line for f in files for line in f.read_text().splitlines() if line.strip()]
+    assert lines
+    for line in lines:
+        assert "resourceSpans" in json.loads(line)
+
+
+def test_summary_counts_match_traces(demo_run) -> None:
+    report = ReadReport()
+    traces = list(read_traces([demo_run.traces_dir], report=report))
+    assert report.ok
+    summary = demo_run.summary
+    assert summary.traces == len(traces) == 4
+    assert summary.spans == sum(len(t.steps) for t in traces)
+    for action in ("REQUEST", "RETRIEVE", "ANSWER", "SELECT", "LLM"):
+        assert summary.spans_by_action[action] == 4, action
+    assert summary.answered == 4
+    assert summary.missing_cases == [] and summary.unmatched_traces == 0
+    assert demo_run.export_stats["dropped"] == 0
+
+
+def test_cases_file_joins_traces_by_case_id(demo_run) -> None:
+    rows = [json.loads(line) for line in demo_run.cases_path.read_text().splitlines()]
+    assert len(rows) == 4
+    assert set(rows[0]) == {
+        "case_id",
+        "question",
+        "reference_answer",
+        "gold_support_titles",
+        "type",
+        "level",
+    }
+    traces = list(read_traces([demo_run.traces_dir]))
+    by_case = {t.request.case_id: t for t in traces}
+    assert set(by_case) == {r["case_id"] for r in rows}
+    for row in rows:
+        trace = by_case[row["case_id"]]
+        assert trace.request.query == row["question"]
+        assert trace.request.app_name == "hotpot-rag"
+        assert trace.request.app_version == "1.0.0+bm25-top5"
+        assert 0 < len(trace.evidence) <= 5
+        assert all(e.id.startswith(row["case_id"] + ":") for e in trace.evidence)
+        assert trace.answer is not None and trace.confidence is not None
+        assert trace.entrypoint is not None
+        assert trace.selected_ids and set(trace.selected_ids) <= {e.id for e in trace.evidence}
+
+
+def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
+    register_all()
+    dataset = tmp_path / "three.json"
+    items = [json.loads(line) for line in HOTPOT.read_text().splitlines()[300:303]]
+    dataset.write_text(json.dumps(items))
+    result = CliRunner().invoke(
+        app,
+        [
+            "demo",
+            "--model",
+            "lexical",
+            "--dataset",
+            str(dataset),
+            "--questions",
+            "5",
+            "--top-k",
+            "2",
+            "--out",
+            str(tmp_path / "out"),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["questions"] == 3 and summary["traces"] == 3
+    assert summary["app_version"] == "1.0.0+bm25-top2"
+    traces = list(read_traces([tmp_path / "out" / "traces"]))
+    assert {t.request.case_id for t in traces} == {i["_id"] for i in items}
+    assert all(len(t.evidence) <= 2 for t in traces)
+
+
+def test_cli_errors_are_clear(tmp_path: Path) -> None:
+    register_all()
+    runner = CliRunner()
+    bad_model = runner.invoke(app, ["demo", "--model", "gpt-9", "--out", str(tmp_path / "a")])
+    assert bad_model.exit_code == 2
+    assert "unknown model" in bad_model.output
+    missing = runner.invoke(
+        app,
+        [
+            "demo",
+            "--model",
+            "lexical",
+            "--dataset",
+            str(tmp_path / "nope.jsonl"),
+            "--out",
+            str(tmp_path / "b"),
+        ],
+    )
+    assert missing.exit_code == 2
+    assert "nope.jsonl" in missing.output
+    down = runner.invoke(
+        app, ["demo", "--model", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "c")]
+    )
+    assert down.exit_code == 3
+    assert "--model lexical" in down.output
