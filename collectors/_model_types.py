@@ -52,6 +52,8 @@ class FindingKind(StrEnum):
     CONTENT_NOT_CAPTURED = "content_not_captured"
     UNKNOWN_CONVENTION = "unknown_convention"
     SCHEMA_VERSION_MISMATCH = "schema_version_mismatch"
+    NO_TIMING = "no_timing"
+    NO_TOOL_RESULT = "no_tool_result"
 
 
 @dataclass(frozen=True, slots=True)
