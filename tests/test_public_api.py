@@ -1,0 +1,58 @@
+"""Every public module declares ``__all__`` and every name in it resolves.
+
+Public modules are ``groundtrace.sdk``, ``groundtrace.collectors``, ``groundtrace.analyzer`` and
+all their submodules whose dotted path has no component starting with ``_``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from types import ModuleType
+
+import pytest
+
+ROOTS = ("groundtrace.sdk", "groundtrace.collectors", "groundtrace.analyzer")
+
+
+IMPORT_ERRORS: list[str] = []
+
+
+def _public_module_names() -> list[str]:
+    names: list[str] = []
+    for root in ROOTS:
+        names.append(root)
+        package = importlib.import_module(root)
+        for info in pkgutil.walk_packages(
+            package.__path__, prefix=root + ".", onerror=IMPORT_ERRORS.append
+        ):
+            parts = info.name.split(".")
+            if any(part.startswith("_") for part in parts):
+                continue
+            names.append(info.name)
+    return sorted(names)
+
+
+PUBLIC_MODULES = _public_module_names()
+
+
+def test_the_three_packages_are_found() -> None:
+    for root in ROOTS:
+        assert root in PUBLIC_MODULES
+    assert "groundtrace.sdk.semconv" in PUBLIC_MODULES
+    assert not [m for m in PUBLIC_MODULES if "._" in m]
+
+
+def test_every_subpackage_imports() -> None:
+    assert not IMPORT_ERRORS, f"packages that failed to import while walking: {IMPORT_ERRORS}"
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_all_is_declared_and_resolves(name: str) -> None:
+    module: ModuleType = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    assert exported is not None, f"{name} has no __all__"
+    assert isinstance(exported, list | tuple)
+    assert len(set(exported)) == len(exported), f"{name}.__all__ has duplicates"
+    missing = [attr for attr in exported if not hasattr(module, attr)]
+    assert not missing, f"{name}.__all__ names that do not resolve: {missing}"
