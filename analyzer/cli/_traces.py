@@ -1,0 +1,158 @@
+"""``groundtrace traces``: summarise and convert trace files (a thin layer over collectors)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from groundtrace.collectors import ReadReport, Trace, TraceReadError, read_traces
+from groundtrace.collectors.transcripts import read_transcripts
+
+from ._app import console, err_console, handle_errors
+
+__all__ = ["register", "traces_app"]
+
+traces_app = typer.Typer(
+    help="Read trace files (OTLP-JSON lines, OTLP protobuf, gzip, directories, '-' for "
+    "stdin) or chat transcripts, and summarise or convert them to the trace model.",
+    no_args_is_help=True,
+)
+
+
+class InputFormat(StrEnum):
+    """What the input files hold."""
+
+    OTLP = "otlp"
+    TRANSCRIPT = "transcript"
+
+
+PathsArg = Annotated[list[str], typer.Argument(help="Files, directories or '-' (stdin).")]
+FormatOpt = Annotated[
+    InputFormat,
+    typer.Option("--format", help="otlp: OTLP trace files; transcript: chat transcripts (JSONL)."),
+]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Exit non-zero when any input could not be read.")
+]
+
+
+def _traces(paths: list[str], fmt: InputFormat, report: ReadReport) -> Iterator[Trace]:
+    if fmt is InputFormat.TRANSCRIPT:
+        return read_transcripts(paths, report=report)
+    return read_traces(paths, report=report)
+
+
+def _print_errors(report: ReadReport, limit: int = 20) -> None:
+    for error in report.errors[:limit]:
+        err_console.print(f"[yellow]read error:[/] {error}", highlight=False, markup=True)
+    if len(report.errors) > limit:
+        err_console.print(f"... and {len(report.errors) - limit} more read errors")
+
+
+def _finish(report: ReadReport, strict: bool) -> None:
+    if strict and report.errors:
+        err_console.print(
+            f"[bold red]error:[/] {len(report.errors)} read error(s) (--strict)", markup=True
+        )
+        raise typer.Exit(TraceReadError.exit_code)
+
+
+def summarise(traces: Iterator[Trace], report: ReadReport) -> dict[str, Any]:
+    """The summary object printed by ``traces summary --json``."""
+    count = 0
+    steps: Counter[str] = Counter()
+    findings: Counter[str] = Counter()
+    conventions: Counter[str] = Counter()
+    with_answer = with_confidence = 0
+    for trace in traces:
+        count += 1
+        steps.update(s.action or "(none)" for s in trace.steps)
+        findings.update(f.kind for f in trace.findings)
+        conventions.update(trace.conventions)
+        with_answer += trace.answer is not None
+        with_confidence += trace.confidence is not None
+    return {
+        "files": len(report.files),
+        "records": report.records,
+        "spans": report.spans,
+        "traces": count,
+        "traces_with_answer": with_answer,
+        "traces_with_confidence": with_confidence,
+        "steps_by_action": dict(sorted(steps.items())),
+        "findings_by_kind": dict(sorted(findings.items())),
+        "conventions": dict(sorted(conventions.items())),
+        "read_errors": [
+            {"path": e.path, "line": e.line, "field": e.field, "message": e.reason}
+            for e in report.errors
+        ],
+    }
+
+
+def _table(title: str, rows: dict[str, int], what: str) -> Table:
+    table = Table(title=title)
+    table.add_column(what)
+    table.add_column("count", justify="right")
+    for key, value in rows.items():
+        table.add_row(key, str(value))
+    return table
+
+
+@traces_app.command("summary")
+@handle_errors
+def summary(
+    paths: PathsArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    fmt: FormatOpt = InputFormat.OTLP,
+    strict: StrictOpt = False,
+) -> None:
+    """Count traces, steps by action, findings by kind and read errors."""
+    report = ReadReport()
+    result = summarise(_traces(paths, fmt, report), report)
+    if as_json:
+        console.print_json(json.dumps(result))
+    else:
+        console.print(
+            f"{result['traces']} traces, {result['spans']} spans from {result['files']} "
+            f"file(s); {result['traces_with_answer']} with an answer, "
+            f"{result['traces_with_confidence']} with a confidence; "
+            f"{len(report.errors)} read error(s)",
+            highlight=False,
+        )
+        console.print(_table("steps by action", result["steps_by_action"], "action"))
+        console.print(_table("findings by kind", result["findings_by_kind"], "finding"))
+        _print_errors(report)
+    _finish(report, strict)
+
+
+@traces_app.command("convert")
+@handle_errors
+def convert(
+    paths: PathsArg,
+    out: Annotated[Path, typer.Option("--out", help="Output file: one τ JSON per line.")],
+    fmt: FormatOpt = InputFormat.OTLP,
+    strict: StrictOpt = False,
+) -> None:
+    """Write the normalised trace model (τ JSONL) of the inputs."""
+    report = ReadReport()
+    count = 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as handle:
+        for trace in _traces(paths, fmt, report):
+            handle.write(trace.to_json())
+            handle.write("\n")
+            count += 1
+    err_console.print(f"wrote {count} trace(s) to {out}", highlight=False)
+    _print_errors(report)
+    _finish(report, strict)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``traces`` command group to the root app."""
+    app.add_typer(traces_app, name="traces")
