@@ -47,6 +47,7 @@ __all__ = [
     "GENAI_LEGACY_PROMPT",
     "GENAI_LEGACY_USAGE_COMPLETION_TOKENS",
     "GENAI_LEGACY_USAGE_PROMPT_TOKENS",
+    "GENAI_OPENAI_API_BASE",
     "GENAI_OPERATION_NAME",
     "GENAI_OUTPUT_MESSAGES",
     "GENAI_OUTPUT_TYPE",
@@ -78,6 +79,7 @@ __all__ = [
     "GENAI_TOOL_TYPE",
     "GENAI_USAGE_INPUT_TOKENS",
     "GENAI_USAGE_OUTPUT_TOKENS",
+    "GENAI_USAGE_TOTAL_TOKENS",
     "GT_ACTION",
     "GT_ANSWER_CITED_IDS",
     "GT_ANSWER_CONFIDENCE",
@@ -545,6 +547,10 @@ GENAI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 GENAI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 #: int -- output tokens. 37
 GENAI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+#: int -- total tokens (read only; written by OpenLLMetry). 9
+GENAI_USAGE_TOTAL_TOKENS: Final = "gen_ai.usage.total_tokens"
+#: str -- base URL of the OpenAI endpoint (read only; written by OpenLLMetry).
+GENAI_OPENAI_API_BASE: Final = "gen_ai.openai.api_base"
 #: opt-in (content capture): JSON of the input messages.
 GENAI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
 #: opt-in (content capture): JSON of the output messages.
