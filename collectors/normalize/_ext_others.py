@@ -248,6 +248,8 @@ def genai_llm(v: SpanView) -> dict[str, Any]:
         "finish_reasons": reasons,
         "input_tokens": v.integer(sc.GENAI_USAGE_INPUT_TOKENS),
         "output_tokens": v.integer(sc.GENAI_USAGE_OUTPUT_TOKENS),
+        "total_tokens": v.integer(sc.GENAI_USAGE_TOTAL_TOKENS),
+        "base_url": v.string(sc.GENAI_OPENAI_API_BASE),
     }
     if outputs:
         fields["output_text"] = outputs[0].content
