@@ -91,6 +91,10 @@ class HttpConnection:
             BodyTooLarge: more than ``limit`` bytes arrived (the rest is left unread).
             IdleTimeout: the body stalled for ``timeout`` seconds.
         """
+        if self.conn.they_are_waiting_for_100_continue:
+            # The client holds the body back until told to go on (curl does for > 1 KiB).
+            go_on = h11.InformationalResponse(status_code=100, headers=[])
+            self.writer.write(self.conn.send(go_on) or b"")
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -132,6 +136,10 @@ class HttpConnection:
         data += self.conn.send(h11.EndOfMessage()) or b""
         self.writer.write(data)
         await self.writer.drain()
+
+    def expects_continue(self) -> bool:
+        """Whether the client still waits for ``100 Continue`` before sending its body."""
+        return bool(self.conn.they_are_waiting_for_100_continue)
 
     def can_continue(self) -> bool:
         """Start the next request/response cycle if both sides finished; else ``False``."""

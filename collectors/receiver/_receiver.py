@@ -314,7 +314,7 @@ class Receiver:
                     return
                 state.busy = True
                 reply, consumed = await self._handle(http, request)
-                if not consumed and not reply.close:
+                if not consumed and not reply.close and not http.expects_continue():
                     consumed = await http.discard_body(
                         self.limits.max_body_bytes, self.limits.read_timeout_seconds
                     )

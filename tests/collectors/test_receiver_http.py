@@ -425,3 +425,29 @@ def test_starting_on_a_busy_port_is_a_clear_error(receiver: Receiver, tmp_path: 
 
     with pytest.raises(ConfigError, match="cannot start the receiver"):
         Receiver("127.0.0.1", receiver.port, tmp_path / "other").start()
+
+
+def test_expect_100_continue_is_honoured_and_refusals_skip_the_body(tmp_path: Path) -> None:
+    body = proto_body(make_spans(1))
+    with Receiver("127.0.0.1", 0, tmp_path, token="t") as rx:
+        head = (
+            f"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: {PROTO}\r\n"
+            f"Content-Length: {len(body)}\r\nExpect: 100-continue\r\n"
+        )
+        # authorised: the receiver says 100 Continue before the client sends the body
+        with socket.create_connection(("127.0.0.1", rx.port), timeout=30) as sock:
+            sock.sendall((head + "Authorization: Bearer t\r\n\r\n").encode())
+            assert _read_response(sock).startswith(b"HTTP/1.1 100")
+            sock.sendall(body)
+            response = b""
+            while b"HTTP/1.1 200" not in response:
+                chunk = sock.recv(65536)
+                assert chunk, response
+                response += chunk
+        # refused: the final answer comes at once, no body is awaited, the connection closes
+        with socket.create_connection(("127.0.0.1", rx.port), timeout=30) as sock:
+            sock.sendall((head + "\r\n").encode())
+            refused = _read_response(sock)
+            assert refused.startswith(b"HTTP/1.1 401")
+            assert b"connection: close" in refused.lower()
+    assert len(stored_lines(tmp_path)) == 1
