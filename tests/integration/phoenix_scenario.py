@@ -56,8 +56,8 @@ from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
 
 PROJECT = "groundtrace-it"
 N_CASES = 3
-READY_TIMEOUT_S = 240.0
-INGEST_TIMEOUT_S = 120.0
+READY_TIMEOUT_S = 600.0
+INGEST_TIMEOUT_S = 180.0
 
 
 def free_port() -> int:
