@@ -1,0 +1,95 @@
+"""Command-path validation (SPEC 4.3): did the answer really come from what was read?
+
+Two channels side by side, never merged: the text channel (EM, token F1 vs the reference)
+and the path channel (required reads and calls ran successfully with valid arguments,
+every citation was read, every quote occurs in what was read, tool results reached the
+answer). Each case gets one status (most specific wins, see :data:`STATUS_PRECEDENCE`)
+with the evidence behind it; metrics carry seeded bootstrap intervals.
+
+Usage::
+
+    from groundtrace.analyzer.paths import load_tools_config, read_path_cases, validate_traces
+    from groundtrace.collectors import read_traces
+
+    report = validate_traces(
+        read_traces(["runs/agent/traces"]),
+        list(read_path_cases("cases.jsonl")),
+        load_tools_config("tools.toml"),
+    )
+    print(report.metrics.path_pass_rate.value, report.metrics.masked_failures)
+
+The BFCL-style call checker works on its own::
+
+    from groundtrace.analyzer.paths import ExecutedCall, RequiredCall, check_calls
+
+    required = [RequiredCall("get_weather", {"city": ["Paris"], "unit": ["C", ""]})]
+    check_calls(required, [ExecutedCall("get_weather", {"city": "paris"})], strict=True).ok
+"""
+
+from __future__ import annotations
+
+from ._bfcl import BfclItem, check_item, concrete_calls, read_bfcl
+from ._calls import (
+    CallMatch,
+    ExecutedCall,
+    check_calls,
+    diagnose_call,
+    standardise_string,
+    value_matches,
+)
+from ._cases import PathCase, parse_case, read_path_cases
+from ._metrics import MetricValue, PathMetrics, compute_metrics
+from ._quotes import DEFAULT_QUOTE_THRESHOLD, QuoteMatch, best_quote_match, normalise_snippet
+from ._report import write_report
+from ._run import PathReport, validate_traces
+from ._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
+from ._tools_config import ToolsConfig, load_tools_config, normalise_resource
+from ._types import (
+    STATUS_PRECEDENCE,
+    CallError,
+    CallErrorCode,
+    CaseVerdict,
+    PathStatus,
+    RequiredCall,
+)
+from ._validate import CITATION_STATUSES, COMMAND_STATUSES, validate_case
+
+__all__ = [
+    "AIRLINE_WRITE_TOOLS",
+    "CITATION_STATUSES",
+    "COMMAND_STATUSES",
+    "DEFAULT_QUOTE_THRESHOLD",
+    "STATUS_PRECEDENCE",
+    "BfclItem",
+    "CallError",
+    "CallErrorCode",
+    "CallMatch",
+    "CaseVerdict",
+    "ExecutedCall",
+    "MetricValue",
+    "PathCase",
+    "PathMetrics",
+    "PathReport",
+    "PathStatus",
+    "QuoteMatch",
+    "RequiredCall",
+    "ToolsConfig",
+    "best_quote_match",
+    "check_calls",
+    "check_item",
+    "compute_metrics",
+    "concrete_calls",
+    "diagnose_call",
+    "load_tools_config",
+    "normalise_resource",
+    "normalise_snippet",
+    "parse_case",
+    "read_bfcl",
+    "read_path_cases",
+    "standardise_string",
+    "tau_bench_cases",
+    "validate_case",
+    "validate_traces",
+    "value_matches",
+    "write_report",
+]

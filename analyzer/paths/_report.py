@@ -1,0 +1,165 @@
+"""Path reports: ``report.json``, ``summary.md`` (PR comment) and ``report.html``.
+
+The HTML page is self-contained: the four-quadrant plot is inline SVG (no scripts, no
+external assets).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from ._metrics import MetricValue
+from ._run import PathReport
+
+__all__ = ["write_report"]
+
+_QUADRANT_ORDER = (
+    "text_correct|path_pass",
+    "text_correct|path_fail",
+    "text_incorrect|path_pass",
+    "text_incorrect|path_fail",
+)
+
+
+def _fmt(metric: MetricValue) -> str:
+    if metric.value is None:
+        return f"n/a ({metric.note})"
+    ci = f" [{metric.ci_low:.3f}, {metric.ci_high:.3f}]" if metric.ci_low is not None else ""
+    return f"{metric.value:.3f}{ci} ({metric.numerator:g}/{metric.denominator:g})"
+
+
+def _markdown(report: PathReport) -> str:
+    m = report.metrics
+    s = m.settings
+    lines = [
+        "## groundtrace paths: command-path validation",
+        "",
+        f"{len(report.verdicts)} case run(s) · bootstrap B = {s.n_resamples}, seed {s.seed}, "
+        f"{s.confidence:.0%} percentile intervals · quote threshold {report.quote_threshold}",
+        "",
+        "| metric | value [CI] (num/den) |",
+        "|---|---|",
+        f"| path pass rate | {_fmt(m.path_pass_rate)} |",
+        f"| citation precision | {_fmt(m.citation_precision)} |",
+        f"| citation recall | {_fmt(m.citation_recall)} |",
+        f"| text score (all strict cases) | {_fmt(m.text_score)} |",
+        f"| conditional text score (path pass) | {_fmt(m.conditional_text_score)} |",
+        "",
+        "| | path pass | path fail |",
+        "|---|---|---|",
+    ]
+    q = m.quadrants
+    for text in ("correct", "incorrect"):
+        cells = [q[f"text_{text}|path_{p}"] for p in ("pass", "fail")]
+        lines.append(f"| text {text} | " + " | ".join(f"{int(c.numerator)}" for c in cells) + " |")
+    lines += ["", "| status | cases |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in sorted(m.status_counts.items())]
+    by_id = {v.case_id: v for v in report.verdicts}
+    if m.masked_failures:
+        lines += ["", "### Masked failures (text correct, path failed)", ""]
+        for case_id in m.masked_failures:
+            v = by_id[case_id]
+            first = v.issues[0]["message"] if v.issues else ""
+            lines.append(f"- **{case_id}** `{v.status.value}`: {first}")
+    failed = [v for v in report.verdicts if v.path_pass is False]
+    if failed:
+        lines += ["", "<details><summary>Every path failure</summary>", ""]
+        for v in failed[:500]:
+            lines.append(f"- **{v.case_id}** `{v.status.value}`")
+            lines += [f"  - {i['status']}: {i['message']}" for i in v.issues]
+        lines += ["", "</details>"]
+    unverified = sum(len(v.details.get("unverified_quotes", [])) for v in report.verdicts)
+    notes = list(report.notes)
+    if unverified:
+        notes.append(f"{unverified} quote(s) not verifiable: the reads carry no content")
+    if report.missing_traces:
+        notes.append(f"cases without a trace (not scored): {', '.join(report.missing_traces)}")
+    if report.unmatched_traces:
+        notes.append(f"{len(report.unmatched_traces)} trace(s) with no case in the case file")
+    if notes:
+        lines += ["", "### Notes", *[f"- {n}" for n in notes]]
+    return "\n".join(lines) + "\n"
+
+
+def _svg(report: PathReport) -> str:
+    q = report.metrics.quadrants
+    total = sum(int(v.numerator) for v in q.values())
+    size, pad = 180, 90
+    colours = {
+        "text_correct|path_pass": "#2e8b57",
+        "text_correct|path_fail": "#d35400",
+        "text_incorrect|path_pass": "#7f8c8d",
+        "text_incorrect|path_fail": "#c0392b",
+    }
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{pad + 2 * size + 20}" '
+        f'height="{pad + 2 * size + 20}" role="img" aria-label="path quadrants">',
+        f'<text x="{pad + size / 2}" y="30" text-anchor="middle">path pass</text>',
+        f'<text x="{pad + 1.5 * size}" y="30" text-anchor="middle">path fail</text>',
+        f'<text x="10" y="{pad + size / 2}">text correct</text>',
+        f'<text x="10" y="{pad + 1.5 * size}">text wrong</text>',
+    ]
+    for key in _QUADRANT_ORDER:
+        row = 0 if key.startswith("text_correct") else 1
+        col = 0 if key.endswith("path_pass") else 1
+        count = int(q[key].numerator)
+        share = count / total if total else 0.0
+        x, y = pad + col * size, pad - 40 + row * size
+        parts.append(
+            f'<rect x="{x}" y="{y}" width="{size - 4}" height="{size - 4}" '
+            f'fill="{colours[key]}" fill-opacity="{0.15 + 0.85 * share:.3f}" stroke="#333"/>'
+        )
+        label = "masked" if key == "text_correct|path_fail" else ""
+        parts.append(
+            f'<text x="{x + size / 2 - 2}" y="{y + size / 2}" text-anchor="middle" '
+            f'font-size="28">{count}</text>'
+        )
+        if label:
+            parts.append(
+                f'<text x="{x + size / 2 - 2}" y="{y + size / 2 + 26}" text-anchor="middle" '
+                f'font-size="13">{label} failures</text>'
+            )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _html(report: PathReport, markdown: str) -> str:
+    rows = "".join(
+        f"<tr><td>{html.escape(v.case_id)}</td><td>{v.status.value}</td>"
+        f"<td>{'' if v.text_f1 is None else f'{v.text_f1:.2f}'}</td>"
+        f"<td>{html.escape(chr(10).join(i['message'] for i in v.issues))}</td></tr>"
+        for v in report.verdicts
+    )
+    return f"""<!doctype html><html><head><meta charset="utf-8">
+<title>groundtrace paths</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto}}
+table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;vertical-align:top;
+white-space:pre-wrap}}pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}</style>
+</head><body>
+<h1>groundtrace paths: command-path validation</h1>
+<h2>Text correct × path pass</h2>
+{_svg(report)}
+<h2>Summary</h2><pre>{html.escape(markdown)}</pre>
+<h2>Cases</h2><table><tr><th>case</th><th>status</th><th>text F1</th><th>evidence</th></tr>
+{rows}</table>
+</body></html>
+"""
+
+
+def write_report(report: PathReport, out_dir: Path) -> Path:
+    """Write ``report.json``, ``summary.md`` and ``report.html`` into ``out_dir``.
+
+    Returns:
+        The path of ``report.json``.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    markdown = _markdown(report)
+    (out_dir / "summary.md").write_text(markdown, encoding="utf-8")
+    (out_dir / "report.html").write_text(_html(report, markdown), encoding="utf-8")
+    path = out_dir / "report.json"
+    path.write_text(
+        json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str), encoding="utf-8"
+    )
+    return path

@@ -1,0 +1,97 @@
+"""Validate a set of traces against a case file: join by case id, validate, summarise."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from groundtrace.analyzer.stats import StatsSettings
+from groundtrace.collectors.model import Trace
+
+from ._cases import PathCase
+from ._metrics import PathMetrics, compute_metrics
+from ._quotes import DEFAULT_QUOTE_THRESHOLD
+from ._tools_config import ToolsConfig
+from ._types import CaseVerdict
+from ._validate import validate_case
+
+__all__ = ["PathReport", "validate_traces"]
+
+
+@dataclass(frozen=True, slots=True)
+class PathReport:
+    """Verdicts of every case with a trace, the metrics, and what could not be joined.
+
+    Attributes:
+        verdicts: one per (case, trace) pair, in case-file order.
+        metrics: the :class:`PathMetrics`.
+        missing_traces: case ids with no trace (not scored).
+        unmatched_traces: trace ids whose case id is absent from the case file.
+        quote_threshold: the fuzzy quote threshold used.
+        tools_config: where the tools config came from, if any.
+        notes: anything else the reader should know (read errors...).
+    """
+
+    verdicts: tuple[CaseVerdict, ...]
+    metrics: PathMetrics
+    missing_traces: tuple[str, ...] = ()
+    unmatched_traces: tuple[str, ...] = ()
+    quote_threshold: float = DEFAULT_QUOTE_THRESHOLD
+    tools_config: str | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report: ``cases`` and ``metrics`` plus the join bookkeeping."""
+        return {
+            "cases": [v.to_dict() for v in self.verdicts],
+            "metrics": self.metrics.to_dict(),
+            "missing_traces": list(self.missing_traces),
+            "unmatched_traces": list(self.unmatched_traces),
+            "quote_threshold": self.quote_threshold,
+            "tools_config": self.tools_config,
+            "notes": list(self.notes),
+        }
+
+
+def validate_traces(
+    traces: Iterable[Trace],
+    cases: Sequence[PathCase],
+    tools: ToolsConfig | None = None,
+    *,
+    settings: StatsSettings | None = None,
+    quote_threshold: float = DEFAULT_QUOTE_THRESHOLD,
+    notes: Sequence[str] = (),
+) -> PathReport:
+    """Join traces to cases by ``request.case_id`` and validate every pair.
+
+    Several traces of one case (repeated runs) each get a verdict.
+    """
+    by_case: dict[str, list[Trace]] = {}
+    unmatched: list[str] = []
+    known = {c.case_id for c in cases}
+    for trace in traces:
+        case_id = trace.request.case_id
+        if case_id is None or case_id not in known:
+            unmatched.append(trace.trace_id)
+            continue
+        by_case.setdefault(case_id, []).append(trace)
+    verdicts: list[CaseVerdict] = []
+    missing: list[str] = []
+    for case in cases:
+        runs = by_case.get(case.case_id)
+        if not runs:
+            missing.append(case.case_id)
+            continue
+        verdicts.extend(
+            validate_case(case, t, tools, quote_threshold=quote_threshold) for t in runs
+        )
+    return PathReport(
+        verdicts=tuple(verdicts),
+        metrics=compute_metrics(verdicts, settings),
+        missing_traces=tuple(missing),
+        unmatched_traces=tuple(unmatched),
+        quote_threshold=quote_threshold,
+        tools_config=None if tools is None else tools.source,
+        notes=tuple(notes),
+    )
