@@ -1,0 +1,125 @@
+"""``groundtrace paths``: command-path validation of traces against a case file (SPEC 4.3)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from groundtrace.analyzer.paths import (
+    DEFAULT_QUOTE_THRESHOLD,
+    PathCase,
+    load_tools_config,
+    read_path_cases,
+    tau_bench_cases,
+    validate_traces,
+    write_report,
+)
+from groundtrace.analyzer.stats import StatsSettings
+from groundtrace.collectors import ReadReport, Trace, read_traces
+from groundtrace.collectors.errors import InputError
+from groundtrace.collectors.transcripts import read_transcripts
+
+from ._app import console, handle_errors
+
+__all__ = ["register"]
+
+
+class TraceFormat(StrEnum):
+    """What the trace inputs hold."""
+
+    OTLP = "otlp"
+    TRANSCRIPT = "transcript"
+
+
+class CasesFormat(StrEnum):
+    """What the case file holds."""
+
+    GROUNDTRACE = "groundtrace"
+    TAU_BENCH = "tau-bench"
+
+
+def _traces(paths: list[str], fmt: TraceFormat, report: ReadReport) -> Iterator[Trace]:
+    if fmt is TraceFormat.TRANSCRIPT:
+        return read_transcripts(paths, report=report)
+    return read_traces(paths, report=report)
+
+
+def _cases(path: Path, fmt: CasesFormat) -> list[PathCase]:
+    if fmt is CasesFormat.TAU_BENCH:
+        return list(tau_bench_cases(path))
+    return list(read_path_cases(path))
+
+
+@handle_errors
+def paths_command(
+    traces: Annotated[list[str], typer.Argument(help="Trace files or directories.")],
+    cases: Annotated[Path, typer.Option(help="Case file (JSONL, see analyzer.paths).")],
+    out: Annotated[Path, typer.Option(help="Report folder (report.json, summary.md, .html).")],
+    tools_config: Annotated[
+        Path | None,
+        typer.Option("--tools-config", help="TOML/JSON: which tool arguments are paths read."),
+    ] = None,
+    trace_format: Annotated[
+        TraceFormat,
+        typer.Option("--format", help="otlp: OTLP trace files; transcript: chat transcripts."),
+    ] = TraceFormat.OTLP,
+    cases_format: Annotated[
+        CasesFormat,
+        typer.Option(
+            "--cases-format",
+            help="groundtrace: path-case JSONL; tau-bench: results rows with info.task.actions.",
+        ),
+    ] = CasesFormat.GROUNDTRACE,
+    quote_threshold: Annotated[
+        float, typer.Option(help="Minimum fuzzy ratio for a quote to occur in what was read.")
+    ] = DEFAULT_QUOTE_THRESHOLD,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 5000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed (recorded in the report).")] = 42,
+    fail_on_failure: Annotated[
+        bool, typer.Option("--fail-on-failure", help="Exit 1 when any case fails the path check.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object (cases, metrics).")
+    ] = False,
+) -> None:
+    """Did the answers really come from what was read? Text and path channels side by side.
+
+    Exit codes: 0 done (1 with --fail-on-failure when a case fails), 2 on bad input.
+    """
+    if not 0.0 < quote_threshold <= 1.0:
+        raise InputError("must lie in (0, 1]", field="--quote-threshold")
+    case_list = _cases(cases, cases_format)
+    tools = load_tools_config(tools_config) if tools_config is not None else None
+    read = ReadReport()
+    trace_list = list(_traces(traces, trace_format, read))
+    if read.errors:
+        raise InputError(
+            f"{len(read.errors)} trace input error(s); first: {read.errors[0]}",
+            path=read.errors[0].path,
+        )
+    report = validate_traces(
+        trace_list,
+        case_list,
+        tools,
+        settings=StatsSettings(n_resamples=resamples, seed=seed),
+        quote_threshold=quote_threshold,
+    )
+    path = write_report(report, out)
+    if as_json:
+        payload = report.to_dict()
+        typer.echo(json.dumps({"cases": payload["cases"], "metrics": payload["metrics"]}))
+    else:
+        console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
+        console.print(f"report: {path}", markup=False)
+    if fail_on_failure and any(v.path_pass is False for v in report.verdicts):
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``groundtrace paths`` to ``app``."""
+    app.command("paths")(paths_command)
