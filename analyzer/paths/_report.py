@@ -61,9 +61,7 @@ def _markdown(report: PathReport) -> str:
         lines += ["", "### Masked failures (text correct, path failed)", ""]
         for case_id in m.masked_failures:
             v = by_id[case_id]
-            first = next(
-                (i["message"] for i in v.issues if i["status"] == v.status.value), ""
-            )
+            first = next((i["message"] for i in v.issues if i["status"] == v.status.value), "")
             lines.append(f"- **{case_id}** `{v.status.value}`: {first}")
     failed = [v for v in report.verdicts if v.path_pass is False]
     if failed:

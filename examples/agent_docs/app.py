@@ -101,19 +101,38 @@ TASKS: Final[tuple[Task, ...]] = (
     Task("descale", "How often should I descale the K2 kettle?", r"K2 kettle (every \d+ weeks)"),
     Task("recycling", "What percent of materials is recycled?", r"recycle (\d+ percent)"),
     Task("hours", "When is the support hotline open?", r"(.*open.*)"),
-    Task("grind_settings", "How many grind settings does the G5 grinder offer?", fault="stale_cache"),
+    Task(
+        "grind_settings", "How many grind settings does the G5 grinder offer?", fault="stale_cache"
+    ),
     Task("free_shipping", "Above which order value is shipping free?", fault="skip_read"),
     Task("express", "How long does express delivery take?", fault="wrong_file"),
-    Task("lid_price", "How much does a replacement lid for the K2 kettle cost?",
-         r"cost (EUR \d+)", fault="search_citation"),  # fmt: skip
-    Task("scale_max", "Up to how many kilograms does the S1 scale weigh?",
-         r"up to (\d+ kilograms)", fault="fabricated"),  # fmt: skip
+    Task(
+        "lid_price",
+        "How much does a replacement lid for the K2 kettle cost?",
+        r"cost (EUR \d+)",
+        fault="search_citation",
+    ),
+    Task(
+        "scale_max",
+        "Up to how many kilograms does the S1 scale weigh?",
+        r"up to (\d+ kilograms)",
+        fault="fabricated",
+    ),
     Task("refund_time", "How soon are refunds paid after a return?", fault="read_error"),
     Task("email_reply", "How fast are support email requests answered?", fault="read_timeout"),
-    Task("g5_price", "What does the G5 grinder cost in euros?", r"costs (EUR \d+)",
-         fault="wrong_currency", sku="GR-500"),  # fmt: skip
-    Task("warranty_months", "How many months of standard warranty does a new appliance get?",
-         r"lasts (\d+ months)", fault="ignored_result"),  # fmt: skip
+    Task(
+        "g5_price",
+        "What does the G5 grinder cost in euros?",
+        r"costs (EUR \d+)",
+        fault="wrong_currency",
+        sku="GR-500",
+    ),
+    Task(
+        "warranty_months",
+        "How many months of standard warranty does a new appliance get?",
+        r"lasts (\d+ months)",
+        fault="ignored_result",
+    ),
     Task("hello", "Hello!"),
 )
 
@@ -245,14 +264,16 @@ def _plan(task: Task) -> dict[str, Any]:
         path, document = second, read_document(second)  # not there: try the next hit
     if fault == "ignored_result":
         reply = _answer_from(document, task, path)
-        return respond(task.question, CACHE[task.case_id].answer, reply["cited_ids"],
-                       reply["quotes"])  # fmt: skip
+        return respond(
+            task.question, CACHE[task.case_id].answer, reply["cited_ids"], reply["quotes"]
+        )
     if fault == "wrong_currency" and task.sku is not None:
         lookup_price(task.sku, currency="USD")
     reply = _answer_from(document, task, path)
     if fault == "search_citation":
-        return respond(task.question, reply["answer"], [*reply["cited_ids"], second],
-                       reply["quotes"])  # fmt: skip
+        return respond(
+            task.question, reply["answer"], [*reply["cited_ids"], second], reply["quotes"]
+        )
     if fault == "fabricated":
         return respond(task.question, reply["answer"], reply["cited_ids"], [_FABRICATED_QUOTE])
     return reply
@@ -277,13 +298,11 @@ def run(
         case id -> the answer (``answer``, ``cited_ids``, ``quotes``).
     """
     if tracer_provider is not None:
-        gt.configure(service_name=APP_NAME, tracer_provider=tracer_provider,
-                     capture_content=True)  # fmt: skip
+        gt.configure(service_name=APP_NAME, tracer_provider=tracer_provider, capture_content=True)
     else:
         traces = Path(out or "runs/agent") / "traces"
         traces.mkdir(parents=True, exist_ok=True)
-        gt.configure(service_name=APP_NAME, exporter="file", file_path=traces,
-                     capture_content=True)  # fmt: skip
+        gt.configure(service_name=APP_NAME, exporter="file", file_path=traces, capture_content=True)
     try:
         return {t.case_id: handle(t.question, case_id=t.case_id) for t in tasks}
     finally:
