@@ -121,6 +121,10 @@ _EARLY_WORDS: Final = frozenset(
     {"first", "older", "oldest", "earlier", "earliest", "before", "founded first"}
 )
 _LATE_WORDS: Final = frozenset({"younger", "youngest", "later", "latest", "newer", "recent"})
+_PLACE_Q_RE: Final = re.compile(
+    r"\bwhere\b|\b(what|which) (city|country|state|town|county|region|village|island)\b", re.I
+)
+_PLACE_PREP_RE: Final = re.compile(r"\b(in|at|from|near)\s+$")
 _K1: Final = 1.2
 _B: Final = 0.75
 
@@ -341,12 +345,16 @@ def read(question: str, chunks: Sequence[Chunk]) -> ReaderAnswer:
     if _YES_NO_START.match(question):
         return _answer_yes_no(question, ranked)
     wanted = _wanted_kind(question)
+    place = _PLACE_Q_RE.search(question) is not None
     best: dict[str, tuple[float, Chunk]] = {}
     for position, sentence in enumerate(ranked[:4]):
         anchors = _anchor_positions(sentence.text, question)
         for index, (text, kind) in enumerate(_candidates(sentence.text, question)):
             score = sentence.score * (1.0 - 0.15 * position) - 0.01 * index
-            score += _proximity(sentence.text.find(text), len(text), anchors)
+            start = sentence.text.find(text)
+            score += _proximity(start, len(text), anchors)
+            if place and _PLACE_PREP_RE.search(sentence.text[max(0, start - 6) : start]):
+                score += 1.0
             if kind == (wanted or "name"):
                 score += 1.5
             else:
