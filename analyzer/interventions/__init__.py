@@ -31,6 +31,8 @@ from ._axes import (
     score_outcome,
     summarise_operators,
 )
+from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, evidence_set, parse_operators, plan_item
+from ._engine_cases import CaseGold, read_case_file, read_pool_dataset
 from ._joint import (
     MAX_SHAPLEY_PLAYERS,
     JointItem,
@@ -46,6 +48,7 @@ from ._pool import (
     build_replacement_pool,
     choose_replacement,
 )
+from ._report import operator_table_md, write_reports
 from ._roles import (
     AggregateRole,
     ItemInterventions,
@@ -55,9 +58,11 @@ from ._roles import (
     aggregate_roles,
     assign_roles,
 )
+from ._run import RunConfig, RunResult, run_interventions, run_interventions_async
 from ._targets import EvidenceChunk, TargetChoice, TargetRule, random_target, select_target
 
 __all__ = [
+    "ALL_OPERATORS",
     "DELTA_AXES",
     "DIVERGENCE",
     "MAX_SHAPLEY_PLAYERS",
@@ -65,20 +70,25 @@ __all__ = [
     "AggregateRole",
     "AxisScores",
     "AxisSettings",
+    "CaseGold",
     "Comparison",
     "EvidenceChunk",
     "Gold",
     "Hardness",
     "ItemInterventions",
+    "ItemPlan",
     "ItemRoles",
     "JointItem",
     "JointSummary",
     "OperatorSummary",
     "Outcome",
+    "PlanSettings",
     "PoolCandidate",
     "ReplacementPool",
     "Role",
     "RoleThresholds",
+    "RunConfig",
+    "RunResult",
     "SensitivityRow",
     "TargetChoice",
     "TargetRule",
@@ -88,11 +98,20 @@ __all__ = [
     "choose_replacement",
     "compare",
     "divergence_sensitivity",
+    "evidence_set",
     "joint_support_pair",
+    "operator_table_md",
+    "parse_operators",
+    "plan_item",
     "random_target",
+    "read_case_file",
+    "read_pool_dataset",
+    "run_interventions",
+    "run_interventions_async",
     "score_outcome",
     "select_target",
     "shapley_values",
     "summarise_joint",
     "summarise_operators",
+    "write_reports",
 ]

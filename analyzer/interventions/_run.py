@@ -1,0 +1,321 @@
+"""Running an intervention study over captured traces, resumably (SPEC 4.1-4.2).
+
+``run_interventions`` reads the traces, joins the cases, plans every unit
+(:func:`plan_item`), replays the units that the run folder's journal does not already hold
+(function or endpoint replay, bounded concurrency), and writes into the run folder:
+
+* ``journal.sqlite`` -- every unit's result (resume repeats zero completed units);
+* ``llm_cache.sqlite`` -- model calls of endpoint replay (zero repeated calls);
+* ``counterfactual_traces/`` -- τ̃ as OTLP-JSON lines, linked to the originals;
+* ``results.jsonl`` -- one row per (trace, operator, target);
+* ``summary.json``, ``summary.md``, ``report.html``.
+
+A unit that fails (model call failed after retries, the app raised...) is a recorded failure
+of that unit, excluded from the statistics and counted in the report; the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
+from groundtrace.analyzer.replay import (
+    CounterfactualRecorder,
+    EndpointReplayer,
+    FunctionReplayer,
+    Journal,
+    ReplayUnit,
+    UnitResult,
+)
+from groundtrace.analyzer.stats import StatsSettings
+from groundtrace.collectors import ReadReport, Trace, read_traces
+from groundtrace.collectors.errors import ConfigError, InputError
+
+from ._axes import AxisSettings
+from ._engine import ItemPlan, PlanSettings, plan_item
+from ._engine_cases import CaseGold, read_case_file, read_pool_dataset
+from ._roles import RoleThresholds
+from ._run_summary import analyse
+
+__all__ = ["Progress", "RunConfig", "RunResult", "run_interventions", "run_interventions_async"]
+
+#: Called after each unit with (done, total).
+Progress = Callable[[int, int], None]
+
+RECORDED = "recorded"
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """Settings of one intervention run.
+
+    Attributes:
+        out_dir: the run folder (created; reused to resume).
+        replay: ``recorded`` (the entry point on each trace) or a ``module:qualname`` for
+            function replay; ``None`` when ``endpoint`` is given.
+        endpoint: base URL of an OpenAI-compatible endpoint for endpoint replay.
+        model: model name for endpoint replay (default: the captured one).
+        api_key: key for the endpoint (placeholder when ``None``).
+        kwarg_overrides: keyword arguments replacing recorded ones in function replay.
+        plan: operators, seeds, hardness.
+        axes: F1 threshold and divergence weights.
+        stats: bootstrap/permutation settings (B = 5000, seed 42).
+        thresholds: role thresholds.
+        limit: use the first N eligible traces (ordered by case id, then trace id).
+        concurrency: replays in flight.
+        timeout: seconds per model call attempt (endpoint replay).
+        retry: retry policy of the model client.
+    """
+
+    out_dir: Path
+    replay: str | None = RECORDED
+    endpoint: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    kwarg_overrides: Mapping[str, Any] = field(default_factory=dict)
+    plan: PlanSettings = field(default_factory=PlanSettings)
+    axes: AxisSettings = field(default_factory=AxisSettings)
+    stats: StatsSettings = field(default_factory=StatsSettings)
+    thresholds: RoleThresholds = field(default_factory=RoleThresholds)
+    limit: int | None = None
+    concurrency: int = 4
+    timeout: float = 120.0
+    retry: RetryPolicy | None = None
+
+    def mode(self) -> str:
+        """``function`` or ``endpoint``.
+
+        Raises:
+            ConfigError: neither or both ways were chosen.
+        """
+        if (self.endpoint is None) == (self.replay is None):
+            raise ConfigError("choose exactly one of --replay ENTRYPOINT and --endpoint URL")
+        return "endpoint" if self.endpoint is not None else "function"
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What a run did and found.
+
+    Attributes:
+        summary: the JSON summary (also in ``summary.json``).
+        rows: one row per unit (also in ``results.jsonl``).
+        plans: the per-trace plans.
+        out_dir: the run folder.
+    """
+
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]]
+    plans: list[ItemPlan]
+    out_dir: Path
+
+
+def _load(
+    paths: Sequence[str | Path], cases: Mapping[str, CaseGold], config: RunConfig
+) -> tuple[list[ItemPlan], dict[str, Any]]:
+    report = ReadReport()
+    traces: list[Trace] = list(read_traces([str(p) for p in paths], report=report))
+    if not traces:
+        errors = "; ".join(str(e) for e in report.errors[:3])
+        raise InputError(
+            f"no traces read from {list(map(str, paths))}" + (f": {errors}" if errors else "")
+        )
+    originals = sorted(
+        (t for t in traces if t.replay is None),
+        key=lambda t: (t.request.case_id or "", t.trace_id),
+    )
+    info: dict[str, Any] = {
+        "traces_read": len(traces),
+        "counterfactual_traces_ignored": len(traces) - len(originals),
+        "read_errors": [str(e) for e in report.errors],
+        "traces_not_usable": {},
+        "traces_without_case": 0,
+    }
+    plans: list[ItemPlan] = []
+    for trace in originals:
+        if config.limit is not None and len(plans) >= config.limit:
+            break
+        gold = cases.get(trace.request.case_id or "") if cases else None
+        if cases and gold is None:
+            info["traces_without_case"] += 1
+        plan = plan_item(trace, gold, config.plan)
+        if isinstance(plan, str):
+            info["traces_not_usable"][trace.trace_id] = plan
+        else:
+            plans.append(plan)
+    return plans, info
+
+
+def _cases(cases_path: str | Path | None, pool_dataset: str | Path | None) -> dict[str, CaseGold]:
+    cases = read_case_file(cases_path) if cases_path is not None else {}
+    if pool_dataset is not None:
+        pools = read_pool_dataset(pool_dataset)
+        merged: dict[str, CaseGold] = {}
+        for case_id in set(cases) | set(pools):
+            base = cases.get(case_id, CaseGold(case_id, None))
+            candidates = base.candidates or pools.get(case_id, ())
+            merged[case_id] = CaseGold(case_id, base.reference, base.support_titles, candidates)
+        cases = merged
+    return cases
+
+
+async def run_interventions_async(
+    traces: Sequence[str | Path],
+    config: RunConfig,
+    *,
+    cases_path: str | Path | None = None,
+    pool_dataset: str | Path | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Run the study (see the module docstring); async form.
+
+    Raises:
+        ConfigError: bad options or run folder.
+        InputError: unreadable traces, case file or pool dataset.
+        ReplayError: the replay cannot be set up (e.g. entry point not importable).
+    """
+    mode = config.mode()
+    if config.concurrency < 1:
+        raise ConfigError("must be >= 1", field="--concurrency")
+    cases = _cases(cases_path, pool_dataset)
+    has_gold = cases_path is not None
+    plans, info = _load(traces, cases if has_gold or pool_dataset else {}, config)
+    if not has_gold:
+        for plan in plans:  # candidates only: no gold labels
+            if plan.gold is not None:
+                plan.gold = CaseGold(plan.gold.case_id, None, (), plan.gold.candidates)
+    out = Path(config.out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the run folder: {exc}", path=str(out)) from exc
+    journal = Journal(out / "journal.sqlite")
+    recorder = CounterfactualRecorder(out / "counterfactual_traces")
+    cache: CallCache | None = None
+    replayer: FunctionReplayer | EndpointReplayer
+    if mode == "endpoint":
+        assert config.endpoint is not None
+        cache = CallCache(out / "llm_cache.sqlite")
+        client = ModelClient(
+            config.endpoint, api_key=config.api_key, cache=cache,
+            concurrency=config.concurrency, timeout=config.timeout, retry=config.retry,
+        )  # fmt: skip
+        replayer = EndpointReplayer(recorder, client, model=config.model)
+    else:
+        entry = None if config.replay in (None, RECORDED) else config.replay
+        replayer = FunctionReplayer(
+            recorder, entrypoint=entry, kwarg_overrides=config.kwarg_overrides,
+            concurrency=config.concurrency,
+        )  # fmt: skip
+    not_replayable: dict[str, str] = {}
+    usable: list[ItemPlan] = []
+    for plan in plans:
+        why = replayer.check(plan.trace)
+        if why is None:
+            usable.append(plan)
+        else:
+            not_replayable[plan.trace.trace_id] = why
+    units = [(u, p) for p in usable for u in p.units]
+    results: dict[str, UnitResult] = {}
+    counters = {"from_journal": 0, "run_now": 0}
+    done = 0
+    total = len(units)
+    todo: list[tuple[ReplayUnit, ItemPlan]] = []
+    for unit, plan in units:
+        prior = journal.completed(unit.key)
+        if prior is not None:
+            results[unit.key] = prior
+            counters["from_journal"] += 1
+            done += 1
+        else:
+            todo.append((unit, plan))
+    if progress is not None:
+        progress(done, total)
+    recorder.start()
+    try:
+        lock = asyncio.Lock()
+
+        async def one(unit: ReplayUnit, plan: ItemPlan) -> None:
+            nonlocal done
+            result = await replayer.run(unit, plan.trace)
+            journal.record(unit, result)
+            async with lock:
+                results[unit.key] = result
+                counters["run_now"] += 1
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+
+        await asyncio.gather(*(one(u, p) for u, p in todo))
+    finally:
+        recorder.close()
+        await replayer.aclose()
+        journal.close()
+        if cache is not None:
+            cache.close()
+    analysis = analyse(
+        usable, results, axes=config.axes, stats=config.stats, thresholds=config.thresholds
+    )
+    calls: dict[str, Any] = {"mode": mode, "units_total": total, **counters}
+    if isinstance(replayer, EndpointReplayer):
+        s = replayer.client.stats
+        calls.update(
+            model_calls_made=s.api_calls, served_from_cache=s.cache_hits,
+            coalesced=s.coalesced, retries=s.retries, client=s.as_dict(),
+        )  # fmt: skip
+    else:
+        calls.update(model_calls_made=replayer.calls, served_from_cache=0)
+    summary: dict[str, Any] = {
+        "items": len(usable),
+        "input": {**info, "not_replayable": not_replayable},
+        "gold": "joined from the case file" if has_gold else "none (no --cases)",
+        "replay": {
+            "mode": mode,
+            "entrypoint": config.replay if mode == "function" else None,
+            "endpoint": config.endpoint,
+            "model": config.model,
+            "temperature": 0.0,
+        },
+        "calls": calls,
+        "seeds": {
+            **config.plan.to_dict(),
+            "bootstrap_seed": config.stats.seed,
+            "permutation_seed": config.stats.permutation_seed,
+            "n_resamples": config.stats.n_resamples,
+        },
+        **analysis.summary,
+    }
+    _write(out, summary, analysis.rows)
+    return RunResult(summary, analysis.rows, usable, out)
+
+
+def _write(out: Path, summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    from ._report import write_reports
+
+    with (out / "results.jsonl").open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    (out / "summary.json").write_text(
+        json.dumps(summary, ensure_ascii=False, indent=2, default=str), encoding="utf-8"
+    )
+    write_reports(out, summary, rows)
+
+
+def run_interventions(
+    traces: Sequence[str | Path],
+    config: RunConfig,
+    *,
+    cases_path: str | Path | None = None,
+    pool_dataset: str | Path | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Synchronous :func:`run_interventions_async`."""
+    coro = run_interventions_async(
+        traces, config, cases_path=cases_path, pool_dataset=pool_dataset, progress=progress
+    )
+    return asyncio.run(coro)

@@ -1,0 +1,337 @@
+"""Turning replay results into per-unit rows and the run's statistics (SPEC 4.2.1-4.2.4)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from groundtrace.analyzer.metrics import score_answer
+from groundtrace.analyzer.replay import UnitResult
+from groundtrace.analyzer.stats import StatsSettings, summarise_deltas, summarise_paired
+
+from ._axes import (
+    DELTA_AXES,
+    REPORTED_AXES,
+    AxisSettings,
+    Comparison,
+    Gold,
+    Outcome,
+    compare,
+    divergence_sensitivity,
+    summarise_operators,
+)
+from ._engine import ALL_OPERATORS, JOINT, ORIGINAL, ItemPlan
+from ._joint import JointItem, shapley_values, summarise_joint
+from ._roles import ItemInterventions, RoleThresholds, aggregate_roles, assign_roles
+
+__all__ = ["Analysis", "analyse", "counterfactual_outcome", "original_outcome"]
+
+_GOLD_AXES = ("correctness", "exact_match", "f1", "calibration_error")
+
+
+def _fallback_all(plan: ItemPlan) -> bool:
+    """Whether the app's U was 'every chunk shown' because the answer cited none."""
+    t = plan.trace
+    shown = {c.id for c in plan.evidence}
+    return not t.cited_ids and bool(shown) and set(t.selected_ids or ()) == shown
+
+
+def _gold(plan: ItemPlan) -> Gold:
+    g = plan.gold
+    if g is None:
+        return Gold(None, frozenset())
+    return Gold(g.reference, frozenset(g.support_titles))
+
+
+def counterfactual_outcome(plan: ItemPlan, result: UnitResult, shown: Sequence[str]) -> Outcome:
+    """τ̃ as an :class:`Outcome`: Ũ = the cited ids, or every chunk shown when the original
+    trace shows the app falls back to that when the answer cites none."""
+    used: set[str] = set(result.cited_ids)
+    if not used and _fallback_all(plan):
+        used = set(shown)
+    titles = plan.titles
+    return Outcome(
+        result.answer or "", result.confidence, frozenset(u for u in used if u in titles), titles
+    )
+
+
+def original_outcome(plan: ItemPlan, recomputed: UnitResult | None = None) -> Outcome:
+    """τ as an :class:`Outcome` (from the trace, or from the ORIGINAL replay when recomputed)."""
+    if recomputed is not None:
+        return counterfactual_outcome(plan, recomputed, [c.id for c in plan.evidence])
+    t = plan.trace
+    titles = plan.titles
+    used = t.selected_ids if t.selected_ids is not None else t.cited_ids
+    return Outcome(t.answer or "", t.confidence, frozenset(u for u in used if u in titles), titles)
+
+
+@dataclass(slots=True)
+class Analysis:
+    """Everything the reports show."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _f1(answer: str, reference: str) -> float:
+    return score_answer(answer, reference).f1
+
+
+def _stat(d: Any) -> dict[str, Any]:
+    return {
+        "mean": d.mean,
+        "ci_low": d.ci_low,
+        "ci_high": d.ci_high,
+        "p_value": d.p_value,
+        "wilcoxon_p": d.wilcoxon_p,
+        "alternative": d.alternative,
+        "n": d.n,
+        "n_missing": d.n_missing,
+    }
+
+
+def _row(plan: ItemPlan, unit_desc: dict[str, Any], result: UnitResult | None,
+         comparison: Comparison | None, original: Outcome) -> dict[str, Any]:  # fmt: skip
+    row: dict[str, Any] = dict(unit_desc)
+    row["status"] = "not_run" if result is None else result.status
+    row["original"] = {
+        "trace_id": plan.trace.trace_id,
+        "answer": original.answer,
+        "confidence": original.confidence,
+        "used_ids": sorted(original.used_ids),
+    }
+    if plan.gold is not None:
+        row["reference_answer"] = plan.gold.reference
+    if result is not None:
+        row["counterfactual"] = {
+            "trace_id": result.counterfactual_trace_id,
+            "answer": result.answer,
+            "confidence": result.confidence,
+            "cited_ids": list(result.cited_ids),
+            "parse_error": result.parse_error,
+            "cached": result.cached,
+        }
+        if not result.ok:
+            row["error"] = {"kind": result.error_kind, "message": result.error_message}
+    if comparison is not None:
+        row["deltas"] = dict(comparison.deltas)
+        row["divergence"] = comparison.divergence
+        t = comparison.terms
+        row["divergence_terms"] = {"used": t.used, "answer": t.answer, "confidence": t.confidence}
+    return row
+
+
+def analyse(
+    plans: Sequence[ItemPlan],
+    results: Mapping[str, UnitResult],
+    *,
+    axes: AxisSettings,
+    stats: StatsSettings,
+    thresholds: RoleThresholds,
+) -> Analysis:
+    """Per-unit rows and the statistics of the run (failed units excluded and counted)."""
+    out = Analysis()
+    comparisons: dict[str, list[Comparison]] = {}
+    with_s: dict[str, list[Comparison]] = {}
+    confidences: dict[str, list[tuple[float | None, float | None]]] = {}
+    failed: Counter[str] = Counter()
+    failure_kinds: Counter[str] = Counter()
+    skipped: Counter[str] = Counter()
+    role_items: list[ItemInterventions] = []
+    joint_items: list[JointItem] = []
+    shapley_rows: list[dict[str, Any]] = []
+    for plan in plans:
+        gold = _gold(plan)
+        recomputed = next((results.get(u.key) for u in plan.units if u.operator == ORIGINAL), None)
+        if recomputed is not None and not recomputed.ok:
+            recomputed = None
+        original = original_outcome(plan, recomputed)
+        outcomes: dict[str, Outcome] = {}
+        joint_f1: dict[str, float] = {}
+        skipped.update(plan.skipped.keys())
+        for unit in plan.units:
+            result = results.get(unit.key)
+            comparison = None
+            if result is not None and not result.ok:
+                failed[unit.operator] += 1
+                failure_kinds[str(result.error_kind)] += 1
+            elif result is not None and unit.operator != ORIGINAL:
+                cf = counterfactual_outcome(plan, result, [c.id for c in unit.evidence])
+                comparison = compare(original, cf, gold, axes)
+                if unit.operator == JOINT:
+                    if gold.reference is not None and unit.target_id is not None:
+                        joint_f1[unit.target_id] = _f1(cf.answer, gold.reference)
+                else:
+                    outcomes[unit.operator] = cf
+                    comparisons.setdefault(unit.operator, []).append(comparison)
+                    pair = (original.confidence, cf.confidence)
+                    confidences.setdefault(unit.operator, []).append(pair)
+                    if gold.support_titles:
+                        with_s.setdefault(unit.operator, []).append(comparison)
+            out.rows.append(_row(plan, unit.describe(), result, comparison, original))
+        if any(op in outcomes for op in ("REMOVE", "REPLACE", "DUPLICATE")):
+            role_items.append(
+                ItemInterventions(
+                    gold,
+                    original,
+                    outcomes.get("REMOVE"),
+                    outcomes.get("REPLACE"),
+                    outcomes.get("DUPLICATE"),
+                    outcomes.get("ZERO"),
+                )
+            )
+        if plan.pair is not None and gold.reference is not None:
+            s1, s2 = plan.pair
+            full = _f1(original.answer, gold.reference)
+            keys = (s1, s2, f"{s1}+{s2}")
+            if all(k in joint_f1 for k in keys):
+                joint_items.append(JointItem(full, *(joint_f1[k] for k in keys)))
+            if plan.players:
+                players = plan.players
+                values: dict[frozenset[str], float] = {frozenset(players): full}
+                for removed, f1 in joint_f1.items():
+                    values[frozenset(players) - frozenset(removed.split("+"))] = f1
+                if len(values) == 2 ** len(players):
+                    phi = shapley_values(players, values)
+                    shapley_rows.append(
+                        {"key": plan.key, "players": list(players), "shapley": phi,
+                         "v_all": full, "v_empty": values[frozenset()]}
+                    )  # fmt: skip
+    out.summary = _summary(
+        plans, comparisons, with_s, confidences, role_items, joint_items, shapley_rows,
+        failed, failure_kinds, skipped, axes, stats, thresholds,
+    )  # fmt: skip
+    return out
+
+
+def _operators(
+    comparisons: Mapping[str, Sequence[Comparison]],
+    with_s: Mapping[str, Sequence[Comparison]],
+    confidences: Mapping[str, Sequence[tuple[float | None, float | None]]],
+    has_reference: bool,
+    stats: StatsSettings,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    skipped_axes: dict[str, str] = {}
+    if not has_reference:
+        for axis in _GOLD_AXES:
+            skipped_axes[axis] = "no reference answer joined (pass --cases with reference_answer)"
+    if not any(with_s.values()):
+        skipped_axes["grounding"] = "no gold support titles joined (pass --cases)"
+    ordered = {op: comparisons[op] for op in ALL_OPERATORS if comparisons.get(op)}
+    main = summarise_operators(ordered, stats)
+    grounded = summarise_operators({k: v for k, v in with_s.items() if v}, stats)
+    changed = {op: [float(c.terms.answer) for c in items] for op, items in ordered.items()}
+    conf_o = {op: [np.nan if a is None else a for a, _ in confidences[op]] for op in ordered}
+    conf_c = {op: [np.nan if b is None else b for _, b in confidences[op]] for op in ordered}
+    shift = summarise_paired(conf_o, conf_c, stats)
+    table: dict[str, Any] = {}
+    answer_changed = summarise_deltas(changed, stats)
+    for op, summary in main.items():
+        axes_out: dict[str, Any] = {}
+        for axis in (*DELTA_AXES, *REPORTED_AXES):
+            if axis in skipped_axes:
+                continue
+            paired = grounded[op].axes[axis] if axis == "grounding" else summary.axes[axis]
+            axes_out[axis] = {
+                "original_mean": paired.mean_original,
+                "intervened_mean": paired.mean_counterfactual,
+                "mean_delta": paired.delta.mean,
+                "ci_low": paired.delta.ci_low,
+                "ci_high": paired.delta.ci_high,
+                "p_value": paired.delta.p_value,
+                "wilcoxon_p": paired.delta.wilcoxon_p,
+                "n": paired.delta.n,
+            }
+        d = summary.divergence
+        axes_out["divergence"] = {
+            "original_mean": 0.0,
+            "intervened_mean": d.mean,
+            "mean_delta": d.mean,
+            "ci_low": d.ci_low,
+            "ci_high": d.ci_high,
+            "p_value": d.p_value,
+            "wilcoxon_p": d.wilcoxon_p,
+            "n": d.n,
+            "test": "one-sided (D > 0)",
+        }
+        axes_out["answer_changed_rate"] = _stat(answer_changed[op])
+        axes_out["confidence_shift"] = {
+            "original_mean": shift[op].mean_original,
+            "intervened_mean": shift[op].mean_counterfactual,
+            **_stat(shift[op].delta),
+        }
+        table[op] = {"n_items": summary.n_items, "axes": axes_out}
+    return table, skipped_axes
+
+
+def _summary(
+    plans: Sequence[ItemPlan],
+    comparisons: Mapping[str, Sequence[Comparison]],
+    with_s: Mapping[str, Sequence[Comparison]],
+    confidences: Mapping[str, Sequence[tuple[float | None, float | None]]],
+    role_items: Sequence[ItemInterventions],
+    joint_items: Sequence[JointItem],
+    shapley_rows: Sequence[dict[str, Any]],
+    failed: Counter[str],
+    failure_kinds: Counter[str],
+    skipped: Counter[str],
+    axes: AxisSettings,
+    stats: StatsSettings,
+    thresholds: RoleThresholds,
+) -> dict[str, Any]:
+    has_reference = any(p.gold is not None and p.gold.reference is not None for p in plans)
+    table, skipped_axes = _operators(comparisons, with_s, confidences, has_reference, stats)
+    for op in table:
+        table[op]["n_failed"] = failed.get(op, 0)
+        table[op]["n_not_planned"] = skipped.get(op, 0)
+    ordered = {op: comparisons[op] for op in ALL_OPERATORS if comparisons.get(op)}
+    sensitivity = [row.to_dict() for row in divergence_sensitivity(ordered, None, stats)]
+    roles: dict[str, Any] = {"items": len(role_items)}
+    if role_items:
+        counts: Counter[str] = Counter()
+        not_eval: Counter[str] = Counter()
+        for item in role_items:
+            r = assign_roles(item, thresholds, axes)
+            counts.update(str(x) for x in r.roles)
+            not_eval.update(str(x) for x in r.not_evaluable)
+        agg = aggregate_roles(role_items, thresholds, axes, stats)
+        roles["counts"] = dict(sorted(counts.items()))
+        roles["not_evaluable"] = dict(sorted(not_eval.items()))
+        roles["aggregate"] = {
+            str(role): {"asserted": a.asserted, "rate": _stat(a.rate), "rule": a.rule}
+            for role, a in agg.items()
+        }
+    joint: dict[str, Any] = {"n": len(joint_items)}
+    if joint_items:
+        js = summarise_joint(joint_items, stats)
+        for name in ("mean_drop_first", "mean_drop_second", "mean_drop_joint", "mean_synergy",
+                     "positive_synergy_rate", "strong_complementarity_rate"):  # fmt: skip
+            joint[name] = _stat(getattr(js, name))
+    if shapley_rows:
+        firsts = [r["shapley"][r["players"][0]] for r in shapley_rows]
+        seconds = [r["shapley"][r["players"][1]] for r in shapley_rows if len(r["players"]) > 1]
+        sums = [sum(r["shapley"].values()) for r in shapley_rows]
+        s = summarise_deltas({"first": firsts, "second": seconds, "total": sums}, stats)
+        joint["shapley"] = {
+            "n": len(shapley_rows),
+            "mean_phi_best_ranked_support": _stat(s["first"]),
+            "mean_phi_second_support": _stat(s["second"]),
+            "mean_total_phi": _stat(s["total"]),
+            "items": list(shapley_rows),
+        }
+    return {
+        "operators": table,
+        "skipped_axes": skipped_axes,
+        "divergence_weights": axes.divergence_weights.to_dict(),
+        "weight_sensitivity": sensitivity,
+        "roles": roles,
+        "joint_ablation": joint,
+        "failed_units": dict(sorted(failed.items())),
+        "failure_kinds": dict(sorted(failure_kinds.items())),
+        "not_planned": dict(sorted(skipped.items())),
+        "stats_settings": stats.to_dict(),
+    }

@@ -1,0 +1,46 @@
+"""Replay of captured requests on perturbed evidence (SPEC 4.1).
+
+Two ways, both producing counterfactual traces τ̃ linked to their original:
+
+* :class:`FunctionReplayer` imports the app's replayable ANSWER entry point and calls it;
+* :class:`EndpointReplayer` re-sends the captured LLM call with the evidence block edited,
+  through the shared model client (cache, bounded concurrency, retries).
+
+A :class:`Journal` (sqlite in the run folder) records every unit, so a killed run resumes
+with zero repeated units; the model-call cache makes repeated calls impossible as well.
+
+Usage::
+
+    from groundtrace.analyzer.replay import (
+        CounterfactualRecorder, FunctionReplayer, Journal, ReplayChunk, ReplayUnit,
+    )
+
+    with CounterfactualRecorder("runs/x/counterfactual_traces") as recorder:
+        replayer = FunctionReplayer(recorder)
+        unit = ReplayUnit(trace.trace_id, "case-1", trace.request.query, "ZERO", None, None, 0)
+        result = asyncio.run(replayer.run(unit, trace))   # UnitResult, never raises per unit
+"""
+
+from __future__ import annotations
+
+from ._capture import CounterfactualRecorder, trace_id_of
+from ._endpoint import EndpointReplayer, captured_call, rebuild_request
+from ._function import FunctionReplayer, resolve_entrypoint
+from ._journal import Journal
+from ._types import ReplayChunk, ReplayUnit, UnitResult, UnitStatus, restrict_ids
+
+__all__ = [
+    "CounterfactualRecorder",
+    "EndpointReplayer",
+    "FunctionReplayer",
+    "Journal",
+    "ReplayChunk",
+    "ReplayUnit",
+    "UnitResult",
+    "UnitStatus",
+    "captured_call",
+    "rebuild_request",
+    "resolve_entrypoint",
+    "restrict_ids",
+    "trace_id_of",
+]

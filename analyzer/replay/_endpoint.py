@@ -1,0 +1,181 @@
+"""Endpoint replay: re-send the captured LLM call with the evidence block edited.
+
+The app rendered its evidence with the SDK's standard rendering, so the exact block is on the
+trace (``prompt_evidence``) and inside the captured request (``request_json``). Replay finds
+the captured call whose messages contain the block exactly once, swaps it for the perturbed
+evidence rendered by :func:`groundtrace.sdk.render_evidence`
+(:func:`groundtrace.sdk.replace_evidence_block`), re-sends it through the shared model client
+(content-addressed cache, bounded concurrency, retries on 429/5xx/timeouts) with temperature 0
+and the unit's seed, and parses the reply with :func:`groundtrace.sdk.parse_answer`.
+
+Request parameters are kept as captured except: ``temperature`` (0), ``seed`` (the unit's),
+streaming options (dropped: the reply is read whole), and any list inside ``response_format``
+equal to the original evidence ids (e.g. a JSON-schema ``enum`` of citable ids), which is
+replaced by the perturbed evidence ids so a replacement chunk stays citable.
+
+The counterfactual is recorded as a trace too: a REQUEST root with the replay link and an
+ANSWER step holding the parsed answer and the new evidence block.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from groundtrace.analyzer.llm import CallFailure, ChatRequest, ModelClient
+from groundtrace.collectors import LLMCall, PromptEvidence, Trace
+from groundtrace.sdk import Action, parse_answer, render_evidence, replace_evidence_block, step
+from groundtrace.sdk.rendering import record_prompt_evidence
+
+from ._capture import CounterfactualRecorder, trace_id_of
+from ._types import ReplayUnit, UnitResult, UnitStatus, restrict_ids
+
+__all__ = ["EndpointReplayer", "captured_call", "rebuild_request"]
+
+_DROPPED = frozenset({"model", "messages", "stream", "stream_options", "temperature", "seed", "n"})
+
+
+def captured_call(trace: Trace) -> tuple[LLMCall, PromptEvidence, dict[str, Any]] | str:
+    """The captured call holding the evidence block, its block and its request; or why not."""
+    if not trace.prompt_evidence:
+        return "no rendered evidence block recorded on the trace (use the SDK rendering)"
+    if not trace.llm_calls:
+        return "no LLM call captured on the trace"
+    for prompt in trace.prompt_evidence:
+        for call in trace.llm_calls:
+            if call.request_json is None:
+                continue
+            try:
+                request = json.loads(call.request_json)
+            except ValueError:
+                continue
+            if not isinstance(request, dict):
+                continue
+            try:
+                replace_evidence_block(request.get("messages") or [], prompt.block, "")
+            except ValueError:
+                continue
+            return call, prompt, request
+    return "no captured LLM request contains the recorded evidence block exactly once"
+
+
+def _swap_ids(value: Any, old: list[str], new: list[str]) -> Any:
+    if isinstance(value, list):
+        if value and [str(v) for v in value] == old:
+            return list(new)
+        return [_swap_ids(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: _swap_ids(v, old, new) for k, v in value.items()}
+    return value
+
+
+def rebuild_request(
+    request: dict[str, Any],
+    prompt: PromptEvidence,
+    evidence_items: Sequence[dict[str, Any]],
+    *,
+    model: str | None,
+    seed: int,
+) -> ChatRequest:
+    """The captured request with the evidence block re-rendered from ``evidence_items``.
+
+    Raises:
+        ValueError: the block is not found exactly once in the messages.
+    """
+    block = render_evidence(list(evidence_items))
+    messages = replace_evidence_block(request.get("messages") or [], prompt.block, block)
+    params = {k: v for k, v in request.items() if k not in _DROPPED}
+    max_tokens = params.pop("max_tokens", None)
+    response_format = params.pop("response_format", None)
+    if response_format is not None and prompt.ids:
+        new_ids = [str(item["id"]) for item in evidence_items]
+        response_format = _swap_ids(response_format, list(prompt.ids), new_ids)
+    return ChatRequest(
+        model=model or str(request.get("model") or ""),
+        messages=tuple(messages),
+        temperature=0.0,
+        seed=seed,
+        max_tokens=int(max_tokens) if isinstance(max_tokens, int | float) else None,
+        response_format=response_format if isinstance(response_format, dict) else None,
+        params=params,
+    )
+
+
+class EndpointReplayer:
+    """Replays units by re-sending the captured LLM call (see the module docstring).
+
+    Args:
+        recorder: where counterfactual traces are recorded.
+        client: the shared model client (its cache and concurrency bound apply).
+        model: model name to send (default: the captured one).
+    """
+
+    mode = "endpoint"
+
+    def __init__(
+        self, recorder: CounterfactualRecorder, client: ModelClient, *, model: str | None = None
+    ) -> None:
+        self.recorder = recorder
+        self.client = client
+        self.model = model
+
+    def check(self, trace: Trace) -> str | None:
+        """Why ``trace`` cannot be replayed at the endpoint, or ``None`` when it can."""
+        found = captured_call(trace)
+        return found if isinstance(found, str) else None
+
+    async def run(self, unit: ReplayUnit, trace: Trace) -> UnitResult:
+        """Replay one unit; call failures become recorded failures of the unit."""
+        found = captured_call(trace)
+        if isinstance(found, str):
+            return UnitResult.failure(unit.key, "not_replayable", found)
+        _call, prompt, request = found
+        items = [c.as_item() for c in unit.evidence]
+        try:
+            chat = rebuild_request(request, prompt, items, model=self.model, seed=unit.seed)
+        except (ValueError, TypeError, KeyError) as exc:
+            return UnitResult.failure(unit.key, "request_rebuild", str(exc))
+        result = await self.client.complete(chat)
+        if isinstance(result, CallFailure):
+            return UnitResult.failure(unit.key, result.kind.value, result.message, result.attempts)
+        text, cached, attempts = result.text, result.cached, result.attempts
+        parsed = parse_answer(text)
+        cited = restrict_ids(parsed.used_chunks, unit.evidence)
+        try:
+            cf_trace = self._record(unit, parsed.answer, parsed.confidence, cited, items)
+        except Exception as exc:  # recording must not lose the measured answer
+            cf_trace = None
+            extra = {"record_error": f"{type(exc).__name__}: {exc}"}
+        else:
+            extra = {}
+        return UnitResult(
+            key=unit.key,
+            status=UnitStatus.OK,
+            answer=parsed.answer,
+            confidence=parsed.confidence,
+            cited_ids=cited,
+            parse_error=parsed.error,
+            counterfactual_trace_id=cf_trace,
+            model_calls=attempts,
+            cached=cached,
+            extra={"raw": text, **extra},
+        )
+
+    def _record(
+        self,
+        unit: ReplayUnit,
+        answer: str,
+        confidence: float | None,
+        cited: Sequence[str],
+        items: Sequence[dict[str, Any]],
+    ) -> str | None:
+        with self.recorder.scope(unit) as root:
+            with step(Action.ANSWER, name="replay_answer", query=unit.query) as s:
+                record_prompt_evidence(render_evidence(list(items)), [str(i["id"]) for i in items])
+                s.record_answer({"answer": answer, "confidence": confidence, "used_chunks": cited})
+            return trace_id_of(root)
+
+    async def aclose(self) -> None:
+        """Close the model client's HTTP connections."""
+        await self.client.aclose()

@@ -1,0 +1,166 @@
+"""Function replay: call the app's recorded ANSWER entry point with perturbed evidence.
+
+The ANSWER step of the app is decorated ``@answer(replayable=True)``, which records an
+importable entry point ``module:qualname`` (e.g. ``examples.hotpot_rag.app:answer``), the
+names of its query and evidence parameters and its other JSON-serialisable keyword arguments.
+Replay imports it and calls ``fn(**kwargs, <query_param>=query, <evidence_param>=evidence)``
+inside :meth:`CounterfactualRecorder.scope`, so the counterfactual trace is recorded by the
+same SDK. The entry point's module must be importable: from an installed package, from the
+current directory, or from the groundtrace checkout (``examples`` lives at its root); both
+folders are tried, in that order, when a plain import fails.
+
+The reply is read with :func:`groundtrace.sdk.parse_answer` (a mapping return value is
+serialised to JSON first), so answer, confidence and used chunks follow one convention.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from groundtrace.collectors import Trace
+from groundtrace.collectors.errors import ReplayError
+from groundtrace.sdk import parse_answer
+
+from ._capture import CounterfactualRecorder, trace_id_of
+from ._types import ReplayUnit, UnitResult, UnitStatus, restrict_ids
+
+__all__ = ["FunctionReplayer", "resolve_entrypoint"]
+
+_CHECKOUT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _import(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        top = module.split(".", 1)[0]
+        if exc.name is None or exc.name.split(".", 1)[0] != top:
+            raise
+    for root in (Path.cwd(), _CHECKOUT_ROOT):
+        if (root / top).exists() and str(root) not in sys.path:
+            sys.path.append(str(root))
+            try:
+                return importlib.import_module(module)
+            except ModuleNotFoundError:
+                continue
+    return importlib.import_module(module)
+
+
+def resolve_entrypoint(entrypoint: str) -> Callable[..., Any]:
+    """Import ``module:qualname`` and return the callable.
+
+    Raises:
+        ReplayError: malformed, not importable, or not callable.
+    """
+    module_name, sep, qualname = entrypoint.partition(":")
+    if not sep or not module_name or not qualname:
+        raise ReplayError(f"entry point {entrypoint!r} is not of the form module:qualname")
+    try:
+        obj: Any = _import(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ReplayError(
+            f"cannot import the replay entry point {entrypoint!r}: {exc} (run from the "
+            "application's folder or install it so the module is importable)"
+        ) from exc
+    if not callable(obj):
+        raise ReplayError(f"replay entry point {entrypoint!r} is not callable")
+    fn: Callable[..., Any] = obj
+    return fn
+
+
+def _reply_text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return json.dumps(dict(value), ensure_ascii=False, default=str)
+    fields = ("answer", "confidence", "used_chunks")
+    return json.dumps({k: getattr(value, k) for k in fields if hasattr(value, k)}, default=str)
+
+
+class FunctionReplayer:
+    """Replays units by calling the recorded entry point (see the module docstring).
+
+    Args:
+        recorder: where counterfactual traces are recorded.
+        entrypoint: override of the recorded entry point (``module:qualname``).
+        kwarg_overrides: keyword arguments replacing recorded ones (e.g. a new ``base_url``).
+        concurrency: calls in flight (each runs in a worker thread).
+    """
+
+    mode = "function"
+
+    def __init__(
+        self,
+        recorder: CounterfactualRecorder,
+        *,
+        entrypoint: str | None = None,
+        kwarg_overrides: Mapping[str, Any] | None = None,
+        concurrency: int = 1,
+    ) -> None:
+        self.recorder = recorder
+        self.entrypoint = entrypoint
+        self.overrides = dict(kwarg_overrides or {})
+        self._semaphore = asyncio.Semaphore(max(1, concurrency))
+        self._functions: dict[str, Callable[..., Any]] = {}
+        self.calls = 0
+
+    def check(self, trace: Trace) -> str | None:
+        """Why ``trace`` cannot be replayed by function, or ``None`` when it can."""
+        if self.entrypoint is None and trace.entrypoint is None:
+            return "no replayable ANSWER entry point recorded on the trace"
+        return None
+
+    def _function(self, trace: Trace) -> Callable[..., Any]:
+        name = self.entrypoint or (trace.entrypoint.entrypoint if trace.entrypoint else "")
+        if name not in self._functions:
+            self._functions[name] = resolve_entrypoint(name)
+        return self._functions[name]
+
+    def _call(self, unit: ReplayUnit, trace: Trace) -> UnitResult:
+        fn = self._function(trace)
+        ep = trace.entrypoint
+        kwargs: dict[str, Any] = dict(ep.kwargs) if ep is not None else {}
+        kwargs.update(self.overrides)
+        query_param = (ep.query_param if ep else None) or "question"
+        evidence_param = (ep.evidence_param if ep else None) or "evidence"
+        kwargs[query_param] = unit.query
+        kwargs[evidence_param] = [c.as_item() for c in unit.evidence]
+        self.calls += 1
+        with self.recorder.scope(unit) as handle:
+            value = fn(**kwargs)
+            cf_trace = trace_id_of(handle)
+        parsed = parse_answer(_reply_text(value))
+        error = parsed.error
+        if isinstance(value, Mapping) and value.get("error"):
+            error = str(value["error"])
+        return UnitResult(
+            key=unit.key,
+            status=UnitStatus.OK,
+            answer=parsed.answer,
+            confidence=parsed.confidence,
+            cited_ids=restrict_ids(parsed.used_chunks, unit.evidence),
+            parse_error=error,
+            counterfactual_trace_id=cf_trace,
+            model_calls=1,
+        )
+
+    async def run(self, unit: ReplayUnit, trace: Trace) -> UnitResult:
+        """Replay one unit; an exception of the app becomes a recorded failure of the unit."""
+        async with self._semaphore:
+            try:
+                return await asyncio.to_thread(self._call, unit, trace)
+            except ReplayError:
+                raise
+            except Exception as exc:
+                return UnitResult.failure(unit.key, "exception", f"{type(exc).__name__}: {exc}", 1)
+
+    async def aclose(self) -> None:
+        """Nothing to close (the recorder is closed by its owner)."""
