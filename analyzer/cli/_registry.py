@@ -9,7 +9,15 @@ from ._app import app
 __all__ = ["COMMAND_MODULES", "register_all"]
 
 #: Private modules of this package that each expose ``register(app)``.
-COMMAND_MODULES: tuple[str, ...] = ("_gate", "_collect", "_judge", "_demo", "_traces", "_paths")
+COMMAND_MODULES: tuple[str, ...] = (
+    "_gate",
+    "_collect",
+    "_judge",
+    "_demo",
+    "_traces",
+    "_paths",
+    "_interventions",
+)
 
 _registered = False
 
