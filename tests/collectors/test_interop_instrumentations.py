@@ -88,7 +88,7 @@ def traces(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
 def test_llm_call_messages_and_usage_survive(traces: tuple[str, list[Trace]]) -> None:
     name, result = traces
     assert len(result) == 2  # one trace per un-parented chat call
-    plain, tools = result
+    plain, _tools = result
     (llm,) = plain.llm_calls
     assert llm.model == "local-model"
     assert [(m.role, m.content) for m in llm.messages] == [
