@@ -80,7 +80,7 @@ def serve_command(
     refused = {code: n for code, n in sorted(stats.by_status.items()) if code != 200}
     console.print(
         f"stopped: {stats.batches} batches, {stats.spans} spans written to {out}"
-        + (f"; refused {refused}" if refused else ""),
+        f" ({receiver.store_stats.fsyncs} fsyncs)" + (f"; refused {refused}" if refused else ""),
         highlight=False,
     )
 
