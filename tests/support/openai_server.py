@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -222,6 +223,13 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, owner: OpenAICompatServer) -> None:
         self.owner = owner
         super().__init__(("127.0.0.1", 0), _RequestHandler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients dropping connections (timeouts, closed streams) are normal here."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _RequestHandler(BaseHTTPRequestHandler):

@@ -49,7 +49,7 @@ class Message:
 
 def field_of(obj: Any, name: str) -> Any:
     """``obj[name]`` for mappings, ``obj.name`` otherwise; ``None`` when absent. Never raises."""
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):  # dict first: skips the ABC check
         return obj.get(name)
     try:
         return getattr(obj, name, None)

@@ -163,13 +163,11 @@ def _record_top_n(ret: _Retrieval, result: Any, documents: Any, scores: Any) -> 
     if not isinstance(result, list):
         return
     items: list[dict[str, Any]] = []
-    if scores is not None:
+    if scores is not None:  # the library returned [documents[i] for i in this ranking]
         top = _ranking(scores)[: len(result)]
-        if all(result[r] is documents[i] for r, i in enumerate(top)):
-            items = [
-                _document_item(result[r], int(i), r + 1, float(scores[i]))
-                for r, i in enumerate(top)
-            ]
+        items = [
+            _document_item(result[r], int(i), r + 1, float(scores[i])) for r, i in enumerate(top)
+        ]
     if not items and isinstance(documents, Sequence):
         # scores not seen (a subclass overrides get_scores): find the indices by identity
         where = {id(doc): i for i, doc in enumerate(documents)}
