@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from . import semconv as sc
 from ._capture import GenCollector, StepOptions, StepSpec, begin, build_spec
-from ._runtime import is_suppressed, settings
+from ._runtime import _STATE, is_suppressed
 
 __all__ = ["make_decorator", "wrap"]
 
@@ -26,7 +26,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _wrap_sync(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
     @functools.wraps(fn)
     def step_sync(*args: Any, **kwargs: Any) -> Any:
-        if not settings().enabled:
+        if not _STATE.settings.enabled:
             return fn(*args, **kwargs)
         step = begin(spec, args, kwargs)
         if step is None:
@@ -49,7 +49,7 @@ def _wrap_sync(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
 def _wrap_async(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
     @functools.wraps(fn)
     async def step_async(*args: Any, **kwargs: Any) -> Any:
-        if not settings().enabled:
+        if not _STATE.settings.enabled:
             return await fn(*args, **kwargs)
         step = begin(spec, args, kwargs)
         if step is None:
@@ -72,7 +72,7 @@ def _wrap_async(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
 def _wrap_gen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
     @functools.wraps(fn)
     def step_gen(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
-        if not settings().enabled or is_suppressed():
+        if not _STATE.settings.enabled or is_suppressed():
             return (yield from fn(*args, **kwargs))
         step = begin(spec, args, kwargs)
         if step is None:
@@ -124,7 +124,7 @@ def _wrap_gen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
 def _wrap_asyncgen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
     @functools.wraps(fn)
     async def step_asyncgen(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, Any]:
-        if not settings().enabled or is_suppressed():
+        if not _STATE.settings.enabled or is_suppressed():
             async for item in fn(*args, **kwargs):
                 yield item
             return

@@ -86,7 +86,11 @@ def content_id(text: str) -> str:
 
 def as_float(value: object) -> float | None:
     """A finite float from a real number or a numeric string; ``None`` otherwise."""
-    if isinstance(value, bool):
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if type(value) is int:
+        return float(value)
+    if value is None or isinstance(value, bool):
         return None
     if isinstance(value, numbers.Real):
         try:

@@ -74,6 +74,20 @@ _KNOWN_KEYS: Final = frozenset(
     + _META_KEYS
 )
 
+_SLOT_OF: Final[dict[str, tuple[str, int]]] = {
+    key: (slot, priority)
+    for slot, keys in (
+        ("id", _ID_KEYS),
+        ("title", _TITLE_KEYS),
+        ("source", _SOURCE_KEYS),
+        ("rank", _RANK_KEYS),
+        ("score", _SCORE_KEYS),
+        ("version", _VERSION_KEYS),
+        ("content", _CONTENT_KEYS),
+        ("metadata", _META_KEYS),
+    )
+    for priority, key in enumerate(keys)
+}
 _OI_META_KEYS: Final = ("title", "source", "version", "rank", "content_hash")
 
 _MAPPERS: dict[type, EvidenceMapper] = {}
@@ -121,8 +135,51 @@ def _scalar(value: object) -> bool:
     return isinstance(value, str | int | float | bool) or value is None
 
 
+def _fast_dict(item: dict[Any, Any], position: int) -> EvidenceItem | None:
+    """Plain dicts without nested metadata: one pass over the keys (the common, hot case)."""
+    found: dict[str, tuple[int, object]] = {}
+    extra: dict[str, Any] = {}
+    for key, value in item.items():
+        slot = _SLOT_OF.get(key)
+        if slot is None:
+            if type(key) is str and _scalar(value):
+                extra[key] = value
+            continue
+        if slot[0] == "metadata":
+            return None  # nested metadata may carry id/title/source: take the general path
+        if value is not None:
+            prev = found.get(slot[0])
+            if prev is None or slot[1] < prev[0]:
+                found[slot[0]] = (slot[1], value)
+
+    def get(name: str) -> object:
+        hit = found.get(name)
+        return None if hit is None else hit[1]
+
+    content = text_of(get("content"))
+    raw_id = get("id")
+    rank_raw = get("rank")
+    return EvidenceItem(
+        id=text_of(raw_id) if raw_id is not None else (content_id(content) if content else None),
+        rank=rank_raw if type(rank_raw) is int else position + 1,
+        title=text_of(get("title")),
+        source=text_of(get("source")),
+        score=as_float(get("score")),
+        version=text_of(get("version")),
+        content=content,
+        metadata=extra,
+    )
+
+
 def normalize_item(item: object, position: int) -> EvidenceItem:
     """Normalise one returned item; never raises (unreadable fields are left empty)."""
+    if type(item) is dict and not _MAPPERS:
+        try:
+            fast = _fast_dict(item, position)
+        except Exception:
+            fast = None
+        if fast is not None:
+            return fast
     if _MAPPERS:
         mapper = _mapper_for(item)
         if mapper is not None:
