@@ -251,7 +251,16 @@ async def run_interventions_async(
                 if progress is not None:
                     progress(done, total)
 
-        await asyncio.gather(*(one(u, p) for u, p in todo))
+        tasks = [asyncio.ensure_future(one(u, p)) for u, p in todo]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            # interrupted: stop in-flight units before the journal and cache close, so every
+            # unit is either journaled or not started (a resume then repeats none)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
     finally:
         recorder.close()
         await replayer.aclose()
