@@ -59,6 +59,7 @@ from ._roles import (
     assign_roles,
 )
 from ._run import RunConfig, RunResult, run_interventions, run_interventions_async
+from ._run_demo import run_interventions_for_demo
 from ._targets import EvidenceChunk, TargetChoice, TargetRule, random_target, select_target
 
 __all__ = [
@@ -108,6 +109,7 @@ __all__ = [
     "read_pool_dataset",
     "run_interventions",
     "run_interventions_async",
+    "run_interventions_for_demo",
     "score_outcome",
     "select_target",
     "shapley_values",
