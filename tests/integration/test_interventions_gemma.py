@@ -1,0 +1,45 @@
+"""Interventions with the real local Gemma 3 270M: demo traces, then function and endpoint replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groundtrace.analyzer.interventions import PlanSettings, RunConfig, run_interventions
+
+pytestmark = [pytest.mark.integration, pytest.mark.llm]
+
+HOTPOT = Path("/work/shared/data/hotpotqa/hotpotqa_dev_distractor_600.jsonl")
+OPERATORS = ("REMOVE", "REPLACE", "DUPLICATE", "ZERO", "JOINT_REMOVE")
+
+
+def test_gemma_interventions_complete(tmp_path: Path) -> None:
+    from groundtrace.analyzer.backends import LlamaServer
+    from groundtrace.analyzer.demo import DemoConfig, run_demo
+
+    demo = tmp_path / "demo"
+    result = run_demo(DemoConfig(model="gemma", questions=4, out=demo, dataset=HOTPOT))
+    plan = PlanSettings(operators=OPERATORS)
+    with LlamaServer() as server:
+        endpoint = run_interventions(
+            [demo / "traces"],
+            RunConfig(out_dir=tmp_path / "endpoint", replay=None, endpoint=server.base_url,
+                      model=server.model, plan=plan, concurrency=1),  # fmt: skip
+            cases_path=demo / "cases.jsonl",
+            pool_dataset=HOTPOT,
+        )
+        function = run_interventions(
+            [demo / "traces"],
+            RunConfig(out_dir=tmp_path / "function", plan=plan, concurrency=1,
+                      kwarg_overrides={"base_url": server.base_url}),  # fmt: skip
+            cases_path=demo / "cases.jsonl",
+            pool_dataset=HOTPOT,
+        )
+    assert result.questions == 4
+    for run in (endpoint, function):
+        s = run.summary
+        assert s["items"] == 4
+        ok = sum(1 for r in run.rows if r["status"] == "ok")
+        assert ok + sum(s["failed_units"].values()) == s["calls"]["units_total"]
+        assert s["operators"]["REMOVE"]["axes"]["divergence"]["n"] >= 1
