@@ -1,4 +1,4 @@
-"""Interventions with the real local Gemma 3 270M: demo traces, then function and endpoint replay."""
+"""Interventions with the real local Gemma 3 270M: demo traces, function and endpoint replay."""
 
 from __future__ import annotations
 
@@ -24,15 +24,25 @@ def test_gemma_interventions_complete(tmp_path: Path) -> None:
     with LlamaServer() as server:
         endpoint = run_interventions(
             [demo / "traces"],
-            RunConfig(out_dir=tmp_path / "endpoint", replay=None, endpoint=server.base_url,
-                      model=server.model, plan=plan, concurrency=1),  # fmt: skip
+            RunConfig(
+                out_dir=tmp_path / "endpoint",
+                replay=None,
+                endpoint=server.base_url,
+                model=server.model,
+                plan=plan,
+                concurrency=1,
+            ),
             cases_path=demo / "cases.jsonl",
             pool_dataset=HOTPOT,
         )
         function = run_interventions(
             [demo / "traces"],
-            RunConfig(out_dir=tmp_path / "function", plan=plan, concurrency=1,
-                      kwarg_overrides={"base_url": server.base_url}),  # fmt: skip
+            RunConfig(
+                out_dir=tmp_path / "function",
+                plan=plan,
+                concurrency=1,
+                kwarg_overrides={"base_url": server.base_url},
+            ),
             cases_path=demo / "cases.jsonl",
             pool_dataset=HOTPOT,
         )
