@@ -59,7 +59,7 @@ def _make(sampler: Sampler | None) -> Iterator[Traces]:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     old_settings = _runtime.settings()
     old_provider = _runtime._STATE.provider
-    _runtime.install(_runtime.Settings(), provider)
+    _runtime.install(_runtime.Settings(capture=_runtime.CONTENT_FIELDS), provider)
     try:
         yield Traces(exporter, provider)
     finally:
