@@ -1,0 +1,127 @@
+"""The document agent's traces: the analyzer finds every injected fault, and only those."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from groundtrace.analyzer.cli import app
+from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.paths import (
+    PathReport,
+    load_tools_config,
+    read_path_cases,
+    validate_traces,
+)
+from groundtrace.collectors import ReadReport, read_traces
+
+# ``examples`` is not an installed package: import it from the checkout
+_ROOT = str(Path(__file__).resolve().parents[2])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+from examples.agent_docs.app import EXAMPLE_DIR, FAULTS, LUCKY_FAULTS, run  # noqa: E402
+
+CASES = EXAMPLE_DIR / "cases.jsonl"
+TOOLS = EXAMPLE_DIR / "tools.toml"
+EXPECTED_STATUS = {
+    "stale_cache": "zero_call_citation",
+    "skip_read": "missing_command",
+    "wrong_file": "both_failed",
+    "search_citation": "invalid_quote",
+    "fabricated": "fabricated_quote",
+    "read_error": "tool_error",
+    "read_timeout": "timeout",
+    "wrong_currency": "param_error",
+    "ignored_result": "unused_result",
+}
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("agent")
+    run(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(run_dir: Path) -> PathReport:
+    read = ReadReport()
+    traces = list(read_traces([run_dir / "traces"], report=read))
+    assert read.errors == []
+    return validate_traces(traces, list(read_path_cases(CASES)), load_tools_config(TOOLS))
+
+
+def test_masked_failures_are_exactly_the_lucky_faults(report: PathReport) -> None:
+    lucky = {case for case, fault in FAULTS.items() if fault in LUCKY_FAULTS}
+    assert len(lucky) == 8
+    assert set(report.metrics.masked_failures) == lucky
+    failed = {v.case_id for v in report.verdicts if v.path_pass is False}
+    assert failed == set(FAULTS)
+
+
+def test_each_fault_gets_its_status(report: PathReport) -> None:
+    by_id = {v.case_id: v for v in report.verdicts}
+    assert {c: by_id[c].status.value for c in FAULTS} == {
+        c: EXPECTED_STATUS[f] for c, f in FAULTS.items()
+    }
+    assert by_id["hello"].status.value == "not_required"
+    assert by_id["hours"].status.value == "pass" and by_id["hours"].text_correct is False
+    honest = [v for v in report.verdicts if v.case_id not in FAULTS and v.case_id != "hello"]
+    assert all(v.status.value == "pass" for v in honest)
+    lid = by_id["lid_price"].issues[0]
+    assert lid["citation"] == "docs/products/kettle-k2.md"
+    assert lid["seen_in"] == ["the result of search (call 0)"]
+
+
+def test_metrics(report: PathReport) -> None:
+    m = report.metrics
+    assert m.path_pass_rate.numerator == 6 and m.path_pass_rate.denominator == 15
+    q = {k: int(v.numerator) for k, v in m.quadrants.items()}
+    assert q == {
+        "text_correct|path_pass": 5,
+        "text_correct|path_fail": 8,
+        "text_incorrect|path_pass": 1,
+        "text_incorrect|path_fail": 1,
+    }
+    assert m.conditional_text_score.value == pytest.approx(5 / 6)
+    assert m.citation_precision.value is not None and m.citation_precision.value < 1.0
+    low, high = m.path_pass_rate.ci_low, m.path_pass_rate.ci_high
+    assert low is not None and high is not None and low < 0.4 < high
+    assert m.to_dict()["bootstrap"]["seed"] == 42
+
+
+def test_cli_json_and_reports(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "paths"
+    register_all()
+    result = CliRunner().invoke(
+        app,
+        ["paths", str(run_dir / "traces"), "--cases", str(CASES), "--tools-config", str(TOOLS),
+         "--out", str(out), "--json", "--resamples", "500", "--seed", "7"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert set(payload) == {"cases", "metrics"}
+    statuses = {c["id"]: c["status"] for c in payload["cases"]}
+    assert statuses["scale_max"] == "fabricated_quote"
+    assert payload["metrics"]["path_pass_rate"]["value"] == pytest.approx(0.4)
+    assert len(payload["metrics"]["path_pass_rate"]["ci"]) == 2
+    assert payload["metrics"]["quadrants"]["text_correct|path_fail"]["count"] == 8
+    assert payload["metrics"]["bootstrap"]["seed"] == 7
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "Masked failures" in summary and "**express** `both_failed`" in summary
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert (
+        "<svg" in page
+        and "<script" not in page
+        and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    )
+    failing = CliRunner().invoke(
+        app,
+        ["paths", str(run_dir / "traces"), "--cases", str(CASES), "--out", str(out),
+         "--fail-on-failure"],
+    )  # fmt: skip
+    assert failing.exit_code == 1
