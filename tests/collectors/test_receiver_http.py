@@ -451,3 +451,28 @@ def test_expect_100_continue_is_honoured_and_refusals_skip_the_body(tmp_path: Pa
             assert refused.startswith(b"HTTP/1.1 401")
             assert b"connection: close" in refused.lower()
     assert len(stored_lines(tmp_path)) == 1
+
+
+def test_stored_lines_are_compact_utf8_json_with_special_doubles_as_strings() -> None:
+    from groundtrace.collectors.receiver import _otlp_json
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    with provider.get_tracer("t").start_as_current_span("Zürich ✓") as span:
+        span.set_attribute(sc.GT_ANSWER_CONFIDENCE, float("nan"))
+        span.set_attribute(sc.OI_DOCUMENT_SCORE, float("-inf"))
+        span.set_attribute(sc.GT_EVIDENCE_COUNT, 2**62)
+        span.set_attribute(sc.GT_RETRIEVAL_K, 1e-7)
+    request = encode_spans(list(memory.get_finished_spans()))
+    line = _otlp_json.request_to_json_line(request)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert "Zürich ✓".encode() in line  # raw UTF-8, not \\u escapes
+    assert b"NaN," not in line and b"Infinity," not in line.replace(b'"-Infinity"', b"")
+    document = json.loads(line)
+    assert document == json.loads(_otlp_json._stdlib_dumps(request_to_otlp_json(request)))
+    attrs = attr_map(document["resourceSpans"][0]["scopeSpans"][0]["spans"][0])
+    assert attrs[sc.GT_ANSWER_CONFIDENCE] == {"doubleValue": "NaN"}
+    assert attrs[sc.OI_DOCUMENT_SCORE] == {"doubleValue": "-Infinity"}
+    assert attrs[sc.GT_EVIDENCE_COUNT] == {"intValue": str(2**62)}
+    assert attrs[sc.GT_RETRIEVAL_K] == {"doubleValue": 1e-7}
