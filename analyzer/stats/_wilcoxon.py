@@ -12,8 +12,11 @@ from ._settings import Alternative
 
 __all__ = ["WILCOXON_METHOD", "wilcoxon_test"]
 
-#: How the cross-check is computed (recorded with every result).
-WILCOXON_METHOD = "scipy.stats.wilcoxon(zero_method='wilcox', method='auto')"
+#: How the cross-check is computed (recorded with every result): exact null distribution for
+#: n <= 50 without ties or zeros, else the normal approximation (with tie correction). scipy's
+#: ``method='auto'`` switches to a permutation test on tied data, which costs minutes per call.
+WILCOXON_METHOD = "scipy.stats.wilcoxon(zero_method='wilcox', method={method})"
+_EXACT_MAX_N = 50
 
 
 def wilcoxon_test(
@@ -32,9 +35,19 @@ def wilcoxon_test(
     Returns:
         ``(statistic or None, p-value, method description)``.
     """
-    if not np.any(deltas != 0.0):
-        return None, 1.0, f"{WILCOXON_METHOD}; no non-zero delta, p = 1 by definition"
+    nonzero = deltas[deltas != 0.0]
+    if nonzero.size == 0:
+        label = WILCOXON_METHOD.format(method="'exact'")
+        return None, 1.0, f"{label}; no non-zero delta, p = 1 by definition"
+    magnitudes = np.abs(nonzero)
+    tied = np.unique(magnitudes).size < magnitudes.size
+    exact = nonzero.size == deltas.size and not tied and deltas.size <= _EXACT_MAX_N
+    method = "exact" if exact else "approx"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = sps.wilcoxon(deltas, zero_method="wilcox", alternative=alternative)
-    return float(result.statistic), float(result.pvalue), WILCOXON_METHOD
+        result = sps.wilcoxon(deltas, zero_method="wilcox", alternative=alternative, method=method)
+    return (
+        float(result.statistic),
+        float(result.pvalue),
+        WILCOXON_METHOD.format(method=repr(method)),
+    )
