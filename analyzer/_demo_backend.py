@@ -30,11 +30,13 @@ class Backend:
         kind: ``gemma``, ``lexical`` or ``url``.
         model: model name sent in requests.
         base_url: the endpoint (the app's in-process pseudo URL for ``lexical``).
+        log_path: the server's log file, when the demo started the server.
     """
 
     kind: str
     model: str
     base_url: str
+    log_path: Path | None = None
 
 
 def import_example_app() -> ModuleType:
@@ -94,7 +96,7 @@ def open_backend(model: str) -> Iterator[Backend]:
         yield Backend("lexical", LEXICAL_MODEL, str(app.LEXICAL_BASE_URL))
     elif model == "gemma":
         with LlamaServer() as server:
-            yield Backend("gemma", server.model, server.base_url)
+            yield Backend("gemma", server.model, server.base_url, server.log_path)
     elif model.startswith(("http://", "https://")):
         yield Backend("url", _first_model(model), model.rstrip("/"))
     else:

@@ -23,10 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import openai
+
 from groundtrace.collectors.errors import ConfigError, GroundtraceError, InputError
 
 from ._demo_backend import Backend, import_example_app, open_backend
 from ._demo_summary import TraceSummary, summarise_traces
+from .backends import BackendUnavailableError
 
 __all__ = ["DemoConfig", "DemoError", "DemoResult", "run_demo"]
 
@@ -179,8 +182,14 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
         started = time.perf_counter()
         try:
             for done, case in enumerate(cases, start=1):
-                app.run_case(case, model=backend.model, base_url=backend.base_url,
-                             top_k=config.top_k)  # fmt: skip
+                try:
+                    app.run_case(case, model=backend.model, base_url=backend.base_url,
+                                 top_k=config.top_k)  # fmt: skip
+                except openai.OpenAIError as exc:
+                    log = f" (server log: {backend.log_path})" if backend.log_path else ""
+                    raise BackendUnavailableError(
+                        f"the model call for case {case.case_id} failed: {exc}{log}"
+                    ) from exc
                 if progress is not None:
                     progress(done, len(cases))
         finally:

@@ -127,3 +127,27 @@ def test_cli_errors_are_clear(tmp_path: Path) -> None:
     )
     assert down.exit_code == 3
     assert "--model lexical" in down.output
+
+
+def test_demo_against_url_of_http_lexical_server(tmp_path: Path) -> None:
+    from groundtrace.analyzer.backends import LEXICAL_MODEL, LexicalServer
+
+    with LexicalServer() as server:
+        url = server.base_url
+        result = run_demo(DemoConfig(model=url, questions=2, out=tmp_path / "u"))
+    assert result.backend.kind == "url" and result.backend.model == LEXICAL_MODEL
+    assert result.summary.traces == 2 and result.summary.answered == 2
+    (call,) = next(iter(read_traces([result.traces_dir]))).llm_calls
+    assert call.base_url is not None and call.base_url.startswith(url)
+
+
+def test_failing_model_server_is_a_clear_error(tmp_path: Path) -> None:
+    from tests.support.openai_server import OpenAICompatServer, Reply
+
+    register_all()
+    with OpenAICompatServer(handler=lambda req: Reply(status=500)) as srv:
+        result = CliRunner().invoke(
+            app, ["demo", "--model", srv.base_url, "--questions", "1", "--out", str(tmp_path)]
+        )
+    assert result.exit_code == 3, result.output
+    assert "model call for case" in result.output
