@@ -16,7 +16,8 @@ from groundtrace.collectors.model import Trace
 from groundtrace.collectors.normalize import DEFAULT_WINDOW, build_traces
 from groundtrace.collectors.spans import SourceLocation, SpanRecord
 
-from ._otlp_json import SpanDecodeError, decode_request
+from ._otlp_fast import decode_request
+from ._otlp_json import SpanDecodeError
 from ._otlp_proto import FrameError, decode_message, iter_frames
 
 try:  # orjson is ~3x faster than the stdlib on OTLP lines; the stdlib is the fallback

@@ -22,7 +22,13 @@ from groundtrace.collectors.spans import (
     SpanStatus,
 )
 
-__all__ = ["SpanDecodeError", "decode_any_value", "decode_id", "decode_request"]
+__all__ = [
+    "SpanDecodeError",
+    "decode_any_value",
+    "decode_id",
+    "decode_request",
+    "decode_span",
+]
 
 SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 STATUS_CODES = ("UNSET", "OK", "ERROR")
@@ -166,13 +172,18 @@ def _enum(value: Any, names: tuple[str, ...], prefix: str, where: str) -> str:
     raise SpanDecodeError(f"unknown enum value {value!r}", where)
 
 
-def _span(
+def decode_span(
     raw: Any,
     where: str,
     resource: dict[str, AttributeValue],
     scope: tuple[str, str],
     location: SourceLocation,
 ) -> SpanRecord:
+    """One span object, checked field by field (``where`` is its JSON path).
+
+    Raises:
+        SpanDecodeError: the span is malformed.
+    """
     if not isinstance(raw, dict):
         raise SpanDecodeError("span must be an object", where)
     trace_id = decode_id(raw.get("traceId"), 16, f"{where}.traceId")
@@ -258,7 +269,7 @@ def decode_request(
             )
             for i, raw in enumerate(_list(scope_spans, "spans", swhere)):
                 try:
-                    out.append(_span(raw, f"{swhere}.spans[{i}]", resource, scope, location))
+                    out.append(decode_span(raw, f"{swhere}.spans[{i}]", resource, scope, location))
                 except SpanDecodeError as exc:
                     errors.append(exc)
     return out
