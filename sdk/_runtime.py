@@ -8,19 +8,22 @@ swaps both atomically; nothing here ever raises into the application.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
 from opentelemetry import trace
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, get_value
-from opentelemetry.trace import Tracer, TracerProvider
+from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
+from opentelemetry.trace import NoOpTracer, NoOpTracerProvider, Tracer, TracerProvider
 
 from . import semconv as sc
 
 __all__ = [
     "CONTENT_FIELDS",
     "Settings",
+    "active_tracer",
     "get_tracer",
     "install",
     "is_suppressed",
@@ -45,7 +48,8 @@ class Settings:
 
     Attributes:
         enabled: master switch; when False decorators call straight through.
-        capture: the content fields captured (see :data:`CONTENT_FIELDS`).
+        capture: the content fields captured (see :data:`CONTENT_FIELDS`); none by default,
+            as the GenAI conventions ask (evidence is still recorded by reference).
         max_attribute_length: strings longer than this are truncated (and listed in
             ``groundtrace.truncated``).
         max_evidence_items: evidence lists are cut to this many items.
@@ -56,7 +60,7 @@ class Settings:
     """
 
     enabled: bool = True
-    capture: frozenset[str] = CONTENT_FIELDS
+    capture: frozenset[str] = frozenset()
     max_attribute_length: int = 32_768
     max_evidence_items: int = 100
     redact: Callable[[str], tuple[str, tuple[str, ...]]] | None = None
@@ -69,15 +73,38 @@ class Settings:
 
 
 class _State:
-    __slots__ = ("provider", "settings", "tracer")
+    """The settings and tracer in force.
+
+    ``tracer`` caches the tracer of groundtrace's own provider; ``off`` is True when no span
+    could ever record (tracing disabled, or a no-op provider configured), so the decorators
+    can call straight through after two attribute loads. Without an own provider the global
+    OpenTelemetry provider is looked at per call (one module attribute load) and its tracer
+    cached by identity, since the global can still be set later.
+    """
+
+    __slots__ = (
+        "env_provider",
+        "global_provider",
+        "global_tracer",
+        "off",
+        "provider",
+        "settings",
+        "tracer",
+    )
 
     def __init__(self) -> None:
         self.settings = Settings()
         self.provider: TracerProvider | None = None
         self.tracer: Tracer | None = None
+        self.off = False
+        self.global_provider: TracerProvider | None = None
+        self.global_tracer: Tracer | None = None
+        self.env_provider = OTEL_PYTHON_TRACER_PROVIDER in os.environ
 
 
 _STATE: Final = _State()
+#: ``opentelemetry.trace`` keeps the global provider in this module attribute (None = unset).
+_HAS_GLOBAL_SLOT: Final = hasattr(trace, "_TRACER_PROVIDER")
 
 
 def settings() -> Settings:
@@ -90,21 +117,82 @@ def install(new_settings: Settings, provider: TracerProvider | None = None) -> N
 
     ``provider=None`` means: use whatever the global OpenTelemetry provider is at span time.
     """
-    _STATE.settings = new_settings
-    _STATE.provider = provider
-    _STATE.tracer = None
+    state = _STATE
+    state.tracer = None
+    state.global_provider = None
+    state.global_tracer = None
+    state.env_provider = OTEL_PYTHON_TRACER_PROVIDER in os.environ
+    state.settings = new_settings
+    state.provider = provider
+    state.off = not new_settings.enabled or isinstance(provider, NoOpTracerProvider)
+
+
+def _new_tracer(provider: TracerProvider) -> Tracer:
+    return provider.get_tracer(
+        _INSTRUMENTATION_NAME, _INSTRUMENTATION_VERSION, schema_url=sc.SCHEMA_URL
+    )
+
+
+def _global_tracer(state: _State) -> Tracer | None:
+    """Tracer of the global provider, or None while the global provider cannot record."""
+    if _HAS_GLOBAL_SLOT:
+        provider: TracerProvider | None = trace._TRACER_PROVIDER
+        if provider is None:
+            if not state.env_provider:
+                return None  # the default proxy without a delegate: spans would not record
+            provider = trace.get_tracer_provider()  # loads OTEL_PYTHON_TRACER_PROVIDER
+    else:
+        provider = trace.get_tracer_provider()
+        if isinstance(provider, trace.ProxyTracerProvider):
+            return None
+    if provider is state.global_provider:
+        return state.global_tracer
+    tracer: Tracer | None = None
+    if not isinstance(provider, NoOpTracerProvider):
+        tracer = _new_tracer(provider)
+        if isinstance(tracer, NoOpTracer):
+            tracer = None
+    state.global_tracer = tracer
+    state.global_provider = provider
+    return tracer
+
+
+def active_tracer() -> Tracer | None:
+    """The tracer steps start their spans on, or None when no span could record.
+
+    None when tracing is disabled, when the configured provider is a no-op, and when nothing
+    is configured and the global OpenTelemetry provider is still the default proxy (or a
+    no-op). Costs a few attribute loads once the tracer is cached; never raises.
+    """
+    state = _STATE
+    tracer = state.tracer
+    if tracer is not None:
+        return tracer
+    if state.off:
+        return None
+    try:
+        provider = state.provider
+        if provider is None:
+            return _global_tracer(state)
+        tracer = _new_tracer(provider)
+        if state.provider is not provider:  # configure() ran meanwhile: don't cache
+            return tracer
+        if isinstance(tracer, NoOpTracer):  # e.g. OTEL_SDK_DISABLED=true
+            state.off = True
+            return None
+        state.tracer = tracer
+    except Exception:
+        logger.debug("getting a tracer failed", exc_info=True)
+        return None
+    return tracer
 
 
 def get_tracer() -> Tracer:
     """Tracer of groundtrace's provider if configured, else of the global provider."""
-    tracer = _STATE.tracer
+    tracer = active_tracer() if _STATE.settings.enabled else None
     if tracer is None:
         provider = _STATE.provider or trace.get_tracer_provider()
-        tracer = provider.get_tracer(
-            _INSTRUMENTATION_NAME, _INSTRUMENTATION_VERSION, schema_url=sc.SCHEMA_URL
-        )
-        if _STATE.provider is not None:
-            _STATE.tracer = tracer  # the global provider may still be swapped: don't cache it
+        tracer = _new_tracer(provider)
     return tracer
 
 

@@ -58,6 +58,17 @@ def server() -> Iterator[OpenAICompatServer]:
         yield srv
 
 
+@pytest.fixture(autouse=True)
+def capture_everything() -> Iterator[None]:
+    """These tests check recorded content: capture every field (the default captures none)."""
+    old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
+    _runtime.install(_runtime.Settings(capture=_runtime.CONTENT_FIELDS), old_provider)
+    try:
+        yield
+    finally:
+        _runtime.install(old_settings, old_provider)
+
+
 @pytest.fixture
 def restore_settings() -> Iterator[None]:
     old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
@@ -514,7 +525,7 @@ def test_failing_redactor_never_breaks_the_call(
     def broken(text: str) -> tuple[str, tuple[str, ...]]:
         raise RuntimeError("masker bug")
 
-    _runtime.install(_runtime.Settings(redact=broken))
+    _runtime.install(_runtime.Settings(capture=_runtime.CONTENT_FIELDS, redact=broken))
     out = client(server).chat.completions.create(model="m", messages=MESSAGES)
     a = attrs(only_span(exporter))
     assert out.choices[0].message.content == "echo: Who directed Jaws?"

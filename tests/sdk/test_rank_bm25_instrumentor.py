@@ -45,6 +45,17 @@ def exporter() -> Iterator[InMemorySpanExporter]:
         provider.shutdown()
 
 
+@pytest.fixture(autouse=True)
+def capture_everything() -> Iterator[None]:
+    """These tests check recorded content: capture every field (the default captures none)."""
+    old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
+    _runtime.install(_runtime.Settings(capture=_runtime.CONTENT_FIELDS), old_provider)
+    try:
+        yield
+    finally:
+        _runtime.install(old_settings, old_provider)
+
+
 @pytest.fixture
 def restore_settings() -> Iterator[None]:
     old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
@@ -113,7 +124,7 @@ def test_token_list_documents_are_joined(exporter: InMemorySpanExporter) -> None
 def test_get_scores_records_top_ranks(
     exporter: InMemorySpanExporter, cls: type, restore_settings: None
 ) -> None:
-    _runtime.install(_runtime.Settings(max_evidence_items=2))
+    _runtime.install(_runtime.Settings(capture=_runtime.CONTENT_FIELDS, max_evidence_items=2))
     bm25 = cls(TOKENS)
     scores = bm25.get_scores(QUERY)
     with suppress_instrumentation():
