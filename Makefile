@@ -1,11 +1,12 @@
-# The two commands of the README. Both create (or reuse) .venv and install what they need.
+# The two commands of the README. Both create (or reuse) .venv and install what they need,
+# pinned by constraints.txt (tested versions; regenerate with `make lock`).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 
-.PHONY: demo test lint typecheck unit integration bench clean
+.PHONY: demo test lint typecheck unit integration bench clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,12 +14,12 @@ $(BIN)/python:
 
 ## Install groundtrace with the local LLM and run the demo end to end (no network, no API key).
 demo: $(BIN)/python
-	$(BIN)/pip install -q -e '.[llm,plots]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[llm,plots]'
 	$(BIN)/groundtrace demo $(DEMO_ARGS)
 
 ## Install everything and run every test tier: lint, types, unit, integration (real servers, real LLM).
 test: $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,llm,phoenix,plots]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev,llm,phoenix,plots]'
 	$(MAKE) lint typecheck
 	$(BIN)/python -m pytest -q -ra
 
@@ -42,3 +43,7 @@ bench:
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache
+
+## Refresh constraints.txt from the current environment (after changing dependencies).
+lock:
+	$(BIN)/pip freeze --exclude-editable | grep -v '^groundtrace' > constraints.txt
