@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from . import semconv as sc
 from ._attributes import safe_str
@@ -33,7 +33,7 @@ from ._record_tool import (
     record_tool_result,
     tool_static_attributes,
 )
-from ._runtime import Settings, get_tracer, is_suppressed, logger, settings
+from ._runtime import Settings, active_tracer, is_suppressed, logger, settings
 from ._threads import ensure_thread_propagation
 
 __all__ = ["GenCollector", "Step", "StepOptions", "StepSpec", "begin", "build_spec"]
@@ -413,15 +413,26 @@ def begin(
     spec: StepSpec,
     args: tuple[Any, ...] = (),
     kwargs: Mapping[str, Any] | None = None,
+    tracer: Tracer | None = None,
 ) -> Step | None:
-    """Start a step's span; ``None`` when disabled, suppressed or telemetry failed."""
+    """Start a step's span; ``None`` when disabled, suppressed, nothing could record or
+    telemetry failed.
+
+    ``tracer`` is the one :func:`~._runtime.active_tracer` returned, when the caller has it.
+    """
     current = settings()
-    if not current.enabled or is_suppressed():
+    if not current.enabled:
+        return None
+    if tracer is None:
+        tracer = active_tracer()
+        if tracer is None:
+            return None
+    if is_suppressed():
         return None
     try:
         if current.propagate_threads:
             ensure_thread_propagation()
-        span = get_tracer().start_span(spec.span_name, attributes=spec.static)
+        span = tracer.start_span(spec.span_name, attributes=spec.static)
         step = Step(spec, span, current)
     except Exception:
         logger.debug("starting span %s failed", spec.span_name, exc_info=True)

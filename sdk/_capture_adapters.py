@@ -1,6 +1,7 @@
 """Thin adapters that run a function inside a step, for the four kinds of callables.
 
-Each adapter checks the switches (``settings().enabled``, OTel suppression), starts a
+Each adapter first asks whether any span could record (cached tracer, ``off`` flag, the global
+provider slot: a few attribute loads) and calls straight through if not; otherwise it starts a
 :class:`~._capture.Step`, runs the user code with the step's context attached, records the
 result or the exception and ends the span. The span's context is attached only while the
 user's code runs: a generator's consumer never sees the generator's span as current, and an
@@ -16,7 +17,7 @@ from typing import Any, TypeVar
 
 from . import semconv as sc
 from ._capture import GenCollector, StepOptions, StepSpec, begin, build_spec
-from ._runtime import _STATE, is_suppressed
+from ._runtime import _STATE, active_tracer, is_suppressed
 
 __all__ = ["make_decorator", "wrap"]
 
@@ -26,9 +27,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _wrap_sync(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
     @functools.wraps(fn)
     def step_sync(*args: Any, **kwargs: Any) -> Any:
-        if not _STATE.settings.enabled:
+        tracer = _STATE.tracer
+        if tracer is None and (_STATE.off or (tracer := active_tracer()) is None):
             return fn(*args, **kwargs)
-        step = begin(spec, args, kwargs)
+        step = begin(spec, args, kwargs, tracer)
         if step is None:
             return fn(*args, **kwargs)
         token = step.attach()
@@ -49,9 +51,10 @@ def _wrap_sync(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
 def _wrap_async(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
     @functools.wraps(fn)
     async def step_async(*args: Any, **kwargs: Any) -> Any:
-        if not _STATE.settings.enabled:
+        tracer = _STATE.tracer
+        if tracer is None and (_STATE.off or (tracer := active_tracer()) is None):
             return await fn(*args, **kwargs)
-        step = begin(spec, args, kwargs)
+        step = begin(spec, args, kwargs, tracer)
         if step is None:
             return await fn(*args, **kwargs)
         token = step.attach()
@@ -72,9 +75,12 @@ def _wrap_async(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
 def _wrap_gen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
     @functools.wraps(fn)
     def step_gen(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
-        if not _STATE.settings.enabled or is_suppressed():
+        tracer = _STATE.tracer
+        if tracer is None and (_STATE.off or (tracer := active_tracer()) is None):
             return (yield from fn(*args, **kwargs))
-        step = begin(spec, args, kwargs)
+        if is_suppressed():
+            return (yield from fn(*args, **kwargs))
+        step = begin(spec, args, kwargs, tracer)
         if step is None:
             return (yield from fn(*args, **kwargs))
         collector = GenCollector(step) if step.rec is not None else None
@@ -124,11 +130,14 @@ def _wrap_gen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
 def _wrap_asyncgen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
     @functools.wraps(fn)
     async def step_asyncgen(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, Any]:
-        if not _STATE.settings.enabled or is_suppressed():
+        tracer = _STATE.tracer
+        if (
+            tracer is None and (_STATE.off or (tracer := active_tracer()) is None)
+        ) or is_suppressed():
             async for item in fn(*args, **kwargs):
                 yield item
             return
-        step = begin(spec, args, kwargs)
+        step = begin(spec, args, kwargs, tracer)
         if step is None:
             async for item in fn(*args, **kwargs):
                 yield item

@@ -90,6 +90,7 @@ class _State:
         "provider",
         "settings",
         "tracer",
+        "unset_global_is_off",
     )
 
     def __init__(self) -> None:
@@ -100,11 +101,12 @@ class _State:
         self.global_provider: TracerProvider | None = None
         self.global_tracer: Tracer | None = None
         self.env_provider = OTEL_PYTHON_TRACER_PROVIDER in os.environ
+        self.unset_global_is_off = _HAS_GLOBAL_SLOT and not self.env_provider
 
 
-_STATE: Final = _State()
 #: ``opentelemetry.trace`` keeps the global provider in this module attribute (None = unset).
 _HAS_GLOBAL_SLOT: Final = hasattr(trace, "_TRACER_PROVIDER")
+_STATE: Final = _State()
 
 
 def settings() -> Settings:
@@ -122,6 +124,7 @@ def install(new_settings: Settings, provider: TracerProvider | None = None) -> N
     state.global_provider = None
     state.global_tracer = None
     state.env_provider = OTEL_PYTHON_TRACER_PROVIDER in os.environ
+    state.unset_global_is_off = _HAS_GLOBAL_SLOT and not state.env_provider
     state.settings = new_settings
     state.provider = provider
     state.off = not new_settings.enabled or isinstance(provider, NoOpTracerProvider)
@@ -170,8 +173,10 @@ def active_tracer() -> Tracer | None:
         return tracer
     if state.off:
         return None
+    provider = state.provider
+    if provider is None and state.unset_global_is_off and trace._TRACER_PROVIDER is None:
+        return None  # nothing configured anywhere (the hot case of a library left untraced)
     try:
-        provider = state.provider
         if provider is None:
             return _global_tracer(state)
         tracer = _new_tracer(provider)
