@@ -8,13 +8,19 @@ placeholder string, never an exception in the application.
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
+from json.encoder import encode_basestring
 from typing import Any, Final
 
 from ._runtime import Settings, logger
 
-__all__ = ["clip", "mask", "safe_json", "safe_str", "text_value"]
+__all__ = ["clip", "json_str", "json_value", "mask", "safe_json", "safe_str", "text_value"]
 
 _UNREPRESENTABLE: Final = "<unrepresentable>"
+
+#: JSON string literal of a ``str`` (no ASCII escaping), exactly as ``json.dumps`` writes it.
+json_str: Final[Callable[[str], str]] = encode_basestring
 
 
 def safe_str(value: object) -> str:
@@ -47,16 +53,38 @@ def _default(value: object) -> Any:
     return safe_str(value)
 
 
+#: Built once: ``json.dumps`` with options constructs a new encoder per call.
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_default)
+
+
 def safe_json(value: object) -> str:
     """JSON text of ``value``; falls back to a string form, never raises.
 
     Circular references and unserialisable members are replaced rather than propagated.
     """
     try:
-        return json.dumps(value, default=_default, ensure_ascii=False, separators=(",", ":"))
+        return _ENCODER.encode(value)
     except Exception:  # circular reference, a raising __repr__, a raising property...
         logger.debug("value not JSON-serialisable: %s", type(value), exc_info=True)
         return json.dumps(safe_str(value), ensure_ascii=False)
+
+
+def json_value(value: object) -> str:
+    """JSON text of one value, as :func:`safe_json` writes it; scalars without the encoder."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)  # type: ignore[arg-type]
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and math.isfinite(value):  # type: ignore[arg-type]
+        return float.__repr__(value)
+    return safe_json(value)
 
 
 def clip(text: str, settings: Settings, truncated: list[str] | None = None, key: str = "") -> str:

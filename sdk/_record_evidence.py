@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from . import _record_evidence_keys as keys
 from . import semconv as sc
 from ._attributes import safe_json
 from ._record import (
@@ -39,6 +40,7 @@ from ._record import (
     first_field,
     text_of,
 )
+from ._record_evidence_plain import plain_evidence, plain_fields
 from ._runtime import logger
 
 __all__ = [
@@ -55,40 +57,16 @@ __all__ = [
 #: Maps one custom evidence item to a mapping (or a string) read by the conventions above.
 EvidenceMapper = Callable[[Any], Any]
 
-_ID_KEYS: Final = ("id", "doc_id", "document_id", "chunk_id", "_id", "key", "uid")
-_TITLE_KEYS: Final = ("title", "name", "heading")
-_SOURCE_KEYS: Final = ("source", "path", "url", "uri", "file", "filename")
-_RANK_KEYS: Final = ("rank", "position")
-_SCORE_KEYS: Final = ("score", "relevance_score", "similarity", "relevance")
-_VERSION_KEYS: Final = ("version", "doc_version", "document_version", "revision")
-_CONTENT_KEYS: Final = ("content", "text", "page_content", "body", "chunk", "passage")
-_META_KEYS: Final = ("metadata", "meta")
-_KNOWN_KEYS: Final = frozenset(
-    _ID_KEYS
-    + _TITLE_KEYS
-    + _SOURCE_KEYS
-    + _RANK_KEYS
-    + _SCORE_KEYS
-    + _VERSION_KEYS
-    + _CONTENT_KEYS
-    + _META_KEYS
-)
-
-_SLOT_OF: Final[dict[str, tuple[str, int]]] = {
-    key: (slot, priority)
-    for slot, keys in (
-        ("id", _ID_KEYS),
-        ("title", _TITLE_KEYS),
-        ("source", _SOURCE_KEYS),
-        ("rank", _RANK_KEYS),
-        ("score", _SCORE_KEYS),
-        ("version", _VERSION_KEYS),
-        ("content", _CONTENT_KEYS),
-        ("metadata", _META_KEYS),
-    )
-    for priority, key in enumerate(keys)
-}
-_OI_META_KEYS: Final = ("title", "source", "version", "rank", "content_hash")
+_ID_KEYS: Final = keys.ID_KEYS
+_TITLE_KEYS: Final = keys.TITLE_KEYS
+_SOURCE_KEYS: Final = keys.SOURCE_KEYS
+_RANK_KEYS: Final = keys.RANK_KEYS
+_SCORE_KEYS: Final = keys.SCORE_KEYS
+_VERSION_KEYS: Final = keys.VERSION_KEYS
+_CONTENT_KEYS: Final = keys.CONTENT_KEYS
+_META_KEYS: Final = keys.META_KEYS
+_KNOWN_KEYS: Final = keys.KNOWN_KEYS
+_OI_META_KEYS: Final = keys.OI_META_KEYS
 
 _MAPPERS: dict[type, EvidenceMapper] = {}
 
@@ -135,37 +113,20 @@ def _scalar(value: object) -> bool:
     return isinstance(value, str | int | float | bool) or value is None
 
 
-def _fast_dict(item: dict[Any, Any], position: int) -> EvidenceItem | None:
-    """Plain dicts without nested metadata: one pass over the keys (the common, hot case)."""
-    found: dict[str, tuple[int, object]] = {}
-    extra: dict[str, Any] = {}
-    for key, value in item.items():
-        slot = _SLOT_OF.get(key)
-        if slot is None:
-            if type(key) is str and _scalar(value):
-                extra[key] = value
-            continue
-        if slot[0] == "metadata":
-            return None  # nested metadata may carry id/title/source: take the general path
-        if value is not None:
-            prev = found.get(slot[0])
-            if prev is None or slot[1] < prev[0]:
-                found[slot[0]] = (slot[1], value)
-
-    def get(name: str) -> object:
-        hit = found.get(name)
-        return None if hit is None else hit[1]
-
-    content = text_of(get("content"))
-    raw_id = get("id")
-    rank_raw = get("rank")
+def _plain_dict(item: dict[Any, Any], position: int) -> EvidenceItem | None:
+    """Plain dicts without nested metadata (the common, hot case): read by a cached plan."""
+    fields = plain_fields(item)
+    if fields is None:
+        return None  # nested metadata may carry id/title/source: take the general path
+    (raw_id, title, source, rank_raw, score, version, raw_content), extra = fields
+    content = text_of(raw_content)
     return EvidenceItem(
         id=text_of(raw_id) if raw_id is not None else (content_id(content) if content else None),
         rank=rank_raw if type(rank_raw) is int else position + 1,
-        title=text_of(get("title")),
-        source=text_of(get("source")),
-        score=as_float(get("score")),
-        version=text_of(get("version")),
+        title=text_of(title),
+        source=text_of(source),
+        score=as_float(score),
+        version=text_of(version),
         content=content,
         metadata=extra,
     )
@@ -175,7 +136,7 @@ def normalize_item(item: object, position: int) -> EvidenceItem:
     """Normalise one returned item; never raises (unreadable fields are left empty)."""
     if type(item) is dict and not _MAPPERS:
         try:
-            fast = _fast_dict(item, position)
+            fast = _plain_dict(item, position)
         except Exception:
             fast = None
         if fast is not None:
@@ -340,7 +301,6 @@ def record_evidence(
     limit = settings.max_evidence_items
     if count > limit:
         rec.note_truncated(sc.GT_EVIDENCE)
-    items = normalize_evidence(seq, limit)
     capture = settings.captures("evidence")
     prefix = (
         sc.OI_RERANKER_OUTPUT_DOCUMENTS
@@ -348,6 +308,23 @@ def record_evidence(
         else (sc.OI_RETRIEVAL_DOCUMENTS)
     )
     attrs = rec.attrs
+    genai = action is sc.Action.RETRIEVE and capture
+    if not _MAPPERS:
+        try:
+            head = seq if len(seq) <= limit else seq[:limit]
+            plain = plain_evidence(rec, head, prefix, capture, genai)
+        except Exception:
+            logger.debug("fast evidence path failed; using the general one", exc_info=True)
+            plain = None
+        if plain is not None:
+            flattened, evidence, genai_docs = plain
+            attrs.update(flattened)
+            attrs[sc.GT_EVIDENCE] = evidence
+            attrs[sc.GT_EVIDENCE_COUNT] = count
+            if genai_docs is not None:
+                attrs[sc.GENAI_RETRIEVAL_DOCUMENTS] = genai_docs
+            return
+    items = normalize_evidence(seq, limit)
     docs: list[dict[str, Any]] = []
     for i, ev in enumerate(items):
         doc = _doc_dict(ev, rec, capture)
@@ -364,7 +341,7 @@ def record_evidence(
         attrs[sc.indexed(prefix, i, sc.OI_DOCUMENT_METADATA)] = safe_json(meta)
     attrs[sc.GT_EVIDENCE] = _fit(docs, rec)
     attrs[sc.GT_EVIDENCE_COUNT] = count
-    if action is sc.Action.RETRIEVE and capture:
+    if genai:
         attrs[sc.GENAI_RETRIEVAL_DOCUMENTS] = json.dumps(
             [{"id": d["id"], "score": d.get("score")} for d in docs], ensure_ascii=False
         )

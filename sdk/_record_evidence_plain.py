@@ -1,0 +1,195 @@
+"""The fast path of evidence recording: plain ``dict`` items, no redaction, nothing to clip.
+
+Most retrievers return a list of small dicts with the same keys. For each key set (a tuple of
+the dict's keys) a *plan* is computed once: which keys feed which field, in priority order,
+and which keys are extra scalar metadata. Recording then writes every JSON attribute from
+pieces encoded once per item (``groundtrace.evidence``, ``document.metadata``,
+``gen_ai.retrieval.documents``) instead of building intermediate dicts and encoding each
+attribute separately. The output is byte-for-byte what the general path writes; whenever an
+input needs the general path (nested metadata, a masker, a value to clip, a registered
+mapper) this module declines and writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from . import semconv as sc
+from ._attributes import json_str, json_value
+from ._record import AttributeValue, Recorder, as_float, content_hash, content_id, text_of
+from ._record_evidence_keys import META_KEYS, SLOT_KEYS
+
+__all__ = ["PlainEvidence", "plain_evidence", "plain_fields"]
+
+#: What :func:`plain_evidence` produces: flattened attributes, evidence JSON, GenAI JSON.
+PlainEvidence = tuple[dict[str, AttributeValue], str, str | None]
+#: A plan: the keys present for each field of :data:`SLOT_KEYS` (priority order) and the
+#: other string keys (candidate metadata); None when the dict has nested metadata.
+_Plan = tuple[tuple[tuple[str, ...], ...], tuple[str, ...]] | None
+
+_SLOT_OF: Final[dict[str, tuple[int, int]]] = {
+    key: (slot, priority)
+    for slot, keys in enumerate(SLOT_KEYS)
+    for priority, key in enumerate(keys)
+}
+_META: Final = frozenset(META_KEYS)
+_PLANS: dict[tuple[Any, ...], _Plan] = {}
+_MAX_PLANS: Final = 256
+_UNSEEN: Final[Any] = object()
+_PRECOMPUTED: Final = 128
+
+
+def _plan(keys: tuple[Any, ...]) -> _Plan:
+    found: list[list[tuple[int, str]]] = [[] for _ in SLOT_KEYS]
+    extras: list[str] = []
+    for key in keys:
+        if key in _META:
+            return None
+        slot = _SLOT_OF.get(key)
+        if slot is not None:
+            found[slot[0]].append((slot[1], key))
+        elif type(key) is str:
+            extras.append(key)
+    slots = tuple(tuple(key for _, key in sorted(hits)) for hits in found)
+    return slots, tuple(extras)
+
+
+def plain_fields(item: dict[Any, Any]) -> tuple[list[Any], dict[str, Any]] | None:
+    """Raw field values of a plain dict (in :data:`SLOT_KEYS` order) and its extra scalars.
+
+    Each field is the first non-None value among its names; None when the dict carries
+    nested ``metadata``/``meta`` (the general reader looks fields up there too).
+    """
+    keys = tuple(item)
+    plan = _PLANS.get(keys, _UNSEEN)
+    if plan is _UNSEEN:
+        plan = _plan(keys)
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        _PLANS[keys] = plan
+    if plan is None:
+        return None
+    slots, extra_keys = plan
+    values: list[Any] = []
+    for names in slots:
+        value = None
+        for name in names:
+            value = item[name]
+            if value is not None:
+                break
+        values.append(value)
+    extra: dict[str, Any] = {}
+    for key in extra_keys:
+        value = item[key]
+        if value is None or isinstance(value, str | int | float | bool):
+            extra[key] = value
+    return values, extra
+
+
+def _document_keys(prefix: str, i: int) -> tuple[str, str, str, str]:
+    return (
+        sc.indexed(prefix, i, sc.OI_DOCUMENT_ID),
+        sc.indexed(prefix, i, sc.OI_DOCUMENT_SCORE),
+        sc.indexed(prefix, i, sc.OI_DOCUMENT_CONTENT),
+        sc.indexed(prefix, i, sc.OI_DOCUMENT_METADATA),
+    )
+
+
+#: The flattened OpenInference keys of the first documents, built once.
+_KEYS: Final = {
+    prefix: [_document_keys(prefix, i) for i in range(_PRECOMPUTED)]
+    for prefix in (sc.OI_RETRIEVAL_DOCUMENTS, sc.OI_RERANKER_OUTPUT_DOCUMENTS)
+}
+
+
+def plain_evidence(
+    rec: Recorder, items: Sequence[Any], prefix: str, capture: bool, genai: bool
+) -> PlainEvidence | None:
+    """The evidence attributes of ``items``, or None when the general path is needed.
+
+    Args:
+        rec: the span's recorder (settings; nothing is written to it).
+        items: the evidence items, already cut to ``max_evidence_items``.
+        prefix: ``retrieval.documents`` or ``reranker.output_documents``.
+        capture: whether evidence content is captured.
+        genai: whether to build ``gen_ai.retrieval.documents``.
+    """
+    settings = rec.settings
+    if settings.redact is not None:
+        return None
+    limit = settings.max_attribute_length
+    keys = _KEYS.get(prefix, [])
+    known = len(keys)
+    out: dict[str, AttributeValue] = {}
+    docs: list[str] = []
+    gen: list[str] = []
+    for i, item in enumerate(items):
+        if type(item) is not dict:
+            return None
+        fields = plain_fields(item)
+        if fields is None:
+            return None
+        (raw_id, raw_title, raw_source, raw_rank, raw_score, raw_version, raw_content), extra = (
+            fields
+        )
+        if "content_hash" in extra:
+            return None
+        content = text_of(raw_content)
+        title = text_of(raw_title)
+        if (title is not None and len(title) > limit) or (
+            capture and content is not None and len(content) > limit
+        ):
+            return None
+        ev_id = (
+            text_of(raw_id) if raw_id is not None else (content_id(content) if content else None)
+        )
+        score = as_float(raw_score)
+        e_id = json_str(ev_id) if ev_id is not None else "null"
+        e_rank = '"rank":' + str(raw_rank if type(raw_rank) is int else i + 1)
+        doc = ['{"id":' + e_id, e_rank]
+        meta: list[str] = []
+        if title is not None:
+            member = '"title":' + json_str(title)
+            doc.append(member)
+            meta.append(member)
+        if raw_source is not None:
+            member = '"source":' + json_str(text_of(raw_source) or "")
+            doc.append(member)
+            meta.append(member)
+        e_score = "null"
+        if score is not None:
+            e_score = float.__repr__(score)
+            doc.append('"score":' + e_score)
+        if raw_version is not None:
+            member = '"version":' + json_str(text_of(raw_version) or "")
+            doc.append(member)
+            meta.append(member)
+        meta.append(e_rank)
+        if content is not None:
+            doc.append('"length":' + str(len(content)))
+            if capture:
+                doc.append('"content":' + json_str(content))
+            else:
+                member = '"content_hash":' + json_str(content_hash(content))
+                doc.append(member)
+                meta.append(member)
+        if extra:
+            members = [json_str(k) + ":" + json_value(v) for k, v in extra.items()]
+            doc.append('"metadata":{' + ",".join(members) + "}")
+            meta.extend(members)
+        docs.append(",".join(doc) + "}")
+        k_id, k_score, k_content, k_meta = keys[i] if i < known else _document_keys(prefix, i)
+        if ev_id is not None:
+            out[k_id] = ev_id
+        if score is not None:
+            out[k_score] = score
+        if capture and content is not None:
+            out[k_content] = content
+        out[k_meta] = "{" + ",".join(meta) + "}"
+        if genai:
+            gen.append('{"id": ' + e_id + ', "score": ' + e_score + "}")
+    evidence = "[" + ",".join(docs) + "]"
+    if len(evidence) > limit:
+        return None
+    return out, evidence, ("[" + ", ".join(gen) + "]" if genai else None)

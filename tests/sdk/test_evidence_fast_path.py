@@ -1,0 +1,180 @@
+"""The plain-dict evidence fast path writes exactly what the general path writes."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groundtrace.sdk import _record_evidence, _runtime
+from groundtrace.sdk import semconv as sc
+from groundtrace.sdk._record import Recorder
+from groundtrace.sdk._record_evidence import normalize_item, record_evidence
+from groundtrace.sdk._record_evidence_plain import plain_evidence
+from groundtrace.sdk.redaction import Redactor
+
+FIELD_KEYS = [
+    "id",
+    "doc_id",
+    "chunk_id",
+    "key",
+    "title",
+    "name",
+    "source",
+    "path",
+    "url",
+    "rank",
+    "position",
+    "score",
+    "relevance_score",
+    "version",
+    "revision",
+    "content",
+    "text",
+    "body",
+    "content_hash",
+    "lang",
+    "page",
+    "metadata",
+]
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=30),
+    st.binary(max_size=8),
+)
+values = st.one_of(scalars, st.lists(st.integers(), max_size=2), st.just(["a", "b"]))
+plain_item = st.dictionaries(st.sampled_from(FIELD_KEYS), values, max_size=7)
+same_shape = st.lists(st.sampled_from(FIELD_KEYS), unique=True, max_size=6).flatmap(
+    lambda keys: st.lists(st.fixed_dictionaries(dict.fromkeys(keys, values)), max_size=6)
+)
+evidence = st.one_of(st.lists(plain_item, max_size=6), same_shape)
+
+
+def _general(rec: Recorder, value: object, action: sc.Action, monkeypatch: Any) -> None:
+    with monkeypatch.context() as patch:
+        patch.setattr(_record_evidence, "plain_evidence", lambda *args: None)
+        record_evidence(rec, value, action)
+
+
+def _both(
+    value: object,
+    action: sc.Action,
+    monkeypatch: Any,
+    **changes: Any,
+) -> tuple[Recorder, Recorder]:
+    base = _runtime.Settings(capture=_runtime.CONTENT_FIELDS)
+    current = _runtime.Settings(**{**{f: getattr(base, f) for f in ("capture",)}, **changes})
+    fast, general = Recorder(current), Recorder(current)
+    record_evidence(fast, value, action)
+    _general(general, value, action, monkeypatch)
+    return fast, general
+
+
+def _same(fast: Recorder, general: Recorder) -> None:
+    assert list(fast.attrs.items()) == list(general.attrs.items())
+    assert fast.final() == general.final()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    items=evidence,
+    action=st.sampled_from([sc.Action.RETRIEVE, sc.Action.RERANK]),
+    capture=st.booleans(),
+    max_length=st.sampled_from([8, 40, 32_768]),
+    max_items=st.sampled_from([0, 2, 100]),
+)
+def test_fast_path_matches_general_path(
+    items: list[dict[str, Any]],
+    action: sc.Action,
+    capture: bool,
+    max_length: int,
+    max_items: int,
+) -> None:
+    patch = pytest.MonkeyPatch()
+    try:
+        fast, general = _both(
+            items,
+            action,
+            patch,
+            capture=_runtime.CONTENT_FIELDS if capture else frozenset(),
+            max_attribute_length=max_length,
+            max_evidence_items=max_items,
+        )
+    finally:
+        patch.undo()
+    _same(fast, general)
+    json.loads(str(fast.attrs[sc.GT_EVIDENCE]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(item=plain_item, position=st.integers(min_value=0, max_value=5))
+def test_plain_normalisation_matches_general_reader(item: dict[str, Any], position: int) -> None:
+    class NotADict(dict[str, Any]):
+        pass
+
+    fast = normalize_item(item, position)
+    general = normalize_item(NotADict(item), position)  # a dict subclass takes the general path
+    assert fast.id == general.id
+    assert fast.rank == general.rank
+    assert (fast.title, fast.source, fast.version, fast.content) == (
+        general.title,
+        general.source,
+        general.version,
+        general.content,
+    )
+    assert fast.score == general.score or (
+        fast.score is not None and general.score is not None and math.isnan(fast.score)
+    )
+    assert fast.metadata == general.metadata
+
+
+def test_common_retriever_output_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    items = [
+        {"id": f"d{i}", "title": f"T{i}", "content": 'text é \u2028 "q"', "score": 1.0 / (i + 1)}
+        for i in range(5)
+    ] + [{"chunk_id": 7, "text": "x", "lang": "en", "page": 3, "relevance_score": "0.5"}]
+    rec = Recorder(_runtime.Settings(capture=_runtime.CONTENT_FIELDS))
+    assert plain_evidence(rec, items, sc.OI_RETRIEVAL_DOCUMENTS, True, True) is not None
+    fast, general = _both(items, sc.Action.RETRIEVE, monkeypatch)
+    _same(fast, general)
+    assert fast.attrs[sc.indexed(sc.OI_RETRIEVAL_DOCUMENTS, 5, sc.OI_DOCUMENT_ID)] == "7"
+    meta = json.loads(
+        str(fast.attrs[sc.indexed(sc.OI_RETRIEVAL_DOCUMENTS, 5, "document.metadata")])
+    )
+    assert meta == {"rank": 6, "lang": "en", "page": 3}
+
+
+def test_inputs_the_fast_path_declines(monkeypatch: pytest.MonkeyPatch) -> None:
+    nested = [{"id": "a", "metadata": {"title": "from meta"}}]
+    hashed = [{"id": "a", "content_hash": "mine"}]
+    long_text = [{"id": "a", "content": "x" * 50}]
+    settings_ = _runtime.Settings(capture=_runtime.CONTENT_FIELDS, max_attribute_length=20)
+    for items, current in (
+        (nested, _runtime.Settings()),
+        (hashed, _runtime.Settings()),
+        (long_text, settings_),
+        ([("a", 1.0)], _runtime.Settings()),
+    ):
+        assert plain_evidence(Recorder(current), items, "p", True, True) is None
+    masked = _runtime.Settings(capture=_runtime.CONTENT_FIELDS, redact=Redactor())
+    secret = [{"id": "a", "content": "mail me at someone@example.com"}]
+    assert plain_evidence(Recorder(masked), secret, "p", True, True) is None
+    fast, general = _both(secret, sc.Action.RETRIEVE, monkeypatch, redact=Redactor())
+    _same(fast, general)
+    assert "someone@example.com" not in str(fast.attrs[sc.GT_EVIDENCE])
+
+
+def test_many_documents_beyond_the_precomputed_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    items = [{"id": str(i), "content": "c", "score": i} for i in range(300)]
+    fast, general = _both(items, sc.Action.RERANK, monkeypatch, max_evidence_items=200)
+    _same(fast, general)
+    key = sc.indexed(sc.OI_RERANKER_OUTPUT_DOCUMENTS, 199, sc.OI_DOCUMENT_ID)
+    assert fast.attrs[key] == "199"
+    assert fast.final()[sc.GT_TRUNCATED] == [sc.GT_EVIDENCE]
