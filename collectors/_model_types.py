@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
+from ._model_init import fast_init
+
 __all__ = [
     "MODEL_VERSION",
     "Evidence",
@@ -56,6 +58,7 @@ class FindingKind(StrEnum):
     NO_TOOL_RESULT = "no_tool_result"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Finding:
     """Something missing or inconsistent in a trace, reported instead of guessed.
@@ -75,6 +78,7 @@ class Finding:
     field: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Request:
     """The user request (root span) of a trace."""
@@ -91,6 +95,7 @@ class Request:
     schema_version: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Step:
     """One span of the trace, in start-time order.
@@ -132,6 +137,7 @@ class Step:
         return self.end_ns - self.start_ns
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """One retrieved (or reranked) evidence item.
@@ -153,6 +159,7 @@ class Evidence:
     metadata: dict[str, JSON] = field(default_factory=dict)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RequestedToolCall:
     """A tool call the model asked for (``arguments`` is the raw JSON text as sent)."""
@@ -162,6 +169,7 @@ class RequestedToolCall:
     arguments: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Message:
     """A chat message (OpenAI-style roles: system, user, assistant, tool)."""
@@ -173,6 +181,7 @@ class Message:
     tool_calls: tuple[RequestedToolCall, ...] = ()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage of one LLM call; ``None`` where the trace does not say."""
@@ -182,6 +191,7 @@ class Usage:
     total_tokens: int | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class LLMCall:
     """One model call.
@@ -211,6 +221,7 @@ class LLMCall:
     convention: str = "unknown"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool/command execution."""
@@ -228,6 +239,7 @@ class ToolCall:
     result_size: int | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ReplayLink:
     """Link of a counterfactual trace to the original it replays."""
@@ -238,6 +250,7 @@ class ReplayLink:
     replacement_id: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ReplayEntrypoint:
     """How to call the replayable ANSWER function again."""
@@ -249,6 +262,7 @@ class ReplayEntrypoint:
     evidence_param: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PromptEvidence:
     """The evidence block as rendered into a prompt (lets replay edit a captured call)."""
@@ -259,6 +273,7 @@ class PromptEvidence:
     format: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Trace:
     """The trace model τ of one request.

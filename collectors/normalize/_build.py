@@ -59,6 +59,7 @@ _TOOL_EXTRACTORS: dict[Convention, tuple[Extractor, ...]] = {
     Convention.TRACELOOP: (other.traceloop_tool, other.genai_tool),
 }
 _EVIDENCE_EXTRACTORS = (gt.evidence, other.oi_evidence, other.genai_evidence)
+_EMPTY: tuple[Any, ...] = ((), {})
 
 
 def _merge(extractors: Sequence[Extractor], view: SpanView) -> dict[str, Any]:
@@ -66,30 +67,40 @@ def _merge(extractors: Sequence[Extractor], view: SpanView) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for extract in extractors:
         for key, value in extract(view).items():
-            if value is None or value in ((), {}):
+            # skip None, () and {}; only falsy values need the (slower) comparisons
+            if value is None or (not value and value in _EMPTY):
                 continue
-            merged.setdefault(key, value)
+            if key not in merged:
+                merged[key] = value
     return merged
 
 
+def _small_list(value: list[Any]) -> bool:
+    """At most 32 items, each a number, a boolean or a string of at most 256 characters."""
+    if len(value) > _MAX_STEP_LIST:
+        return False
+    for x in value:
+        if type(x) is str:
+            if len(x) > _MAX_STEP_STRING:
+                return False
+        elif not (
+            isinstance(x, bool | int | float) or (isinstance(x, str) and len(x) <= _MAX_STEP_STRING)
+        ):
+            return False
+    return True
+
+
 def _step_attributes(attrs: dict[str, AttributeValue]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in attrs.items():
-        kind = type(value)
-        if kind is str:
-            if len(value) <= _MAX_STEP_STRING:  # type: ignore[arg-type]
-                out[key] = value
-        elif kind is int or kind is float or kind is bool:
-            out[key] = value
-        elif isinstance(value, list):
-            if len(value) <= _MAX_STEP_LIST and all(
-                isinstance(x, bool | int | float) or (isinstance(x, str) and len(x) <= 256)
-                for x in value
-            ):
-                out[key] = value
-        elif value is not None:
-            out[key] = value
-    return out
+    """Scalars, short strings and short lists of them (``None`` values are left out)."""
+    return {
+        key: value
+        for key, value in attrs.items()
+        if (
+            len(value) <= _MAX_STEP_STRING
+            if type(value) is str
+            else value is not None and (not isinstance(value, list) or _small_list(value))
+        )
+    }
 
 
 class _Builder:
@@ -119,7 +130,8 @@ class _Builder:
         view = SpanView(span, self.findings)
         attrs = span.attributes
         convention = detect_convention(attrs)
-        self.conventions.add(convention.value)
+        convention_name: str = convention._value_  # plain str (``.value`` is a slow property)
+        self.conventions.add(convention_name)
         action: str | None
         if convention is _GROUNDTRACE:
             raw = attrs.get(sc.GT_ACTION)
@@ -135,18 +147,18 @@ class _Builder:
             action = None if found is None else found.value
         self.steps.append(
             Step(
-                span_id=span.span_id,
-                parent_span_id=span.parent_span_id or None,
-                action=action,
-                name=span.name,
-                start_ns=span.start_time_unix_nano,
-                end_ns=span.end_time_unix_nano,
-                status=span.status.code,
-                status_message=span.status.message,
-                convention=convention.value,
-                step_name=view.text(sc.GT_STEP_NAME),
-                attributes=_step_attributes(attrs),
-                location=view.location,
+                span.span_id,
+                span.parent_span_id or None,
+                action,
+                span.name,
+                span.start_time_unix_nano,
+                span.end_time_unix_nano,
+                span.status.code,
+                span.status.message,
+                convention_name,
+                view.text(sc.GT_STEP_NAME),
+                _step_attributes(attrs),
+                view.location,
             )
         )
         self._common(view)
@@ -244,7 +256,7 @@ class _Builder:
             usage=Usage(f.get("input_tokens"), f.get("output_tokens"), f.get("total_tokens")),
             latency_ns=span.end_time_unix_nano - span.start_time_unix_nano,
             request_json=f.get("request_json"),
-            convention=convention.value,
+            convention=convention._value_,
         )
 
     # -- per trace -----------------------------------------------------------------------------

@@ -47,9 +47,8 @@ def request_fields(v: SpanView) -> dict[str, Any]:
     }
 
 
-_STR_OR_NONE = (str, type(None))
-_INT_OR_NONE = (int, type(None))
-_NUM_OR_NONE = (int, float, type(None))
+isfinite = math.isfinite
+_NUMBER = (float, int)
 
 
 def _evidence_item(v: SpanView, raw: Any, index: int, stage: str) -> Evidence | None:
@@ -59,16 +58,15 @@ def _evidence_item(v: SpanView, raw: Any, index: int, stage: str) -> Evidence | 
         title, source, version = get("title"), get("source"), get("version")
         content, content_hash, metadata = get("content"), get("content_hash"), get("metadata")
         if (
-            type(raw_id) in _STR_OR_NONE
-            and type(title) in _STR_OR_NONE
-            and type(source) in _STR_OR_NONE
-            and type(version) in _STR_OR_NONE
-            and type(content) in _STR_OR_NONE
-            and type(content_hash) in _STR_OR_NONE
-            and type(rank) in _INT_OR_NONE
-            and type(length) in _INT_OR_NONE
-            and type(score) in _NUM_OR_NONE
-            and (score is None or math.isfinite(score))
+            (raw_id is None or type(raw_id) is str)
+            and (title is None or type(title) is str)
+            and (content is None or type(content) is str)
+            and (source is None or type(source) is str)
+            and (version is None or type(version) is str)
+            and (content_hash is None or type(content_hash) is str)
+            and (rank is None or type(rank) is int)
+            and (length is None or type(length) is int)
+            and (score is None or (type(score) in _NUMBER and isfinite(score)))
             and (metadata is None or type(metadata) is dict)
         ):
             return Evidence(

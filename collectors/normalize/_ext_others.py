@@ -48,7 +48,7 @@ def _oi_tool_calls(group: dict[str, AttributeValue]) -> tuple[RequestedToolCall,
 
 def _oi_messages(v: SpanView, prefix: str) -> tuple[Message, ...]:
     out = []
-    for _, group in indexed_groups(v.attrs, prefix):
+    for _, group in v.groups(prefix):
         role = group.get(sc.OI_MESSAGE_ROLE)
         content = group.get(sc.OI_MESSAGE_CONTENT)
         name = group.get(sc.OI_MESSAGE_NAME)
@@ -82,7 +82,7 @@ def oi_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
         if stage == sc.Action.RERANK.value
         else sc.OI_RETRIEVAL_DOCUMENTS
     )
-    groups = indexed_groups(v.attrs, prefix)
+    groups = v.groups(prefix)
     if not groups:
         return None
     out = []
@@ -311,7 +311,7 @@ def genai_tool(v: SpanView) -> dict[str, Any]:
 def _legacy_messages(v: SpanView, prefix: str) -> tuple[list[Message], list[str]]:
     out: list[Message] = []
     reasons: list[str] = []
-    for _, group in indexed_groups(v.attrs, prefix):
+    for _, group in v.groups(prefix):
         calls = []
         for _, call in indexed_groups(group, "tool_calls"):
             call_id, name, args = call.get("id"), call.get("name"), call.get("arguments")

@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
-from groundtrace.collectors.spans import AttributeValue
+from typing import Final
 
-__all__ = ["indexed_groups"]
+from groundtrace.collectors.spans import AttributeValue
+from groundtrace.sdk import semconv as sc
+
+__all__ = ["GROUPED_PREFIXES", "grouped_subset", "indexed_groups"]
+
+#: The prefixes the normalisers group on a span's own attributes; one pass over the keys
+#: (:func:`grouped_subset`) finds the candidates of all of them.
+GROUPED_PREFIXES: Final = frozenset(
+    {
+        sc.OI_LLM_INPUT_MESSAGES,
+        sc.OI_LLM_OUTPUT_MESSAGES,
+        sc.OI_RETRIEVAL_DOCUMENTS,
+        sc.OI_RERANKER_OUTPUT_DOCUMENTS,
+        sc.GENAI_LEGACY_PROMPT,
+        sc.GENAI_LEGACY_COMPLETION,
+    }
+)
+_HEADS: Final = tuple(sorted(p + "." for p in GROUPED_PREFIXES))
+
+
+def grouped_subset(attrs: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
+    """The attributes under any of :data:`GROUPED_PREFIXES`, in their original order."""
+    return {k: v for k, v in attrs.items() if k.startswith(_HEADS)}
 
 
 def indexed_groups(

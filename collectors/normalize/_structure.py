@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from groundtrace.collectors.model import Finding, FindingKind
 from groundtrace.collectors.spans import SpanRecord
+
+from ._values import location_text
 
 __all__ = ["Structure", "check_structure"]
 
 
+_ORDER = attrgetter("start_time_unix_nano", "span_id")
+
+
 def _loc(span: SpanRecord) -> str | None:
-    return None if span.location is None else str(span.location)
+    return location_text(span.location)
 
 
 class Structure:
@@ -39,7 +46,7 @@ def check_structure(records: list[SpanRecord], findings: list[Finding]) -> Struc
                 _loc(span),
             )
         )
-    spans = sorted(by_id.values(), key=lambda s: (s.start_time_unix_nano, s.span_id))
+    spans = sorted(by_id.values(), key=_ORDER)
     roots = [s for s in spans if not s.parent_span_id]
     for span in spans:
         parent_id = span.parent_span_id

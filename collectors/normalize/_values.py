@@ -7,7 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from groundtrace.collectors.model import Finding, FindingKind
-from groundtrace.collectors.spans import AttributeValue, SpanRecord
+from groundtrace.collectors.spans import AttributeValue, SourceLocation, SpanRecord
+
+from ._flat import GROUPED_PREFIXES, grouped_subset, indexed_groups
 
 try:
     from orjson import loads as _orjson_loads
@@ -16,7 +18,21 @@ try:
 except ImportError:  # pragma: no cover - orjson is installed in development
     from json import loads as _loads
 
-__all__ = ["SpanView"]
+__all__ = ["SpanView", "location_text"]
+
+# spans of one input line share one SourceLocation: remember the last one's text
+_last_location: tuple[SourceLocation | None, str | None] = (None, None)
+
+
+def location_text(location: SourceLocation | None) -> str | None:
+    """``str(location)`` (``None`` stays ``None``), formatted once per location object."""
+    global _last_location
+    last, text = _last_location
+    if location is last:
+        return text
+    text = None if location is None else str(location)
+    _last_location = (location, text)
+    return text
 
 
 class SpanView:
@@ -27,13 +43,23 @@ class SpanView:
     ``None`` is returned (the value is not coerced: a guess would hide the bug).
     """
 
-    __slots__ = ("attrs", "findings", "location", "span")
+    __slots__ = ("_grouped", "attrs", "findings", "location", "span")
 
     def __init__(self, span: SpanRecord, findings: list[Finding]) -> None:
         self.span = span
         self.attrs: dict[str, AttributeValue] = span.attributes
         self.findings = findings
-        self.location = None if span.location is None else str(span.location)
+        self.location = location_text(span.location)
+        self._grouped: dict[str, AttributeValue] | None = None
+
+    def groups(self, prefix: str) -> list[tuple[int, dict[str, AttributeValue]]]:
+        """``indexed_groups(self.attrs, prefix)``; one pass over the keys serves every prefix."""
+        if prefix not in GROUPED_PREFIXES:
+            return indexed_groups(self.attrs, prefix)
+        grouped = self._grouped
+        if grouped is None:
+            grouped = self._grouped = grouped_subset(self.attrs)
+        return indexed_groups(grouped, prefix) if grouped else []
 
     def finding(self, kind: str, message: str, key: str | None = None) -> None:
         """Record a finding about this span."""

@@ -1,0 +1,73 @@
+"""A faster ``__init__`` for the frozen, slotted dataclasses of the trace model.
+
+The readers build tens of thousands of model objects per second. A frozen dataclass's
+generated ``__init__`` assigns every field through ``object.__setattr__`` (a generic
+attribute lookup per field); :func:`fast_init` replaces it with an ``__init__`` of the same
+signature, defaults and default factories that stores each field through its slot
+descriptor directly. Behaviour is unchanged: same parameters, same values stored, and
+instances stay frozen (assignment after construction still raises
+``dataclasses.FrozenInstanceError``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar
+
+__all__ = ["fast_init"]
+
+T = TypeVar("T")
+
+
+class _Factory:
+    """Default of a parameter whose field has a default factory (shown as ``<factory>``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_HAS_FACTORY = _Factory()
+
+
+def fast_init(cls: T) -> T:
+    """Give frozen slotted dataclass ``cls`` a slot-storing ``__init__`` (returns ``cls``).
+
+    Raises:
+        TypeError: ``cls`` is not a frozen dataclass with slots, or has fields that are not
+            plain ``__init__`` parameters (``init=False``, keyword-only, ``InitVar``).
+    """
+    target: Any = cls
+    params = getattr(target, "__dataclass_params__", None)
+    if params is None or not params.frozen or "__slots__" not in vars(target):
+        raise TypeError(f"{target!r} is not a frozen dataclass with slots")
+    namespace: dict[str, Any] = {"_HAS_FACTORY": _HAS_FACTORY}
+    args: list[str] = []
+    body: list[str] = []
+    for f in dataclasses.fields(target):
+        if not f.init or f.kw_only:
+            raise TypeError(f"{target.__name__}.{f.name}: only plain init fields are supported")
+        name = f.name
+        namespace[f"_set_{name}"] = vars(target)[name].__set__
+        value = name
+        if f.default is not dataclasses.MISSING:
+            namespace[f"_default_{name}"] = f.default
+            args.append(f"{name}=_default_{name}")
+        elif f.default_factory is not dataclasses.MISSING:
+            namespace[f"_factory_{name}"] = f.default_factory
+            args.append(f"{name}=_HAS_FACTORY")
+            value = f"_factory_{name}() if {name} is _HAS_FACTORY else {name}"
+        else:
+            args.append(name)
+        body.append(f"    _set_{name}(self, {value})")
+    source = f"def __init__(self, {', '.join(args)}):\n" + "\n".join(body or ["    pass"]) + "\n"
+    exec(source, namespace)  # generated from the dataclass's own field names, like dataclasses does
+    init = namespace["__init__"]
+    original = target.__init__
+    init.__qualname__ = original.__qualname__
+    init.__module__ = original.__module__
+    init.__annotations__ = original.__annotations__
+    init.__doc__ = original.__doc__
+    target.__init__ = init
+    return cls
