@@ -1,25 +1,39 @@
 """Throughput of the collectors: OTLP-JSON lines -> span records -> trace model τ.
 
 Writes a synthetic groundtrace-instrumented file (REQUEST, RETRIEVE with 5 evidence items,
-SELECT, LLM with groundtrace + OpenInference + GenAI attributes, ANSWER per trace) through the
-SDK's OTLP-JSON file exporter, then times, on one core:
+SELECT, LLM with groundtrace + OpenInference + GenAI attributes, ANSWER per trace; ~1 KB per
+span) through the SDK's OTLP-JSON file exporter, then times, in one process on one core,
+interleaved round by round (median of ``--repeats`` rounds, CPU seconds of this process --
+wall time on a shared machine measures the neighbours as much as the code):
 
-* a plain ``json.loads`` pass over the lines (the baseline the brief compares against);
-* ``read_spans`` (decode only) and ``read_traces`` (decode + group + normalise).
+* floor A: a plain parse of every line with the JSON library the readers use (orjson);
+* floor B: the same plain parse with the stdlib ``json.loads``;
+* ``read_spans`` (parse + decode into span records);
+* ``read_traces`` (parse + decode + group + normalise into τ).
+
+The target of the issue is τ >= 50k spans/s on one core and within 3x of the plain parse;
+the ratio is printed against both floors, labelled. ``--gc-off`` adds one informational
+τ figure with the cyclic garbage collector disabled (not a target figure: the readers
+never change the collector's settings).
 
 Usage::
 
-    python benchmarks/bench_collectors_read.py --traces 20000
+    python benchmarks/bench_collectors_read.py --traces 20000 --repeats 5
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import orjson
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -93,32 +107,116 @@ def write_file(path: Path, traces: int) -> int:
     return total + len(batch)
 
 
+def _reader_json_library() -> str:
+    from groundtrace.collectors.readers import _files
+
+    return getattr(_files._loads, "__module__", None) or "unknown"
+
+
+def _floor(path: Path, loads: Callable[[bytes], Any]) -> int:
+    lines = 0
+    with open(path, "rb") as handle:
+        for line in handle:
+            loads(line)
+            lines += 1
+    return lines
+
+
+def _cpu(run: Callable[[], int]) -> tuple[float, float, int]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    count = run()
+    return time.process_time() - cpu, time.perf_counter() - wall, count
+
+
+def measure(path: Path, repeats: int) -> dict[str, Any]:
+    """Median CPU and wall seconds of each stage, interleaved over ``repeats`` rounds."""
+    stages: dict[str, Callable[[], int]] = {
+        "floor_orjson": lambda: _floor(path, orjson.loads),
+        "floor_stdlib_json": lambda: _floor(path, json.loads),
+        "read_spans": lambda: sum(1 for _ in read_spans([path])),
+        "read_traces": lambda: sum(1 for _ in read_traces([path])),
+    }
+    cpu: dict[str, list[float]] = {k: [] for k in stages}
+    wall: dict[str, list[float]] = {k: [] for k in stages}
+    counts: dict[str, int] = {}
+    for _ in range(repeats):
+        for name, run in stages.items():
+            c, w, counts[name] = _cpu(run)
+            cpu[name].append(c)
+            wall[name].append(w)
+    return {
+        "cpu": {k: statistics.median(v) for k, v in cpu.items()},
+        "wall": {k: statistics.median(v) for k, v in wall.items()},
+        "spans": counts["read_spans"],
+        "traces": counts["read_traces"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--traces", type=int, default=20_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--file", type=Path, help="reuse (or create) this file")
+    parser.add_argument("--gc-off", action="store_true", help="add an informational GC-off run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bench.jsonl"
-        spans = write_file(path, args.traces)
+        path = args.file or Path(tmp) / "bench.jsonl"
+        if not path.exists():
+            write_file(path, args.traces)
         size = path.stat().st_size
-        t0 = time.perf_counter()
-        with open(path, "rb") as handle:
-            for line in handle:
-                json.loads(line)
-        t_json = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        n_spans = sum(1 for _ in read_spans([path]))
-        t_spans = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        n_traces = sum(1 for _ in read_traces([path]))
-        t_traces = time.perf_counter() - t0
-    print(f"file: {spans} spans, {args.traces} traces, {size / 1e6:.1f} MB")
-    print(f"json.loads pass : {t_json:.2f}s  {spans / t_json:,.0f} spans/s")
-    print(f"read_spans      : {t_spans:.2f}s  {n_spans / t_spans:,.0f} spans/s")
+        result = measure(path, args.repeats)
+        gc_off = None
+        if args.gc_off:
+            gc.disable()
+            try:
+                gc_off = statistics.median(
+                    _cpu(lambda: sum(1 for _ in read_traces([path])))[0]
+                    for _ in range(args.repeats)
+                )
+            finally:
+                gc.enable()
+    spans = result["spans"]
+    cpu, wall = result["cpu"], result["wall"]
+    rate = {k: spans / v for k, v in cpu.items()}
     print(
-        f"read_traces (τ) : {t_traces:.2f}s  {n_spans / t_traces:,.0f} spans/s  "
-        f"{n_traces} traces  ratio to json.loads: {t_traces / t_json:.2f}x"
+        f"file: {spans} spans, {result['traces']} traces, {size / 1e6:.1f} MB "
+        f"({size / spans:,.0f} B/span); median of {args.repeats} interleaved rounds, "
+        "CPU seconds of this process"
     )
+    print(f"readers parse with: {_reader_json_library()}")
+    labels = {
+        "floor_orjson": "floor A: orjson.loads pass (readers' parser)",
+        "floor_stdlib_json": "floor B: json.loads pass (stdlib)",
+        "read_spans": "read_spans (parse + decode)",
+        "read_traces": "read_traces (τ: + group + normalise)",
+    }
+    for key, label in labels.items():
+        print(
+            f"  {label:44s} {cpu[key]:6.3f} s cpu  {rate[key]:>9,.0f} spans/s"
+            f"   (wall {wall[key]:6.3f} s)"
+        )
+    decode = cpu["read_spans"] - cpu["floor_orjson"]
+    build = cpu["read_traces"] - cpu["read_spans"]
+    print(
+        f"  stages: parse {cpu['floor_orjson']:.3f} s, decode {decode:.3f} s, "
+        f"group + normalise {build:.3f} s"
+    )
+    tau = cpu["read_traces"]
+    ratio_a = tau / cpu["floor_orjson"]
+    ratio_b = tau / cpu["floor_stdlib_json"]
+    print(f"τ vs floor A (orjson, same parser as the readers): {ratio_a:.2f}x")
+    print(f"τ vs floor B (stdlib json):                        {ratio_b:.2f}x")
+    print(
+        f"targets: τ >= 50k spans/s: {'met' if rate['read_traces'] >= 50_000 else 'NOT met'}"
+        f" ({rate['read_traces']:,.0f}); within 3x of floor A: "
+        f"{'met' if ratio_a <= 3 else 'NOT met'}; within 3x of floor B: "
+        f"{'met' if ratio_b <= 3 else 'NOT met'}"
+    )
+    if gc_off is not None:
+        print(
+            f"informational, cyclic GC disabled: read_traces {gc_off:.3f} s cpu "
+            f"{spans / gc_off:,.0f} spans/s ({gc_off / cpu['floor_orjson']:.2f}x floor A)"
+        )
 
 
 if __name__ == "__main__":
