@@ -60,6 +60,31 @@ def _nanos(value: Any) -> int:
     raise _NotCanonical
 
 
+def _any_value(value: Any) -> Any:
+    """An AnyValue; the common scalar and array shapes inline, the rest as the checked path."""
+    for kind, inner in value.items():  # the first key decides, as in decode_any_value
+        if kind == "stringValue":
+            if type(inner) is str:
+                return inner
+        elif kind == "doubleValue":
+            if type(inner) is float:
+                return inner
+        elif kind == "intValue":
+            if type(inner) is str:
+                return int(inner)  # ValueError: not canonical
+            if type(inner) is int:
+                return inner
+        elif kind == "boolValue":
+            if type(inner) is bool:
+                return inner
+        elif kind == "arrayValue" and type(inner) is dict:
+            values = inner.get("values", [])
+            if type(values) is list:
+                return [_any_value(v) if v else None for v in values]
+        break
+    return decode_any_value(value)
+
+
 def attributes(raw: Any) -> dict[str, AttributeValue]:
     """Attributes of the canonical shape (``[{"key": k, "value": {"xValue": v}}]``)."""
     out: dict[str, AttributeValue] = {}
@@ -70,7 +95,7 @@ def attributes(raw: Any) -> dict[str, AttributeValue]:
     for item in raw:
         value = item["value"]
         text = value.get("stringValue")
-        out[item["key"]] = text if text is not None else decode_any_value(value)
+        out[item["key"]] = text if text is not None else _any_value(value)
     return out
 
 
