@@ -3,19 +3,35 @@
 Used by the decorators and the instrumentors alike. Nothing here raises: values that cannot
 be serialised (circular references, a ``__repr__`` that raises, exotic types) become a short
 placeholder string, never an exception in the application.
+
+JSON is written by ``orjson`` for JSON-native data (an order of magnitude faster on the hot
+path) and by the standard encoder for everything else (objects, dataclasses, datetimes,
+integers beyond 64 bits, lone surrogates, non-string keys...), so both give the same text,
+except that non-finite floats become ``null`` (standard JSON has no ``NaN``) and enum
+members are written as their value.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Any, Final
 
+import orjson
+
 from ._runtime import Settings, logger
 
-__all__ = ["clip", "json_str", "json_value", "mask", "safe_json", "safe_str", "text_value"]
+__all__ = [
+    "clip",
+    "json_list",
+    "json_str",
+    "mask",
+    "native_json",
+    "safe_json",
+    "safe_str",
+    "text_value",
+]
 
 _UNREPRESENTABLE: Final = "<unrepresentable>"
 
@@ -57,11 +73,25 @@ def _default(value: object) -> Any:
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_default)
 
 
+#: Types orjson would write differently from the standard encoder go to the latter instead.
+_ORJSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+_orjson_dumps: Final = orjson.dumps
+
+
+def native_json(value: object) -> str:
+    """Compact JSON of JSON-native data (as :func:`safe_json` writes it); raises otherwise."""
+    return _orjson_dumps(value, None, _ORJSON_OPTIONS).decode()
+
+
 def safe_json(value: object) -> str:
-    """JSON text of ``value``; falls back to a string form, never raises.
+    """Compact JSON text of ``value``; falls back to a string form, never raises.
 
     Circular references and unserialisable members are replaced rather than propagated.
     """
+    try:
+        return _orjson_dumps(value, None, _ORJSON_OPTIONS).decode()
+    except Exception:  # a type left to the standard encoder (and its ``default``)
+        pass
     try:
         return _ENCODER.encode(value)
     except Exception:  # circular reference, a raising __repr__, a raising property...
@@ -69,22 +99,9 @@ def safe_json(value: object) -> str:
         return json.dumps(safe_str(value), ensure_ascii=False)
 
 
-def json_value(value: object) -> str:
-    """JSON text of one value, as :func:`safe_json` writes it; scalars without the encoder."""
-    kind = type(value)
-    if kind is str:
-        return encode_basestring(value)  # type: ignore[arg-type]
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if kind is int:
-        return int.__repr__(value)
-    if kind is float and math.isfinite(value):  # type: ignore[arg-type]
-        return float.__repr__(value)
-    return safe_json(value)
+def json_list(texts: list[str]) -> str:
+    """``json.dumps(texts, ensure_ascii=False)`` (default ``", "`` separator) of strings."""
+    return "[" + ", ".join(map(encode_basestring, texts)) + "]"
 
 
 def clip(text: str, settings: Settings, truncated: list[str] | None = None, key: str = "") -> str:

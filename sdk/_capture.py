@@ -40,6 +40,8 @@ __all__ = ["GenCollector", "Step", "StepOptions", "StepSpec", "begin", "build_sp
 
 _EVIDENCE_ACTIONS: Final = frozenset({sc.Action.RETRIEVE, sc.Action.RERANK, sc.Action.SELECT})
 _QUERY_NAMES: Final = ("query", "question")
+#: ``json.dumps(..., ensure_ascii=False)``, built once.
+_SPACED_JSON: Final = json.JSONEncoder(ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -310,7 +312,7 @@ class Step:
                 extra = {
                     k: v for k, v in arguments.items() if k not in spec.replay_skip and _jsonable(v)
                 }
-                rec.attrs[sc.GT_REPLAY_KWARGS] = json.dumps(extra, ensure_ascii=False)
+                rec.attrs[sc.GT_REPLAY_KWARGS] = _SPACED_JSON.encode(extra)
         elif action is sc.Action.TOOL:
             arguments = _arguments(spec, args, kwargs)
             call_id = arguments.pop(options.call_id_param, None)

@@ -50,7 +50,10 @@ class Recorder:
 
     def text(self, key: str, text: str) -> str:
         """Mask and clip one captured text field, noting truncation under ``key``."""
-        return text_value(text, self.settings, key=key, truncated=self.truncated, fired=self.fired)
+        settings = self.settings
+        if settings.redact is None and len(text) <= settings.max_attribute_length:
+            return text  # nothing to mask or cut (the common case)
+        return text_value(text, settings, key=key, truncated=self.truncated, fired=self.fired)
 
     def put_text(self, key: str, text: str) -> None:
         """Record a captured text attribute (masked and clipped)."""

@@ -10,12 +10,12 @@ from ``quotes``/``quoted``/``snippets``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
 from . import semconv as sc
+from ._attributes import json_list
 from ._record import Recorder, as_float, as_sequence, field_getter, first_field, text_of
 from ._record_evidence import evidence_ids
 
@@ -113,4 +113,4 @@ def record_selected(rec: Recorder, value: object) -> None:
 
 
 def _json_list(ids: list[str]) -> str:
-    return json.dumps(ids, ensure_ascii=False)
+    return json_list(ids)

@@ -2,12 +2,12 @@
 
 Most retrievers return a list of small dicts with the same keys. For each key set (a tuple of
 the dict's keys) a *plan* is computed once: which keys feed which field, in priority order,
-and which keys are extra scalar metadata. Recording then writes every JSON attribute from
-pieces encoded once per item (``groundtrace.evidence``, ``document.metadata``,
-``gen_ai.retrieval.documents``) instead of building intermediate dicts and encoding each
-attribute separately. The output is byte-for-byte what the general path writes; whenever an
-input needs the general path (nested metadata, a masker, a value to clip, a registered
-mapper) this module declines and writes nothing.
+and which keys are extra scalar metadata. Recording then builds each document once, without
+the intermediate normalised item, and encodes the JSON attributes with ``orjson`` directly
+(``groundtrace.evidence`` in one call). The output is byte-for-byte what the general path
+writes; whenever an input needs the general path (nested metadata, a masker, a value to clip,
+a value orjson leaves to the standard encoder, a registered mapper) this module declines
+(raises or returns None) and writes nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from . import semconv as sc
-from ._attributes import json_str, json_value
+from ._attributes import json_str, native_json
 from ._record import AttributeValue, Recorder, as_float, content_hash, content_id, text_of
 from ._record_evidence_keys import META_KEYS, SLOT_KEYS
 
@@ -24,9 +24,10 @@ __all__ = ["PlainEvidence", "plain_evidence", "plain_fields"]
 
 #: What :func:`plain_evidence` produces: flattened attributes, evidence JSON, GenAI JSON.
 PlainEvidence = tuple[dict[str, AttributeValue], str, str | None]
-#: A plan: the keys present for each field of :data:`SLOT_KEYS` (priority order) and the
-#: other string keys (candidate metadata); None when the dict has nested metadata.
-_Plan = tuple[tuple[tuple[str, ...], ...], tuple[str, ...]] | None
+#: A plan: for each field of :data:`SLOT_KEYS` its one key (or a key no dict holds) when no
+#: field has two candidate keys, else None; the keys present for each field in priority
+#: order; the other string keys (candidate metadata). None when the dict has nested metadata.
+_Plan = tuple[tuple[Any, ...] | None, tuple[tuple[str, ...], ...], tuple[str, ...]] | None
 
 _SLOT_OF: Final[dict[str, tuple[int, int]]] = {
     key: (slot, priority)
@@ -37,6 +38,7 @@ _META: Final = frozenset(META_KEYS)
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
 _MAX_PLANS: Final = 256
 _UNSEEN: Final[Any] = object()
+_NO_KEY: Final[Any] = object()  # looked up for a field no key feeds: never present
 _PRECOMPUTED: Final = 128
 
 
@@ -52,7 +54,10 @@ def _plan(keys: tuple[Any, ...]) -> _Plan:
         elif type(key) is str:
             extras.append(key)
     slots = tuple(tuple(key for _, key in sorted(hits)) for hits in found)
-    return slots, tuple(extras)
+    single = None
+    if all(len(names) <= 1 for names in slots):
+        single = tuple(names[0] if names else _NO_KEY for names in slots)
+    return single, slots, tuple(extras)
 
 
 def plain_fields(item: dict[Any, Any]) -> tuple[list[Any], dict[str, Any]] | None:
@@ -70,15 +75,18 @@ def plain_fields(item: dict[Any, Any]) -> tuple[list[Any], dict[str, Any]] | Non
         _PLANS[keys] = plan
     if plan is None:
         return None
-    slots, extra_keys = plan
-    values: list[Any] = []
-    for names in slots:
-        value = None
-        for name in names:
-            value = item[name]
-            if value is not None:
-                break
-        values.append(value)
+    single, slots, extra_keys = plan
+    if single is not None:
+        values = list(map(item.get, single))
+    else:
+        values = []
+        for names in slots:
+            value = None
+            for name in names:
+                value = item[name]
+                if value is not None:
+                    break
+            values.append(value)
     extra: dict[str, Any] = {}
     for key in extra_keys:
         value = item[key]
@@ -122,7 +130,7 @@ def plain_evidence(
     keys = _KEYS.get(prefix, [])
     known = len(keys)
     out: dict[str, AttributeValue] = {}
-    docs: list[str] = []
+    docs: list[dict[str, Any]] = []
     gen: list[str] = []
     for i, item in enumerate(items):
         if type(item) is not dict:
@@ -130,55 +138,45 @@ def plain_evidence(
         fields = plain_fields(item)
         if fields is None:
             return None
-        (raw_id, raw_title, raw_source, raw_rank, raw_score, raw_version, raw_content), extra = (
-            fields
-        )
-        if "content_hash" in extra:
-            return None
-        content = text_of(raw_content)
-        title = text_of(raw_title)
-        if (title is not None and len(title) > limit) or (
-            capture and content is not None and len(content) > limit
-        ):
-            return None
-        ev_id = (
-            text_of(raw_id) if raw_id is not None else (content_id(content) if content else None)
-        )
-        score = as_float(raw_score)
-        e_id = json_str(ev_id) if ev_id is not None else "null"
-        e_rank = '"rank":' + str(raw_rank if type(raw_rank) is int else i + 1)
-        doc = ['{"id":' + e_id, e_rank]
-        meta: list[str] = []
+        (raw_id, title, source, raw_rank, raw_score, version, content), extra = fields
+        if extra and "content_hash" in extra:
+            return None  # would replace the document's own hash in the metadata JSON
+        if content is not None and type(content) is not str:
+            content = text_of(content)
+        if raw_id is None:
+            ev_id = content_id(content) if content else None
+        else:
+            ev_id = raw_id if type(raw_id) is str else text_of(raw_id)
+        rank = raw_rank if type(raw_rank) is int else i + 1
+        # the document and its metadata exactly as the general path builds them
+        doc: dict[str, Any] = {"id": ev_id, "rank": rank}
+        meta: dict[str, Any] = {}
         if title is not None:
-            member = '"title":' + json_str(title)
-            doc.append(member)
-            meta.append(member)
-        if raw_source is not None:
-            member = '"source":' + json_str(text_of(raw_source) or "")
-            doc.append(member)
-            meta.append(member)
-        e_score = "null"
+            if type(title) is not str:
+                title = text_of(title)
+            if len(title) > limit:
+                return None
+            doc["title"] = meta["title"] = title
+        if source is not None:
+            doc["source"] = meta["source"] = source if type(source) is str else text_of(source)
+        score = raw_score if type(raw_score) is float else as_float(raw_score)
         if score is not None:
-            e_score = float.__repr__(score)
-            doc.append('"score":' + e_score)
-        if raw_version is not None:
-            member = '"version":' + json_str(text_of(raw_version) or "")
-            doc.append(member)
-            meta.append(member)
-        meta.append(e_rank)
+            doc["score"] = score
+        if version is not None:
+            doc["version"] = meta["version"] = version if type(version) is str else text_of(version)
+        meta["rank"] = rank
         if content is not None:
-            doc.append('"length":' + str(len(content)))
+            doc["length"] = len(content)
             if capture:
-                doc.append('"content":' + json_str(content))
+                if len(content) > limit:
+                    return None
+                doc["content"] = content
             else:
-                member = '"content_hash":' + json_str(content_hash(content))
-                doc.append(member)
-                meta.append(member)
+                doc["content_hash"] = meta["content_hash"] = content_hash(content)
         if extra:
-            members = [json_str(k) + ":" + json_value(v) for k, v in extra.items()]
-            doc.append('"metadata":{' + ",".join(members) + "}")
-            meta.extend(members)
-        docs.append(",".join(doc) + "}")
+            doc["metadata"] = extra
+            meta.update(extra)
+        docs.append(doc)
         k_id, k_score, k_content, k_meta = keys[i] if i < known else _document_keys(prefix, i)
         if ev_id is not None:
             out[k_id] = ev_id
@@ -186,10 +184,12 @@ def plain_evidence(
             out[k_score] = score
         if capture and content is not None:
             out[k_content] = content
-        out[k_meta] = "{" + ",".join(meta) + "}"
+        out[k_meta] = native_json(meta)
         if genai:
+            e_id = "null" if ev_id is None else json_str(ev_id)
+            e_score = "null" if score is None else float.__repr__(score)
             gen.append('{"id": ' + e_id + ', "score": ' + e_score + "}")
-    evidence = "[" + ",".join(docs) + "]"
+    evidence = native_json(docs)
     if len(evidence) > limit:
         return None
     return out, evidence, ("[" + ", ".join(gen) + "]" if genai else None)
