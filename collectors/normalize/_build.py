@@ -239,24 +239,25 @@ class _Builder:
     def _llm(view: SpanView, convention: Convention) -> LLMCall:
         f = _merge(_LLM_EXTRACTORS, view)
         span = view.span
+        get = f.get
         return LLMCall(
-            span_id=span.span_id,
-            model=f.get("model"),
-            response_model=f.get("response_model"),
-            provider=f.get("provider"),
-            api=f.get("api"),
-            base_url=f.get("base_url"),
-            stream=f.get("stream"),
-            params=f.get("params") or {},
-            messages=f.get("messages") or (),
-            output_messages=f.get("output_messages") or (),
-            output_text=f.get("output_text"),
-            tool_calls=f.get("tool_calls") or (),
-            finish_reasons=tuple(f.get("finish_reasons") or ()),
-            usage=Usage(f.get("input_tokens"), f.get("output_tokens"), f.get("total_tokens")),
-            latency_ns=span.end_time_unix_nano - span.start_time_unix_nano,
-            request_json=f.get("request_json"),
-            convention=convention._value_,
+            span.span_id,
+            get("model"),
+            get("response_model"),
+            get("provider"),
+            get("api"),
+            get("base_url"),
+            get("stream"),
+            get("params") or {},
+            get("messages") or (),
+            get("output_messages") or (),
+            get("output_text"),
+            get("tool_calls") or (),
+            tuple(get("finish_reasons") or ()),
+            Usage(get("input_tokens"), get("output_tokens"), get("total_tokens")),
+            span.end_time_unix_nano - span.start_time_unix_nano,
+            get("request_json"),
+            convention._value_,
         )
 
     # -- per trace -----------------------------------------------------------------------------

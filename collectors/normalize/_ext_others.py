@@ -338,10 +338,25 @@ def _legacy_messages(v: SpanView, prefix: str) -> tuple[list[Message], list[str]
     return out, reasons
 
 
+_TRACELOOP_LLM_KEYS = (
+    sc.LLM_IS_STREAMING,
+    sc.GENAI_LEGACY_USAGE_PROMPT_TOKENS,
+    sc.GENAI_LEGACY_USAGE_COMPLETION_TOKENS,
+    sc.LLM_USAGE_TOTAL_TOKENS,
+)
+
+
 def traceloop_llm(v: SpanView) -> dict[str, Any]:
-    """LLM fields of an OpenLLMetry span (``gen_ai.prompt.{i}.*`` / ``gen_ai.completion.{i}.*``)."""
+    """LLM fields of an OpenLLMetry span (``gen_ai.prompt.{i}.*`` / ``gen_ai.completion.{i}.*``).
+
+    Empty when the span carries none of the keys read here (nothing to report either).
+    """
     inputs, _ = _legacy_messages(v, sc.GENAI_LEGACY_PROMPT)
     outputs, reasons = _legacy_messages(v, sc.GENAI_LEGACY_COMPLETION)
+    if not inputs and not outputs:
+        attrs = v.attrs
+        if not any(key in attrs for key in _TRACELOOP_LLM_KEYS):
+            return {}
     fields: dict[str, Any] = {
         "messages": tuple(inputs),
         "output_messages": tuple(outputs),

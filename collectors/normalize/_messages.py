@@ -79,22 +79,28 @@ def message_from_obj(obj: Any) -> Message | None:
     """An OpenAI-style message dict, or a GenAI ``{role, parts}`` message."""
     if not isinstance(obj, dict):
         return None
-    role = _opt_str(obj.get("role"))
-    parts = obj.get("parts")
+    get = obj.get
+    role = get("role")
+    if not isinstance(role, str):
+        role = None
+    parts = get("parts")
     if isinstance(parts, list):
         return _from_parts(role, parts, obj)
-    raw_calls = obj.get("tool_calls")
+    raw_calls = get("tool_calls")
     calls = (
         tuple(c for c in map(tool_call_from_obj, raw_calls) if c is not None)
         if isinstance(raw_calls, list)
         else ()
     )
+    content = get("content")
+    name = get("name")
+    call_id = get("tool_call_id")
     return Message(
-        role=role,
-        content=as_text(obj.get("content")),
-        name=_opt_str(obj.get("name")),
-        tool_call_id=_opt_str(obj.get("tool_call_id")),
-        tool_calls=calls,
+        role,
+        content if content is None or isinstance(content, str) else as_text(content),
+        name if isinstance(name, str) else None,
+        call_id if isinstance(call_id, str) else None,
+        calls,
     )
 
 
