@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from . import semconv as sc
@@ -33,12 +34,31 @@ from ._record_tool import (
     record_tool_result,
     tool_static_attributes,
 )
-from ._runtime import Settings, active_tracer, is_suppressed, logger, settings
+from ._runtime import _STATE, Settings, active_tracer, logger
 from ._threads import ensure_thread_propagation
 
 __all__ = ["GenCollector", "Step", "StepOptions", "StepSpec", "begin", "build_spec"]
 
 _EVIDENCE_ACTIONS: Final = frozenset({sc.Action.RETRIEVE, sc.Action.RERANK, sc.Action.SELECT})
+
+
+class _ThreadsCheck:
+    """Whether thread propagation was ensured (it installs once; skip the call afterwards)."""
+
+    __slots__ = ("checked",)
+
+    def __init__(self) -> None:
+        self.checked = False
+
+
+_THREADS: Final = _ThreadsCheck()
+# Enum members bound once: looking ``sc.Action.X`` up costs more than the comparison.
+_REQUEST: Final = sc.Action.REQUEST
+_RETRIEVE: Final = sc.Action.RETRIEVE
+_RERANK: Final = sc.Action.RERANK
+_SELECT: Final = sc.Action.SELECT
+_ANSWER: Final = sc.Action.ANSWER
+_TOOL: Final = sc.Action.TOOL
 _QUERY_NAMES: Final = ("query", "question")
 #: ``json.dumps(..., ensure_ascii=False)``, built once.
 _SPACED_JSON: Final = json.JSONEncoder(ensure_ascii=False)
@@ -257,12 +277,18 @@ class Step:
 
     __slots__ = ("_ctx", "arguments", "rec", "span", "spec")
 
-    def __init__(self, spec: StepSpec, span: Span, current: Settings) -> None:
+    def __init__(
+        self,
+        spec: StepSpec,
+        span: Span,
+        current: Settings,
+        parent: otel_context.Context | None = None,
+    ) -> None:
         self.spec = spec
         self.span = span
         self.rec: Recorder | None = Recorder(current) if span.is_recording() else None
         self.arguments: dict[str, Any] | None = None
-        self._ctx = trace.set_span_in_context(span)
+        self._ctx = trace.set_span_in_context(span, parent)
 
     # -- context -------------------------------------------------------------------------
     def attach(self) -> object:
@@ -293,7 +319,7 @@ class Step:
         options = spec.options
         if getattr(self.span, "parent", False) is None:
             rec.attrs[sc.GT_SCHEMA_VERSION] = sc.SCHEMA_VERSION
-        if action is sc.Action.REQUEST:
+        if action is _REQUEST:
             arguments = _arguments(spec, args, kwargs)
             fields = RequestFields(
                 query=_find_query(spec, args, kwargs),
@@ -305,15 +331,15 @@ class Step:
                 app_version=options.app_version,
             )
             record_request(rec, fields, self.span)
-        elif action in (sc.Action.RETRIEVE, sc.Action.RERANK, sc.Action.ANSWER):
+        elif action is _RETRIEVE or action is _RERANK or action is _ANSWER:
             self.record_query(_find_query(spec, args, kwargs))
-            if action is sc.Action.ANSWER and sc.GT_REPLAY_ENTRYPOINT in spec.static:
+            if action is _ANSWER and sc.GT_REPLAY_ENTRYPOINT in spec.static:
                 arguments = _arguments(spec, args, kwargs)
                 extra = {
                     k: v for k, v in arguments.items() if k not in spec.replay_skip and _jsonable(v)
                 }
                 rec.attrs[sc.GT_REPLAY_KWARGS] = _SPACED_JSON.encode(extra)
-        elif action is sc.Action.TOOL:
+        elif action is _TOOL:
             arguments = _arguments(spec, args, kwargs)
             call_id = arguments.pop(options.call_id_param, None)
             if call_id is None:
@@ -334,10 +360,10 @@ class Step:
         attrs[sc.OI_INPUT_VALUE] = text
         attrs[sc.OI_INPUT_MIME_TYPE] = "text/plain"
         action = self.spec.action
-        if action is sc.Action.RETRIEVE:
+        if action is _RETRIEVE:
             attrs[sc.GT_RETRIEVAL_QUERY] = text
             attrs[sc.GENAI_RETRIEVAL_QUERY_TEXT] = text
-        elif action is sc.Action.RERANK:
+        elif action is _RERANK:
             attrs[sc.GT_RETRIEVAL_QUERY] = text
             attrs[sc.OI_RERANKER_QUERY] = text
 
@@ -355,26 +381,26 @@ class Step:
         spec = self.spec
         action = spec.action
         options = spec.options
-        if action in (sc.Action.RETRIEVE, sc.Action.RERANK, sc.Action.SELECT):
+        if action is _RETRIEVE or action is _RERANK or action is _SELECT:
             if options.to_evidence is not None:
                 result = options.to_evidence(result)
                 total = None
-            if action is sc.Action.SELECT:
+            if action is _SELECT:
                 record_selected(rec, result)
             else:
                 record_evidence(rec, result, action, total=total)
-        elif action is sc.Action.ANSWER:
+        elif action is _ANSWER:
             if options.to_answer is not None:
                 result = options.to_answer(result)
             record_answer(rec, result)
-        elif action is sc.Action.TOOL:
+        elif action is _TOOL:
             record_tool_result(rec, result, self.arguments, options.paths, options.paths_hook)
-        elif action is sc.Action.REQUEST and isinstance(result, str):
+        elif action is _REQUEST and isinstance(result, str):
             if rec.settings.captures("answer"):
                 rec.put_text(sc.OI_OUTPUT_VALUE, result)
                 rec.attrs[sc.OI_OUTPUT_MIME_TYPE] = "text/plain"
         elif result is not None and rec.settings.captures("io"):
-            if action is sc.Action.REQUEST and not rec.settings.captures("answer"):
+            if action is _REQUEST and not rec.settings.captures("answer"):
                 return
             rec.put_json(sc.OI_OUTPUT_VALUE, result)
             rec.attrs[sc.OI_OUTPUT_MIME_TYPE] = "application/json"
@@ -385,7 +411,7 @@ class Step:
         try:
             if self.rec is not None:
                 self.rec.attrs[sc.ERROR_TYPE] = type(exc).__qualname__
-                if self.spec.action is sc.Action.TOOL:
+                if self.spec.action is _TOOL:
                     record_tool_error(self.rec, exc)
             span.set_status(Status(StatusCode.ERROR, f"{type(exc).__qualname__}: {safe_str(exc)}"))
             span.record_exception(exc)
@@ -422,20 +448,22 @@ def begin(
 
     ``tracer`` is the one :func:`~._runtime.active_tracer` returned, when the caller has it.
     """
-    current = settings()
+    current = _STATE.settings
     if not current.enabled:
         return None
     if tracer is None:
         tracer = active_tracer()
         if tracer is None:
             return None
-    if is_suppressed():
-        return None
     try:
-        if current.propagate_threads:
+        parent = otel_context.get_current()
+        if parent.get(_SUPPRESS_INSTRUMENTATION_KEY):
+            return None
+        if current.propagate_threads and not _THREADS.checked:
+            _THREADS.checked = True
             ensure_thread_propagation()
-        span = tracer.start_span(spec.span_name, attributes=spec.static)
-        step = Step(spec, span, current)
+        span = tracer.start_span(spec.span_name, parent, attributes=spec.static)
+        step = Step(spec, span, current, parent)
     except Exception:
         logger.debug("starting span %s failed", spec.span_name, exc_info=True)
         return None
@@ -465,7 +493,7 @@ class GenCollector:
     def add(self, item: object) -> None:
         """Note one yielded item."""
         self._count += 1
-        if self._action in (sc.Action.ANSWER, sc.Action.TOOL):
+        if self._action in (_ANSWER, _TOOL):
             if isinstance(item, str):
                 self._chunks.append(item)
             else:
@@ -475,7 +503,7 @@ class GenCollector:
 
     def finish(self, step: Step) -> None:
         """Record the gathered value as the step's result."""
-        if self._action in (sc.Action.ANSWER, sc.Action.TOOL):
+        if self._action in (_ANSWER, _TOOL):
             value = self._last if self._last is not None else "".join(self._chunks)
             step.succeed(value)
         elif self._action in _EVIDENCE_ACTIONS:

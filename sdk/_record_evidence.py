@@ -68,6 +68,9 @@ _META_KEYS: Final = keys.META_KEYS
 _KNOWN_KEYS: Final = keys.KNOWN_KEYS
 _OI_META_KEYS: Final = keys.OI_META_KEYS
 
+_RETRIEVE: Final = sc.Action.RETRIEVE
+_RERANK: Final = sc.Action.RERANK
+
 _MAPPERS: dict[type, EvidenceMapper] = {}
 
 
@@ -302,13 +305,9 @@ def record_evidence(
     if count > limit:
         rec.note_truncated(sc.GT_EVIDENCE)
     capture = settings.captures("evidence")
-    prefix = (
-        sc.OI_RERANKER_OUTPUT_DOCUMENTS
-        if action is sc.Action.RERANK
-        else (sc.OI_RETRIEVAL_DOCUMENTS)
-    )
+    prefix = sc.OI_RERANKER_OUTPUT_DOCUMENTS if action is _RERANK else sc.OI_RETRIEVAL_DOCUMENTS
     attrs = rec.attrs
-    genai = action is sc.Action.RETRIEVE and capture
+    genai = action is _RETRIEVE and capture
     if not _MAPPERS:
         try:
             head = seq if len(seq) <= limit else seq[:limit]

@@ -31,6 +31,7 @@ __all__ = [
 #: ``paths_hook(arguments, result) -> paths``: the paths/resources a tool call read.
 PathsHook = Callable[[Mapping[str, Any], Any], Iterable[Any]]
 
+_OK: Final = sc.ToolStatus.OK.value
 _JSON_TYPES: Final[dict[Any, str]] = {
     str: "string",
     int: "integer",
@@ -132,7 +133,7 @@ def record_tool_result(
 ) -> None:
     """Record a successful tool call: status ok, paths read, result size/hash/content."""
     attrs = rec.attrs
-    attrs[sc.GT_TOOL_STATUS] = sc.ToolStatus.OK.value
+    attrs[sc.GT_TOOL_STATUS] = _OK
     paths: list[str] = []
     if arguments is not None:
         for name in path_params:
