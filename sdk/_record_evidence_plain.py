@@ -20,7 +20,7 @@ from ._attributes import json_str, native_json
 from ._record import AttributeValue, Recorder, as_float, content_hash, content_id, text_of
 from ._record_evidence_keys import META_KEYS, SLOT_KEYS
 
-__all__ = ["PlainEvidence", "plain_evidence", "plain_fields"]
+__all__ = ["PlainEvidence", "document_keys", "plain_evidence", "plain_fields", "plan_of"]
 
 #: What :func:`plain_evidence` produces: flattened attributes, evidence JSON, GenAI JSON.
 PlainEvidence = tuple[dict[str, AttributeValue], str, str | None]
@@ -60,19 +60,24 @@ def _plan(keys: tuple[Any, ...]) -> _Plan:
     return single, slots, tuple(extras)
 
 
+def plan_of(keys: tuple[Any, ...]) -> _Plan:
+    """The (cached) reading plan of a dict with these keys, in this order."""
+    plan: _Plan = _PLANS.get(keys, _UNSEEN)
+    if plan is _UNSEEN:
+        plan = _plan(keys)
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        _PLANS[keys] = plan
+    return plan
+
+
 def plain_fields(item: dict[Any, Any]) -> tuple[list[Any], dict[str, Any]] | None:
     """Raw field values of a plain dict (in :data:`SLOT_KEYS` order) and its extra scalars.
 
     Each field is the first non-None value among its names; None when the dict carries
     nested ``metadata``/``meta`` (the general reader looks fields up there too).
     """
-    keys = tuple(item)
-    plan = _PLANS.get(keys, _UNSEEN)
-    if plan is _UNSEEN:
-        plan = _plan(keys)
-        if len(_PLANS) >= _MAX_PLANS:
-            _PLANS.clear()
-        _PLANS[keys] = plan
+    plan = plan_of(tuple(item))
     if plan is None:
         return None
     single, slots, extra_keys = plan
@@ -95,7 +100,7 @@ def plain_fields(item: dict[Any, Any]) -> tuple[list[Any], dict[str, Any]] | Non
     return values, extra
 
 
-def _document_keys(prefix: str, i: int) -> tuple[str, str, str, str]:
+def _raw_keys(prefix: str, i: int) -> tuple[str, str, str, str]:
     return (
         sc.indexed(prefix, i, sc.OI_DOCUMENT_ID),
         sc.indexed(prefix, i, sc.OI_DOCUMENT_SCORE),
@@ -106,9 +111,15 @@ def _document_keys(prefix: str, i: int) -> tuple[str, str, str, str]:
 
 #: The flattened OpenInference keys of the first documents, built once.
 _KEYS: Final = {
-    prefix: [_document_keys(prefix, i) for i in range(_PRECOMPUTED)]
+    prefix: [_raw_keys(prefix, i) for i in range(_PRECOMPUTED)]
     for prefix in (sc.OI_RETRIEVAL_DOCUMENTS, sc.OI_RERANKER_OUTPUT_DOCUMENTS)
 }
+
+
+def document_keys(prefix: str, i: int) -> tuple[str, str, str, str]:
+    """The flattened OpenInference keys (id, score, content, metadata) of document ``i``."""
+    table = _KEYS.get(prefix)
+    return table[i] if table is not None and i < _PRECOMPUTED else _raw_keys(prefix, i)
 
 
 def plain_evidence(
@@ -159,7 +170,7 @@ def plain_evidence(
             doc["title"] = meta["title"] = title
         if source is not None:
             doc["source"] = meta["source"] = source if type(source) is str else text_of(source)
-        score = raw_score if type(raw_score) is float else as_float(raw_score)
+        score = as_float(raw_score)
         if score is not None:
             doc["score"] = score
         if version is not None:
@@ -177,7 +188,7 @@ def plain_evidence(
             doc["metadata"] = extra
             meta.update(extra)
         docs.append(doc)
-        k_id, k_score, k_content, k_meta = keys[i] if i < known else _document_keys(prefix, i)
+        k_id, k_score, k_content, k_meta = keys[i] if i < known else document_keys(prefix, i)
         if ev_id is not None:
             out[k_id] = ev_id
         if score is not None:

@@ -54,7 +54,24 @@ plain_item = st.dictionaries(st.sampled_from(FIELD_KEYS), values, max_size=7)
 same_shape = st.lists(st.sampled_from(FIELD_KEYS), unique=True, max_size=6).flatmap(
     lambda keys: st.lists(st.fixed_dictionaries(dict.fromkeys(keys, values)), max_size=6)
 )
-evidence = st.one_of(st.lists(plain_item, max_size=6), same_shape)
+COLUMN_TYPES = {
+    "id": st.text(max_size=8),
+    "chunk_id": st.text(max_size=8),
+    "title": st.text(max_size=12),
+    "path": st.text(max_size=12),
+    "rank": st.integers(min_value=-5, max_value=50),
+    "score": st.floats(allow_nan=False, allow_infinity=False),
+    "relevance_score": st.floats(),
+    "version": st.text(max_size=4),
+    "content": st.text(max_size=60),
+    "text": st.text(max_size=60),
+}
+uniform = st.lists(st.sampled_from(sorted(COLUMN_TYPES)), unique=True, max_size=7).flatmap(
+    lambda keys: st.lists(
+        st.fixed_dictionaries({k: COLUMN_TYPES[k] for k in ["id", *keys] if k}), max_size=8
+    )
+)
+evidence = st.one_of(st.lists(plain_item, max_size=6), same_shape, uniform)
 
 
 def _general(rec: Recorder, value: object, action: sc.Action, monkeypatch: Any) -> None:
@@ -78,8 +95,8 @@ def _both(
 
 
 def _same(fast: Recorder, general: Recorder) -> None:
-    assert list(fast.attrs.items()) == list(general.attrs.items())
-    assert fast.final() == general.final()
+    # same attributes, same order (final() adds the truncation/redaction lists to both)
+    assert list(fast.final().items()) == list(general.final().items())
 
 
 @settings(max_examples=300, deadline=None)
@@ -140,8 +157,10 @@ def test_common_retriever_output_takes_the_fast_path(monkeypatch: pytest.MonkeyP
         {"id": f"d{i}", "title": f"T{i}", "content": 'text é \u2028 "q"', "score": 1.0 / (i + 1)}
         for i in range(5)
     ] + [{"chunk_id": 7, "text": "x", "lang": "en", "page": 3, "relevance_score": "0.5"}]
-    rec = Recorder(_runtime.Settings(capture=_runtime.CONTENT_FIELDS))
+    current = _runtime.Settings(capture=_runtime.CONTENT_FIELDS)
+    rec = Recorder(current)
     assert plain_evidence(rec, items, sc.OI_RETRIEVAL_DOCUMENTS, True, True) is not None
+
     fast, general = _both(items, sc.Action.RETRIEVE, monkeypatch)
     _same(fast, general)
     assert fast.attrs[sc.indexed(sc.OI_RETRIEVAL_DOCUMENTS, 5, sc.OI_DOCUMENT_ID)] == "7"
@@ -178,3 +197,12 @@ def test_many_documents_beyond_the_precomputed_keys(monkeypatch: pytest.MonkeyPa
     key = sc.indexed(sc.OI_RERANKER_OUTPUT_DOCUMENTS, 199, sc.OI_DOCUMENT_ID)
     assert fast.attrs[key] == "199"
     assert fast.final()[sc.GT_TRUNCATED] == [sc.GT_EVIDENCE]
+
+
+def test_non_finite_scores_are_left_out_like_the_general_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    items = [{"id": "a", "score": math.nan}, {"id": "b", "score": math.inf}]
+    fast, general = _both(items, sc.Action.RETRIEVE, monkeypatch)
+    _same(fast, general)
+    assert sc.indexed(sc.OI_RETRIEVAL_DOCUMENTS, 0, sc.OI_DOCUMENT_SCORE) not in fast.attrs
