@@ -23,6 +23,7 @@ import orjson
 from ._runtime import Settings, logger
 
 __all__ = [
+    "NATIVE_JSON_OPTIONS",
     "clip",
     "json_list",
     "json_str",
@@ -74,13 +75,13 @@ _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), de
 
 
 #: Types orjson would write differently from the standard encoder go to the latter instead.
-_ORJSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+NATIVE_JSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _orjson_dumps: Final = orjson.dumps
 
 
 def native_json(value: object) -> str:
     """Compact JSON of JSON-native data (as :func:`safe_json` writes it); raises otherwise."""
-    return _orjson_dumps(value, None, _ORJSON_OPTIONS).decode()
+    return _orjson_dumps(value, None, NATIVE_JSON_OPTIONS).decode()
 
 
 def safe_json(value: object) -> str:
@@ -89,7 +90,7 @@ def safe_json(value: object) -> str:
     Circular references and unserialisable members are replaced rather than propagated.
     """
     try:
-        return _orjson_dumps(value, None, _ORJSON_OPTIONS).decode()
+        return _orjson_dumps(value, None, NATIVE_JSON_OPTIONS).decode()
     except Exception:  # a type left to the standard encoder (and its ``default``)
         pass
     try:

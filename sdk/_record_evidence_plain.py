@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+import orjson
+
 from . import semconv as sc
-from ._attributes import json_str, native_json
+from ._attributes import NATIVE_JSON_OPTIONS, json_str, native_json
 from ._record import AttributeValue, Recorder, as_float, content_hash, content_id, text_of
 from ._record_evidence_keys import META_KEYS, SLOT_KEYS
 
@@ -39,6 +41,9 @@ _PLANS: dict[tuple[Any, ...], _Plan] = {}
 _MAX_PLANS: Final = 256
 _UNSEEN: Final[Any] = object()
 _NO_KEY: Final[Any] = object()  # looked up for a field no key feeds: never present
+_orjson_dumps: Final = orjson.dumps
+#: ``json.dumps`` (default separators) of one ``{"id": ..., "score": ...}`` entry.
+_GENAI_DOC: Final = '{{"id": {}, "score": {}}}'.format
 _PRECOMPUTED: Final = 128
 
 
@@ -142,14 +147,31 @@ def plain_evidence(
     known = len(keys)
     out: dict[str, AttributeValue] = {}
     docs: list[dict[str, Any]] = []
-    gen: list[str] = []
+    gen_ids: list[str] = []
+    gen_scores: list[str] = []
+    shape: tuple[Any, ...] = ()
+    single: tuple[Any, ...] | None = None
+    extra: dict[str, Any] = {}
     for i, item in enumerate(items):
         if type(item) is not dict:
             return None
-        fields = plain_fields(item)
-        if fields is None:
-            return None
-        (raw_id, title, source, raw_rank, raw_score, version, content), extra = fields
+        keys_now = tuple(item)
+        if keys_now != shape or single is None:  # items usually share one shape
+            shape = keys_now
+            plan = plan_of(shape)
+            if plan is None:
+                return None
+            single = plan[0]
+            if single is None or plan[2]:  # two names for one field, or extra keys
+                fields = plain_fields(item)
+                if fields is None:
+                    return None
+                values, extra = fields
+                single = None
+        if single is not None:
+            values = list(map(item.get, single))
+            extra = {}
+        raw_id, title, source, raw_rank, raw_score, version, content = values
         if extra and "content_hash" in extra:
             return None  # would replace the document's own hash in the metadata JSON
         if content is not None and type(content) is not str:
@@ -195,12 +217,13 @@ def plain_evidence(
             out[k_score] = score
         if capture and content is not None:
             out[k_content] = content
-        out[k_meta] = native_json(meta)
+        out[k_meta] = _orjson_dumps(meta, None, NATIVE_JSON_OPTIONS).decode()
         if genai:
-            e_id = "null" if ev_id is None else json_str(ev_id)
-            e_score = "null" if score is None else float.__repr__(score)
-            gen.append('{"id": ' + e_id + ', "score": ' + e_score + "}")
+            gen_ids.append("null" if ev_id is None else json_str(ev_id))
+            gen_scores.append("null" if score is None else float.__repr__(score))
     evidence = native_json(docs)
     if len(evidence) > limit:
         return None
-    return out, evidence, ("[" + ", ".join(gen) + "]" if genai else None)
+    if not genai:
+        return out, evidence, None
+    return out, evidence, "[" + ", ".join(map(_GENAI_DOC, gen_ids, gen_scores)) + "]"
