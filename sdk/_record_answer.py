@@ -67,7 +67,8 @@ def normalize_answer(value: object) -> AnswerFields:
         return AnswerFields()
     if isinstance(value, str | bytes | bytearray):
         return AnswerFields(text=text_of(value))
-    get = field_getter(value)
+    # a plain dict's own ``get`` reads as field_getter does (absent and None both skip)
+    get = value.get if type(value) is dict else field_getter(value)
     text = first_field(get, _TEXT_KEYS)
     cited = first_field(get, _CITED_KEYS)
     quotes = first_field(get, _QUOTE_KEYS)

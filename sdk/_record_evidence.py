@@ -231,10 +231,31 @@ def evidence_ids(value: object, limit: int | None = None) -> list[str]:
         elif isinstance(item, int) and not isinstance(item, bool):
             ids.append(str(item))
         else:
-            ev = normalize_item(item, i)
-            if ev.id is not None:
-                ids.append(ev.id)
+            ev_id = _plain_id(item) if type(item) is dict and not _MAPPERS else _NO_ID
+            if ev_id is _NO_ID:
+                ev_id = normalize_item(item, i).id
+            if ev_id is not None:
+                ids.append(ev_id)
     return ids
+
+
+_NO_ID: Final[Any] = object()
+
+
+def _plain_id(item: dict[Any, Any]) -> str | Any | None:
+    """The id :func:`normalize_item` gives a plain dict, without building the item."""
+    try:
+        fields = plain_fields(item)
+    except Exception:
+        return _NO_ID
+    if fields is None:
+        return _NO_ID
+    values = fields[0]
+    raw_id = values[0]
+    if raw_id is not None:
+        return text_of(raw_id)
+    content = text_of(values[6])
+    return content_id(content) if content else None
 
 
 def _doc_dict(ev: EvidenceItem, rec: Recorder, capture: bool) -> dict[str, Any]:

@@ -206,3 +206,32 @@ def test_non_finite_scores_are_left_out_like_the_general_path(
     fast, general = _both(items, sc.Action.RETRIEVE, monkeypatch)
     _same(fast, general)
     assert sc.indexed(sc.OI_RETRIEVAL_DOCUMENTS, 0, sc.OI_DOCUMENT_SCORE) not in fast.attrs
+
+
+@settings(max_examples=150, deadline=None)
+@given(items=st.lists(plain_item, max_size=5))
+def test_plain_ids_match_the_general_reader(items: list[dict[str, Any]]) -> None:
+    from groundtrace.sdk._record_evidence import evidence_ids
+
+    class NotADict(dict[str, Any]):
+        pass
+
+    assert evidence_ids(items) == evidence_ids([NotADict(i) for i in items])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    value=st.dictionaries(
+        st.sampled_from(
+            ["answer", "text", "confidence", "score", "used_chunks", "cited", "quotes"]
+        ),
+        values,
+        max_size=5,
+    )
+)
+def test_plain_dict_answers_read_like_mappings(value: dict[str, Any]) -> None:
+    from types import MappingProxyType
+
+    from groundtrace.sdk._record_answer import normalize_answer
+
+    assert normalize_answer(value) == normalize_answer(MappingProxyType(value))
