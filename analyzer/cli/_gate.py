@@ -14,13 +14,23 @@ from rich.table import Table
 from groundtrace.analyzer.gate import (
     BUILTIN_PROFILES,
     SCENARIOS,
+    Case,
+    CaseOutcome,
+    Profile,
     load_profile,
     read_cases,
     simulate,
 )
 from groundtrace.analyzer.gate._curate import curate, scan_case_file
+from groundtrace.analyzer.gate._judge_layer import (
+    JUDGE_MODES,
+    JudgeLayer,
+    eligibility,
+    judge_verdicts,
+)
 from groundtrace.analyzer.gate._report import write_report
 from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces, verify_report
+from groundtrace.analyzer.judge import LexicalJudge, load_record
 from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.readers import ReadReport, read_traces
 
@@ -100,6 +110,13 @@ def run_command(
     ] = "balanced_default",
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report.")] = False,
     junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="Judge layer: 'lexical' (offline baseline judge).")
+    ] = None,
+    judge_record: Annotated[
+        list[Path] | None,
+        typer.Option(help="Validation record(s) of the judge (groundtrace judge validate)."),
+    ] = None,
 ) -> None:
     """Decide whether the candidate may ship.
 
@@ -124,7 +141,12 @@ def run_command(
         outcomes[label], run_notes = outcomes_from_traces(paths, read)
         notes += [f"{label}: {n}" for n in run_notes]
         notes += [f"{label}: read error {e}" for e in read.errors]
-    report = evaluate(case_list, outcomes["baseline"], outcomes["candidate"], loaded, notes)
+    judge_data = None
+    if judge is not None:
+        judge_data = _judge_data(judge, judge_record or [], loaded, case_list, outcomes)
+    report = evaluate(
+        case_list, outcomes["baseline"], outcomes["candidate"], loaded, notes, judge_data
+    )
     path = write_report(report, out, junit)
     if as_json:
         typer.echo(json.dumps(report.to_dict()))
@@ -132,6 +154,35 @@ def run_command(
         console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
         console.print(f"report: {path}  (exit code {report.exit_code})")
     raise typer.Exit(report.exit_code)
+
+
+def _judge_data(
+    name: str,
+    records: list[Path],
+    profile: Profile,
+    cases: list[Case],
+    outcomes: dict[str, dict[str, CaseOutcome]],
+) -> dict[str, object]:
+    if name != "lexical":
+        raise InputError(f"unknown judge {name!r} (the gate runs the offline 'lexical' judge)")
+    judge = LexicalJudge()
+    settings = profile.data.get("judge", {})
+    threshold = float(settings.get("threshold", 0.8))
+    modes = dict(settings.get("modes", {"adherence": "review"}))
+    bad = {m: v for m, v in modes.items() if v not in JUDGE_MODES}
+    if bad:
+        raise InputError(f"unknown judge modes {bad}", path=profile.source, field="judge.modes")
+    layer = JudgeLayer(
+        threshold=threshold,
+        modes=modes,
+        eligible=eligibility([load_record(r) for r in records], judge, threshold),
+        judge=judge.name,
+    )
+    return {
+        "layer": layer.to_dict(),
+        "baseline": judge_verdicts(judge, cases, outcomes["baseline"]),
+        "candidate": judge_verdicts(judge, cases, outcomes["candidate"]),
+    }
 
 
 @gate_app.command("verify")

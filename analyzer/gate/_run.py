@@ -29,6 +29,7 @@ from ._cases import Case, CaseOutcome, ExpectedSource, RetrievedItem
 from ._checks import deterministic_checks
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import run_guardrails
+from ._judge_layer import JudgeLayer, judge_checks
 from ._match import SynonymMatcher
 from ._profile import Profile, _parse
 
@@ -184,7 +185,11 @@ class GateReport:
 
 
 def _decide_cases(
-    cases: Iterable[Case], outcomes: Mapping[str, CaseOutcome], profile: Profile
+    cases: Iterable[Case],
+    outcomes: Mapping[str, CaseOutcome],
+    profile: Profile,
+    judge: JudgeLayer | None = None,
+    verdicts: Mapping[str, Any] | None = None,
 ) -> list[CaseDecision]:
     synonyms = profile.data.get("synonyms", {}).get("groups", [])
     matcher = SynonymMatcher(synonyms)
@@ -198,6 +203,8 @@ def _decide_cases(
         else:
             results = deterministic_checks(case, outcome, matcher, f1_threshold=f1_threshold)
             results += run_guardrails(case, outcome, actions=actions)
+            if judge is not None:
+                results += judge_checks((verdicts or {}).get(case.case_id), judge)
         decided.append(decide_case(case.case_id, case.stratum, results))
     return decided
 
@@ -218,6 +225,7 @@ def _derive(
     baseline: Mapping[str, CaseOutcome],
     candidate: Mapping[str, CaseOutcome],
     profile: Profile,
+    judge: Mapping[str, Any] | None = None,
 ) -> tuple[
     Decision,
     RunDecision,
@@ -227,8 +235,10 @@ def _derive(
     list[CaseDecision],
     list[CaseDecision],
 ]:
-    cand = _decide_cases(cases, candidate, profile)
-    base = _decide_cases(cases, baseline, profile)
+    layer = None if judge is None else JudgeLayer.from_dict(judge["layer"])
+    verdicts = judge or {}
+    cand = _decide_cases(cases, candidate, profile, layer, verdicts.get("candidate"))
+    base = _decide_cases(cases, baseline, profile, layer, verdicts.get("baseline"))
     case_level = decide_run(cand, profile.min_evaluable)
     base_level = decide_run(base, profile.min_evaluable)
     counts_b, counts_a = _counts(cand), _counts(base)
@@ -255,18 +265,24 @@ def evaluate(
     candidate: Mapping[str, CaseOutcome],
     profile: Profile,
     notes: Sequence[str] = (),
+    judge: Mapping[str, Any] | None = None,
 ) -> GateReport:
-    """Decide a release from the two runs' outcomes; the report carries the snapshot."""
+    """Decide a release from the two runs' outcomes; the report carries the snapshot.
+
+    ``judge`` holds the judge layer (``{"layer": JudgeLayer.to_dict(), "baseline": verdicts,
+    "candidate": verdicts}``); it is stored in the snapshot like the outcomes.
+    """
     if not cases:
         raise InputError("the case file has no cases")
     dataset = {
         "cases": [asdict(c) for c in cases],
         "baseline": {k: _outcome_to_obj(v) for k, v in sorted(baseline.items())},
         "candidate": {k: _outcome_to_obj(v) for k, v in sorted(candidate.items())},
+        "judge": judge,
     }
     dataset_json = canonical_json(dataset)
     decision, case_level, base_level, stats, note, cand, base = _derive(
-        cases, baseline, candidate, profile
+        cases, baseline, candidate, profile, judge
     )
     return GateReport(
         decision=decision,
@@ -315,7 +331,9 @@ def verify_report(report_path: Path) -> tuple[bool, str]:
     cases = [_case_from_obj(c) for c in data["cases"]]
     baseline = {k: _outcome_from_obj(v) for k, v in data["baseline"].items()}
     candidate = {k: _outcome_from_obj(v) for k, v in data["candidate"].items()}
-    decision, _, _, stats, _, cand, _ = _derive(cases, baseline, candidate, profile)
+    decision, _, _, stats, _, cand, _ = _derive(
+        cases, baseline, candidate, profile, data.get("judge")
+    )
     recorded_cases = {c["case_id"]: c["decision"] for c in report.get("cases", [])}
     derived_cases = {c.case_id: c.decision.value for c in cand}
     problems = []
