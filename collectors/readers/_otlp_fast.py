@@ -39,6 +39,9 @@ class _NotCanonical(Exception):
     """Internal signal: leave this span (or request) to the checked decoder."""
 
 
+_FALLBACK: Final = (_NotCanonical, *_NOT_CANONICAL)
+
+
 def _hex_id(value: Any, size: int, cache: dict[str, str]) -> str:
     """A canonical hex id (validated once per request); anything else is not canonical."""
     if type(value) is not str or len(value) != size:
@@ -211,7 +214,7 @@ def _fast_request(
                 try:
                     append(_span(raw, resource, scope_name, scope_version, location, ids))
                     continue
-                except (_NotCanonical, *_NOT_CANONICAL):
+                except _FALLBACK:
                     pass
                 where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{i}]"
                 scope = (scope_name, scope_version)
@@ -234,7 +237,7 @@ def decode_request(
     found: list[SpanDecodeError] = []
     try:
         records = _fast_request(obj, location, found)
-    except (_NotCanonical, *_NOT_CANONICAL):
+    except _FALLBACK:
         return checked.decode_request(obj, location, errors)
     errors.extend(found)
     return records
