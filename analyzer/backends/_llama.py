@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +30,7 @@ __all__ = ["GEMMA_MODEL_ALIAS", "LlamaServer", "gemma_model_path", "model_cache_
 #: Model name the server answers to (``--model_alias``); pass it as ``model=`` to the client.
 GEMMA_MODEL_ALIAS: Final = "gemma-3-270m-q4_k_m"
 _CACHE_ENV: Final = "GROUNDTRACE_CACHE_DIR"
+_PR_SET_PDEATHSIG: Final = 1
 _ALTERNATIVE: Final = "use `--model lexical` (the built-in extractive reader) instead"
 
 
@@ -80,6 +82,17 @@ def gemma_model_path(cache_dir: Path | None = None) -> Path:
             f"could not prepare the Gemma model in {directory}: {exc}"
         ) from exc
     return Path(target)
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel send SIGTERM to the server if this process dies unexpectedly."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        return
 
 
 def _free_port() -> int:
@@ -189,6 +202,7 @@ class LlamaServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
             )
         self._port = port
         try:

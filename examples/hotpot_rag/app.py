@@ -61,9 +61,9 @@ _MAX_TOKENS: Final = 96
 _MAX_USED: Final = 3
 
 _INSTRUCTIONS: Final = (
-    "Answer the question using only the evidence chunks. Reply with one JSON object: "
-    '{"answer": "<short answer: a name, number, date, or yes/no>", '
-    '"confidence": <number from 0 to 1>, "used_chunks": ["<ids of the chunks used>"]}.\n\n'
+    "Answer the question using only the evidence chunks. Reply with one JSON object with the "
+    'keys "answer" (a short answer: a name, number, date, or yes/no), "confidence" (a number '
+    'from 0 to 1) and "used_chunks" (the ids of the chunks you used).\n\n'
     "Example.\n"
     "[ex:0] Jaws (film)\n"
     "Jaws is a 1975 American thriller film directed by Steven Spielberg.\n"
