@@ -3,6 +3,10 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+# Arize Phoenix (a real OTLP receiver for the integration tests) pins OpenTelemetry versions that
+# conflict with other instrumentations the tests use, so it runs from its own environment.
+PHOENIX_VENV ?= .venv-phoenix
+export GROUNDTRACE_PHOENIX_PYTHON := $(abspath $(PHOENIX_VENV))/bin/python
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 
@@ -12,14 +16,19 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
 
+$(PHOENIX_VENV)/.installed: constraints-phoenix.txt
+	$(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/pip install -q -c constraints-phoenix.txt arize-phoenix
+	touch $@
+
 ## Install groundtrace with the local LLM and run the demo end to end (no network, no API key).
 demo: $(BIN)/python
 	$(BIN)/pip install -q -c constraints.txt -e '.[llm,plots]'
 	$(BIN)/groundtrace demo $(DEMO_ARGS)
 
 ## Install everything and run every test tier: lint, types, unit, integration (real servers, real LLM).
-test: $(BIN)/python
-	$(BIN)/pip install -q -c constraints.txt -e '.[dev,llm,phoenix,plots]'
+test: $(BIN)/python $(PHOENIX_VENV)/.installed
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev,llm,plots]'
 	$(MAKE) lint typecheck
 	$(BIN)/python -m pytest -q -ra
 
@@ -42,8 +51,9 @@ bench:
 	$(BIN)/python benchmarks/analyzer_stats.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache
 
 ## Refresh constraints.txt from the current environment (after changing dependencies).
 lock:
-	$(BIN)/pip freeze --exclude-editable | grep -v '^groundtrace' > constraints.txt
+	uv pip compile pyproject.toml --extra dev --extra llm --extra plots -o constraints.txt --no-header --no-annotate
+	echo arize-phoenix | uv pip compile - -o constraints-phoenix.txt --no-header --no-annotate

@@ -54,6 +54,10 @@ from groundtrace.sdk import semconv as sc  # noqa: E402
 from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest  # noqa: E402
 
+#: Python of the environment that has Arize Phoenix installed. Phoenix pins OpenTelemetry versions
+#: that conflict with other instrumentations the test suite uses, so it gets its own venv.
+PHOENIX_PYTHON = os.environ.get("GROUNDTRACE_PHOENIX_PYTHON", sys.executable)
+
 PROJECT = "groundtrace-it"
 N_CASES = 3
 READY_TIMEOUT_S = 600.0
@@ -344,7 +348,7 @@ def main() -> int:
     result: dict[str, Any]
     with log_path.open("wb") as log:
         phoenix = subprocess.Popen(
-            [sys.executable, "-m", "phoenix.server.main", "serve"],
+            [PHOENIX_PYTHON, "-m", "phoenix.server.main", "serve"],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -7,8 +7,8 @@ it, runs the scenario, stops it and prints one JSON line, asserted on here.
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -27,8 +27,15 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def result(shared_data: Path) -> dict[str, Any]:
-    if importlib.util.find_spec("phoenix") is None:
-        pytest.fail("arize-phoenix is not installed (pip install -e '.[phoenix]')")
+    phoenix_python = os.environ.get("GROUNDTRACE_PHOENIX_PYTHON", sys.executable)
+    probe = subprocess.run(
+        [phoenix_python, "-c", "import phoenix"], capture_output=True, check=False
+    )
+    if probe.returncode != 0:
+        pytest.fail(
+            f"arize-phoenix is not importable by {phoenix_python} (make test builds .venv-phoenix; "
+            "set GROUNDTRACE_PHOENIX_PYTHON)"
+        )
     if shutil.which("unshare") is None or shutil.which("ip") is None:
         pytest.fail("unshare and ip (util-linux, iproute2) are needed for the private namespace")
     data = shared_data / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
