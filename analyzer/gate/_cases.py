@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from groundtrace.collectors.errors import InputError
+from groundtrace.collectors.jsonl import read_jsonl
 
 __all__ = [
     "STRATA",
@@ -199,20 +199,5 @@ def _case(row: dict[str, Any], path: str, line: int) -> Case:
 
 def read_cases(path: str | Path) -> Iterator[Case]:
     """Read a case file (JSONL); errors name the file, line and field."""
-    name = str(path)
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read case file: {exc.strerror}", path=name) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason}", path=name) from None
-    for line_no, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", path=name, line=line_no) from None
-        if not isinstance(row, dict):
-            raise InputError("expected a JSON object", path=name, line=line_no)
-        yield _case(row, name, line_no)
+    for line_no, row in read_jsonl(path, what="case file"):
+        yield _case(row, str(path), line_no)

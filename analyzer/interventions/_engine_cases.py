@@ -13,13 +13,13 @@ the top-k).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from groundtrace.collectors.errors import InputError
+from groundtrace.collectors.jsonl import read_jsonl
 
 from ._targets import EvidenceChunk
 
@@ -44,17 +44,7 @@ class CaseGold:
 
 
 def _lines(path: Path) -> Iterable[tuple[int, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", path=str(path)) from exc
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=number) from exc
+    return read_jsonl(path, objects=False)
 
 
 def _chunks(value: Any, path: Path, line: int, name: str) -> tuple[EvidenceChunk, ...]:

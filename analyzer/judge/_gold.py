@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from groundtrace.collectors.errors import ConfigError, InputError
+from groundtrace.collectors.jsonl import read_jsonl
 
 from ._types import JudgeCase
 
@@ -204,24 +205,12 @@ def load_gold(
         InputError: unreadable file, bad JSON, missing field or non-binary label (with line).
     """
     source = str(path)
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read gold set: {exc}", path=source) from exc
     items: list[GoldItem] = []
     layout = "single_label"
     used_field = label_field or "label"
     rows_read = 0
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
+    for number, row in read_jsonl(path, what="gold set"):
         rows_read += 1
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", path=source, line=number) from exc
-        if not isinstance(row, dict):
-            raise InputError("row is not a JSON object", path=source, line=number)
         if not all(f.matches(row) for f in filters):
             continue
         a = b = None
@@ -276,19 +265,7 @@ def _sample(
 def load_cases(path: str | Path) -> list[JudgeCase]:
     """Cases to judge from a JSONL file in the gold item layout (labels not needed)."""
     source = str(path)
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read cases: {exc}", path=source) from exc
     cases: list[JudgeCase] = []
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", path=source, line=number) from exc
-        if not isinstance(row, dict):
-            raise InputError("row is not a JSON object", path=source, line=number)
+    for number, row in read_jsonl(path, what="cases"):
         cases.append(_case(row, path=source, line=number))
     return cases

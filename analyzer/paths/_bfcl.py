@@ -9,13 +9,13 @@ its ground truth (``possible_answer/BFCL_v4_<category>.jsonl``): a list of calls
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from groundtrace.collectors.errors import InputError
+from groundtrace.collectors.jsonl import read_jsonl
 
 from ._calls import CallMatch, ExecutedCall, check_calls
 from ._types import RequiredCall
@@ -67,27 +67,10 @@ def read_bfcl(questions: str | Path, answers: str | Path | None = None) -> Itera
     default = q_path.parent / "possible_answer" / q_path.name
     a_path = Path(answers) if answers is not None else default
     category = q_path.stem.removeprefix("BFCL_v4_")
-    try:
-        q_lines = q_path.read_text(encoding="utf-8").splitlines()
-        a_lines = a_path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read BFCL file: {exc}", path=str(exc.filename)) from None
     answers_by_id: dict[str, tuple[int, Any]] = {}
-    for line_no, text in enumerate(a_lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except ValueError as exc:
-            raise InputError(f"invalid JSON: {exc}", path=str(a_path), line=line_no) from None
+    for line_no, row in read_jsonl(a_path, what="BFCL file"):
         answers_by_id[str(row.get("id"))] = (line_no, row.get("ground_truth"))
-    for line_no, text in enumerate(q_lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except ValueError as exc:
-            raise InputError(f"invalid JSON: {exc}", path=str(q_path), line=line_no) from None
+    for line_no, row in read_jsonl(q_path, what="BFCL file"):
         item_id = str(row.get("id"))
         if item_id not in answers_by_id:
             raise InputError(f"no ground truth for {item_id}", path=str(a_path), field="id")

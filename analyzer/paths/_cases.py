@@ -24,14 +24,13 @@ answer must carry); ``reference_answer`` (or ``answer``) for the text channel.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from groundtrace.collectors.errors import InputError
+from groundtrace.collectors.jsonl import read_jsonl
 
 from ._tools_config import normalise_resource
 from ._types import RequiredCall
@@ -154,17 +153,7 @@ def read_path_cases(path: str | os.PathLike[str]) -> Iterator[PathCase]:
     """
     name = os.fspath(path)
     seen: dict[str, int] = {}
-    try:
-        lines = Path(name).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read case file: {exc}", path=name) from None
-    for line_no, text in enumerate(lines, start=1):
-        if not text.strip() or text.lstrip().startswith("#"):
-            continue
-        try:
-            row = json.loads(text)
-        except ValueError as exc:
-            raise InputError(f"invalid JSON: {exc}", path=name, line=line_no) from None
+    for line_no, row in read_jsonl(name, what="case file", objects=False, comments=True):
         case = parse_case(row, path=name, line=line_no)
         if case.case_id in seen:
             raise InputError(

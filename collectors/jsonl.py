@@ -1,0 +1,63 @@
+"""Reading JSON-lines input files (case files, gold sets, datasets) with precise errors.
+
+Every JSONL file a user hands to groundtrace goes through :func:`read_jsonl`, so every one of
+them reports a bad line the same way: ``cases.jsonl:7: invalid JSON: Expecting ',' delimiter``.
+
+Usage::
+
+    from groundtrace.collectors.jsonl import read_jsonl
+
+    for line_no, row in read_jsonl("cases.jsonl", what="case file"):
+        ...
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+__all__ = ["read_jsonl"]
+
+
+def read_jsonl(
+    path: str | os.PathLike[str],
+    *,
+    what: str = "file",
+    objects: bool = True,
+    comments: bool = False,
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, value)`` for each non-blank line of a JSONL file.
+
+    Args:
+        path: the file.
+        what: what the file is, for the "cannot read ..." message (``"case file"``).
+        objects: require every row to be a JSON object.
+        comments: skip lines whose first non-blank character is ``#``.
+
+    Raises:
+        InputError: the file cannot be read or is not UTF-8 (with the path), a line is not
+            JSON or (with ``objects``) not an object (with path and line).
+    """
+    name = os.fspath(path)
+    try:
+        lines = Path(name).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", path=name) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read {what}: not UTF-8 ({exc.reason})", path=name) from None
+    for number, text in enumerate(lines, start=1):
+        stripped = text.strip()
+        if not stripped or (comments and stripped.startswith("#")):
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", path=name, line=number) from None
+        if objects and not isinstance(row, dict):
+            raise InputError("expected a JSON object", path=name, line=number)
+        yield number, row
