@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.analyzer._store import open_store
 
 from ._types import ChatResponse
 
@@ -40,16 +39,7 @@ class CallCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(
-                str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None
-            )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open the model-call cache: {exc}", path=str(path)) from exc
+        self._conn = open_store(self.path, _SCHEMA, what="model-call cache", durable=False)
         self._lock = threading.Lock()
 
     def get(self, key: str) -> ChatResponse | None:

@@ -8,12 +8,11 @@ kind and message and are retried by a later run (their failure is replaced by th
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from pathlib import Path
 
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.analyzer._store import open_store
 
 from ._types import ReplayUnit, UnitResult, UnitStatus
 
@@ -46,16 +45,7 @@ class Journal:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(
-                str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None
-            )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.execute(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open the replay journal: {exc}", path=str(path)) from exc
+        self._conn = open_store(self.path, _SCHEMA, what="replay journal", durable=True)
         self._lock = threading.Lock()
 
     def get(self, key: str) -> UnitResult | None:
