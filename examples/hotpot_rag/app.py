@@ -59,6 +59,8 @@ DEFAULT_TOP_K: Final = 5
 LEXICAL_BASE_URL: Final = "inprocess://lexical/v1"
 _MAX_TOKENS: Final = 96
 _MAX_USED: Final = 3
+#: Bounds the answer string so the JSON always closes within ``max_tokens``.
+_MAX_ANSWER_CHARS: Final = 80
 
 _INSTRUCTIONS: Final = (
     "Answer the question using only the evidence chunks. Reply with one JSON object with the "
@@ -123,7 +125,7 @@ def _response_format(ids: Sequence[str]) -> dict[str, Any]:
     schema = {
         "type": "object",
         "properties": {
-            "answer": {"type": "string"},
+            "answer": {"type": "string", "maxLength": _MAX_ANSWER_CHARS},
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             "used_chunks": used,
         },
