@@ -53,6 +53,8 @@ class DemoConfig:
         questions: how many questions to run (the first N of the dataset).
         out: output directory (``traces/`` and ``cases.jsonl`` go there).
         top_k: BM25 depth of the app (also part of its version label).
+        interventions: number of traces to run the evidence interventions on after the app
+            run (0: none), replayed through the same model while its server still runs.
     """
 
     model: str = "gemma"
@@ -60,6 +62,7 @@ class DemoConfig:
     questions: int = 20
     out: Path = Path("groundtrace-demo")
     top_k: int = 5
+    interventions: int = 0
 
 
 @dataclass(slots=True)
@@ -77,6 +80,7 @@ class DemoResult:
         seconds_per_question: mean wall time per question (one model call each).
         summary: the traces read back and scored.
         export_stats: the SDK's export counters at shutdown.
+        interventions: the interventions summary (``groundtrace interventions --json``), if run.
     """
 
     config: DemoConfig
@@ -89,6 +93,7 @@ class DemoResult:
     seconds_per_question: float
     summary: TraceSummary
     export_stats: dict[str, int] = field(default_factory=dict)
+    interventions: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no per-case rows)."""
@@ -106,6 +111,7 @@ class DemoResult:
             "seconds_per_question": round(self.seconds_per_question, 4),
             "export_stats": self.export_stats,
             **self.summary.as_dict(),
+            **({"interventions": self.interventions} if self.interventions is not None else {}),
         }  # fmt: skip
 
 
@@ -196,12 +202,19 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
             elapsed = time.perf_counter() - started
             instrumentor.uninstrument()
             _config.shutdown()
-    stats = _export_stats()
+        stats = _export_stats()
+        records = {case.case_id: case.to_record() for case in cases}
+        with cases_path.open("w", encoding="utf-8") as handle:
+            for record in records.values():
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        interventions = None
+        if config.interventions > 0:
+            # replayed through the recorded entry point, against the server still running
+            from groundtrace.analyzer.interventions import run_interventions_for_demo
 
-    records = {case.case_id: case.to_record() for case in cases}
-    with cases_path.open("w", encoding="utf-8") as handle:
-        for record in records.values():
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            interventions = run_interventions_for_demo(
+                config.out, dataset=config.dataset, limit=config.interventions
+            )
 
     summary = summarise_traces(traces_dir, records)
     return DemoResult(
@@ -215,4 +228,5 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
         seconds_per_question=elapsed / len(cases),
         summary=summary,
         export_stats=stats,
+        interventions=interventions,
     )

@@ -88,6 +88,12 @@ def register(app: typer.Typer) -> None:
         top_k: Annotated[
             int, typer.Option("--top-k", help="BM25 depth; also changes the app version label.")
         ] = 5,
+        interventions: Annotated[
+            int,
+            typer.Option(
+                help="Run the evidence interventions on the first N traces (0: skip them)."
+            ),
+        ] = 5,
         as_json: Annotated[
             bool, typer.Option("--json", help="Print one JSON summary object.")
         ] = False,
@@ -99,7 +105,7 @@ def register(app: typer.Typer) -> None:
         question, 2 on bad input, 3 when the model backend is unavailable.
         """
         config = DemoConfig(model=model, dataset=dataset, questions=questions, out=out,
-                            top_k=top_k)  # fmt: skip
+                            top_k=top_k, interventions=interventions)  # fmt: skip
         if as_json:
             result = run_demo(config)
             typer.echo(json.dumps(result.as_dict()))
@@ -118,4 +124,12 @@ def register(app: typer.Typer) -> None:
                                                                      total=total)
                 )  # fmt: skip
             _print_summary(result)
+            if result.interventions is not None:
+                from groundtrace.analyzer.interventions import operator_table_md
+
+                console.print(
+                    f"\n[bold]Evidence interventions[/] on {config.interventions} traces "
+                    f"({result.config.out / 'interventions'}):"
+                )
+                console.print(operator_table_md(result.interventions), markup=False)
         _check_complete(result)
