@@ -220,7 +220,9 @@ def bench_decorators(calls: int, repeats: int) -> dict[str, Any]:
     variants["reference.openinference_chain"] = lambda: oi_chain("q?")
     variants["reference.traceloop_task"] = lambda: tl_task("q?")
     variants["bare.retrieve"] = lambda: _payload_retrieve("q?")
-    results = measure(variants, calls, repeats)
+    # traceloop prints "not initialized" notices to stdout: keep stdout for the JSON report
+    with contextlib.redirect_stdout(sys.stderr):
+        results = measure(variants, calls, repeats)
     provider.shutdown()
 
     ratios = {
