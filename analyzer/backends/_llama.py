@@ -116,7 +116,8 @@ class LlamaServer:
         model_alias: the name the server answers to.
         chat_format: llama.cpp chat template (``gemma`` drops system messages).
         n_ctx: context window in tokens.
-        n_threads: CPU threads for inference (llama.cpp's default when ``None``).
+        n_threads: CPU threads for inference (default: every CPU of the machine; llama.cpp's
+            own default is half of them).
         startup_timeout: seconds to wait for ``/v1/models`` before giving up.
         log_path: where the server's output goes; default a temporary file.
         extra_buffer_types: let llama.cpp repack weights for CPU extensions (AMX...). Off by
@@ -141,7 +142,7 @@ class LlamaServer:
         self.model = model_alias
         self._chat_format = chat_format
         self._n_ctx = n_ctx
-        self._n_threads = n_threads
+        self._n_threads = n_threads if n_threads is not None else (os.cpu_count() or 1)
         self._startup_timeout = startup_timeout
         self._log_path = log_path
         self._process: subprocess.Popen[bytes] | None = None

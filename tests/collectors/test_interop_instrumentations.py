@@ -61,6 +61,25 @@ def _instrumentor(name: str) -> Any:
     return TraceloopInstrumentor()
 
 
+def _openai_methods() -> dict[tuple[type, str], Any]:
+    """Every method defined on the classes of ``openai.resources`` (for restoring them)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import openai.resources as resources
+
+    found: dict[tuple[type, str], Any] = {}
+    for info in pkgutil.walk_packages(resources.__path__, "openai.resources."):
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == info.name:
+                for name, value in vars(cls).items():
+                    if callable(value):
+                        found[(cls, name)] = value
+    return found
+
+
 @pytest.fixture(params=["openinference", "traceloop"])
 def traces(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, list[Trace]]]:
     path = tmp_path / "spans.jsonl"
@@ -68,6 +87,7 @@ def traces(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     instrumentor = _instrumentor(request.param)
+    originals = _openai_methods()
     instrumentor.instrument(tracer_provider=provider)
     try:
         with OpenAICompatServer(handler=_handler) as srv:
@@ -79,6 +99,11 @@ def traces(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
     finally:
         instrumentor.uninstrument()
         provider.shutdown()
+        # opentelemetry-instrumentation-openai 0.62 leaves its wrappers in place on
+        # uninstrument(); put the originals back so later tests see an unpatched openai.
+        for (cls, name), value in originals.items():
+            if vars(cls).get(name) is not value:
+                setattr(cls, name, value)
     report = ReadReport()
     result = list(read_traces([path], report=report))
     assert report.ok, report.errors

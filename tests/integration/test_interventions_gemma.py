@@ -10,16 +10,16 @@ from groundtrace.analyzer.interventions import PlanSettings, RunConfig, run_inte
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm]
 
-HOTPOT = Path("/work/shared/data/hotpotqa/hotpotqa_dev_distractor_600.jsonl")
 OPERATORS = ("REMOVE", "REPLACE", "DUPLICATE", "ZERO", "JOINT_REMOVE")
 
 
-def test_gemma_interventions_complete(tmp_path: Path) -> None:
+def test_gemma_interventions_complete(tmp_path: Path, shared_data: Path) -> None:
+    hotpot = shared_data / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
     from groundtrace.analyzer.backends import LlamaServer
     from groundtrace.analyzer.demo import DemoConfig, run_demo
 
     demo = tmp_path / "demo"
-    result = run_demo(DemoConfig(model="gemma", questions=4, out=demo, dataset=HOTPOT))
+    result = run_demo(DemoConfig(model="gemma", questions=4, out=demo, dataset=hotpot))
     plan = PlanSettings(operators=OPERATORS)
     with LlamaServer() as server:
         endpoint = run_interventions(
@@ -33,7 +33,7 @@ def test_gemma_interventions_complete(tmp_path: Path) -> None:
                 concurrency=1,
             ),
             cases_path=demo / "cases.jsonl",
-            pool_dataset=HOTPOT,
+            pool_dataset=hotpot,
         )
         function = run_interventions(
             [demo / "traces"],
@@ -44,7 +44,7 @@ def test_gemma_interventions_complete(tmp_path: Path) -> None:
                 kwarg_overrides={"base_url": server.base_url},
             ),
             cases_path=demo / "cases.jsonl",
-            pool_dataset=HOTPOT,
+            pool_dataset=hotpot,
         )
     assert result.questions == 4
     for run in (endpoint, function):
@@ -52,4 +52,5 @@ def test_gemma_interventions_complete(tmp_path: Path) -> None:
         assert s["items"] == 4
         ok = sum(1 for r in run.rows if r["status"] == "ok")
         assert ok + sum(s["failed_units"].values()) == s["calls"]["units_total"]
+        assert "REMOVE" in s["operators"], (run.out_dir, s["failed_units"], s["calls"])
         assert s["operators"]["REMOVE"]["axes"]["divergence"]["n"] >= 1

@@ -454,27 +454,24 @@ def test_with_raw_response_still_works(
 
 
 def test_uninstrument_restores_originals_and_reinstrument_is_single() -> None:
-    originals = (
-        chat_module.Completions.create,
-        chat_module.AsyncCompletions.create,
-        responses_module.Responses.create,
-        responses_module.AsyncResponses.create,
+    # class __dict__ entries: attribute access on a wrapped method builds a new bound wrapper
+    classes = (
+        chat_module.Completions,
+        chat_module.AsyncCompletions,
+        responses_module.Responses,
+        responses_module.AsyncResponses,
     )
+    originals = tuple(vars(c)["create"] for c in classes)
     exp = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exp))
     inst = OpenAIInstrumentor()
     inst.instrument(tracer_provider=provider)
     inst.instrument(tracer_provider=provider)  # idempotent
-    assert chat_module.Completions.create is not originals[0]
+    assert vars(chat_module.Completions)["create"] is not originals[0]
     inst.uninstrument()
     inst.uninstrument()
-    after = (
-        chat_module.Completions.create,
-        chat_module.AsyncCompletions.create,
-        responses_module.Responses.create,
-        responses_module.AsyncResponses.create,
-    )
+    after = tuple(vars(c)["create"] for c in classes)
     assert all(a is b for a, b in zip(after, originals, strict=True))
     inst.instrument(tracer_provider=provider)
     try:
