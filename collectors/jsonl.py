@@ -30,6 +30,7 @@ def read_jsonl(
     what: str = "file",
     objects: bool = True,
     comments: bool = False,
+    allow_array: bool = False,
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, value)`` for each non-blank line of a JSONL file.
 
@@ -38,6 +39,8 @@ def read_jsonl(
         what: what the file is, for the "cannot read ..." message (``"case file"``).
         objects: require every row to be a JSON object.
         comments: skip lines whose first non-blank character is ``#``.
+        allow_array: also accept a file holding one JSON array (e.g. a dataset's ``.json``);
+            its items are numbered from 1 in place of line numbers.
 
     Raises:
         InputError: the file cannot be read or is not UTF-8 (with the path), a line is not
@@ -50,6 +53,9 @@ def read_jsonl(
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", path=name) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"cannot read {what}: not UTF-8 ({exc.reason})", path=name) from None
+    if allow_array and next((ln.lstrip()[:1] for ln in lines if ln.strip()), "") == "[":
+        yield from _array_items(name, "\n".join(lines), objects)
+        return
     for number, text in enumerate(lines, start=1):
         stripped = text.strip()
         if not stripped or (comments and stripped.startswith("#")):
@@ -61,3 +67,16 @@ def read_jsonl(
         if objects and not isinstance(row, dict):
             raise InputError("expected a JSON object", path=name, line=number)
         yield number, row
+
+
+def _array_items(name: str, text: str, objects: bool) -> Iterator[tuple[int, Any]]:
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", path=name, line=exc.lineno) from None
+    if not isinstance(items, list):
+        raise InputError("expected a JSON array or JSON lines", path=name)
+    for number, item in enumerate(items, start=1):
+        if objects and not isinstance(item, dict):
+            raise InputError(f"item {number} is not a JSON object", path=name)
+        yield number, item

@@ -44,7 +44,7 @@ class CaseGold:
 
 
 def _lines(path: Path) -> Iterable[tuple[int, Any]]:
-    return read_jsonl(path, objects=False)
+    return read_jsonl(path, objects=False, allow_array=True)
 
 
 def _chunks(value: Any, path: Path, line: int, name: str) -> tuple[EvidenceChunk, ...]:

@@ -12,8 +12,9 @@ from groundtrace.analyzer.cli._app import app
 from groundtrace.analyzer.cli._registry import register_all
 from groundtrace.analyzer.demo import DemoConfig, run_demo
 from groundtrace.collectors.readers import ReadReport, read_traces
+from tests.conftest import SHARED_DATA
 
-HOTPOT = Path("/work/shared/data/hotpotqa/hotpotqa_dev_distractor_600.jsonl")
+HOTPOT = SHARED_DATA / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from rank_bm25 import BM25Okapi
@@ -17,6 +16,7 @@ from groundtrace.analyzer.interventions import (
     joint_support_pair,
     select_target,
 )
+from tests.conftest import SHARED_DATA
 
 TARGET = EvidenceChunk("t", "Eiffel Tower", "the eiffel tower is a wrought iron tower in paris", 0)
 R = [TARGET, EvidenceChunk("r2", "Paris", "paris is the capital of france", 1)]
@@ -78,7 +78,7 @@ def test_empty_cell_and_empty_pool_return_none() -> None:
     assert sum(c is not None for c in cells) <= 2
 
 
-HOTPOT = Path("/work/shared/data/hotpotqa/hotpotqa_dev_distractor_600.jsonl")
+HOTPOT = SHARED_DATA / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
 
 
 @pytest.mark.skipif(not HOTPOT.exists(), reason="shared HotpotQA sample not available")
