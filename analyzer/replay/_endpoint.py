@@ -61,12 +61,24 @@ def captured_call(trace: Trace) -> tuple[LLMCall, PromptEvidence, dict[str, Any]
 
 
 def _swap_ids(value: Any, old: list[str], new: list[str]) -> Any:
+    """Replace lists equal to ``old`` by ``new`` inside a request parameter.
+
+    JSON Schema needs at least one ``enum`` value, and llama.cpp's grammar builder fails on an
+    empty one, so with no evidence left (ZERO) an array of citable ids becomes an empty array
+    (``maxItems: 0``) and a bare enum is dropped.
+    """
     if isinstance(value, list):
         if value and [str(v) for v in value] == old:
             return list(new)
         return [_swap_ids(v, old, new) for v in value]
     if isinstance(value, dict):
-        return {k: _swap_ids(v, old, new) for k, v in value.items()}
+        out = {k: _swap_ids(v, old, new) for k, v in value.items()}
+        items = value.get("items")
+        if not new and isinstance(items, dict) and _swap_ids(items.get("enum"), old, new) == []:
+            out["maxItems"] = 0  # the recursion dropped the items' emptied enum
+        if out.get("enum") == []:
+            del out["enum"]
+        return out
     return value
 
 

@@ -182,3 +182,26 @@ def test_endpoint_replay_retries_429_and_records_500_failures(
     assert s["operators"]["REMOVE"]["axes"]["divergence"]["n"] == 3
     zero_rows = [r for r in result.rows if r["operator"] == "ZERO"]
     assert all(r["status"] == "failed" and "500" in r["error"]["message"] for r in zero_rows)
+
+
+def test_zero_evidence_never_sends_an_empty_enum() -> None:
+    from groundtrace.analyzer.replay._endpoint import _swap_ids
+
+    fmt = {
+        "type": "json_object",
+        "schema": {
+            "properties": {
+                "used_chunks": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": ["a", "b"]},
+                    "maxItems": 3,
+                },
+                "pick": {"enum": ["a", "b"]},
+            }
+        },
+    }
+    swapped = _swap_ids(fmt, ["a", "b"], [])
+    props = swapped["schema"]["properties"]
+    assert props["used_chunks"] == {"type": "array", "items": {"type": "string"}, "maxItems": 0}
+    assert "enum" not in props["pick"]
+    assert _swap_ids(fmt, ["a", "b"], ["c"])["schema"]["properties"]["pick"] == {"enum": ["c"]}
