@@ -8,7 +8,7 @@ import pytest
 
 from groundtrace.analyzer.interventions import PlanSettings, RunConfig, run_interventions
 
-pytestmark = [pytest.mark.integration, pytest.mark.llm]
+pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(1800)]
 
 OPERATORS = ("REMOVE", "REPLACE", "DUPLICATE", "ZERO", "JOINT_REMOVE")
 
