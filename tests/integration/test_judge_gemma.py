@@ -24,7 +24,7 @@ from groundtrace.analyzer.judge import (
 )
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 
-pytestmark = [pytest.mark.integration, pytest.mark.llm]
+pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")
