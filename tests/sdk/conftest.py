@@ -77,3 +77,24 @@ def traces() -> Iterator[Traces]:
 def make_traces() -> Callable[[Sampler], Iterator[Traces]]:
     """Build a tracing setup with a given sampler (use as a generator)."""
     return _make
+
+
+@pytest.fixture
+def capture_everything() -> Iterator[None]:
+    """Capture every content field (the default captures none); restore settings after."""
+    old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
+    _runtime.install(_runtime.Settings(capture=_runtime.CONTENT_FIELDS), old_provider)
+    try:
+        yield
+    finally:
+        _runtime.install(old_settings, old_provider)
+
+
+@pytest.fixture
+def restore_settings() -> Iterator[None]:
+    """Put back whatever settings and provider a test installs."""
+    old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
+    try:
+        yield
+    finally:
+        _runtime.install(old_settings, old_provider)

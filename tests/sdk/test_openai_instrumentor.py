@@ -38,6 +38,9 @@ TOOLS = [
 TOOL_MESSAGES = [{"role": "user", "content": 'call:get_weather {"city": "Paris"}'}]
 
 
+pytestmark = pytest.mark.usefixtures("capture_everything")
+
+
 @pytest.fixture
 def exporter() -> Iterator[InMemorySpanExporter]:
     exp = InMemorySpanExporter()
@@ -56,26 +59,6 @@ def exporter() -> Iterator[InMemorySpanExporter]:
 def server() -> Iterator[OpenAICompatServer]:
     with OpenAICompatServer() as srv:
         yield srv
-
-
-@pytest.fixture(autouse=True)
-def capture_everything() -> Iterator[None]:
-    """These tests check recorded content: capture every field (the default captures none)."""
-    old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
-    _runtime.install(_runtime.Settings(capture=_runtime.CONTENT_FIELDS), old_provider)
-    try:
-        yield
-    finally:
-        _runtime.install(old_settings, old_provider)
-
-
-@pytest.fixture
-def restore_settings() -> Iterator[None]:
-    old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
-    try:
-        yield
-    finally:
-        _runtime.install(old_settings, old_provider)
 
 
 def client(srv: OpenAICompatServer, **kw: Any) -> openai.OpenAI:

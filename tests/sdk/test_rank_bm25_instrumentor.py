@@ -31,6 +31,9 @@ TOKENS = [doc.lower().split() for doc in CORPUS]
 QUERY = "who directed jaws".split()
 
 
+pytestmark = pytest.mark.usefixtures("capture_everything")
+
+
 @pytest.fixture
 def exporter() -> Iterator[InMemorySpanExporter]:
     exp = InMemorySpanExporter()
@@ -43,26 +46,6 @@ def exporter() -> Iterator[InMemorySpanExporter]:
     finally:
         inst.uninstrument()
         provider.shutdown()
-
-
-@pytest.fixture(autouse=True)
-def capture_everything() -> Iterator[None]:
-    """These tests check recorded content: capture every field (the default captures none)."""
-    old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
-    _runtime.install(_runtime.Settings(capture=_runtime.CONTENT_FIELDS), old_provider)
-    try:
-        yield
-    finally:
-        _runtime.install(old_settings, old_provider)
-
-
-@pytest.fixture
-def restore_settings() -> Iterator[None]:
-    old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
-    try:
-        yield
-    finally:
-        _runtime.install(old_settings, old_provider)
 
 
 def only_span(exp: InMemorySpanExporter) -> ReadableSpan:
