@@ -30,6 +30,16 @@ __all__ = [
 # --- OpenInference ---------------------------------------------------------------------------
 
 
+def _json_or_none(raw: object) -> Any:
+    """``raw`` decoded as JSON, or ``None`` when it is not a string of valid JSON."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
 def _oi_tool_calls(group: dict[str, AttributeValue]) -> tuple[RequestedToolCall, ...]:
     calls = []
     for _, call in indexed_groups(group, sc.OI_MESSAGE_TOOL_CALLS):
@@ -133,10 +143,7 @@ def oi_llm(v: SpanView) -> dict[str, Any]:
         fields["tool_calls"] = tuple(c for m in outputs for c in m.tool_calls)
     raw_input = v.attrs.get(sc.OI_INPUT_VALUE)
     if isinstance(raw_input, str) and raw_input.startswith("{"):
-        try:
-            request = json.loads(raw_input)
-        except ValueError:
-            request = None
+        request = _json_or_none(raw_input)
         if isinstance(request, dict) and "model" in request:
             fields["request_json"] = raw_input  # the request body as the instrumentation saw it
     return fields
@@ -145,13 +152,8 @@ def oi_llm(v: SpanView) -> dict[str, Any]:
 def oi_tool(v: SpanView) -> dict[str, Any]:
     """Tool fields of an OpenInference TOOL span (arguments from ``input.value`` JSON)."""
     raw_args = v.attrs.get(sc.OI_INPUT_VALUE)
-    arguments = None
-    if isinstance(raw_args, str):
-        try:
-            decoded = json.loads(raw_args)
-        except ValueError:
-            decoded = None
-        arguments = decoded if isinstance(decoded, dict) else None
+    decoded = _json_or_none(raw_args)
+    arguments = decoded if isinstance(decoded, dict) else None
     return {
         "name": v.string(sc.OI_TOOL_NAME),
         "call_id": v.text(sc.OI_TOOL_ID),
@@ -290,10 +292,7 @@ def genai_tool(v: SpanView) -> dict[str, Any]:
     raw_args = v.attrs.get(sc.GENAI_TOOL_CALL_ARGUMENTS)
     arguments: Any = raw_args
     if isinstance(raw_args, str):
-        try:
-            arguments = json.loads(raw_args)
-        except ValueError:
-            arguments = None
+        arguments = _json_or_none(raw_args)
     result = v.attrs.get(sc.GENAI_TOOL_CALL_RESULT)
     return {
         "name": v.string(sc.GENAI_TOOL_NAME),
@@ -384,14 +383,10 @@ def traceloop_tool(v: SpanView) -> dict[str, Any]:
     """Tool fields of a Traceloop ``tool`` span."""
     raw = v.attrs.get(sc.TRACELOOP_ENTITY_INPUT)
     arguments = None
-    if isinstance(raw, str):
-        try:
-            decoded = json.loads(raw)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, dict):
-            kwargs = decoded.get("kwargs")
-            arguments = kwargs if isinstance(kwargs, dict) and not decoded.get("args") else decoded
+    decoded = _json_or_none(raw)
+    if isinstance(decoded, dict):
+        kwargs = decoded.get("kwargs")
+        arguments = kwargs if isinstance(kwargs, dict) and not decoded.get("args") else decoded
     return {
         "name": v.string(sc.TRACELOOP_ENTITY_NAME),
         "arguments": arguments,
