@@ -19,6 +19,7 @@ from groundtrace.collectors.spans import SourceLocation, SpanRecord
 from ._otlp_fast import decode_request
 from ._otlp_json import SpanDecodeError
 from ._otlp_proto import FrameError, decode_message, iter_frames
+from ._otlp_structs import decode_line
 
 try:  # orjson is ~3x faster than the stdlib on OTLP lines; the stdlib is the fallback
     import orjson
@@ -154,18 +155,21 @@ class _Reader:
             for number, line in enumerate(stream, start=1):
                 if not line.strip():
                     continue
-                try:
-                    obj = _loads(line)
-                except _JSON_ERRORS as exc:
-                    self.error(f"invalid JSON: {exc}", number)
-                    continue
-                errors: list[SpanDecodeError] = []
-                try:
-                    records = decode_request(obj, SourceLocation(name, number), errors)
-                except SpanDecodeError as exc:
-                    self.error(str(exc), number, exc.where)
-                    continue
-                self.decode_errors(errors, number)
+                location = SourceLocation(name, number)
+                records = decode_line(line, location)
+                if records is None:  # not the canonical shape: the dict path decides
+                    try:
+                        obj = _loads(line)
+                    except _JSON_ERRORS as exc:
+                        self.error(f"invalid JSON: {exc}", number)
+                        continue
+                    errors: list[SpanDecodeError] = []
+                    try:
+                        records = decode_request(obj, location, errors)
+                    except SpanDecodeError as exc:
+                        self.error(str(exc), number, exc.where)
+                        continue
+                    self.decode_errors(errors, number)
                 if report is not None:
                     report.records += 1
                     report.spans += len(records)

@@ -25,27 +25,27 @@ from groundtrace.collectors.spans import (
 from . import _otlp_json as checked
 from ._otlp_json import SPAN_KINDS, STATUS_CODES, SpanDecodeError, decode_any_value
 
-__all__ = ["decode_request"]
+__all__ = ["STATUS_BY_CODE", "UNSET_STATUS", "NotCanonical", "canonical_id", "decode_request"]
 
 #: Exceptions that only mean "not the canonical shape": the checked decoder takes over.
 _NOT_CANONICAL: Final = (TypeError, ValueError, KeyError, AttributeError, IndexError)
 _ID_LENGTHS: Final = (32, 16)
 #: Statuses without a message are shared (SpanStatus is frozen).
-_STATUS_BY_CODE: Final = {i: SpanStatus(code, "") for i, code in enumerate(STATUS_CODES)}
-_UNSET: Final = _STATUS_BY_CODE[0]
+STATUS_BY_CODE: Final = {i: SpanStatus(code, "") for i, code in enumerate(STATUS_CODES)}
+UNSET_STATUS: Final = STATUS_BY_CODE[0]
 
 
-class _NotCanonical(Exception):
+class NotCanonical(Exception):
     """Internal signal: leave this span (or request) to the checked decoder."""
 
 
-_FALLBACK: Final = (_NotCanonical, *_NOT_CANONICAL)
+_FALLBACK: Final = (NotCanonical, *_NOT_CANONICAL)
 
 
-def _hex_id(value: Any, size: int, cache: dict[str, str]) -> str:
+def canonical_id(value: Any, size: int, cache: dict[str, str]) -> str:
     """A canonical hex id (validated once per request); anything else is not canonical."""
     if type(value) is not str or len(value) != size:
-        raise _NotCanonical
+        raise NotCanonical
     known = cache.get(value)
     if known is not None:
         return known
@@ -60,7 +60,7 @@ def _nanos(value: Any) -> int:
         return int(value)  # ValueError: not a number
     if kind is int:
         return value  # type: ignore[no-any-return]
-    raise _NotCanonical
+    raise NotCanonical
 
 
 def _any_value(value: Any) -> Any:
@@ -94,7 +94,7 @@ def attributes(raw: Any) -> dict[str, AttributeValue]:
     if raw is None:
         return out
     if type(raw) is not list:
-        raise _NotCanonical
+        raise NotCanonical
     for item in raw:
         value = item["value"]
         text = value.get("stringValue")
@@ -106,7 +106,7 @@ def _events(raw: Any) -> list[SpanEvent]:
     if not raw:
         return []
     if type(raw) is not list:
-        raise _NotCanonical
+        raise NotCanonical
     events = []
     for event in raw:
         name = event.get("name", "")
@@ -122,16 +122,16 @@ def _events(raw: Any) -> list[SpanEvent]:
 
 def _status(raw: Any) -> SpanStatus:
     if not raw:
-        return _UNSET
+        return UNSET_STATUS
     if type(raw) is not dict:
-        raise _NotCanonical
+        raise NotCanonical
     code = raw.get("code", 0)
     if type(code) is not int or not 0 <= code < len(STATUS_CODES):
-        raise _NotCanonical
+        raise NotCanonical
     message = raw.get("message", "")
     if type(message) is not str:
-        raise _NotCanonical
-    return _STATUS_BY_CODE[code] if not message else SpanStatus(STATUS_CODES[code], message)
+        raise NotCanonical
+    return STATUS_BY_CODE[code] if not message else SpanStatus(STATUS_CODES[code], message)
 
 
 def _span(
@@ -143,20 +143,20 @@ def _span(
     ids: dict[str, str],
 ) -> SpanRecord:
     if type(raw) is not dict:
-        raise _NotCanonical
+        raise NotCanonical
     get = raw.get
     trace_size, span_size = _ID_LENGTHS
-    trace_id = _hex_id(get("traceId"), trace_size, ids)
-    span_id = _hex_id(get("spanId"), span_size, ids)
+    trace_id = canonical_id(get("traceId"), trace_size, ids)
+    span_id = canonical_id(get("spanId"), span_size, ids)
     parent = get("parentSpanId", "")
-    parent_id = None if parent == "" else _hex_id(parent, span_size, ids)
+    parent_id = None if parent == "" else canonical_id(parent, span_size, ids)
     kind = get("kind")
     if kind is None:
         kind_name = SPAN_KINDS[0]
     elif type(kind) is int and 0 <= kind < len(SPAN_KINDS):
         kind_name = SPAN_KINDS[kind]
     else:
-        raise _NotCanonical
+        raise NotCanonical
     name = get("name", "")
     return SpanRecord(
         trace_id,
@@ -180,11 +180,11 @@ def _scope(raw: Any) -> tuple[str, str]:
     if not raw:
         return "", ""
     if type(raw) is not dict:
-        raise _NotCanonical
+        raise NotCanonical
     name = raw.get("name", "")
     version = raw.get("version", "")
     if type(name) is not str or type(version) is not str:
-        raise _NotCanonical
+        raise NotCanonical
     return name, version
 
 
@@ -192,7 +192,7 @@ def _list(value: Any) -> list[Any]:
     if value is None:
         return []
     if type(value) is not list:
-        raise _NotCanonical
+        raise NotCanonical
     return value
 
 
@@ -201,7 +201,7 @@ def _fast_request(
 ) -> list[SpanRecord]:
     """Canonical envelope; spans that are not canonical go one by one to the checked path."""
     if type(obj) is not dict:
-        raise _NotCanonical
+        raise NotCanonical
     out: list[SpanRecord] = []
     append = out.append
     ids: dict[str, str] = {}

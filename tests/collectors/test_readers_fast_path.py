@@ -1,4 +1,9 @@
-"""The readers' fast OTLP/JSON path reads and reports exactly what the checked decoder does."""
+"""The readers' fast OTLP/JSON paths read and report exactly what the checked decoder does.
+
+Two fast paths are checked against the dict decoder of :mod:`._otlp_json`: the dict fast
+path (:mod:`._otlp_fast`) and the typed-struct path (:mod:`._otlp_structs`), which either
+reads a line exactly as the checked decoder would or declines it (``None``).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groundtrace.collectors.readers import _otlp_fast, _otlp_json
+from groundtrace.collectors.readers import _otlp_fast, _otlp_json, _otlp_structs
 from groundtrace.collectors.readers._otlp_json import SpanDecodeError
 from groundtrace.collectors.spans import SourceLocation
 from tests.support.otlp_spans import agent_trace, rag_trace, request_json
@@ -38,10 +43,16 @@ def _outcome(decode: Any, obj: Any) -> tuple[Any, ...]:
     return ("ok", records, [(str(e), e.where) for e in errors])
 
 
-def _assert_same(obj: Any) -> None:
+def _assert_same(obj: Any) -> bool:
+    """Both fast paths agree with the checked decoder; True when the struct path read it."""
     fast = _outcome(_otlp_fast.decode_request, copy.deepcopy(obj))
     checked = _outcome(_otlp_json.decode_request, copy.deepcopy(obj))
     assert fast == checked
+    typed = _otlp_structs.decode_line(json.dumps(obj).encode(), _LOCATION)
+    if typed is None:
+        return False
+    assert ("ok", typed, []) == checked
+    return True
 
 
 def _places(obj: dict[str, Any]) -> list[tuple[Any, Any]]:
@@ -66,6 +77,27 @@ def test_canonical_request_decodes_the_same() -> None:
     fast = _outcome(_otlp_fast.decode_request, _BASE)
     assert fast[0] == "ok" and len(fast[1]) == len(rag_trace() + agent_trace())
     assert fast == _outcome(_otlp_json.decode_request, _BASE)
+    assert _assert_same(_BASE)  # the struct path reads the canonical line itself
+
+
+def test_struct_path_declines_what_it_cannot_read_exactly() -> None:
+    line = json.dumps(_BASE).encode()
+    location = _LOCATION
+    assert _otlp_structs.decode_line(b"{not json", location) is None
+    assert _otlp_structs.decode_line(b"[1, 2]", location) is None
+    for value in (
+        {"kvlistValue": {"values": []}},
+        {"bytesValue": "AAE="},
+        {"intValue": "1", "doubleValue": 2.0},  # two kinds: key order decides
+        {"stringValue": None},
+        {"doubleValue": "Infinity"},
+        {"otherValue": 1},
+    ):
+        obj = json.loads(line)
+        span = obj["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+        span["attributes"].append({"key": "k", "value": {"arrayValue": {"values": [value]}}})
+        assert _otlp_structs.decode_line(json.dumps(obj).encode(), location) is None
+        _assert_same(obj)
 
 
 @_SETTINGS

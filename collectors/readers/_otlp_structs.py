@@ -1,0 +1,227 @@
+"""Typed fast path for OTLP/JSON lines: decode bytes straight into span records.
+
+The common line is the canonical OTLP/JSON encoding a Collector or our SDK writes. Parsing it
+into Python dicts and then walking them costs two object graphs per span; here ``msgspec``
+decodes the line in C into small typed structs (not tracked by the cyclic garbage collector)
+and one pass turns them into :class:`SpanRecord` objects.
+
+The structs accept a strict subset of what the dict decoders accept: ``null`` where a value
+is expected, an unknown ``AnyValue`` kind, ``kvlistValue``/``bytesValue``, an ``AnyValue`` with
+two kinds, a non-canonical id, enum names, ``"NaN"`` doubles or any other type surprise make
+:func:`decode_line` return ``None`` and the caller decodes the line with the dict path
+(:mod:`._otlp_fast`, then :mod:`._otlp_json`), which alone decides what is accepted and words
+every error. What is read is therefore the same on both paths, only faster here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET, Struct, UnsetType
+
+from groundtrace.collectors.spans import (
+    AttributeValue,
+    SourceLocation,
+    SpanEvent,
+    SpanRecord,
+    SpanStatus,
+)
+
+from ._otlp_fast import STATUS_BY_CODE, UNSET_STATUS, NotCanonical, canonical_id
+from ._otlp_json import SPAN_KINDS, STATUS_CODES
+
+__all__ = ["decode_line"]
+
+
+class _Array(Struct, gc=False, forbid_unknown_fields=True):
+    values: list[_Value | None] = []
+
+
+class _Value(Struct, gc=False, forbid_unknown_fields=True):
+    """One ``AnyValue``; UNSET marks an absent kind (``null`` is a type error: dict path)."""
+
+    stringValue: str | UnsetType = UNSET
+    intValue: str | int | UnsetType = UNSET
+    doubleValue: float | UnsetType = UNSET
+    boolValue: bool | UnsetType = UNSET
+    arrayValue: _Array | UnsetType = UNSET
+    kvlistValue: msgspec.Raw | UnsetType = UNSET
+    bytesValue: msgspec.Raw | UnsetType = UNSET
+
+
+class _KeyValue(Struct, gc=False):
+    key: str
+    value: _Value | None = None
+
+
+class _Status(Struct, gc=False):
+    code: int = 0
+    message: str = ""
+
+
+class _Event(Struct, gc=False):
+    name: str = ""
+    timeUnixNano: str | int = 0
+    attributes: list[_KeyValue] = []
+
+
+class _Span(Struct, gc=False):
+    traceId: str | UnsetType = UNSET
+    spanId: str | UnsetType = UNSET
+    parentSpanId: str = ""
+    name: str = ""
+    kind: int | UnsetType = UNSET
+    startTimeUnixNano: str | int = 0
+    endTimeUnixNano: str | int = 0
+    attributes: list[_KeyValue] = []
+    events: list[_Event] = []
+    status: _Status | None = None
+
+
+class _Scope(Struct, gc=False):
+    name: str = ""
+    version: str = ""
+
+
+class _ScopeSpans(Struct, gc=False):
+    scope: _Scope | None = None
+    spans: list[_Span] = []
+
+
+class _Resource(Struct, gc=False):
+    attributes: list[_KeyValue] = []
+
+
+class _ResourceSpans(Struct, gc=False):
+    resource: _Resource | None = None
+    scopeSpans: list[_ScopeSpans] = []
+
+
+class _Request(Struct, gc=False):
+    resourceSpans: list[_ResourceSpans] = []
+
+
+class _Fallback(Exception):
+    """Internal signal: this line is for the dict decoders."""
+
+
+_DECODER: Final = msgspec.json.Decoder(_Request)
+_TRACE_HEX, _SPAN_HEX = 32, 16
+_KINDS: Final = len(SPAN_KINDS)
+_CODES: Final = len(STATUS_CODES)
+#: Exceptions meaning "not for this path" (the dict path re-reads the line and reports).
+_NOT_HERE: Final = (msgspec.DecodeError, _Fallback, NotCanonical, ValueError, TypeError)
+
+
+def _value(value: _Value | None) -> Any:
+    """The Python value of a non-string ``AnyValue`` (exactly one kind may be set)."""
+    if value is None:
+        return None
+    found: Any = None
+    kinds = 0
+    if value.intValue is not UNSET:
+        found = int(value.intValue)  # ValueError: not a decimal integer
+        kinds += 1
+    if value.doubleValue is not UNSET:
+        found = float(value.doubleValue)
+        kinds += 1
+    if value.boolValue is not UNSET:
+        found = value.boolValue
+        kinds += 1
+    if value.arrayValue is not UNSET:
+        found = [_element(v) for v in value.arrayValue.values]
+        kinds += 1
+    if value.stringValue is not UNSET:
+        found = value.stringValue
+        kinds += 1
+    if kinds > 1 or value.kvlistValue is not UNSET or value.bytesValue is not UNSET:
+        raise _Fallback  # which kind wins depends on key order: the dict path knows it
+    return found
+
+
+def _element(value: _Value | None) -> Any:
+    return None if value is None else _value(value)
+
+
+def _attributes(items: list[_KeyValue]) -> dict[str, AttributeValue]:
+    out: dict[str, AttributeValue] = {}
+    for item in items:
+        value = item.value
+        if value is None:
+            out[item.key] = None
+            continue
+        text = value.stringValue  # most attributes are strings; a string value always wins
+        out[item.key] = text if text is not UNSET else _value(value)
+    return out
+
+
+def _nanos(value: str | int) -> int:
+    return value if type(value) is int else int(value)
+
+
+def _records(request: _Request, location: SourceLocation, ids: dict[str, str]) -> list[SpanRecord]:
+    out: list[SpanRecord] = []
+    append = out.append
+    for resource_spans in request.resourceSpans:
+        resource_obj = resource_spans.resource
+        resource = _attributes(resource_obj.attributes) if resource_obj is not None else {}
+        for scope_spans in resource_spans.scopeSpans:
+            scope = scope_spans.scope
+            scope_name, scope_version = ("", "") if scope is None else (scope.name, scope.version)
+            for span in scope_spans.spans:
+                trace_id = canonical_id(span.traceId, _TRACE_HEX, ids)
+                span_id = canonical_id(span.spanId, _SPAN_HEX, ids)
+                parent = span.parentSpanId
+                parent_id = None if parent == "" else canonical_id(parent, _SPAN_HEX, ids)
+                kind = span.kind
+                if kind is UNSET:
+                    kind_name = SPAN_KINDS[0]
+                elif 0 <= kind < _KINDS:
+                    kind_name = SPAN_KINDS[kind]
+                else:
+                    raise _Fallback
+                status = span.status
+                if status is None:
+                    status_record = UNSET_STATUS
+                elif not 0 <= status.code < _CODES:
+                    raise _Fallback
+                elif status.message:
+                    status_record = SpanStatus(STATUS_CODES[status.code], status.message)
+                else:
+                    status_record = STATUS_BY_CODE[status.code]
+                events = [
+                    SpanEvent(e.name, _nanos(e.timeUnixNano), _attributes(e.attributes))
+                    for e in span.events
+                ]
+                append(
+                    SpanRecord(
+                        trace_id,
+                        span_id,
+                        parent_id,
+                        span.name,
+                        _nanos(span.startTimeUnixNano),
+                        _nanos(span.endTimeUnixNano),
+                        _attributes(span.attributes),
+                        status_record,
+                        events,
+                        kind_name,
+                        resource,
+                        scope_name,
+                        scope_version,
+                        location,
+                    )
+                )
+    return out
+
+
+def decode_line(line: bytes, location: SourceLocation) -> list[SpanRecord] | None:
+    """The spans of one canonical OTLP/JSON line, or ``None``: decode it with the dict path.
+
+    ``None`` covers invalid JSON too: the dict path re-parses the line and reports the error
+    in its own words.
+    """
+    try:
+        return _records(_DECODER.decode(line), location, {})
+    except _NOT_HERE:
+        return None
