@@ -3,10 +3,12 @@
 The readers build tens of thousands of model objects per second. A frozen dataclass's
 generated ``__init__`` assigns every field through ``object.__setattr__`` (a generic
 attribute lookup per field); :func:`fast_init` replaces it with an ``__init__`` of the same
-signature, defaults and default factories that stores each field through its slot
-descriptor directly. Behaviour is unchanged: same parameters, same values stored, and
-instances stay frozen (assignment after construction still raises
-``dataclasses.FrozenInstanceError``).
+signature, defaults and default factories that fills the slots with plain attribute stores:
+the instance is briefly given the class of a *twin* -- a class with exactly the same slots
+and no frozen ``__setattr__`` -- while its fields are stored, then its own class back.
+Behaviour is unchanged: same parameters, same values stored, and instances stay frozen
+(assignment after construction still raises ``dataclasses.FrozenInstanceError``).
+Instances of subclasses (another slot layout) are filled through the slot descriptors.
 """
 
 from __future__ import annotations
@@ -42,9 +44,17 @@ def fast_init(cls: T) -> T:
     params = getattr(target, "__dataclass_params__", None)
     if params is None or not params.frozen or "__slots__" not in vars(target):
         raise TypeError(f"{target!r} is not a frozen dataclass with slots")
-    namespace: dict[str, Any] = {"_HAS_FACTORY": _HAS_FACTORY}
+    slots = tuple(vars(target)["__slots__"])
+    twin = type(f"_{target.__name__}Fill", (), {"__slots__": slots})
+    namespace: dict[str, Any] = {
+        "_HAS_FACTORY": _HAS_FACTORY,
+        "_CLS": target,
+        "_TWIN": twin,
+        "_set_class": object.__setattr__,
+    }
     args: list[str] = []
-    body: list[str] = []
+    fill: list[str] = []
+    slow: list[str] = []
     for f in dataclasses.fields(target):
         if not f.init or f.kw_only:
             raise TypeError(f"{target.__name__}.{f.name}: only plain init fields are supported")
@@ -60,8 +70,17 @@ def fast_init(cls: T) -> T:
             value = f"_factory_{name}() if {name} is _HAS_FACTORY else {name}"
         else:
             args.append(name)
-        body.append(f"    _set_{name}(self, {value})")
-    source = f"def __init__(self, {', '.join(args)}):\n" + "\n".join(body or ["    pass"]) + "\n"
+        fill.append(f"        self.{name} = {value}")
+        slow.append(f"        _set_{name}(self, {value})")
+    body = [
+        "    if type(self) is _CLS:",
+        "        _set_class(self, '__class__', _TWIN)",
+        *fill,
+        "        self.__class__ = _CLS",
+        "    else:",
+        *(slow or ["        pass"]),
+    ]
+    source = f"def __init__(self, {', '.join(args)}):\n" + "\n".join(body) + "\n"
     exec(source, namespace)  # generated from the dataclass's own field names, like dataclasses does
     init = namespace["__init__"]
     original = target.__init__

@@ -46,12 +46,48 @@ _MAX_STEP_STRING = 256
 _MAX_STEP_LIST = 32
 
 Extractor = Callable[[SpanView], dict[str, Any]]
-_LLM_EXTRACTORS: tuple[Extractor, ...] = (
-    gt.llm_fields,
-    other.oi_llm,
-    other.genai_llm,
-    other.traceloop_llm,
+
+
+def _head(key: str, parts: int = 1) -> str:
+    """The first ``parts`` dotted segments of ``key`` and the dot after them."""
+    return ".".join(key.split(".")[:parts]) + "."
+
+
+#: For each LLM extractor, in merge order: the key prefixes and exact keys it reads. An
+#: extractor none of whose keys is on a span contributes nothing (and reports nothing), so
+#: it is not run; span events also feed the GenAI extractor.
+_LLM_KEYS: tuple[tuple[Extractor, tuple[str, ...], frozenset[str], bool], ...] = (
+    (gt.llm_fields, (_head(sc.GT_LLM_REQUEST, 2),), frozenset(), False),
+    (other.oi_llm, (_head(sc.OI_LLM_MODEL_NAME),), frozenset({sc.OI_INPUT_VALUE}), False),
+    (other.genai_llm, (_head(sc.GENAI_SYSTEM),), frozenset(), True),
+    (
+        other.traceloop_llm,
+        (sc.GENAI_LEGACY_PROMPT + ".", sc.GENAI_LEGACY_COMPLETION + "."),
+        frozenset(other.TRACELOOP_LLM_KEYS),
+        False,
+    ),
 )
+_LLM_PLANS: dict[tuple[tuple[str, ...], bool], tuple[Extractor, ...]] = {}
+_MAX_PLANS = 512
+
+
+def _llm_extractors(attrs: dict[str, AttributeValue], events: bool) -> tuple[Extractor, ...]:
+    """The LLM extractors with something to read on a span with these keys (cached)."""
+    shape = (tuple(attrs), events)
+    plan = _LLM_PLANS.get(shape)
+    if plan is None:
+        keys = shape[0]
+        plan = tuple(
+            extract
+            for extract, heads, exact, by_events in _LLM_KEYS
+            if (by_events and events) or any(k.startswith(heads) or k in exact for k in keys)
+        )
+        if len(_LLM_PLANS) >= _MAX_PLANS:
+            _LLM_PLANS.clear()
+        _LLM_PLANS[shape] = plan
+    return plan
+
+
 _TOOL_EXTRACTORS: dict[Convention, tuple[Extractor, ...]] = {
     Convention.GROUNDTRACE: (gt.tool_call, other.oi_tool, other.genai_tool),
     Convention.OPENINFERENCE: (other.oi_tool, other.genai_tool),
@@ -92,15 +128,14 @@ def _small_list(value: list[Any]) -> bool:
 
 def _step_attributes(attrs: dict[str, AttributeValue]) -> dict[str, Any]:
     """Scalars, short strings and short lists of them (``None`` values are left out)."""
-    return {
-        key: value
-        for key, value in attrs.items()
-        if (
-            len(value) <= _MAX_STEP_STRING
-            if type(value) is str
-            else value is not None and (not isinstance(value, list) or _small_list(value))
-        )
-    }
+    out: dict[str, Any] = attrs.copy()  # most attributes stay: copy, then drop the few
+    for key, value in attrs.items():
+        if type(value) is str:
+            if len(value) > _MAX_STEP_STRING:
+                del out[key]
+        elif value is None or (isinstance(value, list) and not _small_list(value)):
+            del out[key]
+    return out
 
 
 class _Builder:
@@ -237,7 +272,7 @@ class _Builder:
 
     @staticmethod
     def _llm(view: SpanView, convention: Convention) -> LLMCall:
-        f = _merge(_LLM_EXTRACTORS, view)
+        f = _merge(_llm_extractors(view.attrs, bool(view.span.events)), view)
         span = view.span
         get = f.get
         return LLMCall(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
+
+import msgspec
 
 from groundtrace.collectors.model import (
     Evidence,
@@ -141,8 +143,63 @@ def _evidence_item_checked(v: SpanView, raw: Any, index: int, stage: str) -> Evi
     )
 
 
+class _Item(msgspec.Struct, gc=False):
+    """One ``groundtrace.evidence`` item whose every field has its documented type."""
+
+    id: str | None = None
+    rank: int | None = None
+    score: float | None = None
+    title: str | None = None
+    source: str | None = None
+    version: str | None = None
+    content: str | None = None
+    content_hash: str | None = None
+    length: int | None = None
+    metadata: dict[str, Any] | None = None
+
+
+_ITEMS: Final = msgspec.json.Decoder(list[_Item])
+
+
+def _typed_evidence(raw: str, span_id: str, stage: str) -> list[Evidence] | None:
+    """The list decoded and type-checked in one C pass; ``None``: anything off the types."""
+    try:
+        items = _ITEMS.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    out = [
+        Evidence(
+            e.id,
+            span_id,
+            stage,
+            i if e.rank is None else e.rank,
+            e.score,
+            e.title,
+            e.source,
+            e.version,
+            e.content,
+            e.content_hash,
+            e.length,
+            e.metadata or {},
+        )
+        for i, e in enumerate(items, start=1)
+    ]
+    if not all(e.score is None or isfinite(e.score) for e in items):
+        return None
+    return out
+
+
 def evidence(v: SpanView, stage: str) -> list[Evidence] | None:
-    """The evidence list of a RETRIEVE/RERANK span (``None`` when the key is absent)."""
+    """The evidence list of a RETRIEVE/RERANK span (``None`` when the key is absent).
+
+    Well-typed lists (what the SDK writes) take a typed fast path; anything else is read
+    item by item, with a ``bad_attribute_type`` finding for each field off its type.
+    """
+    raw = v.attrs.get(sc.GT_EVIDENCE)
+    if type(raw) is str:
+        typed = _typed_evidence(raw, v.span.span_id, stage)
+        if typed is not None:
+            return typed
     items = v.json_value(sc.GT_EVIDENCE, list)
     if items is None:
         return None

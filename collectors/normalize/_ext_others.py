@@ -14,6 +14,7 @@ from ._messages import as_text, message_from_obj, messages_from_list
 from ._values import SpanView
 
 __all__ = [
+    "TRACELOOP_LLM_KEYS",
     "genai_evidence",
     "genai_llm",
     "genai_tool",
@@ -337,7 +338,8 @@ def _legacy_messages(v: SpanView, prefix: str) -> tuple[list[Message], list[str]
     return out, reasons
 
 
-_TRACELOOP_LLM_KEYS = (
+#: The scalar keys :func:`traceloop_llm` reads besides the indexed message groups.
+TRACELOOP_LLM_KEYS = (
     sc.LLM_IS_STREAMING,
     sc.GENAI_LEGACY_USAGE_PROMPT_TOKENS,
     sc.GENAI_LEGACY_USAGE_COMPLETION_TOKENS,
@@ -354,7 +356,7 @@ def traceloop_llm(v: SpanView) -> dict[str, Any]:
     outputs, reasons = _legacy_messages(v, sc.GENAI_LEGACY_COMPLETION)
     if not inputs and not outputs:
         attrs = v.attrs
-        if not any(key in attrs for key in _TRACELOOP_LLM_KEYS):
+        if not any(key in attrs for key in TRACELOOP_LLM_KEYS):
             return {}
     fields: dict[str, Any] = {
         "messages": tuple(inputs),

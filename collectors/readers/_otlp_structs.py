@@ -114,34 +114,37 @@ _CODES: Final = len(STATUS_CODES)
 _NOT_HERE: Final = (msgspec.DecodeError, _Fallback, NotCanonical, ValueError, TypeError)
 
 
-def _value(value: _Value | None) -> Any:
+def _value(value: _Value) -> Any:
     """The Python value of a non-string ``AnyValue`` (exactly one kind may be set)."""
-    if value is None:
+    number, integer, flag, array = (
+        value.doubleValue,
+        value.intValue,
+        value.boolValue,
+        value.arrayValue,
+    )
+    if value.kvlistValue is not UNSET or value.bytesValue is not UNSET:
+        raise _Fallback
+    # exactly one kind (or none: an empty AnyValue is None); with two, key order decides
+    set_kinds = (
+        (number is not UNSET)
+        + (integer is not UNSET)
+        + (flag is not UNSET)
+        + (array is not UNSET)
+        + (value.stringValue is not UNSET)
+    )
+    if set_kinds != 1:
+        if set_kinds:
+            raise _Fallback
         return None
-    found: Any = None
-    kinds = 0
-    if value.intValue is not UNSET:
-        found = int(value.intValue)  # ValueError: not a decimal integer
-        kinds += 1
-    if value.doubleValue is not UNSET:
-        found = float(value.doubleValue)
-        kinds += 1
-    if value.boolValue is not UNSET:
-        found = value.boolValue
-        kinds += 1
-    if value.arrayValue is not UNSET:
-        found = [_element(v) for v in value.arrayValue.values]
-        kinds += 1
-    if value.stringValue is not UNSET:
-        found = value.stringValue
-        kinds += 1
-    if kinds > 1 or value.kvlistValue is not UNSET or value.bytesValue is not UNSET:
-        raise _Fallback  # which kind wins depends on key order: the dict path knows it
-    return found
-
-
-def _element(value: _Value | None) -> Any:
-    return None if value is None else _value(value)
+    if number is not UNSET:
+        return float(number)
+    if integer is not UNSET:
+        return int(integer)  # ValueError: not a decimal integer
+    if flag is not UNSET:
+        return flag
+    if array is not UNSET:
+        return [None if v is None else _value(v) for v in array.values]
+    return value.stringValue
 
 
 def _attributes(items: list[_KeyValue]) -> dict[str, AttributeValue]:

@@ -55,3 +55,19 @@ def test_only_frozen_slotted_dataclasses_are_accepted() -> None:
 
     with pytest.raises(TypeError):
         fast_init(Plain)
+
+
+def test_instances_keep_their_class_and_subclasses_are_filled_too() -> None:
+    ev = model.Evidence("d1", "s1", "RETRIEVE")
+    assert type(ev) is model.Evidence and isinstance(ev, model.Evidence)
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Tagged(model.Evidence):
+        tag: str = "x"
+
+    tagged = Tagged("d2", "s1", "RERANK", tag="y")  # the dataclass __init__ of the subclass
+    assert type(tagged) is Tagged and (tagged.id, tagged.stage, tagged.tag) == ("d2", "RERANK", "y")
+    plain = model.Evidence.__init__  # the fast one, on an instance of another slot layout
+    other = object.__new__(Tagged)
+    plain(other, "d3", "s1", "RETRIEVE", 2)
+    assert type(other) is Tagged and (other.id, other.rank, other.metadata) == ("d3", 2, {})
