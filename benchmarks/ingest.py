@@ -150,6 +150,8 @@ def bench_read(path: Path, repeats: int) -> dict[str, Any]:
         "read_spans_per_cpu_s": round(spans / decode_cpu),
         "tau_spans_per_cpu_s": round(tau_rate),
         "tau_traces_per_cpu_s": round(traces / tau_cpu),
+        # the grouping + normalisation stage alone (τ minus reading the spans)
+        "tau_build_stage_spans_per_cpu_s": round(spans / max(tau_cpu - decode_cpu, 1e-9)),
         "tau_vs_floor_cpu_ratio": round(ratio, 2),
         "wall_spans_per_s": {
             "floor": round(spans / floor_wall),
