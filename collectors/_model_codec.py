@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import types
 import typing
 from functools import cache
@@ -17,8 +18,18 @@ __all__ = ["dumps", "from_obj", "loads", "to_obj"]
 T = TypeVar("T")
 
 
+#: JSON has no NaN or infinities: they are written as OTLP/JSON spells such doubles.
+_NON_FINITE: dict[str, str] = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
 def to_obj(value: Any) -> Any:
-    """Convert a model value to JSON-compatible objects (tuples become lists)."""
+    """Convert a model value to JSON-compatible objects.
+
+    Tuples become lists; a non-finite float (e.g. a ``NaN`` span attribute, which OTLP
+    allows) becomes the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``.
+    """
+    if type(value) is float:
+        return value if math.isfinite(value) else _NON_FINITE[repr(value)]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_obj(getattr(value, f.name)) for f in _fields(type(value))}
     if isinstance(value, tuple | list):

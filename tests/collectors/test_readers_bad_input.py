@@ -121,3 +121,20 @@ def test_errors_in_one_file_do_not_stop_the_next(tmp_path: Path) -> None:
     traces = list(read_traces([tmp_path], report=report))
     assert [t.trace_id for t in traces] == [TRACE_B]
     assert report.errors[0].path == str(tmp_path / "a.jsonl")
+
+
+def test_non_finite_double_attributes_survive_conversion_to_json(tmp_path: Path) -> None:
+    obj = request_json(rag_trace())
+    span = obj["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["attributes"] += [
+        {"key": "x.nan", "value": {"doubleValue": "NaN"}},
+        {"key": "x.inf", "value": {"doubleValue": "-Infinity"}},
+    ]
+    path = tmp_path / "nan.jsonl"
+    path.write_text(_lines(obj))
+    (trace,) = list(read_traces([path]))
+    step = next(s for s in trace.steps if s.span_id == span["spanId"])
+    assert step.attributes["x.inf"] == float("-inf")
+    as_json = json.loads(trace.to_json())  # no ValueError: JSON has no NaN
+    attrs = next(s for s in as_json["steps"] if s["span_id"] == span["spanId"])["attributes"]
+    assert (attrs["x.nan"], attrs["x.inf"]) == ("NaN", "-Infinity")
