@@ -28,7 +28,14 @@ from ._otlp_json import SPAN_KINDS, STATUS_CODES, SpanDecodeError, decode_any_va
 __all__ = ["STATUS_BY_CODE", "UNSET_STATUS", "NotCanonical", "canonical_id", "decode_request"]
 
 #: Exceptions that only mean "not the canonical shape": the checked decoder takes over.
-_NOT_CANONICAL: Final = (TypeError, ValueError, KeyError, AttributeError, IndexError)
+_NOT_CANONICAL: Final = (
+    TypeError,
+    ValueError,
+    KeyError,
+    AttributeError,
+    IndexError,
+    RecursionError,
+)
 _ID_LENGTHS: Final = (32, 16)
 #: Statuses without a message are shared (SpanStatus is frozen).
 STATUS_BY_CODE: Final = {i: SpanStatus(code, "") for i, code in enumerate(STATUS_CODES)}

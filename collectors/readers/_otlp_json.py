@@ -152,6 +152,9 @@ def _attributes(raw: Any, where: str) -> dict[str, AttributeValue]:
             value = item.get("value") or {}
             text = value.get("stringValue")  # fast path: most attributes are strings
             out[item["key"]] = text if text is not None else decode_any_value(value)
+        except RecursionError:
+            key = item.get("key") if isinstance(item, dict) else None
+            raise SpanDecodeError(f"attribute {key!r} is nested too deeply", where) from None
         except (TypeError, ValueError, KeyError, AttributeError):
             key = item.get("key") if isinstance(item, dict) else None
             raise SpanDecodeError(

@@ -111,7 +111,14 @@ _TRACE_HEX, _SPAN_HEX = 32, 16
 _KINDS: Final = len(SPAN_KINDS)
 _CODES: Final = len(STATUS_CODES)
 #: Exceptions meaning "not for this path" (the dict path re-reads the line and reports).
-_NOT_HERE: Final = (msgspec.DecodeError, _Fallback, NotCanonical, ValueError, TypeError)
+_NOT_HERE: Final = (
+    msgspec.DecodeError,
+    _Fallback,
+    NotCanonical,
+    ValueError,
+    TypeError,
+    RecursionError,
+)
 
 
 def _value(value: _Value) -> Any:

@@ -138,3 +138,21 @@ def test_non_finite_double_attributes_survive_conversion_to_json(tmp_path: Path)
     as_json = json.loads(trace.to_json())  # no ValueError: JSON has no NaN
     attrs = next(s for s in as_json["steps"] if s["span_id"] == span["spanId"])["attributes"]
     assert (attrs["x.nan"], attrs["x.inf"]) == ("NaN", "-Infinity")
+
+
+@pytest.mark.parametrize("depth", [50, 300, 340, 600])
+def test_deeply_nested_array_values_never_crash_the_reader(tmp_path: Path, depth: int) -> None:
+    obj = request_json(rag_trace())
+    span = obj["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["attributes"].append({"key": "deep", "value": "__DEEP__"})
+    nested = '{"arrayValue": {"values": [' * depth + '{"stringValue": "x"}' + "]}}" * depth
+    deep_line = json.dumps(obj).replace('"__DEEP__"', nested)
+    path = tmp_path / "deep.jsonl"
+    path.write_text(_lines(deep_line, request_json(agent_trace())))
+    report = ReadReport()
+    traces = {t.trace_id: t for t in read_traces([path], report=report)}
+    assert TRACE_B in traces  # the next line is read whatever happened to the deep one
+    if TRACE_A in traces:  # read in full, or ...
+        assert not report.errors and len(traces[TRACE_A].steps) == len(rag_trace())
+    else:  # ... reported with its line (JSON parsers cap nesting depth)
+        assert [e.line for e in report.errors] == [1]
