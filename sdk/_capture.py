@@ -10,9 +10,9 @@ logged at debug level and never reach the application.
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final
 
 from opentelemetry import context as otel_context
@@ -22,16 +22,18 @@ from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from . import semconv as sc
 from ._attributes import safe_str
-from ._record import AttributeValue, Recorder, text_of
-from ._record_answer import record_answer, record_selected
-from ._record_evidence import record_evidence
-from ._record_request import RequestFields, record_request
+from ._capture_record import (
+    INPUT_RECORDERS,
+    RESULT_RECORDERS,
+    InputRecorder,
+    ResultRecorder,
+    record_query,
+)
+from ._record import AttributeValue, Recorder
 from ._record_tool import (
     PathsHook,
     parameters_schema,
-    record_tool_arguments,
     record_tool_error,
-    record_tool_result,
     tool_static_attributes,
 )
 from ._runtime import _STATE, Settings, active_tracer, logger
@@ -53,15 +55,13 @@ class _ThreadsCheck:
 
 _THREADS: Final = _ThreadsCheck()
 # Enum members bound once: looking ``sc.Action.X`` up costs more than the comparison.
-_REQUEST: Final = sc.Action.REQUEST
-_RETRIEVE: Final = sc.Action.RETRIEVE
-_RERANK: Final = sc.Action.RERANK
-_SELECT: Final = sc.Action.SELECT
 _ANSWER: Final = sc.Action.ANSWER
 _TOOL: Final = sc.Action.TOOL
-_QUERY_NAMES: Final = ("query", "question")
-#: ``json.dumps(..., ensure_ascii=False)``, built once.
-_SPACED_JSON: Final = json.JSONEncoder(ensure_ascii=False)
+_SCHEMA_KEY: Final = sc.GT_SCHEMA_VERSION
+_NO_KWARGS: Final[Mapping[str, Any]] = MappingProxyType({})
+_get_current: Final = otel_context.get_current
+_attach: Final = otel_context.attach
+_detach: Final = otel_context.detach
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,19 +99,33 @@ class StepOptions:
 
 @dataclass(frozen=True, slots=True)
 class StepSpec:
-    """Everything about a step that does not change from call to call."""
+    """Everything about a step that does not change from call to call.
+
+    Attributes:
+        on_inputs: records the call's arguments by the convention of the action.
+        on_result: records the return value by the convention of the action.
+        query_index: position of ``query_param`` among the positional parameters.
+        request_indexes: REQUEST: positions of the id parameters (case/session/user/source)
+            among the positional parameters; None when arguments are read by binding.
+        replayable: ANSWER: the replay entry point is recorded (so are the extra kwargs).
+    """
 
     action: sc.Action
     options: StepOptions
     span_name: str
     static: dict[str, AttributeValue]
+    on_inputs: InputRecorder
+    on_result: ResultRecorder
     positional: tuple[str, ...] = ()
     varargs: bool = False
     skip_first: bool = False
     signature: inspect.Signature | None = None
     query_param: str | None = None
+    query_index: int | None = None
     evidence_param: str | None = None
     replay_skip: frozenset[str] = field(default_factory=frozenset)
+    request_indexes: Mapping[str, int] | None = None
+    replayable: bool = False
 
 
 def _layout(fn: Callable[..., Any]) -> tuple[inspect.Signature | None, tuple[str, ...], bool, bool]:
@@ -213,63 +227,34 @@ def build_spec(
         replay_skip = frozenset(p for p in (query_param, evidence_param, "self", "cls") if p)
     if options.attributes:
         static.update(options.attributes)
+    request_indexes: dict[str, int] | None = None
+    if action is sc.Action.REQUEST and sig is not None and not varargs:
+        names = (
+            options.case_id_param,
+            options.session_id_param,
+            options.user_id_param,
+            options.source_id_param,
+        )
+        start = 1 if skip_first else 0
+        request_indexes = {p: i for i, p in enumerate(positional) if i >= start and p in names}
     return StepSpec(
         action=action,
         options=options,
         span_name=span_name,
         static=static,
+        on_inputs=INPUT_RECORDERS[action],
+        on_result=RESULT_RECORDERS[action],
         positional=positional,
         varargs=varargs,
         skip_first=skip_first,
         signature=sig,
         query_param=query_param,
+        query_index=positional.index(query_param) if query_param in positional else None,
         evidence_param=evidence_param,
         replay_skip=replay_skip,
+        request_indexes=request_indexes,
+        replayable=action is _ANSWER and sc.GT_REPLAY_ENTRYPOINT in static,
     )
-
-
-def _arguments(spec: StepSpec, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The call's arguments by parameter name (defaults not filled in; self/cls dropped)."""
-    if spec.varargs and spec.signature is not None:
-        try:
-            bound = spec.signature.bind_partial(*args, **kwargs).arguments
-        except TypeError:
-            bound = {f"arg{i}": a for i, a in enumerate(args)} | dict(kwargs)
-    elif spec.signature is None:
-        bound = {f"arg{i}": a for i, a in enumerate(args)} | dict(kwargs)
-    else:
-        bound = dict(zip(spec.positional, args, strict=False))
-        bound.update(kwargs)
-    if spec.skip_first and spec.positional:
-        bound.pop(spec.positional[0], None)
-    return bound
-
-
-def _find_query(spec: StepSpec, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> object:
-    if spec.query_param is not None:
-        if spec.query_param in kwargs:
-            return kwargs[spec.query_param]
-        try:
-            index = spec.positional.index(spec.query_param)
-        except ValueError:
-            return None
-        return args[index] if index < len(args) else None
-    for key in _QUERY_NAMES:
-        if key in kwargs:
-            return kwargs[key]
-    start = 1 if spec.skip_first else 0
-    for value in args[start:]:
-        if isinstance(value, str):
-            return value
-    return None
-
-
-def _jsonable(value: object) -> bool:
-    try:
-        json.dumps(value)
-    except Exception:
-        return False
-    return True
 
 
 class Step:
@@ -293,79 +278,23 @@ class Step:
     # -- context -------------------------------------------------------------------------
     def attach(self) -> object:
         """Make the step's span current; returns the token for :meth:`detach`."""
-        return otel_context.attach(self._ctx)
+        return _attach(self._ctx)
 
     @staticmethod
     def detach(token: object) -> None:
         """Restore the context that was current before :meth:`attach`."""
-        otel_context.detach(token)  # type: ignore[arg-type]
+        _detach(token)  # type: ignore[arg-type]
+
+    def finish(self, token: object) -> None:
+        """Restore the context that was current before :meth:`attach`, then :meth:`close`."""
+        _detach(token)  # type: ignore[arg-type]  # logs, never raises
+        self.close()
 
     # -- recording -----------------------------------------------------------------------
-    def record_inputs(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-        """Record what the step was called with (only when the span is recording)."""
-        rec = self.rec
-        if rec is None:
-            return
-        try:
-            self._record_inputs(rec, args, kwargs)
-        except Exception:
-            logger.debug("recording inputs of %s failed", self.spec.span_name, exc_info=True)
-
-    def _record_inputs(
-        self, rec: Recorder, args: tuple[Any, ...], kwargs: Mapping[str, Any]
-    ) -> None:
-        spec = self.spec
-        action = spec.action
-        options = spec.options
-        if getattr(self.span, "parent", False) is None:
-            rec.attrs[sc.GT_SCHEMA_VERSION] = sc.SCHEMA_VERSION
-        if action is _REQUEST:
-            arguments = _arguments(spec, args, kwargs)
-            fields = RequestFields(
-                query=_find_query(spec, args, kwargs),
-                case_id=arguments.get(options.case_id_param),
-                session_id=arguments.get(options.session_id_param),
-                user_id=arguments.get(options.user_id_param),
-                source_id=arguments.get(options.source_id_param, options.source_id),
-                app_name=options.app_name,
-                app_version=options.app_version,
-            )
-            record_request(rec, fields, self.span)
-        elif action is _RETRIEVE or action is _RERANK or action is _ANSWER:
-            self.record_query(_find_query(spec, args, kwargs))
-            if action is _ANSWER and sc.GT_REPLAY_ENTRYPOINT in spec.static:
-                arguments = _arguments(spec, args, kwargs)
-                extra = {
-                    k: v for k, v in arguments.items() if k not in spec.replay_skip and _jsonable(v)
-                }
-                rec.attrs[sc.GT_REPLAY_KWARGS] = _SPACED_JSON.encode(extra)
-        elif action is _TOOL:
-            arguments = _arguments(spec, args, kwargs)
-            call_id = arguments.pop(options.call_id_param, None)
-            if call_id is None:
-                call_id = arguments.pop("tool_call_id", None)
-            self.arguments = arguments
-            record_tool_arguments(rec, arguments, call_id)
-        elif rec.settings.captures("io") and rec.settings.captures("evidence"):
-            rec.put_json(sc.OI_INPUT_VALUE, _arguments(spec, args, kwargs))
-            rec.attrs[sc.OI_INPUT_MIME_TYPE] = "application/json"
-
     def record_query(self, query: object) -> None:
         """Record the query a RETRIEVE/RERANK/ANSWER step works on (query capture only)."""
-        rec = self.rec
-        if rec is None or query is None or not rec.settings.captures("query"):
-            return
-        text = rec.text(sc.OI_INPUT_VALUE, text_of(query) or "")
-        attrs = rec.attrs
-        attrs[sc.OI_INPUT_VALUE] = text
-        attrs[sc.OI_INPUT_MIME_TYPE] = "text/plain"
-        action = self.spec.action
-        if action is _RETRIEVE:
-            attrs[sc.GT_RETRIEVAL_QUERY] = text
-            attrs[sc.GENAI_RETRIEVAL_QUERY_TEXT] = text
-        elif action is _RERANK:
-            attrs[sc.GT_RETRIEVAL_QUERY] = text
-            attrs[sc.OI_RERANKER_QUERY] = text
+        if self.rec is not None:
+            record_query(self.rec, self.spec.action, query)
 
     def succeed(self, result: object, total: int | None = None) -> None:
         """Record the step's return value by the convention of its action."""
@@ -373,37 +302,9 @@ class Step:
         if rec is None:
             return
         try:
-            self._record_result(rec, result, total)
+            self.spec.on_result(self, rec, result, total)
         except Exception:
             logger.debug("recording result of %s failed", self.spec.span_name, exc_info=True)
-
-    def _record_result(self, rec: Recorder, result: object, total: int | None) -> None:
-        spec = self.spec
-        action = spec.action
-        options = spec.options
-        if action is _RETRIEVE or action is _RERANK or action is _SELECT:
-            if options.to_evidence is not None:
-                result = options.to_evidence(result)
-                total = None
-            if action is _SELECT:
-                record_selected(rec, result)
-            else:
-                record_evidence(rec, result, action, total=total)
-        elif action is _ANSWER:
-            if options.to_answer is not None:
-                result = options.to_answer(result)
-            record_answer(rec, result)
-        elif action is _TOOL:
-            record_tool_result(rec, result, self.arguments, options.paths, options.paths_hook)
-        elif action is _REQUEST and isinstance(result, str):
-            if rec.settings.captures("answer"):
-                rec.put_text(sc.OI_OUTPUT_VALUE, result)
-                rec.attrs[sc.OI_OUTPUT_MIME_TYPE] = "text/plain"
-        elif result is not None and rec.settings.captures("io"):
-            if action is _REQUEST and not rec.settings.captures("answer"):
-                return
-            rec.put_json(sc.OI_OUTPUT_VALUE, result)
-            rec.attrs[sc.OI_OUTPUT_MIME_TYPE] = "application/json"
 
     def fail(self, exc: BaseException) -> None:
         """Record an exception raised by the step (the caller re-raises it unchanged)."""
@@ -425,14 +326,18 @@ class Step:
 
     def close(self) -> None:
         """Write the gathered attributes and end the span."""
+        rec = self.rec
+        span = self.span
+        if rec is not None:
+            self.rec = None
+            try:
+                attrs = rec.attrs if rec.truncated is None and rec.fired is None else rec.final()
+                if attrs:
+                    span.set_attributes(attrs)
+            except Exception:
+                logger.debug("writing attributes of %s failed", self.spec.span_name, exc_info=True)
         try:
-            if self.rec is not None:
-                self.span.set_attributes(self.rec.final())
-                self.rec = None
-        except Exception:
-            logger.debug("writing attributes of %s failed", self.spec.span_name, exc_info=True)
-        try:
-            self.span.end()
+            span.end()
         except Exception:
             logger.debug("ending span %s failed", self.spec.span_name, exc_info=True)
 
@@ -456,10 +361,10 @@ def begin(
         if tracer is None:
             return None
     try:
-        parent = otel_context.get_current()
+        parent = _get_current()
         if parent.get(_SUPPRESS_INSTRUMENTATION_KEY):
             return None
-        if current.propagate_threads and not _THREADS.checked:
+        if not _THREADS.checked and current.propagate_threads:
             _THREADS.checked = True
             ensure_thread_propagation()
         span = tracer.start_span(spec.span_name, parent, attributes=spec.static)
@@ -467,8 +372,14 @@ def begin(
     except Exception:
         logger.debug("starting span %s failed", spec.span_name, exc_info=True)
         return None
-    if step.rec is not None:
-        step.record_inputs(args, kwargs or {})
+    rec = step.rec
+    if rec is not None:  # record what the step was called with
+        try:
+            if not parent or getattr(span, "parent", False) is None:  # a root span
+                rec.attrs[_SCHEMA_KEY] = sc.SCHEMA_VERSION
+            spec.on_inputs(step, rec, args, _NO_KWARGS if kwargs is None else kwargs)
+        except Exception:
+            logger.debug("recording inputs of %s failed", spec.span_name, exc_info=True)
     return step
 
 

@@ -42,8 +42,7 @@ def _wrap_sync(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
             step.fail(exc)
             raise
         finally:
-            step.detach(token)
-            step.close()
+            step.finish(token)
 
     return step_sync
 
@@ -66,8 +65,7 @@ def _wrap_async(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
             step.fail(exc)
             raise
         finally:
-            step.detach(token)
-            step.close()
+            step.finish(token)
 
     return step_async
 

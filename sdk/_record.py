@@ -38,21 +38,28 @@ _MISSING: Final = object()
 
 
 class Recorder:
-    """Accumulates the attributes of one span and the truncation/redaction bookkeeping."""
+    """Accumulates the attributes of one span and the truncation/redaction bookkeeping.
+
+    The bookkeeping containers are created on first use: most spans truncate and mask nothing.
+    """
 
     __slots__ = ("attrs", "fired", "settings", "truncated")
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.attrs: dict[str, AttributeValue] = {}
-        self.truncated: list[str] = []
-        self.fired: set[str] = set()
+        self.truncated: list[str] | None = None
+        self.fired: set[str] | None = None
 
     def text(self, key: str, text: str) -> str:
         """Mask and clip one captured text field, noting truncation under ``key``."""
         settings = self.settings
         if settings.redact is None and len(text) <= settings.max_attribute_length:
             return text  # nothing to mask or cut (the common case)
+        if self.truncated is None:
+            self.truncated = []
+        if self.fired is None:
+            self.fired = set()
         return text_value(text, settings, key=key, truncated=self.truncated, fired=self.fired)
 
     def put_text(self, key: str, text: str) -> None:
@@ -65,7 +72,10 @@ class Recorder:
 
     def note_truncated(self, key: str) -> None:
         """Record that ``key`` was cut (e.g. a list shortened to the configured maximum)."""
-        self.truncated.append(key)
+        if self.truncated is None:
+            self.truncated = [key]
+        else:
+            self.truncated.append(key)
 
     def final(self) -> dict[str, AttributeValue]:
         """The attributes to write, including the truncation/redaction lists."""
