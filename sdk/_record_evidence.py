@@ -21,7 +21,6 @@ for the item type with :func:`register_evidence_mapper`.
 
 from __future__ import annotations
 
-import json
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +39,7 @@ from ._record import (
     first_field,
     text_of,
 )
-from ._record_evidence_plain import plain_evidence, plain_fields
+from ._record_evidence_plain import plain_evidence, plain_fields, plan_of
 from ._runtime import logger
 
 __all__ = [
@@ -223,19 +222,27 @@ def normalize_evidence(value: object, limit: int | None = None) -> list[Evidence
 def evidence_ids(value: object, limit: int | None = None) -> list[str]:
     """Ids of a list of evidence items or plain ids (strings are taken as ids here)."""
     ids: list[str] = []
+    plain = not _MAPPERS
     for i, item in enumerate(as_sequence(value)):
         if limit is not None and i >= limit:
             break
-        if isinstance(item, str):
+        if type(item) is str:
             ids.append(item)
-        elif isinstance(item, int) and not isinstance(item, bool):
-            ids.append(str(item))
-        else:
-            ev_id = _plain_id(item) if type(item) is dict and not _MAPPERS else _NO_ID
+            continue
+        if type(item) is dict and plain:
+            ev_id = _plain_id(item)
             if ev_id is _NO_ID:
                 ev_id = normalize_item(item, i).id
-            if ev_id is not None:
-                ids.append(ev_id)
+        elif isinstance(item, str):
+            ids.append(item)
+            continue
+        elif isinstance(item, int) and not isinstance(item, bool):
+            ids.append(str(item))
+            continue
+        else:
+            ev_id = normalize_item(item, i).id
+        if ev_id is not None:
+            ids.append(ev_id)
     return ids
 
 
@@ -245,17 +252,24 @@ _NO_ID: Final[Any] = object()
 def _plain_id(item: dict[Any, Any]) -> str | Any | None:
     """The id :func:`normalize_item` gives a plain dict, without building the item."""
     try:
-        fields = plain_fields(item)
+        plan = plan_of(tuple(item))
+        if plan is None:
+            return _NO_ID  # nested metadata: the general reader looks there too
+        single = plan[0]
+        if single is not None:  # one name per field: read the id (or content) directly
+            raw_id = item.get(single[0])
+            content = None if raw_id is not None else item.get(single[6])
+        else:
+            fields = plain_fields(item)
+            if fields is None:
+                return _NO_ID
+            raw_id, content = fields[0][0], fields[0][6]
     except Exception:
         return _NO_ID
-    if fields is None:
-        return _NO_ID
-    values = fields[0]
-    raw_id = values[0]
     if raw_id is not None:
-        return text_of(raw_id)
-    content = text_of(values[6])
-    return content_id(content) if content else None
+        return raw_id if type(raw_id) is str else text_of(raw_id)
+    text = text_of(content)
+    return content_id(text) if text else None
 
 
 def _doc_dict(ev: EvidenceItem, rec: Recorder, capture: bool) -> dict[str, Any]:
@@ -362,6 +376,6 @@ def record_evidence(
     attrs[sc.GT_EVIDENCE] = _fit(docs, rec)
     attrs[sc.GT_EVIDENCE_COUNT] = count
     if genai:
-        attrs[sc.GENAI_RETRIEVAL_DOCUMENTS] = json.dumps(
-            [{"id": d["id"], "score": d.get("score")} for d in docs], ensure_ascii=False
+        attrs[sc.GENAI_RETRIEVAL_DOCUMENTS] = safe_json(
+            [{"id": d["id"], "score": d.get("score")} for d in docs]
         )

@@ -13,16 +13,25 @@ a value orjson leaves to the standard encoder, a registered mapper) this module 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import isfinite as _isfinite
 from typing import Any, Final
 
 import orjson
 
 from . import semconv as sc
-from ._attributes import NATIVE_JSON_OPTIONS, json_str, native_json
+from ._attributes import NATIVE_JSON_OPTIONS
 from ._record import AttributeValue, Recorder, as_float, content_hash, content_id, text_of
+from ._record_evidence_compiled import builder_for
 from ._record_evidence_keys import META_KEYS, SLOT_KEYS
 
-__all__ = ["PlainEvidence", "document_keys", "plain_evidence", "plain_fields", "plan_of"]
+__all__ = [
+    "DocumentKeys",
+    "PlainEvidence",
+    "document_keys",
+    "plain_evidence",
+    "plain_fields",
+    "plan_of",
+]
 
 #: What :func:`plain_evidence` produces: flattened attributes, evidence JSON, GenAI JSON.
 PlainEvidence = tuple[dict[str, AttributeValue], str, str | None]
@@ -42,8 +51,6 @@ _MAX_PLANS: Final = 256
 _UNSEEN: Final[Any] = object()
 _NO_KEY: Final[Any] = object()  # looked up for a field no key feeds: never present
 _orjson_dumps: Final = orjson.dumps
-#: ``json.dumps`` (default separators) of one ``{"id": ..., "score": ...}`` entry.
-_GENAI_DOC: Final = '{{"id": {}, "score": {}}}'.format
 _PRECOMPUTED: Final = 128
 
 
@@ -105,32 +112,44 @@ def plain_fields(item: dict[Any, Any]) -> tuple[list[Any], dict[str, Any]] | Non
     return values, extra
 
 
-def _raw_keys(prefix: str, i: int) -> tuple[str, str, str, str]:
+#: Per document: its flattened OpenInference keys (id, score, content, metadata) and its
+#: default rank (position + 1).
+DocumentKeys = tuple[str, str, str, str, int]
+
+
+def _document_keys(prefix: str, i: int) -> DocumentKeys:
     return (
         sc.indexed(prefix, i, sc.OI_DOCUMENT_ID),
         sc.indexed(prefix, i, sc.OI_DOCUMENT_SCORE),
         sc.indexed(prefix, i, sc.OI_DOCUMENT_CONTENT),
         sc.indexed(prefix, i, sc.OI_DOCUMENT_METADATA),
+        i + 1,
     )
 
 
-#: The flattened OpenInference keys of the first documents, built once.
+#: The keys of the first documents, built once.
 _KEYS: Final = {
-    prefix: [_raw_keys(prefix, i) for i in range(_PRECOMPUTED)]
+    prefix: [_document_keys(prefix, i) for i in range(_PRECOMPUTED)]
     for prefix in (sc.OI_RETRIEVAL_DOCUMENTS, sc.OI_RERANKER_OUTPUT_DOCUMENTS)
 }
 
 
-def document_keys(prefix: str, i: int) -> tuple[str, str, str, str]:
-    """The flattened OpenInference keys (id, score, content, metadata) of document ``i``."""
+def document_keys(prefix: str, count: int) -> Sequence[DocumentKeys]:
+    """The keys of the first ``count`` documents (a longer sequence is fine: zip with it)."""
     table = _KEYS.get(prefix)
-    return table[i] if table is not None and i < _PRECOMPUTED else _raw_keys(prefix, i)
+    if table is not None and count <= _PRECOMPUTED:
+        return table
+    return [_document_keys(prefix, i) for i in range(count)]
 
 
 def plain_evidence(
     rec: Recorder, items: Sequence[Any], prefix: str, capture: bool, genai: bool
 ) -> PlainEvidence | None:
     """The evidence attributes of ``items``, or None when the general path is needed.
+
+    One pass per document builds every encoding: the ``groundtrace.evidence`` entry, the
+    flattened OpenInference keys with their metadata JSON and the ``{id, score}`` entry of
+    ``gen_ai.retrieval.documents``.
 
     Args:
         rec: the span's recorder (settings; nothing is written to it).
@@ -143,56 +162,64 @@ def plain_evidence(
     if settings.redact is not None:
         return None
     limit = settings.max_attribute_length
-    keys = _KEYS.get(prefix, [])
-    known = len(keys)
+    table = document_keys(prefix, len(items))
+    if items and type(items[0]) is dict:  # all items of one shape, usual values: compiled
+        builder = builder_for(tuple(items[0]), capture, genai, plan_of)
+        built = None if builder is None else builder(items, table, limit)
+        if built is not None:
+            return _encoded(*built, limit, genai)
     out: dict[str, AttributeValue] = {}
     docs: list[dict[str, Any]] = []
-    gen_ids: list[str] = []
-    gen_scores: list[str] = []
-    shape: tuple[Any, ...] = ()
+    gen: list[dict[str, Any]] = []
+    shape: tuple[Any, ...] | None = None
     single: tuple[Any, ...] | None = None
-    extra: dict[str, Any] = {}
-    for i, item in enumerate(items):
+    extra: dict[str, Any] | None = None
+    for item, (k_id, k_score, k_content, k_meta, position) in zip(items, table, strict=False):
         if type(item) is not dict:
             return None
         keys_now = tuple(item)
-        if keys_now != shape or single is None:  # items usually share one shape
+        if keys_now != shape:  # items usually share one shape: plan once
             shape = keys_now
-            plan = plan_of(shape)
+            plan = plan_of(keys_now)
             if plan is None:
                 return None
-            single = plan[0]
-            if single is None or plan[2]:  # two names for one field, or extra keys
-                fields = plain_fields(item)
-                if fields is None:
-                    return None
-                values, extra = fields
-                single = None
+            single = None if plan[2] else plan[0]  # None: extra keys or two names for a field
+            extra = None
         if single is not None:
-            values = list(map(item.get, single))
-            extra = {}
-        raw_id, title, source, raw_rank, raw_score, version, content = values
-        if extra and "content_hash" in extra:
-            return None  # would replace the document's own hash in the metadata JSON
+            raw_id, title, source, raw_rank, raw_score, version, content = map(item.get, single)
+        else:
+            fields = plain_fields(item)
+            if fields is None:
+                return None
+            (raw_id, title, source, raw_rank, raw_score, version, content), extra = fields
+            if not extra:
+                extra = None
+            elif "content_hash" in extra:
+                return None  # would replace the document's own hash in the metadata JSON
         if content is not None and type(content) is not str:
             content = text_of(content)
-        if raw_id is None:
+        if type(raw_id) is str:
+            ev_id: str | None = raw_id
+        elif raw_id is None:
             ev_id = content_id(content) if content else None
         else:
-            ev_id = raw_id if type(raw_id) is str else text_of(raw_id)
-        rank = raw_rank if type(raw_rank) is int else i + 1
+            ev_id = text_of(raw_id)
+        rank = raw_rank if type(raw_rank) is int else position
         # the document and its metadata exactly as the general path builds them
         doc: dict[str, Any] = {"id": ev_id, "rank": rank}
         meta: dict[str, Any] = {}
         if title is not None:
             if type(title) is not str:
-                title = text_of(title)
+                title = text_of(title) or ""
             if len(title) > limit:
                 return None
             doc["title"] = meta["title"] = title
         if source is not None:
             doc["source"] = meta["source"] = source if type(source) is str else text_of(source)
-        score = as_float(raw_score)
+        if type(raw_score) is float:
+            score = raw_score if _isfinite(raw_score) else None
+        else:
+            score = as_float(raw_score)
         if score is not None:
             doc["score"] = score
         if version is not None:
@@ -206,11 +233,10 @@ def plain_evidence(
                 doc["content"] = content
             else:
                 doc["content_hash"] = meta["content_hash"] = content_hash(content)
-        if extra:
+        if extra is not None:
             doc["metadata"] = extra
             meta.update(extra)
         docs.append(doc)
-        k_id, k_score, k_content, k_meta = keys[i] if i < known else document_keys(prefix, i)
         if ev_id is not None:
             out[k_id] = ev_id
         if score is not None:
@@ -219,11 +245,20 @@ def plain_evidence(
             out[k_content] = content
         out[k_meta] = _orjson_dumps(meta, None, NATIVE_JSON_OPTIONS).decode()
         if genai:
-            gen_ids.append("null" if ev_id is None else json_str(ev_id))
-            gen_scores.append("null" if score is None else float.__repr__(score))
-    evidence = native_json(docs)
+            gen.append({"id": ev_id, "score": score})
+    return _encoded(out, docs, gen, limit, genai)
+
+
+def _encoded(
+    out: dict[str, AttributeValue],
+    docs: list[dict[str, Any]],
+    gen: list[dict[str, Any]],
+    limit: int,
+    genai: bool,
+) -> PlainEvidence | None:
+    evidence = _orjson_dumps(docs, None, NATIVE_JSON_OPTIONS).decode()
     if len(evidence) > limit:
         return None
     if not genai:
         return out, evidence, None
-    return out, evidence, "[" + ", ".join(map(_GENAI_DOC, gen_ids, gen_scores)) + "]"
+    return out, evidence, _orjson_dumps(gen, None, NATIVE_JSON_OPTIONS).decode()

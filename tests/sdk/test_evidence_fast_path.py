@@ -235,3 +235,104 @@ def test_plain_dict_answers_read_like_mappings(value: dict[str, Any]) -> None:
     from groundtrace.sdk._record_answer import normalize_answer
 
     assert normalize_answer(value) == normalize_answer(MappingProxyType(value))
+
+
+CANONICAL = {
+    "id": st.text(max_size=8),
+    "title": st.text(max_size=12),
+    "source": st.text(max_size=12),
+    "rank": st.integers(min_value=-5, max_value=50),
+    "score": st.floats(allow_nan=False, allow_infinity=False),
+    "version": st.text(max_size=4),
+    "content": st.text(max_size=60),
+    "lang": st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=4)),
+    "page": st.integers(min_value=0, max_value=500),
+}
+canonical_rows = (
+    st.lists(st.sampled_from(sorted(CANONICAL)), unique=True, min_size=1, max_size=9)
+    .flatmap(st.permutations)
+    .flatmap(
+        lambda keys: st.lists(
+            st.fixed_dictionaries({k: CANONICAL[k] for k in keys}), min_size=1, max_size=7
+        )
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    items=canonical_rows,
+    odd=st.one_of(st.none(), st.fixed_dictionaries({"id": st.integers()}), st.just("text")),
+    action=st.sampled_from([sc.Action.RETRIEVE, sc.Action.RERANK]),
+    capture=st.booleans(),
+    max_length=st.sampled_from([8, 40, 32_768]),
+)
+def test_compiled_path_matches_general_path(
+    items: list[dict[str, Any]],
+    odd: object,
+    action: sc.Action,
+    capture: bool,
+    max_length: int,
+) -> None:
+    # uniform dicts of the usual types take the compiled builder; an odd item (another
+    # shape, a non-dict) makes it decline and the plain-dict loop or the general path write
+    if odd is not None:
+        items = [*items[:2], odd, *items[2:]]
+    patch = pytest.MonkeyPatch()
+    try:
+        fast, general = _both(
+            items,
+            action,
+            patch,
+            capture=_runtime.CONTENT_FIELDS if capture else frozenset(),
+            max_attribute_length=max_length,
+        )
+    finally:
+        patch.undo()
+    _same(fast, general)
+
+
+def test_common_retriever_output_takes_the_compiled_builder() -> None:
+    from groundtrace.sdk._record_evidence_compiled import builder_for
+    from groundtrace.sdk._record_evidence_plain import document_keys, plan_of
+
+    items = [
+        {"id": f"d{i}", "title": f"T{i}", "content": "x" * 50, "score": 1.0 / (i + 1)}
+        for i in range(5)
+    ]
+    builder = builder_for(tuple(items[0]), True, True, plan_of)
+    assert builder is not None
+    table = document_keys(sc.OI_RETRIEVAL_DOCUMENTS, len(items))
+    built = builder(items, table, 32_768)
+    assert built is not None
+    out, docs, gen = built
+    assert out[sc.indexed(sc.OI_RETRIEVAL_DOCUMENTS, 4, sc.OI_DOCUMENT_ID)] == "d4"
+    assert docs[0] == {
+        "id": "d0",
+        "rank": 1,
+        "title": "T0",
+        "score": 1.0,
+        "length": 50,
+        "content": "x" * 50,
+    }
+    assert gen[1] == {"id": "d1", "score": 0.5}
+    # unusual values make it decline (the plain-dict loop takes them)
+    assert builder([*items, {**items[0], "score": math.nan}], table, 32_768) is None
+    assert builder([{**items[0], "id": 7}], table, 32_768) is None
+    assert builder(items, table, 10) is None  # content over the size limit
+    # shapes it does not take: nested metadata, two names for one field, own content_hash
+    for shape in (("id", "metadata"), ("id", "doc_id"), ("id", "content_hash")):
+        assert builder_for(shape, True, True, plan_of) is None
+
+
+def test_compiled_builders_embed_no_application_keys_in_code() -> None:
+    from groundtrace.sdk._record_evidence_compiled import builder_for
+    from groundtrace.sdk._record_evidence_plain import document_keys, plan_of
+
+    key = '"); import os; ("'
+    items = [{"id": "a", key: 1}, {"id": "b", key: 2}]
+    builder = builder_for(tuple(items[0]), False, False, plan_of)
+    assert builder is not None
+    built = builder(items, document_keys(sc.OI_RETRIEVAL_DOCUMENTS, 2), 32_768)
+    assert built is not None
+    assert built[1][1]["metadata"] == {key: 2}

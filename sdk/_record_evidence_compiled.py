@@ -1,0 +1,171 @@
+"""Evidence recording compiled per dict shape: the hottest path, for the most common input.
+
+A retriever usually returns dicts that all have the same keys, in the same order, holding
+values of the expected types (string id/title/content, float score...). For such a *shape*
+(the tuple of a dict's keys) plus the two switches that change the output (content capture,
+``gen_ai.retrieval.documents``), this module generates -- once, like ``dataclasses``
+generates ``__init__`` -- a function whose loop body is straight-line code for exactly the
+keys present: one unpacking of ``dict.values()``, one type check per value, and the document,
+its metadata and the flattened attributes built as dict displays.
+
+The generated code embeds no application data: dict keys from the application are passed in
+as module constants, never spelled into the source. A builder returns ``None`` as soon as
+anything is unusual (another shape, ``None`` or an unexpected type, a non-finite score, a
+value over the size limit...); the caller then takes the general plain-dict path, which
+handles everything and writes exactly the same output (tests check that it does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from math import isfinite
+from typing import Any, Final
+
+import orjson
+
+from ._attributes import NATIVE_JSON_OPTIONS
+from ._record import AttributeValue, content_hash, content_id
+
+__all__ = ["Builder", "builder_for"]
+
+#: ``builder(items, table, limit)`` -> ``(flattened attributes, documents, gen_ai entries)``,
+#: or None when an item needs the general path. ``table`` holds, per document, its four
+#: flattened OpenInference keys (id, score, content, metadata) and its default rank.
+Builder = Callable[
+    [Sequence[Any], Sequence[tuple[str, str, str, str, int]], int],
+    tuple[dict[str, AttributeValue], list[dict[str, Any]], list[dict[str, Any]]] | None,
+]
+
+#: The fields in the order of ``_record_evidence_keys.SLOT_KEYS``.
+_SLOTS: Final = ("id", "title", "source", "rank", "score", "version", "content")
+_TYPE_OF_SLOT: Final = ("str", "str", "str", "int", "float", "str", "str")
+_SCALAR_TYPES: Final = frozenset({str, int, float, bool, type(None)})
+_BUILDERS: dict[tuple[Any, ...], Builder | None] = {}
+_MAX_BUILDERS: Final = 256
+_UNSEEN: Final[Any] = object()
+
+
+def builder_for(
+    shape: tuple[Any, ...], capture: bool, genai: bool, plan_of: Callable[[tuple[Any, ...]], Any]
+) -> Builder | None:
+    """The (cached) builder of dicts with these keys, or None for shapes it does not take.
+
+    Args:
+        shape: the keys of the first item, in order.
+        capture: whether evidence content is captured.
+        genai: whether ``gen_ai.retrieval.documents`` entries are built.
+        plan_of: the plain-dict reader's plan of a shape (``_record_evidence_plain.plan_of``).
+    """
+    key = (shape, capture, genai)
+    builder: Builder | None = _BUILDERS.get(key, _UNSEEN)
+    if builder is _UNSEEN:
+        builder = _compile(shape, plan_of(shape), capture, genai)
+        if len(_BUILDERS) >= _MAX_BUILDERS:
+            _BUILDERS.clear()
+        _BUILDERS[key] = builder
+    return builder
+
+
+def _compile(shape: tuple[Any, ...], plan: Any, capture: bool, genai: bool) -> Builder | None:
+    if not shape or plan is None or plan[0] is None or "content_hash" in plan[2]:
+        return None  # nested metadata, two names for one field, or a hash of its own
+    single: tuple[Any, ...] = plan[0]
+    present = {key: slot for slot, key in enumerate(single) if type(key) is str}
+    extras: tuple[str, ...] = plan[2]
+    namespace: dict[str, Any] = {
+        "SHAPE": shape,
+        "isfinite": isfinite,
+        "content_id": content_id,
+        "content_hash": content_hash,
+        "SCALARS": _SCALAR_TYPES,
+    }
+    targets: list[str] = []
+    extra_items: list[str] = []
+    for index, key in enumerate(shape):
+        if key in present:
+            targets.append("v_" + _SLOTS[present[key]])
+        elif key in extras:
+            targets.append(f"x{index}")
+            namespace[f"K{index}"] = key
+            extra_items.append(f"K{index}: x{index}")
+        else:
+            targets.append("_")  # a key that is not a string: not recorded
+    has = [type(key) is str for key in single]
+    has_id, has_title, has_source, has_rank, has_score, has_version, has_content = has
+    checks = [f"type(v_{_SLOTS[s]}) is not {_TYPE_OF_SLOT[s]}" for s in range(7) if has[s]]
+    checks += [f"type(x{i}) not in SCALARS" for i, k in enumerate(shape) if k in extras]
+    if has_title:
+        checks.append("len(v_title) > limit")
+    if has_score:
+        checks.append("not isfinite(v_score)")
+    if has_content and capture:
+        checks.append("len(v_content) > limit")
+    rank = "v_rank" if has_rank else "position"
+    ev_id = "v_id" if has_id else "ev_id"
+    doc = [f'"id": {ev_id}', f'"rank": {rank}']
+    meta = []
+    if has_title:
+        doc.append('"title": v_title')
+        meta.append('"title": v_title')
+    if has_source:
+        doc.append('"source": v_source')
+        meta.append('"source": v_source')
+    if has_score:
+        doc.append('"score": v_score')
+    if has_version:
+        doc.append('"version": v_version')
+        meta.append('"version": v_version')
+    meta.append(f'"rank": {rank}')
+    if has_content:
+        doc.append('"length": len(v_content)')
+        if capture:
+            doc.append('"content": v_content')
+        else:
+            doc.append('"content_hash": hashed')
+            meta.append('"content_hash": hashed')
+    if extra_items:
+        doc.append('"metadata": extra')
+        meta.extend(extra_items)
+    body = [
+        "if type(item) is not dict or tuple(item) != SHAPE:",
+        "    return None",
+        f"({', '.join(targets)},) = item.values()",
+    ]
+    if checks:
+        body += [f"if {' or '.join(checks)}:", "    return None"]
+    if not has_id:
+        id_value = "content_id(v_content) if v_content else None" if has_content else "None"
+        body.append(f"ev_id = {id_value}")
+    if has_content and not capture:
+        body.append("hashed = content_hash(v_content)")
+    if extra_items:
+        body.append(f"extra = {{{', '.join(extra_items)}}}")
+    body.append(f"docs.append({{{', '.join(doc)}}})")
+    if has_id:
+        body.append("out[k_id] = v_id")
+    else:
+        body += ["if ev_id is not None:", "    out[k_id] = ev_id"]
+    if has_score:
+        body.append("out[k_score] = v_score")
+    if has_content and capture:
+        body.append("out[k_content] = v_content")
+    body.append(f"out[k_meta] = dumps({{{', '.join(meta)}}}, None, OPTIONS).decode()")
+    if genai:
+        score = "v_score" if has_score else "None"
+        body.append(f'gen.append({{"id": {ev_id}, "score": {score}}})')
+    source = "\n".join(
+        [
+            "def build(items, table, limit, dumps=dumps, OPTIONS=OPTIONS, SHAPE=SHAPE):",
+            "    out = {}",
+            "    docs = []",
+            "    gen = []",
+            "    for item, (k_id, k_score, k_content, k_meta, position) in zip(items, table):",
+            *("        " + line for line in body),
+            "    return out, docs, gen",
+        ]
+    )
+    namespace["dumps"] = orjson.dumps
+    namespace["OPTIONS"] = NATIVE_JSON_OPTIONS
+    exec(compile(source, f"<groundtrace evidence builder {len(_BUILDERS)}>", "exec"), namespace)
+    builder: Builder = namespace["build"]
+    return builder
