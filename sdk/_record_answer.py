@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from . import semconv as sc
 from ._attributes import json_list
@@ -35,6 +35,12 @@ _CITED_KEYS: Final = (
 )
 _QUOTE_KEYS: Final = ("quotes", "quoted", "snippets")
 _QUOTE_TEXT_KEYS: Final = ("quote", "text", "snippet", "content")
+_ANSWER_TEXT: Final = sc.GT_ANSWER_TEXT
+_CONFIDENCE: Final = sc.GT_ANSWER_CONFIDENCE
+_CITED_IDS: Final = sc.GT_ANSWER_CITED_IDS
+_QUOTES: Final = sc.GT_ANSWER_QUOTES
+_OUTPUT: Final = sc.OI_OUTPUT_VALUE
+_OUTPUT_MIME: Final = sc.OI_OUTPUT_MIME_TYPE
 
 
 @dataclass(slots=True)
@@ -63,46 +69,68 @@ def _quotes(value: object) -> list[str]:
 
 def normalize_answer(value: object) -> AnswerFields:
     """Read an answer value by the conventions above; never raises."""
+    text, confidence, cited_ids, quotes = _answer_fields(value)
+    return AnswerFields(text, confidence, cited_ids, quotes)
+
+
+def _first_plain(item: dict[Any, Any], names: tuple[str, ...]) -> object:
+    """:func:`first_field` of a plain dict (absent and None both skip)."""
+    for name in names:
+        value = item.get(name)
+        if value is not None:
+            return value
+    return None
+
+
+def _answer_fields(value: object) -> tuple[str | None, float | None, list[str], list[str]]:
     if value is None:
-        return AnswerFields()
+        return None, None, [], []
+    if type(value) is str:
+        return value, None, [], []
     if isinstance(value, str | bytes | bytearray):
-        return AnswerFields(text=text_of(value))
-    # a plain dict's own ``get`` reads as field_getter does (absent and None both skip)
-    get = value.get if type(value) is dict else field_getter(value)
-    text = first_field(get, _TEXT_KEYS)
-    cited = first_field(get, _CITED_KEYS)
-    quotes = first_field(get, _QUOTE_KEYS)
-    return AnswerFields(
-        text=text_of(text) if text is not None else None,
-        confidence=as_float(first_field(get, _CONFIDENCE_KEYS)),
-        cited_ids=[cited] if isinstance(cited, str) else evidence_ids(cited),
-        quotes=_quotes(quotes) if quotes is not None else [],
+        return text_of(value), None, [], []
+    if type(value) is dict:
+        text = _first_plain(value, _TEXT_KEYS)
+        cited = _first_plain(value, _CITED_KEYS)
+        quotes = _first_plain(value, _QUOTE_KEYS)
+        confidence = _first_plain(value, _CONFIDENCE_KEYS)
+    else:
+        get = field_getter(value)
+        text = first_field(get, _TEXT_KEYS)
+        cited = first_field(get, _CITED_KEYS)
+        quotes = first_field(get, _QUOTE_KEYS)
+        confidence = first_field(get, _CONFIDENCE_KEYS)
+    return (
+        text if text is None or type(text) is str else text_of(text),
+        as_float(confidence),
+        [cited] if isinstance(cited, str) else evidence_ids(cited),
+        _quotes(quotes) if quotes is not None else [],
     )
 
 
 def record_answer(rec: Recorder, value: object) -> None:
     """Record an answer value: text, confidence, cited ids, quotes (+ ``output.value``)."""
-    fields = normalize_answer(value)
+    text, confidence, cited_ids, quotes = _answer_fields(value)
     attrs = rec.attrs
-    capture = rec.settings.captures("answer")
-    if fields.text is not None and capture:
-        text = rec.text(sc.GT_ANSWER_TEXT, fields.text)
-        attrs[sc.GT_ANSWER_TEXT] = text
-        attrs[sc.OI_OUTPUT_VALUE] = text
-        attrs[sc.OI_OUTPUT_MIME_TYPE] = "text/plain"
-    if fields.confidence is not None:
-        attrs[sc.GT_ANSWER_CONFIDENCE] = fields.confidence
-    if fields.cited_ids:
-        attrs[sc.GT_ANSWER_CITED_IDS] = fields.cited_ids
-    if fields.quotes and capture:
-        attrs[sc.GT_ANSWER_QUOTES] = [rec.text(sc.GT_ANSWER_QUOTES, q) for q in fields.quotes]
+    capture = "answer" in rec.settings.capture
+    if text is not None and capture:
+        text = rec.text(_ANSWER_TEXT, text)
+        attrs[_ANSWER_TEXT] = text
+        attrs[_OUTPUT] = text
+        attrs[_OUTPUT_MIME] = "text/plain"
+    if confidence is not None:
+        attrs[_CONFIDENCE] = confidence
+    if cited_ids:
+        attrs[_CITED_IDS] = cited_ids
+    if quotes and capture:
+        attrs[_QUOTES] = [rec.text(_QUOTES, q) for q in quotes]
 
 
 def record_selected(rec: Recorder, value: object) -> None:
     """Record a SELECT result (evidence items or ids) as ``groundtrace.selected.ids``."""
     limit = rec.settings.max_evidence_items
     seq = as_sequence(value)
-    if isinstance(value, Mapping):
+    if type(value) is not list and isinstance(value, Mapping):
         seq = (value,)
     if len(seq) > limit:
         rec.note_truncated(sc.GT_SELECTED_IDS)
