@@ -108,6 +108,8 @@ class StepSpec:
         request_indexes: REQUEST: positions of the id parameters (case/session/user/source)
             among the positional parameters; None when arguments are read by binding.
         replayable: ANSWER: the replay entry point is recorded (so are the extra kwargs).
+        schema_on_root: the schema version is written when the span is a root (it is not
+            among the static attributes already).
     """
 
     action: sc.Action
@@ -126,6 +128,7 @@ class StepSpec:
     replay_skip: frozenset[str] = field(default_factory=frozenset)
     request_indexes: Mapping[str, int] | None = None
     replayable: bool = False
+    schema_on_root: bool = True
 
 
 def _layout(fn: Callable[..., Any]) -> tuple[inspect.Signature | None, tuple[str, ...], bool, bool]:
@@ -254,6 +257,7 @@ def build_spec(
         replay_skip=replay_skip,
         request_indexes=request_indexes,
         replayable=action is _ANSWER and sc.GT_REPLAY_ENTRYPOINT in static,
+        schema_on_root=_SCHEMA_KEY not in static,
     )
 
 
@@ -375,8 +379,8 @@ def begin(
     rec = step.rec
     if rec is not None:  # record what the step was called with
         try:
-            if not parent or getattr(span, "parent", False) is None:  # a root span
-                rec.attrs[_SCHEMA_KEY] = sc.SCHEMA_VERSION
+            if spec.schema_on_root and (not parent or getattr(span, "parent", False) is None):
+                rec.attrs[_SCHEMA_KEY] = sc.SCHEMA_VERSION  # a root span
             spec.on_inputs(step, rec, args, _NO_KWARGS if kwargs is None else kwargs)
         except Exception:
             logger.debug("recording inputs of %s failed", spec.span_name, exc_info=True)

@@ -139,7 +139,7 @@ def _inputs_request(
         session_id = arguments.get(options.session_id_param)
         user_id = arguments.get(options.user_id_param)
         source_id = arguments.get(options.source_id_param, options.source_id)
-    else:
+    elif indexes or kwargs:
         case_id = _named(indexes, options.case_id_param, args, kwargs)
         session_id = _named(indexes, options.session_id_param, args, kwargs)
         user_id = _named(indexes, options.user_id_param, args, kwargs)
@@ -148,6 +148,9 @@ def _inputs_request(
         session_id = None if session_id is _ABSENT else session_id
         user_id = None if user_id is _ABSENT else user_id
         source_id = options.source_id if source_id is _ABSENT else source_id
+    else:  # the function has none of the id parameters
+        case_id = session_id = user_id = None
+        source_id = options.source_id
     fields = RequestFields(
         query=find_query(spec, args, kwargs),
         case_id=case_id,
@@ -157,7 +160,7 @@ def _inputs_request(
         app_name=options.app_name,
         app_version=options.app_version,
     )
-    record_request(rec, fields, step.span)
+    record_request(rec, fields, step.span, spec.static)
 
 
 def _inputs_retrieval(

@@ -124,7 +124,7 @@ class StepScope:
         if step is not None:
             if step.rec is not None and self._fields is not None:
                 try:
-                    record_request(step.rec, self._fields, step.span)
+                    record_request(step.rec, self._fields, step.span, self._spec.static)
                 except Exception:
                     logger.debug("recording request fields failed", exc_info=True)
             try:

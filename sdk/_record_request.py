@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
 from . import semconv as sc
 from ._record import Recorder, text_of
 
 __all__ = ["RequestFields", "app_identity", "record_request"]
+
+_NOTHING: Final[Mapping[str, object]] = MappingProxyType({})
+_SCHEMA: Final = sc.GT_SCHEMA_VERSION
+_QUERY: Final = sc.GT_REQUEST_QUERY
+_INPUT: Final = sc.OI_INPUT_VALUE
+_INPUT_MIME: Final = sc.OI_INPUT_MIME_TYPE
+_APP_NAME: Final = sc.GT_APP_NAME
+_APP_VERSION: Final = sc.GT_APP_VERSION
 
 
 class RequestFields:
@@ -59,15 +68,29 @@ def app_identity(span: object) -> tuple[str | None, str | None]:
     return name, version if isinstance(version, str) else None
 
 
-def record_request(rec: Recorder, fields: RequestFields, span: object) -> None:
-    """Record the request fields on the root span."""
+def record_request(
+    rec: Recorder,
+    fields: RequestFields,
+    span: object,
+    static: Mapping[str, object] = _NOTHING,
+) -> None:
+    """Record the request fields on the root span.
+
+    Args:
+        rec: the span's recorder.
+        fields: the request's values.
+        span: the span (its resource names the app when ``fields`` do not).
+        static: attributes the span already carries; those are not written again.
+    """
     attrs = rec.attrs
-    attrs[sc.GT_SCHEMA_VERSION] = sc.SCHEMA_VERSION
-    if fields.query is not None and rec.settings.captures("query"):
-        query = rec.text(sc.GT_REQUEST_QUERY, text_of(fields.query) or "")
-        attrs[sc.GT_REQUEST_QUERY] = query
-        attrs[sc.OI_INPUT_VALUE] = query
-        attrs[sc.OI_INPUT_MIME_TYPE] = "text/plain"
+    if static.get(_SCHEMA) != sc.SCHEMA_VERSION:
+        attrs[_SCHEMA] = sc.SCHEMA_VERSION
+    query = fields.query
+    if query is not None and "query" in rec.settings.capture:
+        query = rec.text(_QUERY, query if type(query) is str else text_of(query) or "")
+        attrs[_QUERY] = query
+        attrs[_INPUT] = query
+        attrs[_INPUT_MIME] = "text/plain"
     if fields.case_id is not None:
         attrs[sc.GT_REQUEST_CASE_ID] = text_of(fields.case_id) or ""
     if fields.session_id is not None:
@@ -86,7 +109,7 @@ def record_request(rec: Recorder, fields: RequestFields, span: object) -> None:
         res_name, res_version = app_identity(span)
         name = name if name is not None else res_name
         version = version if version is not None else res_version
-    if name is not None:
-        attrs[sc.GT_APP_NAME] = name
-    if version is not None:
-        attrs[sc.GT_APP_VERSION] = version
+    if name is not None and static.get(_APP_NAME) != name:
+        attrs[_APP_NAME] = name
+    if version is not None and static.get(_APP_VERSION) != version:
+        attrs[_APP_VERSION] = version

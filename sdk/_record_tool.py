@@ -32,6 +32,18 @@ __all__ = [
 PathsHook = Callable[[Mapping[str, Any], Any], Iterable[Any]]
 
 _OK: Final = sc.ToolStatus.OK.value
+_STATUS: Final = sc.GT_TOOL_STATUS
+_PATHS_READ: Final = sc.GT_TOOL_PATHS_READ
+_SIZE: Final = sc.GT_TOOL_RESULT_SIZE
+_HASH: Final = sc.GT_TOOL_RESULT_HASH
+_CONTENT: Final = sc.GT_TOOL_RESULT_CONTENT
+_GENAI_RESULT: Final = sc.GENAI_TOOL_CALL_RESULT
+_OUTPUT: Final = sc.OI_OUTPUT_VALUE
+_OUTPUT_MIME: Final = sc.OI_OUTPUT_MIME_TYPE
+_ARGUMENTS: Final = sc.GT_TOOL_ARGUMENTS
+_GENAI_ARGUMENTS: Final = sc.GENAI_TOOL_CALL_ARGUMENTS
+_INPUT: Final = sc.OI_INPUT_VALUE
+_INPUT_MIME: Final = sc.OI_INPUT_MIME_TYPE
 _JSON_TYPES: Final[dict[Any, str]] = {
     str: "string",
     int: "integer",
@@ -94,12 +106,12 @@ def record_tool_arguments(
         call = text_of(call_id) or ""
         attrs[sc.GT_TOOL_CALL_ID] = call
         attrs[sc.GENAI_TOOL_CALL_ID] = call
-    if rec.settings.captures("tool_arguments"):
-        text = rec.text(sc.GT_TOOL_ARGUMENTS, safe_json(arguments))
-        attrs[sc.GT_TOOL_ARGUMENTS] = text
-        attrs[sc.GENAI_TOOL_CALL_ARGUMENTS] = text
-        attrs[sc.OI_INPUT_VALUE] = text
-        attrs[sc.OI_INPUT_MIME_TYPE] = "application/json"
+    if "tool_arguments" in rec.settings.capture:
+        text = rec.text(_ARGUMENTS, safe_json(arguments))
+        attrs[_ARGUMENTS] = text
+        attrs[_GENAI_ARGUMENTS] = text
+        attrs[_INPUT] = text
+        attrs[_INPUT_MIME] = "application/json"
 
 
 def result_text(result: object) -> tuple[str, str]:
@@ -133,27 +145,31 @@ def record_tool_result(
 ) -> None:
     """Record a successful tool call: status ok, paths read, result size/hash/content."""
     attrs = rec.attrs
-    attrs[sc.GT_TOOL_STATUS] = _OK
+    attrs[_STATUS] = _OK
     paths: list[str] = []
     if arguments is not None:
         for name in path_params:
-            paths.extend(_paths(arguments.get(name)))
+            value = arguments.get(name)
+            if type(value) is str:
+                paths.append(value)
+            else:
+                paths.extend(_paths(value))
     if paths_hook is not None:
         try:
             paths.extend(_paths(list(paths_hook(arguments or {}, result))))
         except Exception:
             logger.debug("paths_hook failed", exc_info=True)
     if paths:
-        attrs[sc.GT_TOOL_PATHS_READ] = list(dict.fromkeys(paths))
-    text, mime = result_text(result)
-    attrs[sc.GT_TOOL_RESULT_SIZE] = len(text)
-    attrs[sc.GT_TOOL_RESULT_HASH] = content_hash(text)
-    if rec.settings.captures("tool_results"):
-        shown = rec.text(sc.GT_TOOL_RESULT_CONTENT, text)
-        attrs[sc.GT_TOOL_RESULT_CONTENT] = shown
-        attrs[sc.GENAI_TOOL_CALL_RESULT] = shown
-        attrs[sc.OI_OUTPUT_VALUE] = shown
-        attrs[sc.OI_OUTPUT_MIME_TYPE] = mime
+        attrs[_PATHS_READ] = list(dict.fromkeys(paths)) if len(paths) > 1 else paths
+    text, mime = (result, "text/plain") if type(result) is str else result_text(result)
+    attrs[_SIZE] = len(text)
+    attrs[_HASH] = content_hash(text)
+    if "tool_results" in rec.settings.capture:
+        shown = rec.text(_CONTENT, text)
+        attrs[_CONTENT] = shown
+        attrs[_GENAI_RESULT] = shown
+        attrs[_OUTPUT] = shown
+        attrs[_OUTPUT_MIME] = mime
 
 
 def record_tool_error(rec: Recorder, exc: BaseException) -> None:
