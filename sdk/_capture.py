@@ -108,6 +108,8 @@ class StepSpec:
         request_indexes: REQUEST: positions of the id parameters (case/session/user/source)
             among the positional parameters; None when arguments are read by binding.
         replayable: ANSWER: the replay entry point is recorded (so are the extra kwargs).
+        replay_extra: ANSWER: some argument other than the query and the evidence can be
+            passed, so the extra kwargs must be read from each call.
         schema_on_root: the schema version is written when the span is a root (it is not
             among the static attributes already).
     """
@@ -128,6 +130,7 @@ class StepSpec:
     replay_skip: frozenset[str] = field(default_factory=frozenset)
     request_indexes: Mapping[str, int] | None = None
     replayable: bool = False
+    replay_extra: bool = False
     schema_on_root: bool = True
 
 
@@ -180,6 +183,7 @@ def build_spec(
     query_param = options.query_param
     evidence_param = options.evidence_param
     replay_skip: frozenset[str] = frozenset()
+    replay_extra = False
     if action in (sc.Action.RETRIEVE, sc.Action.RERANK):
         source = options.data_source or options.retriever
         if source:
@@ -228,6 +232,14 @@ def build_spec(
             if evidence_param:
                 static[sc.GT_REPLAY_EVIDENCE_PARAM] = evidence_param
         replay_skip = frozenset(p for p in (query_param, evidence_param, "self", "cls") if p)
+        replay_extra = (
+            sig is None
+            or varargs
+            or any(
+                p.kind is p.VAR_KEYWORD or p.name not in replay_skip
+                for p in sig.parameters.values()
+            )
+        )
     if options.attributes:
         static.update(options.attributes)
     request_indexes: dict[str, int] | None = None
@@ -257,14 +269,16 @@ def build_spec(
         replay_skip=replay_skip,
         request_indexes=request_indexes,
         replayable=action is _ANSWER and sc.GT_REPLAY_ENTRYPOINT in static,
+        replay_extra=replay_extra,
         schema_on_root=_SCHEMA_KEY not in static,
     )
 
 
-class Step:
-    """One running step: its span, its recorder and the context it runs in."""
+class Step(Recorder):
+    """One running step: its span, the context it runs in and, while its span records, the
+    attributes it gathers (a step is its own :class:`~._record.Recorder`)."""
 
-    __slots__ = ("_ctx", "arguments", "rec", "span", "spec")
+    __slots__ = ("arguments", "ctx", "recording", "span", "spec")
 
     def __init__(
         self,
@@ -273,40 +287,46 @@ class Step:
         current: Settings,
         parent: otel_context.Context | None = None,
     ) -> None:
+        # the Recorder's fields, set here rather than through its __init__ (hot path)
+        self.settings = current
+        self.attrs = {}
+        self.truncated = None
+        self.fired = None
         self.spec = spec
         self.span = span
-        self.rec: Recorder | None = Recorder(current) if span.is_recording() else None
+        self.recording: bool = span.is_recording()
         self.arguments: dict[str, Any] | None = None
-        self._ctx = trace.set_span_in_context(span, parent)
+        #: the context with the step's span current, attached around the step's code
+        self.ctx = trace.set_span_in_context(span, parent)
+
+    @property
+    def rec(self) -> Recorder | None:
+        """The recorder of the step's attributes; None when the span does not record (or
+        the step has ended)."""
+        return self if self.recording else None
 
     # -- context -------------------------------------------------------------------------
     def attach(self) -> object:
         """Make the step's span current; returns the token for :meth:`detach`."""
-        return _attach(self._ctx)
+        return _attach(self.ctx)
 
     @staticmethod
     def detach(token: object) -> None:
         """Restore the context that was current before :meth:`attach`."""
         _detach(token)  # type: ignore[arg-type]
 
-    def finish(self, token: object) -> None:
-        """Restore the context that was current before :meth:`attach`, then :meth:`close`."""
-        _detach(token)  # type: ignore[arg-type]  # logs, never raises
-        self.close()
-
     # -- recording -----------------------------------------------------------------------
     def record_query(self, query: object) -> None:
         """Record the query a RETRIEVE/RERANK/ANSWER step works on (query capture only)."""
-        if self.rec is not None:
-            record_query(self.rec, self.spec.action, query)
+        if self.recording:
+            record_query(self, self.spec.action, query)
 
     def succeed(self, result: object, total: int | None = None) -> None:
         """Record the step's return value by the convention of its action."""
-        rec = self.rec
-        if rec is None:
+        if not self.recording:
             return
         try:
-            self.spec.on_result(self, rec, result, total)
+            self.spec.on_result(self, self, result, total)
         except Exception:
             logger.debug("recording result of %s failed", self.spec.span_name, exc_info=True)
 
@@ -314,10 +334,10 @@ class Step:
         """Record an exception raised by the step (the caller re-raises it unchanged)."""
         span = self.span
         try:
-            if self.rec is not None:
-                self.rec.attrs[sc.ERROR_TYPE] = type(exc).__qualname__
+            if self.recording:
+                self.attrs[sc.ERROR_TYPE] = type(exc).__qualname__
                 if self.spec.action is _TOOL:
-                    record_tool_error(self.rec, exc)
+                    record_tool_error(self, exc)
             span.set_status(Status(StatusCode.ERROR, f"{type(exc).__qualname__}: {safe_str(exc)}"))
             span.record_exception(exc)
         except Exception:
@@ -325,17 +345,16 @@ class Step:
 
     def set_attribute(self, key: str, value: AttributeValue) -> None:
         """Set an extra attribute (written when the step ends)."""
-        if self.rec is not None:
-            self.rec.attrs[key] = value
+        if self.recording:
+            self.attrs[key] = value
 
     def close(self) -> None:
         """Write the gathered attributes and end the span."""
-        rec = self.rec
         span = self.span
-        if rec is not None:
-            self.rec = None
+        if self.recording:
+            self.recording = False
             try:
-                attrs = rec.attrs if rec.truncated is None and rec.fired is None else rec.final()
+                attrs = self.final() if self.truncated or self.fired else self.attrs
                 if attrs:
                     span.set_attributes(attrs)
             except Exception:
@@ -376,12 +395,11 @@ def begin(
     except Exception:
         logger.debug("starting span %s failed", spec.span_name, exc_info=True)
         return None
-    rec = step.rec
-    if rec is not None:  # record what the step was called with
+    if step.recording:  # record what the step was called with
         try:
             if spec.schema_on_root and (not parent or getattr(span, "parent", False) is None):
-                rec.attrs[_SCHEMA_KEY] = sc.SCHEMA_VERSION  # a root span
-            spec.on_inputs(step, rec, args, _NO_KWARGS if kwargs is None else kwargs)
+                step.attrs[_SCHEMA_KEY] = sc.SCHEMA_VERSION  # a root span
+            spec.on_inputs(step, step, args, _NO_KWARGS if kwargs is None else kwargs)
         except Exception:
             logger.debug("recording inputs of %s failed", spec.span_name, exc_info=True)
     return step
@@ -399,7 +417,7 @@ class GenCollector:
 
     def __init__(self, step: Step) -> None:
         self._action = step.spec.action
-        self._limit = step.rec.settings.max_evidence_items if step.rec is not None else 0
+        self._limit = step.settings.max_evidence_items if step.recording else 0
         self._items: list[Any] = []
         self._chunks: list[str] = []
         self._last: object = None

@@ -15,6 +15,9 @@ import inspect
 from collections.abc import AsyncGenerator, Callable, Generator
 from typing import Any, TypeVar
 
+from opentelemetry.context import attach as _attach
+from opentelemetry.context import detach as _detach
+
 from . import semconv as sc
 from ._capture import GenCollector, StepOptions, StepSpec, begin, build_spec
 from ._runtime import _STATE, active_tracer, is_suppressed
@@ -33,7 +36,7 @@ def _wrap_sync(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
         step = begin(spec, args, kwargs, tracer)
         if step is None:
             return fn(*args, **kwargs)
-        token = step.attach()
+        token = _attach(step.ctx)
         try:
             result = fn(*args, **kwargs)
             step.succeed(result)
@@ -42,7 +45,8 @@ def _wrap_sync(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
             step.fail(exc)
             raise
         finally:
-            step.finish(token)
+            _detach(token)  # logs, never raises
+            step.close()
 
     return step_sync
 
@@ -56,7 +60,7 @@ def _wrap_async(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
         step = begin(spec, args, kwargs, tracer)
         if step is None:
             return await fn(*args, **kwargs)
-        token = step.attach()
+        token = _attach(step.ctx)
         try:
             result = await fn(*args, **kwargs)
             step.succeed(result)
@@ -65,7 +69,8 @@ def _wrap_async(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
             step.fail(exc)
             raise
         finally:
-            step.finish(token)
+            _detach(token)  # logs, never raises
+            step.close()
 
     return step_async
 
@@ -81,7 +86,7 @@ def _wrap_gen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
         step = begin(spec, args, kwargs, tracer)
         if step is None:
             return (yield from fn(*args, **kwargs))
-        collector = GenCollector(step) if step.rec is not None else None
+        collector = GenCollector(step) if step.recording else None
         try:
             token = step.attach()
             try:
@@ -140,7 +145,7 @@ def _wrap_asyncgen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]
             async for item in fn(*args, **kwargs):
                 yield item
             return
-        collector = GenCollector(step) if step.rec is not None else None
+        collector = GenCollector(step) if step.recording else None
         try:
             token = step.attach()
             try:

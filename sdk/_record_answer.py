@@ -41,6 +41,8 @@ _CITED_IDS: Final = sc.GT_ANSWER_CITED_IDS
 _QUOTES: Final = sc.GT_ANSWER_QUOTES
 _OUTPUT: Final = sc.OI_OUTPUT_VALUE
 _OUTPUT_MIME: Final = sc.OI_OUTPUT_MIME_TYPE
+_SELECTED_IDS: Final = sc.GT_SELECTED_IDS
+_EVIDENCE_COUNT: Final = sc.GT_EVIDENCE_COUNT
 
 
 @dataclass(slots=True)
@@ -73,13 +75,23 @@ def normalize_answer(value: object) -> AnswerFields:
     return AnswerFields(text, confidence, cited_ids, quotes)
 
 
-def _first_plain(item: dict[Any, Any], names: tuple[str, ...]) -> object:
-    """:func:`first_field` of a plain dict (absent and None both skip)."""
-    for name in names:
-        value = item.get(name)
-        if value is not None:
-            return value
-    return None
+#: Per key shape of a plain dict: the keys present for text, cited ids, quotes and confidence.
+_PLANS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ...]] = {}
+_MAX_PLANS: Final = 256
+
+
+def _plan(shape: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
+    plan = _PLANS.get(shape)
+    if plan is None:
+        present = set(shape)
+        plan = tuple(
+            tuple(name for name in names if name in present)
+            for names in (_TEXT_KEYS, _CITED_KEYS, _QUOTE_KEYS, _CONFIDENCE_KEYS)
+        )
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        _PLANS[shape] = plan
+    return plan
 
 
 def _answer_fields(value: object) -> tuple[str | None, float | None, list[str], list[str]]:
@@ -89,11 +101,25 @@ def _answer_fields(value: object) -> tuple[str | None, float | None, list[str], 
         return value, None, [], []
     if isinstance(value, str | bytes | bytearray):
         return text_of(value), None, [], []
-    if type(value) is dict:
-        text = _first_plain(value, _TEXT_KEYS)
-        cited = _first_plain(value, _CITED_KEYS)
-        quotes = _first_plain(value, _QUOTE_KEYS)
-        confidence = _first_plain(value, _CONFIDENCE_KEYS)
+    text = cited = quotes = confidence = None
+    if type(value) is dict:  # the first present, non-None value of each field's names
+        text_names, cited_names, quote_names, confidence_names = _plan(tuple(value))
+        for name in text_names:
+            text = value[name]
+            if text is not None:
+                break
+        for name in cited_names:
+            cited = value[name]
+            if cited is not None:
+                break
+        for name in quote_names:
+            quotes = value[name]
+            if quotes is not None:
+                break
+        for name in confidence_names:
+            confidence = value[name]
+            if confidence is not None:
+                break
     else:
         get = field_getter(value)
         text = first_field(get, _TEXT_KEYS)
@@ -133,13 +159,10 @@ def record_selected(rec: Recorder, value: object) -> None:
     if type(value) is not list and isinstance(value, Mapping):
         seq = (value,)
     if len(seq) > limit:
-        rec.note_truncated(sc.GT_SELECTED_IDS)
+        rec.note_truncated(_SELECTED_IDS)
     ids = evidence_ids(seq, limit)
-    rec.attrs[sc.GT_SELECTED_IDS] = ids
-    rec.attrs[sc.GT_EVIDENCE_COUNT] = len(seq)
-    rec.attrs[sc.OI_OUTPUT_VALUE] = rec.text(sc.OI_OUTPUT_VALUE, _json_list(ids))
-    rec.attrs[sc.OI_OUTPUT_MIME_TYPE] = "application/json"
-
-
-def _json_list(ids: list[str]) -> str:
-    return json_list(ids)
+    attrs = rec.attrs
+    attrs[_SELECTED_IDS] = ids
+    attrs[_EVIDENCE_COUNT] = len(seq)
+    attrs[_OUTPUT] = rec.text(_OUTPUT, json_list(ids))
+    attrs[_OUTPUT_MIME] = "application/json"

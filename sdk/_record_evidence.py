@@ -223,6 +223,8 @@ def evidence_ids(value: object, limit: int | None = None) -> list[str]:
     """Ids of a list of evidence items or plain ids (strings are taken as ids here)."""
     ids: list[str] = []
     plain = not _MAPPERS
+    shape: tuple[Any, ...] | None = None
+    id_key: Any = None  # the one id key of the dicts of ``shape``, if they have one name
     for i, item in enumerate(as_sequence(value)):
         if limit is not None and i >= limit:
             break
@@ -230,6 +232,16 @@ def evidence_ids(value: object, limit: int | None = None) -> list[str]:
             ids.append(item)
             continue
         if type(item) is dict and plain:
+            keys = tuple(item)
+            if keys != shape:  # items usually share one shape: plan once
+                shape = keys
+                plan = plan_of(keys)
+                id_key = plan[0][0] if plan is not None and plan[0] is not None else None
+            if id_key is not None:
+                raw_id = item.get(id_key)
+                if type(raw_id) is str:
+                    ids.append(raw_id)
+                    continue
             ev_id = _plain_id(item)
             if ev_id is _NO_ID:
                 ev_id = normalize_item(item, i).id

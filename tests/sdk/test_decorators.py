@@ -266,6 +266,24 @@ def test_replayable_answer_records_importable_entrypoint(traces: Traces) -> None
     assert json.loads(str(attrs[sc.GT_REPLAY_KWARGS])) == {"style": "long"}
 
 
+@gt.answer(replayable=True)
+def replayable_plain(question: str, evidence: list[str]) -> str:
+    return question
+
+
+@gt.answer(replayable=True)
+def replayable_open(question: str, evidence: list[str], **options: object) -> str:
+    return question
+
+
+def test_replay_kwargs_of_functions_with_and_without_extra_parameters(traces: Traces) -> None:
+    replayable_plain("q", evidence=["a"])
+    replayable_open("q", ["a"], tone="dry")
+    plain, open_ = traces.by_name("replayable_plain"), traces.by_name("replayable_open")
+    assert (plain.attributes or {})[sc.GT_REPLAY_KWARGS] == "{}"
+    assert json.loads(str((open_.attributes or {})[sc.GT_REPLAY_KWARGS])) == {"tone": "dry"}
+
+
 def test_replayable_with_explicit_params_skips_unjsonable_kwargs(traces: Traces) -> None:
     @gt.answer(replayable=True, query_param="q", evidence_param="docs")
     def respond(client: object, q: str, docs: list[str], temperature: float = 0.0) -> str:
