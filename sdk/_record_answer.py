@@ -10,7 +10,7 @@ from ``quotes``/``quoted``/``snippets``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -155,9 +155,12 @@ def record_answer(rec: Recorder, value: object) -> None:
 def record_selected(rec: Recorder, value: object) -> None:
     """Record a SELECT result (evidence items or ids) as ``groundtrace.selected.ids``."""
     limit = rec.settings.max_evidence_items
-    seq = as_sequence(value)
-    if type(value) is not list and isinstance(value, Mapping):
+    if type(value) is list:
+        seq: Sequence[Any] = value
+    elif isinstance(value, Mapping):
         seq = (value,)
+    else:
+        seq = as_sequence(value)
     if len(seq) > limit:
         rec.note_truncated(_SELECTED_IDS)
     ids = evidence_ids(seq, limit)

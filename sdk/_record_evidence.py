@@ -57,6 +57,7 @@ __all__ = [
 EvidenceMapper = Callable[[Any], Any]
 
 _ID_KEYS: Final = keys.ID_KEYS
+_FIRST_ID_KEY: Final = keys.ID_KEYS[0]
 _TITLE_KEYS: Final = keys.TITLE_KEYS
 _SOURCE_KEYS: Final = keys.SOURCE_KEYS
 _RANK_KEYS: Final = keys.RANK_KEYS
@@ -69,6 +70,11 @@ _OI_META_KEYS: Final = keys.OI_META_KEYS
 
 _RETRIEVE: Final = sc.Action.RETRIEVE
 _RERANK: Final = sc.Action.RERANK
+_EVIDENCE: Final = sc.GT_EVIDENCE
+_EVIDENCE_COUNT: Final = sc.GT_EVIDENCE_COUNT
+_GENAI_DOCUMENTS: Final = sc.GENAI_RETRIEVAL_DOCUMENTS
+_RETRIEVED_DOCUMENTS: Final = sc.OI_RETRIEVAL_DOCUMENTS
+_RERANKED_DOCUMENTS: Final = sc.OI_RERANKER_OUTPUT_DOCUMENTS
 
 _MAPPERS: dict[type, EvidenceMapper] = {}
 
@@ -223,29 +229,20 @@ def evidence_ids(value: object, limit: int | None = None) -> list[str]:
     """Ids of a list of evidence items or plain ids (strings are taken as ids here)."""
     ids: list[str] = []
     plain = not _MAPPERS
-    shape: tuple[Any, ...] | None = None
-    id_key: Any = None  # the one id key of the dicts of ``shape``, if they have one name
-    for i, item in enumerate(as_sequence(value)):
+    for i, item in enumerate(value if type(value) is list else as_sequence(value)):
         if limit is not None and i >= limit:
             break
-        if type(item) is str:
-            ids.append(item)
-            continue
-        if type(item) is dict and plain:
-            keys = tuple(item)
-            if keys != shape:  # items usually share one shape: plan once
-                shape = keys
-                plan = plan_of(keys)
-                id_key = plan[0][0] if plan is not None and plan[0] is not None else None
-            if id_key is not None:
-                raw_id = item.get(id_key)
-                if type(raw_id) is str:
-                    ids.append(raw_id)
-                    continue
+        kind = type(item)
+        if kind is dict and plain:
+            # the first of the id names holds the id whenever it holds a string
+            raw_id = item.get(_FIRST_ID_KEY)
+            if type(raw_id) is str:
+                ids.append(raw_id)
+                continue
             ev_id = _plain_id(item)
             if ev_id is _NO_ID:
                 ev_id = normalize_item(item, i).id
-        elif isinstance(item, str):
+        elif kind is str or isinstance(item, str):
             ids.append(item)
             continue
         elif isinstance(item, int) and not isinstance(item, bool):
@@ -346,15 +343,15 @@ def record_evidence(
     capture on, the opt-in ``gen_ai.retrieval.documents``.
     """
     settings = rec.settings
-    seq = as_sequence(value)
+    seq = value if type(value) is list else as_sequence(value)
     count = len(seq) if total is None else total
     limit = settings.max_evidence_items
     if count > limit:
-        rec.note_truncated(sc.GT_EVIDENCE)
-    capture = settings.captures("evidence")
-    prefix = sc.OI_RERANKER_OUTPUT_DOCUMENTS if action is _RERANK else sc.OI_RETRIEVAL_DOCUMENTS
+        rec.note_truncated(_EVIDENCE)
+    capture = "evidence" in settings.capture
+    prefix = _RERANKED_DOCUMENTS if action is _RERANK else _RETRIEVED_DOCUMENTS
     attrs = rec.attrs
-    genai = action is _RETRIEVE and capture
+    genai = capture and action is _RETRIEVE
     if not _MAPPERS:
         try:
             head = seq if len(seq) <= limit else seq[:limit]
@@ -365,10 +362,10 @@ def record_evidence(
         if plain is not None:
             flattened, evidence, genai_docs = plain
             attrs.update(flattened)
-            attrs[sc.GT_EVIDENCE] = evidence
-            attrs[sc.GT_EVIDENCE_COUNT] = count
+            attrs[_EVIDENCE] = evidence
+            attrs[_EVIDENCE_COUNT] = count
             if genai_docs is not None:
-                attrs[sc.GENAI_RETRIEVAL_DOCUMENTS] = genai_docs
+                attrs[_GENAI_DOCUMENTS] = genai_docs
             return
     items = normalize_evidence(seq, limit)
     docs: list[dict[str, Any]] = []

@@ -219,6 +219,25 @@ def test_plain_ids_match_the_general_reader(items: list[dict[str, Any]]) -> None
     assert evidence_ids(items) == evidence_ids([NotADict(i) for i in items])
 
 
+def test_ids_of_dicts_with_nested_metadata_or_other_id_names() -> None:
+    from groundtrace.sdk._record_evidence import evidence_ids
+
+    items = [
+        {"id": "x", "metadata": {"id": "y"}},
+        {"metadata": {"id": "y"}},
+        {"id": None, "doc_id": "z"},
+        {"id": 7},
+        {"content": "only text"},
+    ]
+
+    class NotADict(dict[str, Any]):
+        pass
+
+    ids = evidence_ids(items)
+    assert ids == evidence_ids([NotADict(i) for i in items])
+    assert ids[:4] == ["x", "y", "z", "7"]
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     value=st.dictionaries(
