@@ -340,7 +340,8 @@ def record_evidence(
     Writes ``groundtrace.evidence`` (lossless JSON; by reference when evidence content
     capture is off), ``groundtrace.evidence.count``, the OpenInference document list
     (``retrieval.documents.*`` or ``reranker.output_documents.*``) and, for RETRIEVE with
-    capture on, the opt-in ``gen_ai.retrieval.documents``.
+    capture on, the opt-in ``gen_ai.retrieval.documents`` (compact JSON:
+    ``[{"id":"d1","score":0.5}]``).
     """
     settings = rec.settings
     seq = value if type(value) is list else as_sequence(value)

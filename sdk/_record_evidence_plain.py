@@ -4,9 +4,11 @@ Most retrievers return a list of small dicts with the same keys. For each key se
 the dict's keys) a *plan* is computed once: which keys feed which field, in priority order,
 and which keys are extra scalar metadata. Recording then builds each document once, without
 the intermediate normalised item, and encodes the JSON attributes with ``orjson`` directly
-(``groundtrace.evidence`` in one call). The output is byte-for-byte what the general path
-writes; whenever an input needs the general path (nested metadata, a masker, a value to clip,
-a value orjson leaves to the standard encoder, a registered mapper) this module declines
+(``groundtrace.evidence`` in one call). Dicts that all share one shape and hold values of the
+usual types go through a builder compiled for that shape (``_record_evidence_compiled``)
+first; anything it declines takes the loop here. The output is byte-for-byte what the general
+path writes; whenever an input needs the general path (nested metadata, a masker, a value to
+clip, a value orjson leaves to the standard encoder, a registered mapper) this module declines
 (raises or returns None) and writes nothing.
 """
 
