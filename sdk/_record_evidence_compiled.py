@@ -70,7 +70,8 @@ def _compile(shape: tuple[Any, ...], plan: Any, capture: bool, genai: bool) -> B
     if not shape or plan is None or plan[0] is None or "content_hash" in plan[2]:
         return None  # nested metadata, two names for one field, or a hash of its own
     single: tuple[Any, ...] = plan[0]
-    present = {key: slot for slot, key in enumerate(single) if type(key) is str}
+    # a field's key (a str, or a str subclass equal to a field name); None-like for absent
+    present = {key: slot for slot, key in enumerate(single) if isinstance(key, str)}
     extras: tuple[str, ...] = plan[2]
     namespace: dict[str, Any] = {
         "SHAPE": shape,
@@ -90,7 +91,7 @@ def _compile(shape: tuple[Any, ...], plan: Any, capture: bool, genai: bool) -> B
             extra_items.append(f"K{index}: x{index}")
         else:
             targets.append("_")  # a key that is not a string: not recorded
-    has = [type(key) is str for key in single]
+    has = [isinstance(key, str) for key in single]
     has_id, has_title, has_source, has_rank, has_score, has_version, has_content = has
     checks = [f"type(v_{_SLOTS[s]}) is not {_TYPE_OF_SLOT[s]}" for s in range(7) if has[s]]
     checks += [f"type(x{i}) not in SCALARS" for i, k in enumerate(shape) if k in extras]

@@ -344,6 +344,16 @@ def test_common_retriever_output_takes_the_compiled_builder() -> None:
         assert builder_for(shape, True, True, plan_of) is None
 
 
+def test_keys_of_str_subclasses_read_like_str_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Key(str):
+        pass
+
+    items = [{Key("id"): f"d{i}", "content": "x", Key("lang"): "en", 3: "-"} for i in range(3)]
+    fast, general = _both(items, sc.Action.RETRIEVE, monkeypatch)
+    _same(fast, general)
+    assert fast.attrs[sc.indexed(sc.OI_RETRIEVAL_DOCUMENTS, 2, sc.OI_DOCUMENT_ID)] == "d2"
+
+
 def test_compiled_builders_embed_no_application_keys_in_code() -> None:
     from groundtrace.sdk._record_evidence_compiled import builder_for
     from groundtrace.sdk._record_evidence_plain import document_keys, plan_of
