@@ -25,6 +25,7 @@ import orjson
 
 from ._attributes import NATIVE_JSON_OPTIONS
 from ._record import AttributeValue, content_hash, content_id
+from ._runtime import logger
 
 __all__ = ["Builder", "builder_for"]
 
@@ -59,7 +60,11 @@ def builder_for(
     key = (shape, capture, genai)
     builder: Builder | None = _BUILDERS.get(key, _UNSEEN)
     if builder is _UNSEEN:
-        builder = _compile(shape, plan_of(shape), capture, genai)
+        try:
+            builder = _compile(shape, plan_of(shape), capture, genai)
+        except Exception:  # never retried for this shape: the plain-dict loop takes it
+            logger.debug("compiling an evidence builder failed", exc_info=True)
+            builder = None
         if len(_BUILDERS) >= _MAX_BUILDERS:
             _BUILDERS.clear()
         _BUILDERS[key] = builder
