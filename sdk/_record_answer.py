@@ -94,6 +94,15 @@ def _plan(shape: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
     return plan
 
 
+def _first_present(value: dict[Any, Any], names: tuple[Any, ...]) -> Any:
+    """The first non-None ``value[name]`` (every name is a key of ``value``), else None."""
+    for name in names:
+        found = value[name]
+        if found is not None:
+            return found
+    return None
+
+
 def _answer_fields(value: object) -> tuple[str | None, float | None, list[str], list[str]]:
     if value is None:
         return None, None, [], []
@@ -104,22 +113,10 @@ def _answer_fields(value: object) -> tuple[str | None, float | None, list[str], 
     text = cited = quotes = confidence = None
     if type(value) is dict:  # the first present, non-None value of each field's names
         text_names, cited_names, quote_names, confidence_names = _plan(tuple(value))
-        for name in text_names:
-            text = value[name]
-            if text is not None:
-                break
-        for name in cited_names:
-            cited = value[name]
-            if cited is not None:
-                break
-        for name in quote_names:
-            quotes = value[name]
-            if quotes is not None:
-                break
-        for name in confidence_names:
-            confidence = value[name]
-            if confidence is not None:
-                break
+        text = _first_present(value, text_names)
+        cited = _first_present(value, cited_names)
+        quotes = _first_present(value, quote_names)
+        confidence = _first_present(value, confidence_names)
     else:
         get = field_getter(value)
         text = first_field(get, _TEXT_KEYS)
