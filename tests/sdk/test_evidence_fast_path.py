@@ -94,6 +94,23 @@ def _both(
     return fast, general
 
 
+def _both_in_hypothesis(
+    items: list[Any], action: sc.Action, capture: bool, **settings: Any
+) -> tuple[Recorder, Recorder]:
+    """:func:`_both` with its own monkeypatch (hypothesis tests cannot use the fixture)."""
+    patch = pytest.MonkeyPatch()
+    try:
+        return _both(
+            items,
+            action,
+            patch,
+            capture=_runtime.CONTENT_FIELDS if capture else frozenset(),
+            **settings,
+        )
+    finally:
+        patch.undo()
+
+
 def _same(fast: Recorder, general: Recorder) -> None:
     # same attributes, same order (final() adds the truncation/redaction lists to both)
     assert list(fast.final().items()) == list(general.final().items())
@@ -114,18 +131,9 @@ def test_fast_path_matches_general_path(
     max_length: int,
     max_items: int,
 ) -> None:
-    patch = pytest.MonkeyPatch()
-    try:
-        fast, general = _both(
-            items,
-            action,
-            patch,
-            capture=_runtime.CONTENT_FIELDS if capture else frozenset(),
-            max_attribute_length=max_length,
-            max_evidence_items=max_items,
-        )
-    finally:
-        patch.undo()
+    fast, general = _both_in_hypothesis(
+        items, action, capture, max_attribute_length=max_length, max_evidence_items=max_items
+    )
     _same(fast, general)
     json.loads(str(fast.attrs[sc.GT_EVIDENCE]))
 
@@ -297,17 +305,7 @@ def test_compiled_path_matches_general_path(
     # shape, a non-dict) makes it decline and the plain-dict loop or the general path write
     if odd is not None:
         items = [*items[:2], odd, *items[2:]]
-    patch = pytest.MonkeyPatch()
-    try:
-        fast, general = _both(
-            items,
-            action,
-            patch,
-            capture=_runtime.CONTENT_FIELDS if capture else frozenset(),
-            max_attribute_length=max_length,
-        )
-    finally:
-        patch.undo()
+    fast, general = _both_in_hypothesis(items, action, capture, max_attribute_length=max_length)
     _same(fast, general)
 
 
