@@ -167,7 +167,9 @@ def _typed_evidence(raw: str, span_id: str, stage: str) -> list[Evidence] | None
         items = _ITEMS.decode(raw)
     except msgspec.DecodeError:
         return None
-    out = [
+    if not all(e.score is None or isfinite(e.score) for e in items):
+        return None
+    return [
         Evidence(
             e.id,
             span_id,
@@ -184,9 +186,6 @@ def _typed_evidence(raw: str, span_id: str, stage: str) -> list[Evidence] | None
         )
         for i, e in enumerate(items, start=1)
     ]
-    if not all(e.score is None or isfinite(e.score) for e in items):
-        return None
-    return out
 
 
 def evidence(v: SpanView, stage: str) -> list[Evidence] | None:
