@@ -71,8 +71,6 @@ _OI_META_KEYS: Final = keys.OI_META_KEYS
 _RETRIEVE: Final = sc.Action.RETRIEVE
 _RERANK: Final = sc.Action.RERANK
 _EVIDENCE: Final = sc.GT_EVIDENCE
-_EVIDENCE_COUNT: Final = sc.GT_EVIDENCE_COUNT
-_GENAI_DOCUMENTS: Final = sc.GENAI_RETRIEVAL_DOCUMENTS
 _RETRIEVED_DOCUMENTS: Final = sc.OI_RETRIEVAL_DOCUMENTS
 _RERANKED_DOCUMENTS: Final = sc.OI_RERANKER_OUTPUT_DOCUMENTS
 
@@ -356,18 +354,10 @@ def record_evidence(
     if not _MAPPERS:
         try:
             head = seq if len(seq) <= limit else seq[:limit]
-            plain = plain_evidence(rec, head, prefix, capture, genai)
+            if plain_evidence(rec, head, prefix, capture, genai, count):
+                return
         except Exception:
             logger.debug("fast evidence path failed; using the general one", exc_info=True)
-            plain = None
-        if plain is not None:
-            flattened, evidence, genai_docs = plain
-            attrs.update(flattened)
-            attrs[_EVIDENCE] = evidence
-            attrs[_EVIDENCE_COUNT] = count
-            if genai_docs is not None:
-                attrs[_GENAI_DOCUMENTS] = genai_docs
-            return
     items = normalize_evidence(seq, limit)
     docs: list[dict[str, Any]] = []
     for i, ev in enumerate(items):

@@ -5,14 +5,20 @@ values of the expected types (string id/title/content, float score...). For such
 (the tuple of a dict's keys) plus the two switches that change the output (content capture,
 ``gen_ai.retrieval.documents``), this module generates -- once, like ``dataclasses``
 generates ``__init__`` -- a function whose loop body is straight-line code for exactly the
-keys present: one unpacking of ``dict.values()``, one type check per value, and the document,
-its metadata and the flattened attributes built as dict displays.
+keys present: one unpacking of ``dict.values()``, one type check per value, the document and
+its metadata built as dict displays, and every evidence attribute written straight into the
+span's attribute dict (no intermediate dict, tuple or further call).
 
 The generated code embeds no application data: dict keys from the application are passed in
 as module constants, never spelled into the source. A builder returns ``None`` as soon as
 anything is unusual (another shape, ``None`` or an unexpected type, a non-finite score, a
 value over the size limit...); the caller then takes the general plain-dict path, which
 handles everything and writes exactly the same output (tests check that it does).
+
+A builder that declines may already have written the flattened keys of the documents before
+the one it declined (each document's keys are written only once all of its checks passed).
+That leaves nothing behind: every other path writes those same keys, for those documents,
+with the same values, in the same order, so they are overwritten in place.
 """
 
 from __future__ import annotations
@@ -23,18 +29,27 @@ from typing import Any, Final
 
 import orjson
 
+from . import semconv as sc
 from ._attributes import NATIVE_JSON_OPTIONS
 from ._record import AttributeValue, content_hash, content_id
 from ._runtime import logger
 
 __all__ = ["Builder", "builder_for"]
 
-#: ``builder(items, table, limit)`` -> ``(flattened attributes, documents, gen_ai entries)``,
-#: or None when an item needs the general path. ``table`` holds, per document, its four
-#: flattened OpenInference keys (id, score, content, metadata) and its default rank.
+#: ``builder(attrs, items, table, limit, count)`` writes the evidence attributes of ``items``
+#: into ``attrs`` and returns True, or returns False when an item needs the general path
+#: (see the module docstring for what it may have written then). ``table`` holds, per
+#: document, its four flattened OpenInference keys (id, score, content, metadata) and its
+#: default rank; ``count`` is the value of ``groundtrace.evidence.count``.
 Builder = Callable[
-    [Sequence[Any], Sequence[tuple[str, str, str, str, int]], int],
-    tuple[dict[str, AttributeValue], list[dict[str, Any]], list[dict[str, Any]]] | None,
+    [
+        dict[str, AttributeValue],
+        Sequence[Any],
+        Sequence[tuple[str, str, str, str, int]],
+        int,
+        int,
+    ],
+    bool,
 ]
 
 #: The fields in the order of ``_record_evidence_keys.SLOT_KEYS``.
@@ -134,11 +149,11 @@ def _compile(shape: tuple[Any, ...], plan: Any, capture: bool, genai: bool) -> B
         meta.extend(extra_items)
     body = [
         "if type(item) is not dict or tuple(item) != SHAPE:",
-        "    return None",
+        "    return False",
         f"({', '.join(targets)},) = item.values()",
     ]
     if checks:
-        body += [f"if {' or '.join(checks)}:", "    return None"]
+        body += [f"if {' or '.join(checks)}:", "    return False"]
     if not has_id:
         id_value = "content_id(v_content) if v_content else None" if has_content else "None"
         body.append(f"ev_id = {id_value}")
@@ -146,32 +161,48 @@ def _compile(shape: tuple[Any, ...], plan: Any, capture: bool, genai: bool) -> B
         body.append("hashed = content_hash(v_content)")
     if extra_items:
         body.append(f"extra = {{{', '.join(extra_items)}}}")
+    # everything that can still raise comes before the first write of this document
+    body.append(f"meta = dumps({{{', '.join(meta)}}}, None, OPTIONS).decode()")
     body.append(f"docs.append({{{', '.join(doc)}}})")
     if has_id:
-        body.append("out[k_id] = v_id")
+        body.append("attrs[k_id] = v_id")
     else:
-        body += ["if ev_id is not None:", "    out[k_id] = ev_id"]
+        body += ["if ev_id is not None:", "    attrs[k_id] = ev_id"]
     if has_score:
-        body.append("out[k_score] = v_score")
+        body.append("attrs[k_score] = v_score")
     if has_content and capture:
-        body.append("out[k_content] = v_content")
-    body.append(f"out[k_meta] = dumps({{{', '.join(meta)}}}, None, OPTIONS).decode()")
+        body.append("attrs[k_content] = v_content")
+    body.append("attrs[k_meta] = meta")
     if genai:
         score = "v_score" if has_score else "None"
         body.append(f'gen.append({{"id": {ev_id}, "score": {score}}})')
+    tail = [
+        "evidence = dumps(docs, None, OPTIONS).decode()",
+        "if len(evidence) > limit:",
+        "    return False",
+        "attrs[EVIDENCE] = evidence",
+        "attrs[EVIDENCE_COUNT] = count",
+    ]
+    if genai:
+        tail.append("attrs[GENAI_DOCUMENTS] = dumps(gen, None, OPTIONS).decode()")
     source = "\n".join(
         [
-            "def build(items, table, limit, dumps=dumps, OPTIONS=OPTIONS, SHAPE=SHAPE):",
-            "    out = {}",
+            "def build(attrs, items, table, limit, count, dumps=dumps, OPTIONS=OPTIONS,"
+            " SHAPE=SHAPE, EVIDENCE=EVIDENCE, EVIDENCE_COUNT=EVIDENCE_COUNT,"
+            " GENAI_DOCUMENTS=GENAI_DOCUMENTS):",
             "    docs = []",
-            "    gen = []",
+            *(["    gen = []"] if genai else []),
             "    for item, (k_id, k_score, k_content, k_meta, position) in zip(items, table):",
             *("        " + line for line in body),
-            "    return out, docs, gen",
+            *("    " + line for line in tail),
+            "    return True",
         ]
     )
     namespace["dumps"] = orjson.dumps
     namespace["OPTIONS"] = NATIVE_JSON_OPTIONS
+    namespace["EVIDENCE"] = sc.GT_EVIDENCE
+    namespace["EVIDENCE_COUNT"] = sc.GT_EVIDENCE_COUNT
+    namespace["GENAI_DOCUMENTS"] = sc.GENAI_RETRIEVAL_DOCUMENTS
     exec(compile(source, f"<groundtrace evidence builder {len(_BUILDERS)}>", "exec"), namespace)
     builder: Builder = namespace["build"]
     return builder

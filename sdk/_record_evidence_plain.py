@@ -9,7 +9,8 @@ usual types go through a builder compiled for that shape (``_record_evidence_com
 first; anything it declines takes the loop here. The output is byte-for-byte what the general
 path writes; whenever an input needs the general path (nested metadata, a masker, a value to
 clip, a value orjson leaves to the standard encoder, a registered mapper) this module declines
-(raises or returns None) and writes nothing.
+(raises or returns False) having written at most flattened keys of the first documents, which
+the general path writes again with the same values.
 """
 
 from __future__ import annotations
@@ -28,15 +29,12 @@ from ._record_evidence_keys import META_KEYS, SLOT_KEYS
 
 __all__ = [
     "DocumentKeys",
-    "PlainEvidence",
     "document_keys",
     "plain_evidence",
     "plain_fields",
     "plan_of",
 ]
 
-#: What :func:`plain_evidence` produces: flattened attributes, evidence JSON, GenAI JSON.
-PlainEvidence = tuple[dict[str, AttributeValue], str, str | None]
 #: A plan: for each field of :data:`SLOT_KEYS` its one key (or a key no dict holds) when no
 #: field has two candidate keys, else None; the keys present for each field in priority
 #: order; the other string keys (candidate metadata). None when the dict has nested metadata.
@@ -54,6 +52,9 @@ _UNSEEN: Final[Any] = object()
 _NO_KEY: Final[Any] = object()  # looked up for a field no key feeds: never present
 _orjson_dumps: Final = orjson.dumps
 _PRECOMPUTED: Final = 128
+_EVIDENCE: Final = sc.GT_EVIDENCE
+_EVIDENCE_COUNT: Final = sc.GT_EVIDENCE_COUNT
+_GENAI_DOCUMENTS: Final = sc.GENAI_RETRIEVAL_DOCUMENTS
 
 
 def _plan(keys: tuple[Any, ...]) -> _Plan:
@@ -145,31 +146,59 @@ def document_keys(prefix: str, count: int) -> Sequence[DocumentKeys]:
 
 
 def plain_evidence(
-    rec: Recorder, items: Sequence[Any], prefix: str, capture: bool, genai: bool
-) -> PlainEvidence | None:
-    """The evidence attributes of ``items``, or None when the general path is needed.
+    rec: Recorder, items: Sequence[Any], prefix: str, capture: bool, genai: bool, count: int
+) -> bool:
+    """Write the evidence attributes of ``items`` into ``rec.attrs``; False when the general
+    path is needed.
 
     One pass per document builds every encoding: the ``groundtrace.evidence`` entry, the
     flattened OpenInference keys with their metadata JSON and the ``{id, score}`` entry of
-    ``gen_ai.retrieval.documents``.
+    ``gen_ai.retrieval.documents``. When it returns False (or raises), it has written at most
+    flattened keys of the first documents, which the general path writes again, identically,
+    in place.
 
     Args:
-        rec: the span's recorder (settings; nothing is written to it).
+        rec: the span's recorder (settings, and the attributes written).
         items: the evidence items, already cut to ``max_evidence_items``.
         prefix: ``retrieval.documents`` or ``reranker.output_documents``.
         capture: whether evidence content is captured.
-        genai: whether to build ``gen_ai.retrieval.documents``.
+        genai: whether to write ``gen_ai.retrieval.documents``.
+        count: the value of ``groundtrace.evidence.count``.
     """
     settings = rec.settings
     if settings.redact is not None:
-        return None
+        return False
     limit = settings.max_attribute_length
     table = document_keys(prefix, len(items))
     if items and type(items[0]) is dict:  # all items of one shape, usual values: compiled
         builder = builder_for(tuple(items[0]), capture, genai, plan_of)
-        built = None if builder is None else builder(items, table, limit)
-        if built is not None:
-            return _encoded(*built, limit, genai)
+        if builder is not None and builder(rec.attrs, items, table, limit, count):
+            return True
+    built = _plain_loop(items, table, limit, capture, genai)
+    if built is None:
+        return False
+    out, docs, gen = built
+    evidence = _orjson_dumps(docs, None, NATIVE_JSON_OPTIONS).decode()
+    if len(evidence) > limit:
+        return False
+    attrs = rec.attrs
+    attrs.update(out)
+    attrs[_EVIDENCE] = evidence
+    attrs[_EVIDENCE_COUNT] = count
+    if genai:
+        attrs[_GENAI_DOCUMENTS] = _orjson_dumps(gen, None, NATIVE_JSON_OPTIONS).decode()
+    return True
+
+
+def _plain_loop(
+    items: Sequence[Any],
+    table: Sequence[DocumentKeys],
+    limit: int,
+    capture: bool,
+    genai: bool,
+) -> tuple[dict[str, AttributeValue], list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """The flattened attributes, documents and GenAI entries of ``items``; None when an
+    item needs the general path."""
     out: dict[str, AttributeValue] = {}
     docs: list[dict[str, Any]] = []
     gen: list[dict[str, Any]] = []
@@ -248,19 +277,4 @@ def plain_evidence(
         out[k_meta] = _orjson_dumps(meta, None, NATIVE_JSON_OPTIONS).decode()
         if genai:
             gen.append({"id": ev_id, "score": score})
-    return _encoded(out, docs, gen, limit, genai)
-
-
-def _encoded(
-    out: dict[str, AttributeValue],
-    docs: list[dict[str, Any]],
-    gen: list[dict[str, Any]],
-    limit: int,
-    genai: bool,
-) -> PlainEvidence | None:
-    evidence = _orjson_dumps(docs, None, NATIVE_JSON_OPTIONS).decode()
-    if len(evidence) > limit:
-        return None
-    if not genai:
-        return out, evidence, None
-    return out, evidence, _orjson_dumps(gen, None, NATIVE_JSON_OPTIONS).decode()
+    return out, docs, gen

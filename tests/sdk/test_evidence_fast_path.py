@@ -167,7 +167,7 @@ def test_common_retriever_output_takes_the_fast_path(monkeypatch: pytest.MonkeyP
     ] + [{"chunk_id": 7, "text": "x", "lang": "en", "page": 3, "relevance_score": "0.5"}]
     current = _runtime.Settings(capture=_runtime.CONTENT_FIELDS)
     rec = Recorder(current)
-    assert plain_evidence(rec, items, sc.OI_RETRIEVAL_DOCUMENTS, True, True) is not None
+    assert plain_evidence(rec, items, sc.OI_RETRIEVAL_DOCUMENTS, True, True, len(items))
 
     fast, general = _both(items, sc.Action.RETRIEVE, monkeypatch)
     _same(fast, general)
@@ -189,10 +189,10 @@ def test_inputs_the_fast_path_declines(monkeypatch: pytest.MonkeyPatch) -> None:
         (long_text, settings_),
         ([("a", 1.0)], _runtime.Settings()),
     ):
-        assert plain_evidence(Recorder(current), items, "p", True, True) is None
+        assert not plain_evidence(Recorder(current), items, "p", True, True, 1)
     masked = _runtime.Settings(capture=_runtime.CONTENT_FIELDS, redact=Redactor())
     secret = [{"id": "a", "content": "mail me at someone@example.com"}]
-    assert plain_evidence(Recorder(masked), secret, "p", True, True) is None
+    assert not plain_evidence(Recorder(masked), secret, "p", True, True, 1)
     fast, general = _both(secret, sc.Action.RETRIEVE, monkeypatch, redact=Redactor())
     _same(fast, general)
     assert "someone@example.com" not in str(fast.attrs[sc.GT_EVIDENCE])
@@ -320,11 +320,10 @@ def test_common_retriever_output_takes_the_compiled_builder() -> None:
     builder = builder_for(tuple(items[0]), True, True, plan_of)
     assert builder is not None
     table = document_keys(sc.OI_RETRIEVAL_DOCUMENTS, len(items))
-    built = builder(items, table, 32_768)
-    assert built is not None
-    out, docs, gen = built
-    assert out[sc.indexed(sc.OI_RETRIEVAL_DOCUMENTS, 4, sc.OI_DOCUMENT_ID)] == "d4"
-    assert docs[0] == {
+    attrs: dict[str, Any] = {}
+    assert builder(attrs, items, table, 32_768, 5)
+    assert attrs[sc.indexed(sc.OI_RETRIEVAL_DOCUMENTS, 4, sc.OI_DOCUMENT_ID)] == "d4"
+    assert json.loads(str(attrs[sc.GT_EVIDENCE]))[0] == {
         "id": "d0",
         "rank": 1,
         "title": "T0",
@@ -332,11 +331,12 @@ def test_common_retriever_output_takes_the_compiled_builder() -> None:
         "length": 50,
         "content": "x" * 50,
     }
-    assert gen[1] == {"id": "d1", "score": 0.5}
+    assert attrs[sc.GT_EVIDENCE_COUNT] == 5
+    assert json.loads(str(attrs[sc.GENAI_RETRIEVAL_DOCUMENTS]))[1] == {"id": "d1", "score": 0.5}
     # unusual values make it decline (the plain-dict loop takes them)
-    assert builder([*items, {**items[0], "score": math.nan}], table, 32_768) is None
-    assert builder([{**items[0], "id": 7}], table, 32_768) is None
-    assert builder(items, table, 10) is None  # content over the size limit
+    assert not builder({}, [*items, {**items[0], "score": math.nan}], table, 32_768, 6)
+    assert not builder({}, [{**items[0], "id": 7}], table, 32_768, 1)
+    assert not builder({}, items, table, 10, 5)  # content over the size limit
     # shapes it does not take: nested metadata, two names for one field, own content_hash
     for shape in (("id", "metadata"), ("id", "doc_id"), ("id", "content_hash")):
         assert builder_for(shape, True, True, plan_of) is None
@@ -360,6 +360,33 @@ def test_compiled_builders_embed_no_application_keys_in_code() -> None:
     items = [{"id": "a", key: 1}, {"id": "b", key: 2}]
     builder = builder_for(tuple(items[0]), False, False, plan_of)
     assert builder is not None
-    built = builder(items, document_keys(sc.OI_RETRIEVAL_DOCUMENTS, 2), 32_768)
-    assert built is not None
-    assert built[1][1]["metadata"] == {key: 2}
+    attrs: dict[str, Any] = {}
+    assert builder(attrs, items, document_keys(sc.OI_RETRIEVAL_DOCUMENTS, 2), 32_768, 2)
+    assert json.loads(str(attrs[sc.GT_EVIDENCE]))[1]["metadata"] == {key: 2}
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"id": "d3", "title": "t" * 50, "content": "c", "rank": 4},  # title over the limit
+        {"id": "d3", "title": "t", "content": "c", "rank": 2**70},  # orjson raises on it
+        {"id": "d3", "title": "t", "content": "c", "rank": True},  # a bool rank
+        "a plain string",  # not a dict: the plain-dict loop declines too
+    ],
+)
+@pytest.mark.parametrize("action", [sc.Action.RETRIEVE, sc.Action.RERANK])
+def test_a_builder_declining_midway_leaves_what_the_general_path_writes(
+    odd: object, action: sc.Action, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the compiled builder writes the keys of the first documents before it meets the odd
+    # one; whichever path takes over writes them again, in place, with the same values
+    items = [{"id": f"d{i}", "title": "t", "content": "c", "rank": i + 1} for i in range(3)]
+    items.append(odd)  # type: ignore[arg-type]
+    current = _runtime.Settings(capture=_runtime.CONTENT_FIELDS, max_attribute_length=40)
+    fast, general = Recorder(current), Recorder(current)
+    for rec in (fast, general):
+        rec.attrs[sc.OI_INPUT_VALUE] = "q"  # written before the evidence, as a step does
+    record_evidence(fast, items, action)
+    _general(general, items, action, monkeypatch)
+    _same(fast, general)
+    assert next(iter(fast.attrs)) == sc.OI_INPUT_VALUE
