@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
+from msgspec.structs import astuple
 
 from groundtrace.collectors.spans import (
     AttributeValue,
@@ -110,6 +111,9 @@ _DECODER: Final = msgspec.json.Decoder(_Request)
 _TRACE_HEX, _SPAN_HEX = 32, 16
 _KINDS: Final = len(SPAN_KINDS)
 _CODES: Final = len(STATUS_CODES)
+#: ``UNSET`` fields of an ``AnyValue`` with one kind set, and with none.
+_NO_KIND: Final = len(_Value.__struct_fields__)
+_ONE_KIND: Final = _NO_KIND - 1
 #: Exceptions meaning "not for this path" (the dict path re-reads the line and reports).
 _NOT_HERE: Final = (
     msgspec.DecodeError,
@@ -122,36 +126,25 @@ _NOT_HERE: Final = (
 
 
 def _value(value: _Value) -> Any:
-    """The Python value of a non-string ``AnyValue`` (exactly one kind may be set)."""
-    number, integer, flag, array = (
-        value.doubleValue,
-        value.intValue,
-        value.boolValue,
-        value.arrayValue,
-    )
-    if value.kvlistValue is not UNSET or value.bytesValue is not UNSET:
-        raise _Fallback
-    # exactly one kind (or none: an empty AnyValue is None); with two, key order decides
-    set_kinds = (
-        (number is not UNSET)
-        + (integer is not UNSET)
-        + (flag is not UNSET)
-        + (array is not UNSET)
-        + (value.stringValue is not UNSET)
-    )
-    if set_kinds != 1:
-        if set_kinds:
-            raise _Fallback
-        return None
-    if number is not UNSET:
-        return float(number)
+    """The Python value of an ``AnyValue`` (exactly one kind may be set; none is ``None``)."""
+    kinds = astuple(value)  # field order: string, int, double, bool, array, kvlist, bytes
+    unset = kinds.count(UNSET)
+    if unset != _ONE_KIND:
+        if unset == _NO_KIND:
+            return None
+        raise _Fallback  # two kinds: key order decides, which only the dict path sees
+    text, integer, number, flag, array = kinds[:5]
+    if text is not UNSET:
+        return text
     if integer is not UNSET:
         return int(integer)  # ValueError: not a decimal integer
+    if number is not UNSET:
+        return float(number)
     if flag is not UNSET:
         return flag
     if array is not UNSET:
         return [None if v is None else _value(v) for v in array.values]
-    return value.stringValue
+    raise _Fallback  # kvlistValue / bytesValue
 
 
 def _attributes(items: list[_KeyValue]) -> dict[str, AttributeValue]:
@@ -170,9 +163,14 @@ def _nanos(value: str | int) -> int:
     return value if type(value) is int else int(value)
 
 
-def _records(request: _Request, location: SourceLocation, ids: dict[str, str]) -> list[SpanRecord]:
+def _records(request: _Request, location: SourceLocation) -> list[SpanRecord]:
     out: list[SpanRecord] = []
     append = out.append
+    # ids repeat within a request (a trace's spans, parents): each is validated once; the
+    # caches are per size so that a cached span id is never taken for a trace id
+    trace_ids: dict[str, str] = {}
+    span_ids: dict[str, str] = {}
+    known_trace, known_span = trace_ids.get, span_ids.get
     for resource_spans in request.resourceSpans:
         resource_obj = resource_spans.resource
         resource = _attributes(resource_obj.attributes) if resource_obj is not None else {}
@@ -180,10 +178,16 @@ def _records(request: _Request, location: SourceLocation, ids: dict[str, str]) -
             scope = scope_spans.scope
             scope_name, scope_version = ("", "") if scope is None else (scope.name, scope.version)
             for span in scope_spans.spans:
-                trace_id = canonical_id(span.traceId, _TRACE_HEX, ids)
-                span_id = canonical_id(span.spanId, _SPAN_HEX, ids)
+                raw: Any = span.traceId  # UNSET (absent) is not canonical
+                trace_id = known_trace(raw) or canonical_id(raw, _TRACE_HEX, trace_ids)
+                raw = span.spanId
+                span_id = known_span(raw) or canonical_id(raw, _SPAN_HEX, span_ids)
                 parent = span.parentSpanId
-                parent_id = None if parent == "" else canonical_id(parent, _SPAN_HEX, ids)
+                parent_id = (
+                    None
+                    if parent == ""
+                    else known_span(parent) or canonical_id(parent, _SPAN_HEX, span_ids)
+                )
                 kind = span.kind
                 if kind is UNSET:
                     kind_name = SPAN_KINDS[0]
@@ -200,18 +204,23 @@ def _records(request: _Request, location: SourceLocation, ids: dict[str, str]) -
                     status_record = SpanStatus(STATUS_CODES[status.code], status.message)
                 else:
                     status_record = STATUS_BY_CODE[status.code]
-                events = [
-                    SpanEvent(e.name, _nanos(e.timeUnixNano), _attributes(e.attributes))
-                    for e in span.events
-                ]
+                events = (
+                    [
+                        SpanEvent(e.name, _nanos(e.timeUnixNano), _attributes(e.attributes))
+                        for e in span.events
+                    ]
+                    if span.events
+                    else []
+                )
+                start, end = span.startTimeUnixNano, span.endTimeUnixNano
                 append(
                     SpanRecord(
                         trace_id,
                         span_id,
                         parent_id,
                         span.name,
-                        _nanos(span.startTimeUnixNano),
-                        _nanos(span.endTimeUnixNano),
+                        start if type(start) is int else int(start),
+                        end if type(end) is int else int(end),
                         _attributes(span.attributes),
                         status_record,
                         events,
@@ -232,6 +241,6 @@ def decode_line(line: bytes, location: SourceLocation) -> list[SpanRecord] | Non
     in its own words.
     """
     try:
-        return _records(_DECODER.decode(line), location, {})
+        return _records(_DECODER.decode(line), location)
     except _NOT_HERE:
         return None
