@@ -5,7 +5,8 @@ values of the expected types (string id/title/content, float score...). For such
 (the tuple of a dict's keys) plus the two switches that change the output (content capture,
 ``gen_ai.retrieval.documents``), this module generates -- once, like ``dataclasses``
 generates ``__init__`` -- a function whose loop body is straight-line code for exactly the
-keys present: one unpacking of ``dict.values()``, one type check per value, the document and
+keys present: one read of each value (an unpacking of ``dict.values()`` when the order of the
+keys matters), one type check per value, the document and
 its metadata built as dict displays, and every evidence attribute written straight into the
 span's attribute dict (no intermediate dict, tuple or further call).
 
@@ -147,11 +148,27 @@ def _compile(shape: tuple[Any, ...], plan: Any, capture: bool, genai: bool) -> B
     if extra_items:
         doc.append('"metadata": extra')
         meta.extend(extra_items)
-    body = [
-        "if type(item) is not dict or tuple(item) != SHAPE:",
-        "    return False",
-        f"({', '.join(targets)},) = item.values()",
-    ]
+    if extras or "_" in targets or not all(type(key) is str for key in shape):
+        # the order of the keys matters (extra metadata follows it) or is needed to skip a
+        # key that is not a string: the same keys in the same order
+        body = [
+            "if type(item) is not dict or tuple(item) != SHAPE:",
+            "    return False",
+            f"({', '.join(targets)},) = item.values()",
+        ]
+    else:
+        # only field keys: the same number of keys, each found, is the same set of keys (the
+        # output does not depend on their order)
+        for index, key in enumerate(shape):
+            namespace[f"K{index}"] = key
+        body = [
+            f"if type(item) is not dict or len(item) != {len(shape)}:",
+            "    return False",
+            "try:",
+            *(f"    {target} = item[K{index}]" for index, target in enumerate(targets)),
+            "except KeyError:",
+            "    return False",
+        ]
     if checks:
         body += [f"if {' or '.join(checks)}:", "    return False"]
     if not has_id:

@@ -390,3 +390,40 @@ def test_a_builder_declining_midway_leaves_what_the_general_path_writes(
     _general(general, items, action, monkeypatch)
     _same(fast, general)
     assert next(iter(fast.attrs)) == sc.OI_INPUT_VALUE
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rows=canonical_rows,
+    order=st.randoms(use_true_random=False),
+    action=st.sampled_from([sc.Action.RETRIEVE, sc.Action.RERANK]),
+    capture=st.booleans(),
+)
+def test_items_with_the_same_keys_in_another_order(
+    rows: list[dict[str, Any]], order: Any, action: sc.Action, capture: bool
+) -> None:
+    # a builder of field keys only reads each key by name: any order of the same keys is
+    # taken, and written exactly as the general path writes it
+    items: list[dict[str, Any]] = []
+    for row in rows:
+        keys = list(row)
+        order.shuffle(keys)
+        items.append({k: row[k] for k in keys})
+    fast, general = _both_in_hypothesis(items, action, capture)
+    _same(fast, general)
+
+
+def test_a_builder_of_field_keys_takes_them_in_any_order() -> None:
+    from groundtrace.sdk._record_evidence_compiled import builder_for
+    from groundtrace.sdk._record_evidence_plain import document_keys, plan_of
+
+    items = [{"id": "a", "score": 1.0, "content": "x"}, {"content": "y", "id": "b", "score": 0.5}]
+    builder = builder_for(tuple(items[0]), True, False, plan_of)
+    assert builder is not None
+    table = document_keys(sc.OI_RERANKER_OUTPUT_DOCUMENTS, 2)
+    attrs: dict[str, Any] = {}
+    assert builder(attrs, items, table, 32_768, 2)
+    assert attrs[sc.indexed(sc.OI_RERANKER_OUTPUT_DOCUMENTS, 1, sc.OI_DOCUMENT_ID)] == "b"
+    # another key set of the same size, or one key more, is declined
+    assert not builder({}, [{"id": "a", "score": 1.0, "text": "x"}], table, 32_768, 1)
+    assert not builder({}, [{**items[0], "lang": "en"}], table, 32_768, 1)
