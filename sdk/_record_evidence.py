@@ -39,7 +39,14 @@ from ._record import (
     first_field,
     text_of,
 )
-from ._record_evidence_plain import plain_evidence, plain_fields, plan_of
+from ._record_evidence_compiled import BUILDERS, UNSEEN, builder_for
+from ._record_evidence_plain import (
+    PRECOMPUTED,
+    document_keys,
+    plain_evidence,
+    plain_fields,
+    plan_of,
+)
 from ._runtime import logger
 
 __all__ = [
@@ -73,6 +80,9 @@ _RERANK: Final = sc.Action.RERANK
 _EVIDENCE: Final = sc.GT_EVIDENCE
 _RETRIEVED_DOCUMENTS: Final = sc.OI_RETRIEVAL_DOCUMENTS
 _RERANKED_DOCUMENTS: Final = sc.OI_RERANKER_OUTPUT_DOCUMENTS
+_RETRIEVED_KEYS: Final = document_keys(_RETRIEVED_DOCUMENTS, PRECOMPUTED)
+_RERANKED_KEYS: Final = document_keys(_RERANKED_DOCUMENTS, PRECOMPUTED)
+_built: Final = BUILDERS.get
 
 _MAPPERS: dict[type, EvidenceMapper] = {}
 
@@ -342,6 +352,31 @@ def record_evidence(
     ``[{"id":"d1","score":0.5}]``).
     """
     settings = rec.settings
+    tried = False
+    if (
+        type(value) is list
+        and value
+        and type(value[0]) is dict
+        and total is None
+        and not _MAPPERS
+        and settings.redact is None
+        and len(value) <= settings.max_evidence_items
+        and len(value) <= PRECOMPUTED
+    ):  # the hot case: a list of dicts that a builder compiled for their shape may write
+        capture = "evidence" in settings.capture
+        genai = capture and action is _RETRIEVE
+        shape = tuple(value[0])
+        builder = _built((shape, capture, genai), UNSEEN)
+        if builder is UNSEEN:
+            builder = builder_for(shape, capture, genai, plan_of)
+        if builder is not None:
+            tried = True
+            table = _RERANKED_KEYS if action is _RERANK else _RETRIEVED_KEYS
+            try:
+                if builder(rec.attrs, value, table, settings.max_attribute_length, len(value)):
+                    return
+            except Exception:
+                logger.debug("compiled evidence builder failed", exc_info=True)
     seq = value if type(value) is list else as_sequence(value)
     count = len(seq) if total is None else total
     limit = settings.max_evidence_items
@@ -354,7 +389,7 @@ def record_evidence(
     if not _MAPPERS:
         try:
             head = seq if len(seq) <= limit else seq[:limit]
-            if plain_evidence(rec, head, prefix, capture, genai, count):
+            if plain_evidence(rec, head, prefix, capture, genai, count, compiled=not tried):
                 return
         except Exception:
             logger.debug("fast evidence path failed; using the general one", exc_info=True)

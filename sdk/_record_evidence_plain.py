@@ -24,10 +24,11 @@ import orjson
 from . import semconv as sc
 from ._attributes import NATIVE_JSON_OPTIONS
 from ._record import AttributeValue, Recorder, as_float, content_hash, content_id, text_of
-from ._record_evidence_compiled import builder_for
+from ._record_evidence_compiled import BUILDERS, UNSEEN, builder_for
 from ._record_evidence_keys import META_KEYS, SLOT_KEYS
 
 __all__ = [
+    "PRECOMPUTED",
     "DocumentKeys",
     "document_keys",
     "plain_evidence",
@@ -51,10 +52,12 @@ _MAX_PLANS: Final = 256
 _UNSEEN: Final[Any] = object()
 _NO_KEY: Final[Any] = object()  # looked up for a field no key feeds: never present
 _orjson_dumps: Final = orjson.dumps
-_PRECOMPUTED: Final = 128
+#: How many documents' keys are built once (per prefix) and shared by every call.
+PRECOMPUTED: Final = 128
 _EVIDENCE: Final = sc.GT_EVIDENCE
 _EVIDENCE_COUNT: Final = sc.GT_EVIDENCE_COUNT
 _GENAI_DOCUMENTS: Final = sc.GENAI_RETRIEVAL_DOCUMENTS
+_built: Final = BUILDERS.get
 
 
 def _plan(keys: tuple[Any, ...]) -> _Plan:
@@ -132,7 +135,7 @@ def _document_keys(prefix: str, i: int) -> DocumentKeys:
 
 #: The keys of the first documents, built once.
 _KEYS: Final = {
-    prefix: [_document_keys(prefix, i) for i in range(_PRECOMPUTED)]
+    prefix: [_document_keys(prefix, i) for i in range(PRECOMPUTED)]
     for prefix in (sc.OI_RETRIEVAL_DOCUMENTS, sc.OI_RERANKER_OUTPUT_DOCUMENTS)
 }
 
@@ -140,13 +143,20 @@ _KEYS: Final = {
 def document_keys(prefix: str, count: int) -> Sequence[DocumentKeys]:
     """The keys of the first ``count`` documents (a longer sequence is fine: zip with it)."""
     table = _KEYS.get(prefix)
-    if table is not None and count <= _PRECOMPUTED:
+    if table is not None and count <= PRECOMPUTED:
         return table
     return [_document_keys(prefix, i) for i in range(count)]
 
 
 def plain_evidence(
-    rec: Recorder, items: Sequence[Any], prefix: str, capture: bool, genai: bool, count: int
+    rec: Recorder,
+    items: Sequence[Any],
+    prefix: str,
+    capture: bool,
+    genai: bool,
+    count: int,
+    *,
+    compiled: bool = True,
 ) -> bool:
     """Write the evidence attributes of ``items`` into ``rec.attrs``; False when the general
     path is needed.
@@ -164,14 +174,22 @@ def plain_evidence(
         capture: whether evidence content is captured.
         genai: whether to write ``gen_ai.retrieval.documents``.
         count: the value of ``groundtrace.evidence.count``.
+        compiled: try the builder compiled for the items' shape first (False when the
+            caller has just tried it).
     """
     settings = rec.settings
     if settings.redact is not None:
         return False
     limit = settings.max_attribute_length
-    table = document_keys(prefix, len(items))
-    if items and type(items[0]) is dict:  # all items of one shape, usual values: compiled
-        builder = builder_for(tuple(items[0]), capture, genai, plan_of)
+    size = len(items)
+    table: Sequence[DocumentKeys] | None = _KEYS.get(prefix) if size <= PRECOMPUTED else None
+    if table is None:
+        table = document_keys(prefix, size)
+    if compiled and size and type(items[0]) is dict:  # one shape, usual values: compiled
+        shape = tuple(items[0])
+        builder = _built((shape, capture, genai), UNSEEN)
+        if builder is UNSEEN:
+            builder = builder_for(shape, capture, genai, plan_of)
         if builder is not None and builder(rec.attrs, items, table, limit, count):
             return True
     built = _plain_loop(items, table, limit, capture, genai)
