@@ -19,7 +19,6 @@ from typing import Any, Final
 
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
-from msgspec.structs import astuple
 
 from groundtrace.collectors.spans import (
     AttributeValue,
@@ -111,9 +110,6 @@ _DECODER: Final = msgspec.json.Decoder(_Request)
 _TRACE_HEX, _SPAN_HEX = 32, 16
 _KINDS: Final = len(SPAN_KINDS)
 _CODES: Final = len(STATUS_CODES)
-#: ``UNSET`` fields of an ``AnyValue`` with one kind set, and with none.
-_NO_KIND: Final = len(_Value.__struct_fields__)
-_ONE_KIND: Final = _NO_KIND - 1
 #: Exceptions meaning "not for this path" (the dict path re-reads the line and reports).
 _NOT_HERE: Final = (
     msgspec.DecodeError,
@@ -126,25 +122,33 @@ _NOT_HERE: Final = (
 
 
 def _value(value: _Value) -> Any:
-    """The Python value of an ``AnyValue`` (exactly one kind may be set; none is ``None``)."""
-    kinds = astuple(value)  # field order: string, int, double, bool, array, kvlist, bytes
-    unset = kinds.count(UNSET)
-    if unset != _ONE_KIND:
-        if unset == _NO_KIND:
-            return None
-        raise _Fallback  # two kinds: key order decides, which only the dict path sees
-    text, integer, number, flag, array = kinds[:5]
-    if text is not UNSET:
-        return text
+    """The Python value of an ``AnyValue``: exactly one kind may be set (none is ``None``)."""
+    text, integer, number, flag, array = (
+        value.stringValue,
+        value.intValue,
+        value.doubleValue,
+        value.boolValue,
+        value.arrayValue,
+    )
+    if value.kvlistValue is not UNSET or value.bytesValue is not UNSET:
+        raise _Fallback
     if integer is not UNSET:
-        return int(integer)  # ValueError: not a decimal integer
-    if number is not UNSET:
-        return float(number)
-    if flag is not UNSET:
+        if text is UNSET and number is UNSET and flag is UNSET and array is UNSET:
+            return int(integer)  # ValueError: not a decimal integer
+    elif number is not UNSET:
+        if text is UNSET and flag is UNSET and array is UNSET:
+            return float(number)
+    elif text is not UNSET:
+        if flag is UNSET and array is UNSET:
+            return text
+    elif array is not UNSET:
+        if flag is UNSET:
+            return [None if v is None else _value(v) for v in array.values]
+    elif flag is not UNSET:
         return flag
-    if array is not UNSET:
-        return [None if v is None else _value(v) for v in array.values]
-    raise _Fallback  # kvlistValue / bytesValue
+    else:
+        return None
+    raise _Fallback  # two kinds: key order decides, which only the dict path sees
 
 
 def _attributes(items: list[_KeyValue]) -> dict[str, AttributeValue]:
