@@ -39,19 +39,23 @@ from ._record import (
     first_field,
     text_of,
 )
-from ._record_evidence_compiled import BUILDERS, UNSEEN, builder_for
+from ._record_evidence_compiled import BUILDERS, UNSEEN, Builder, builder_for
 from ._record_evidence_plain import (
     PRECOMPUTED,
+    DocumentKeys,
     document_keys,
     plain_evidence,
     plain_fields,
     plan_of,
 )
-from ._runtime import logger
+from ._runtime import Settings, logger
 
 __all__ = [
+    "MAPPERS",
+    "CompiledPlan",
     "EvidenceItem",
     "EvidenceMapper",
+    "compiled_plan",
     "evidence_ids",
     "normalize_evidence",
     "normalize_item",
@@ -85,6 +89,9 @@ _RERANKED_KEYS: Final = document_keys(_RERANKED_DOCUMENTS, PRECOMPUTED)
 _built: Final = BUILDERS.get
 
 _MAPPERS: dict[type, EvidenceMapper] = {}
+#: The registered mappers (read-only outside this module): none registered, plain dicts can
+#: take the compiled builders.
+MAPPERS: Final = _MAPPERS
 
 
 def register_evidence_mapper(item_type: type, mapper: EvidenceMapper) -> None:
@@ -334,6 +341,28 @@ def _fit(docs: list[dict[str, Any]], rec: Recorder) -> str:
         docs = docs[:-1]
         text = safe_json(docs)
     return text
+
+
+#: What a step caches to record its evidence with a compiled builder under one settings
+#: object: ``(settings, builder or None, key table, max_attribute_length, most items)``.
+CompiledPlan = tuple[Settings, Builder | None, Sequence[DocumentKeys], int, int]
+
+
+def compiled_plan(settings: Settings, action: sc.Action, first: object) -> CompiledPlan:
+    """How a step records, under ``settings``, lists of dicts shaped like ``first``.
+
+    The builder is None when these settings or that item need another path (a masker, an
+    item that is not a dict, a shape that is not compiled). A builder given items of another
+    shape declines at the first item, before writing anything.
+    """
+    builder: Builder | None = None
+    if settings.redact is None and type(first) is dict:
+        capture = "evidence" in settings.capture
+        genai = capture and action is _RETRIEVE
+        builder = builder_for(tuple(first), capture, genai, plan_of)
+    table = _RERANKED_KEYS if action is _RERANK else _RETRIEVED_KEYS
+    most = min(settings.max_evidence_items, PRECOMPUTED)
+    return settings, builder, table, settings.max_attribute_length, most
 
 
 def record_evidence(

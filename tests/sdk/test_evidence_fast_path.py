@@ -7,9 +7,10 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import groundtrace.sdk as gt
 from groundtrace.sdk import _record_evidence, _runtime
 from groundtrace.sdk import semconv as sc
 from groundtrace.sdk._record import Recorder
@@ -462,3 +463,82 @@ def test_retrieval_inputs_match_record_query(
     INPUT_RECORDERS[action](SimpleNamespace(spec=spec), fast, (query,), {})  # type: ignore[arg-type]
     record_query(general, action, find_query(spec, (query,), {}))
     _same(fast, general)
+
+
+_EVIDENCE_KEYS = (sc.GT_EVIDENCE, sc.GT_EVIDENCE_COUNT, sc.GENAI_RETRIEVAL_DOCUMENTS)
+
+
+def _evidence_attributes(attributes: Any) -> list[tuple[str, Any]]:
+    return [
+        (k, list(v) if isinstance(v, tuple) else v)
+        for k, v in attributes.items()
+        if k in _EVIDENCE_KEYS
+        or k.startswith((sc.OI_RETRIEVAL_DOCUMENTS, sc.OI_RERANKER_OUTPUT_DOCUMENTS))
+        or k in (sc.GT_TRUNCATED, sc.GT_REDACTED)
+    ]
+
+
+def _returns(value: Any) -> Any:
+    return value
+
+
+_STEPS = {sc.Action.RETRIEVE: gt.retrieve(_returns), sc.Action.RERANK: gt.rerank(_returns)}
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    calls=st.lists(
+        st.tuples(
+            st.one_of(evidence, canonical_rows),
+            st.sampled_from([sc.Action.RETRIEVE, sc.Action.RERANK]),
+            st.booleans(),
+            st.sampled_from([2, 100]),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_a_steps_cached_builder_writes_what_the_general_path_writes(
+    calls: list[tuple[list[Any], sc.Action, bool, int]], traces: Any
+) -> None:
+    # one decorated function per action, called with lists of changing shapes under
+    # changing settings: the step's cached plan must never write anything else
+    patch = pytest.MonkeyPatch()
+    try:
+        for items, action, capture, max_items in calls:
+            traces.settings(
+                capture=_runtime.CONTENT_FIELDS if capture else frozenset(),
+                max_evidence_items=max_items,
+            )
+            traces.exporter.clear()
+            _STEPS[action](items)
+            span = traces.one()
+            general = Recorder(_runtime.settings())
+            _general(general, items, action, patch)
+            expected = _evidence_attributes(general.final())
+            assert _evidence_attributes(span.attributes) == expected
+    finally:
+        patch.undo()
+
+
+def test_a_steps_cached_builder_steps_aside_for_mappers_and_maskers(traces: Any) -> None:
+    class Chunk:
+        def __init__(self, ident: str) -> None:
+            self.ident = ident
+
+    items = [{"id": "a", "content": "mail me at someone@example.com", "score": 1.0}]
+    _STEPS[sc.Action.RETRIEVE](items)  # the step caches its builder for these settings
+    gt.register_evidence_mapper(Chunk, lambda c: {"id": c.ident})
+    try:
+        traces.exporter.clear()
+        _STEPS[sc.Action.RETRIEVE]([*items, Chunk("b")])
+        ids = [d["id"] for d in json.loads(str(traces.one().attributes[sc.GT_EVIDENCE]))]
+        assert ids == ["a", "b"]
+    finally:
+        gt.unregister_evidence_mapper(Chunk)
+    traces.settings(redact=Redactor())  # new settings: the cached plan is not used
+    traces.exporter.clear()
+    _STEPS[sc.Action.RETRIEVE](items)
+    assert "someone@example.com" not in str(traces.one().attributes[sc.GT_EVIDENCE])
