@@ -1,4 +1,4 @@
-"""Instructions per span of each reading stage, counted by valgrind (noise-free).
+"""Instructions per span of each reading stage, or per decorated call, counted by valgrind.
 
 Wall and CPU times move by up to 2x on a shared machine; the number of instructions a
 stage executes does not. This script writes one OTLP-JSON file of real SDK spans (the
@@ -17,11 +17,17 @@ and ``build_stage`` (``tau`` - ``read_spans``) and ``tau_vs_floor`` (the ratio t
 allocator are not weighed -- so use these to compare two versions of the code, and the
 timing benchmarks for the targets.
 
+With ``--sdk``, the same count for the decorators of ``sdk_overhead.py`` instead: for each
+decorator, instructions per call of the groundtrace decorator and of the equivalent raw
+OpenTelemetry span (``raw_span``: the same attributes, placed the same way), and their ratio
+(``sdk_overhead.py``'s ``decorator_vs_raw_span`` is the same ratio in time).
+
 Needs ``valgrind`` on PATH; each stage takes 10-60 s under it.
 
 Usage::
 
     python benchmarks/instructions.py [--traces 1000] [--content off|on]
+    python benchmarks/instructions.py --sdk [--calls 2000] [--decorators retrieve,rerank]
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ingest import make_spans, write_file
+from sdk_overhead import PAYLOADS
 
 #: Child program: read the file's bytes, then run one stage over them.
 CHILD = """
@@ -62,11 +69,44 @@ elif stage == "tau":
         pass
 """
 STAGES = ("floor_json_loads", "typed_decode", "read_spans", "tau")
+
+#: Child program for ``--sdk``: one variant of one decorator, called N times.
+SDK_CHILD = """
+import sys
+sys.path.insert(0, sys.argv[4])
+import sdk_overhead as b
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+import groundtrace.sdk as gt
+name, variant, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
+memory, starts, capture = InMemorySpanExporter(), b.StartAttributes(), TracerProvider()
+capture.add_span_processor(starts)
+capture.add_span_processor(SimpleSpanProcessor(memory))
+gt.configure(tracer_provider=capture, capture_content=True, redact=False)
+span_name, at_start, later = b._emitted(name, memory, starts)
+provider = TracerProvider()
+provider.add_span_processor(BatchSpanProcessor(b.NoOpExporter(), max_queue_size=1 << 16))
+gt.configure(tracer_provider=provider, capture_content=True, redact=False)
+tracer = provider.get_tracer("bench")
+payload, factory, args = b.PAYLOADS[name]
+decorated = factory()(payload)
+def raw():
+    with tracer.start_as_current_span(span_name, attributes=at_start) as span:
+        result = payload(*args)
+        span.set_attributes(later)
+        return result
+call = raw if variant == "raw_span" else (lambda: decorated(*args))
+call()
+for _ in range(calls):
+    call()
+provider.shutdown()
+"""
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
-def instructions(stage: str, path: Path) -> int:
-    """Instructions the child executes for ``stage`` (``"base"``: imports and read only)."""
+def instructions(program: str, *argv: str) -> int:
+    """Instructions a child Python process executes running ``program`` with ``argv``."""
     done = subprocess.run(
         [
             "valgrind",
@@ -74,9 +114,8 @@ def instructions(stage: str, path: Path) -> int:
             "--callgrind-out-file=/dev/null",
             sys.executable,
             "-c",
-            CHILD,
-            stage,
-            str(path),
+            program,
+            *argv,
         ],
         capture_output=True,
         text=True,
@@ -88,20 +127,51 @@ def instructions(stage: str, path: Path) -> int:
     return int(found.group(1).replace(",", ""))
 
 
+def sdk_report(calls: int, decorators: list[str]) -> dict[str, Any]:
+    """Instructions per call of each decorator and its raw span, and their ratios."""
+    here = str(Path(__file__).resolve().parent)
+    base = instructions(SDK_CHILD, decorators[0], "raw_span", "0", here)
+    per_call = {
+        f"{variant}.{name}": round(
+            (instructions(SDK_CHILD, name, variant, str(calls), here) - base) / calls
+        )
+        for name in decorators
+        for variant in ("raw_span", "groundtrace")
+    }
+    ratios = {
+        name: round(per_call[f"groundtrace.{name}"] / per_call[f"raw_span.{name}"], 3)
+        for name in decorators
+    }
+    return {
+        "python": sys.version.split()[0],
+        "calls": calls,
+        "instructions_per_call": per_call,
+        "decorator_vs_raw_span_by_decorator": ratios,
+        "worst": max(ratios, key=ratios.__getitem__),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--traces", type=int, default=1000)
     parser.add_argument("--content", choices=("off", "on"), default="off")
+    parser.add_argument("--sdk", action="store_true", help="count the SDK decorators instead")
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--decorators", default=",".join(PAYLOADS))
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed: this benchmark counts instructions with it")
+    if args.sdk:
+        print(json.dumps(sdk_report(args.calls, args.decorators.split(","))))
+        return
     with tempfile.TemporaryDirectory(prefix="gt-bench-instr-") as tmp:
         path = Path(tmp) / "spans.jsonl"
         spans = make_spans(args.traces, capture_content=args.content == "on")
         write_file(spans, path)
-        base = instructions("base", path)
+        base = instructions(CHILD, "base", str(path))
         per_span = {
-            stage: round((instructions(stage, path) - base) / len(spans)) for stage in STAGES
+            stage: round((instructions(CHILD, stage, str(path)) - base) / len(spans))
+            for stage in STAGES
         }
         report: dict[str, Any] = {
             "python": sys.version.split()[0],
