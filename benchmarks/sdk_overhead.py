@@ -7,7 +7,10 @@ are what this reports:
 
 * ``ratios.decorator_vs_raw_span``: worst groundtrace decorator / a raw OpenTelemetry span
   (same SDK, BatchSpanProcessor, no-op exporter) setting the same attributes (precomputed,
-  copied from what the decorator emitted) around the same function — target <= 1.3. The raw
+  copied from what the decorator emitted) around the same function — target <= 1.3. Each
+  decorator's ratio is the median over many rounds of the ratio of its batch to the raw
+  span's batch run beside it in the same round (a paired comparison: the machine's load
+  drifts, and two adjacent batches share most of it). The raw
   span places them as the decorator does: the attributes known when the step starts are
   passed to ``start_span`` (what OpenTelemetry asks of instrumentations, so that samplers
   see them), the rest are set once when it ends. For reference,
@@ -17,7 +20,8 @@ are what this reports:
   (nothing configured, or ``configure(enabled=False)``) — target <= 1.0;
 * ``ratios.openai_vs_openinference``: µs our openai instrumentor adds to a chat completion /
   µs openinference-instrumentation-openai adds to the same call — target <= 1.0 (measured
-  with an in-process mock transport, and through a loopback HTTP server for reference).
+  with an in-process mock transport, and through a loopback HTTP server for reference). The
+  µs each adds is the median over rounds of (instrumented - unpatched) run side by side.
 
 Usage: ``python benchmarks/sdk_overhead.py [--quick]``.
 """
@@ -103,19 +107,26 @@ def _timeit(fn: Callable[[], object], calls: int) -> float:
     return (time.perf_counter_ns() - start) / calls / 1000.0
 
 
-def measure(
+def measure_samples(
     variants: dict[str, Callable[[], object]],
     calls: int,
     repeats: int,
     setup: dict[str, Callable[[], contextlib.AbstractContextManager[None]]] | None = None,
-) -> dict[str, float]:
-    """Median over repeats of µs/call, variants interleaved round-robin."""
+) -> dict[str, list[float]]:
+    """µs/call of one batch per variant per round; variants interleaved round-robin.
+
+    Sample ``i`` of every variant comes from round ``i``, so variants run next to each other
+    in a round can be compared pairwise (see :func:`paired_ratio`). Odd rounds run the
+    variants in reverse order, so that no variant always runs first (or always right after
+    the same neighbour, whose spans the exporter thread may still be freeing).
+    """
     samples: dict[str, list[float]] = {name: [] for name in variants}
     for name, fn in variants.items():  # warm-up
         with (setup or {}).get(name, contextlib.nullcontext)():
             _timeit(fn, max(10, calls // 10))
-    for _ in range(repeats):
-        for name, fn in variants.items():
+    order = list(variants.items())
+    for round_index in range(repeats):
+        for name, fn in order if round_index % 2 == 0 else reversed(order):
             with (setup or {}).get(name, contextlib.nullcontext)():
                 gc.collect()
                 gc.disable()
@@ -123,7 +134,26 @@ def measure(
                     samples[name].append(_timeit(fn, calls))
                 finally:
                     gc.enable()
-    return {name: statistics.median(values) for name, values in samples.items()}
+    return samples
+
+
+def measure(
+    variants: dict[str, Callable[[], object]],
+    calls: int,
+    repeats: int,
+    setup: dict[str, Callable[[], contextlib.AbstractContextManager[None]]] | None = None,
+) -> dict[str, float]:
+    """Median over repeats of µs/call, variants interleaved round-robin."""
+    return _medians(measure_samples(variants, calls, repeats, setup))
+
+
+def paired_ratio(numerator: list[float], denominator: list[float]) -> float:
+    """Median over rounds of the ratio of two variants measured side by side in that round.
+
+    The machine's load drifts over seconds; two batches run back to back share most of it,
+    so the per-round ratio cancels what a ratio of two separate medians keeps.
+    """
+    return statistics.median(n / d for n, d in zip(numerator, denominator, strict=True))
 
 
 # --------------------------------------------------------------------------- decorators
@@ -260,14 +290,18 @@ def bench_decorators(calls: int, repeats: int) -> dict[str, Any]:
     variants["bare.retrieve"] = lambda: _payload_retrieve("q?")
     # traceloop prints "not initialized" notices to stdout: keep stdout for the JSON report
     with contextlib.redirect_stdout(sys.stderr):
-        results = measure(variants, calls, repeats)
+        samples = measure_samples(variants, calls, repeats)
     provider.shutdown()
+    results = _medians(samples)
 
     ratios = {
-        name: results[f"groundtrace.{name}"] / results[f"raw_span.{name}"] for name in PAYLOADS
+        name: paired_ratio(samples[f"groundtrace.{name}"], samples[f"raw_span.{name}"])
+        for name in PAYLOADS
     }
     after_start = {
-        name: results[f"groundtrace.{name}"] / results[f"raw_span_all_set_after_start.{name}"]
+        name: paired_ratio(
+            samples[f"groundtrace.{name}"], samples[f"raw_span_all_set_after_start.{name}"]
+        )
         for name in PAYLOADS
     }
     worst = max(ratios, key=ratios.__getitem__)
@@ -276,6 +310,10 @@ def bench_decorators(calls: int, repeats: int) -> dict[str, Any]:
         "decorator_vs_raw_span_by_decorator": ratios,
         "worst": worst,
         "decorator_vs_raw_span": ratios[worst],
+        # the same ratio as a ratio of two separate medians (noisier: no pairing), for reference
+        "decorator_vs_raw_span_ratio_of_medians_by_decorator": {
+            name: results[f"groundtrace.{name}"] / results[f"raw_span.{name}"] for name in PAYLOADS
+        },
         "decorator_vs_raw_span_all_set_after_start_by_decorator": after_start,
         "decorator_vs_raw_span_all_set_after_start": max(after_start.values()),
         "attributes_per_span": {
@@ -363,8 +401,8 @@ def bench_openai(calls: int, repeats: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     kinds = ("unpatched", "ours", "openinference")
     setup = {k: (lambda k=k: _instrumented(k, provider)) for k in kinds}
-    mocked = measure(dict.fromkeys(kinds, call_mock), calls, repeats, setup)
-    out["mock_transport_us"] = mocked
+    mocked = measure_samples(dict.fromkeys(kinds, call_mock), calls, repeats, setup)
+    out["mock_transport_us"] = _medians(mocked)
 
     from tests.support.openai_server import OpenAICompatServer, Reply
 
@@ -379,15 +417,27 @@ def bench_openai(calls: int, repeats: int) -> dict[str, Any]:
                 model="bench-model", messages=MESSAGES, temperature=0
             )
 
-        looped = measure(dict.fromkeys(kinds, call_http), max(20, calls // 10), repeats, setup)
-    out["loopback_http_us"] = looped
+        looped = measure_samples(
+            dict.fromkeys(kinds, call_http), max(20, calls // 10), repeats, setup
+        )
+    out["loopback_http_us"] = _medians(looped)
     provider.shutdown()
     for label, res in (("mock", mocked), ("loopback", looped)):
-        ours = res["ours"] - res["unpatched"]
-        theirs = res["openinference"] - res["unpatched"]
+        # added µs: median over rounds of (instrumented - unpatched) measured side by side
+        ours = _paired_difference(res["ours"], res["unpatched"])
+        theirs = _paired_difference(res["openinference"], res["unpatched"])
         out[f"{label}_added_us"] = {"ours": ours, "openinference": theirs}
         out[f"{label}_ratio"] = ours / theirs if theirs > 0 else None
     return out
+
+
+def _medians(samples: dict[str, list[float]]) -> dict[str, float]:
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def _paired_difference(minuend: list[float], subtrahend: list[float]) -> float:
+    """Median over rounds of the difference of two variants run side by side in that round."""
+    return statistics.median(a - b for a, b in zip(minuend, subtrahend, strict=True))
 
 
 def main() -> None:
@@ -395,9 +445,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls (smoke run)")
     args = parser.parse_args()
     calls, repeats = (200, 3) if args.quick else (2000, 7)
-    decorators = bench_decorators(calls, repeats)
+    # many short rounds: each round gives one side-by-side pair per decorator
+    decorator_calls, decorator_rounds = (100, 4) if args.quick else (500, 28)
+    decorators = bench_decorators(decorator_calls, decorator_rounds)
     disabled = bench_disabled(calls * 5, repeats)
-    llm = bench_openai(max(100, calls // 4), repeats)
+    llm = bench_openai(*((50, 3) if args.quick else (200, 15)))
     report = {
         "ratios": {
             "decorator_vs_raw_span": decorators["decorator_vs_raw_span"],
@@ -419,7 +471,11 @@ def main() -> None:
         "method": {
             "calls_per_batch": calls,
             "repeats": repeats,
-            "statistic": "median over repeats of mean µs/call per batch, variants interleaved",
+            "decorator_calls_per_batch": decorator_calls,
+            "decorator_rounds": decorator_rounds,
+            "statistic": "median over repeats of mean µs/call per batch, variants interleaved "
+            "(order reversed every other round); decorator ratios: median over rounds of the "
+            "ratio of the two batches run side by side in that round",
         },
         "python": sys.version.split()[0],
     }
