@@ -1,0 +1,95 @@
+"""Smoke runs of the benchmark scripts at toy sizes: they run, and report what they measured.
+
+No timing is checked here (the machines are noisy; the figures belong in the notes): only
+that each script exits 0 and prints its report with every figure measured -- finite and
+positive -- and, for the receiver, that no acknowledged batch was lost.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _run(script: str, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value) and value > 0
+
+
+@pytest.mark.timeout(300)
+def test_sdk_overhead_reports_every_ratio() -> None:
+    report = json.loads(_run("sdk_overhead.py", "--quick"))
+    decorators = report["decorators"]
+    by_decorator = decorators["decorator_vs_raw_span_by_decorator"]
+    assert set(by_decorator) == {
+        "request",
+        "retrieve",
+        "rerank",
+        "select",
+        "verify",
+        "infer",
+        "answer",
+        "tool",
+    }
+    assert all(_positive(v) for v in by_decorator.values())
+    assert report["ratios"]["decorator_vs_raw_span"] == by_decorator[decorators["worst"]]
+    assert _positive(report["ratios"]["openai_vs_openinference"])
+    assert math.isfinite(report["disabled_overhead_us"])
+    # the attributes the raw span sets were captured from the decorator, not left empty
+    retrieve = decorators["attributes_per_span"]["retrieve"]
+    assert retrieve["at_start"] > 0 and retrieve["later"] > 0
+
+
+@pytest.mark.integration  # starts our receiver (loopback) in a subprocess
+@pytest.mark.timeout(300)
+def test_ingest_reads_every_span_and_loses_no_batch() -> None:
+    report = json.loads(
+        _run(
+            "ingest.py",
+            "--traces",
+            "50",
+            "--repeats",
+            "1",
+            "--clients",
+            "2",
+            "--batches",
+            "3",
+            "--spans-per-batch",
+            "20",
+        )
+    )
+    for label in ("read_content_on", "read_content_off"):
+        read = report[label]
+        assert read["spans"] == 200 and read["traces"] == 50
+        for key in ("floor_json_loads_spans_per_cpu_s", "read_spans_per_cpu_s"):
+            assert _positive(read[key]), (label, key)
+        assert _positive(read["tau_spans_per_cpu_s"])
+    receiver = report["receiver"]
+    assert receiver["acknowledged"] == 6
+    assert receiver["lost"] == 0
+    assert receiver["exit_code"] == 0
+
+
+def test_collectors_read_benchmark_prints_every_stage() -> None:
+    out = _run("bench_collectors_read.py", "--traces", "50", "--repeats", "1")
+    for stage in ("json.loads pass", "read_spans", "read_traces", "targets:"):
+        assert stage in out
