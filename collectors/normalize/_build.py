@@ -44,6 +44,12 @@ _SCHEMA_MAJOR = sc.SCHEMA_VERSION.split(".", 1)[0]
 #: strings longer than this are left out of Step.attributes (content has typed fields).
 _MAX_STEP_STRING = 256
 _MAX_STEP_LIST = 32
+# findings that name no span and carry a fixed message are shared (Finding is frozen)
+_NO_QUERY = Finding(FindingKind.NO_QUERY, "the trace records no request query")
+_NO_ANSWER = Finding(FindingKind.NO_ANSWER, "the trace records no answer")
+_NO_ANSWER_TEXT = Finding(FindingKind.NO_ANSWER, "the ANSWER step records no answer text")
+_NO_CONFIDENCE = Finding(FindingKind.NO_CONFIDENCE, "the trace records no valid confidence")
+_NO_RETRIEVAL = Finding(FindingKind.NO_RETRIEVAL, "the trace has no retrieval step")
 
 Extractor = Callable[[SpanView], dict[str, Any]]
 
@@ -307,10 +313,10 @@ class _Builder:
             service = name if isinstance(name, str) else None
         req = Request(trace_id=self.trace_id, service_name=service, **self.request)
         if not req.query:
-            add(Finding(FindingKind.NO_QUERY, "the trace records no request query"))
+            add(_NO_QUERY)
         answer: dict[str, Any] = {}
         if not self.answers:
-            add(Finding(FindingKind.NO_ANSWER, "the trace records no answer"))
+            add(_NO_ANSWER)
         else:
             if len(self.answers) > 1:
                 spans = ", ".join(a["span_id"] for a in self.answers)
@@ -323,11 +329,11 @@ class _Builder:
                 )
             answer = self.answers[-1]
             if answer.get("answer") is None:
-                add(Finding(FindingKind.NO_ANSWER, "the ANSWER step records no answer text"))
+                add(_NO_ANSWER_TEXT)
         if answer.get("confidence") is None:
-            add(Finding(FindingKind.NO_CONFIDENCE, "the trace records no valid confidence"))
+            add(_NO_CONFIDENCE)
         if self.retrieval_steps == 0:
-            add(Finding(FindingKind.NO_RETRIEVAL, "the trace has no retrieval step"))
+            add(_NO_RETRIEVAL)
         missing = [e for e in self.evidence if e.content is None]
         if missing or self.content_off:
             detail = f"{len(missing)} evidence item(s) without content" if missing else ""

@@ -47,10 +47,12 @@ def check_structure(records: list[SpanRecord], findings: list[Finding]) -> Struc
             )
         )
     spans = sorted(by_id.values(), key=_ORDER)
-    roots = [s for s in spans if not s.parent_span_id]
+    roots: list[SpanRecord] = []
     for span in spans:
         parent_id = span.parent_span_id
-        if parent_id and parent_id not in by_id:
+        if not parent_id:
+            roots.append(span)
+        elif parent_id not in by_id:
             findings.append(
                 Finding(
                     FindingKind.ORPHAN_SPAN,
@@ -73,7 +75,8 @@ def check_structure(records: list[SpanRecord], findings: list[Finding]) -> Struc
             )
         )
     for span in spans:
-        if span.end_time_unix_nano < span.start_time_unix_nano:
+        start, end = span.start_time_unix_nano, span.end_time_unix_nano
+        if end < start:
             findings.append(
                 Finding(
                     FindingKind.CLOCK_SKEW,
@@ -83,10 +86,10 @@ def check_structure(records: list[SpanRecord], findings: list[Finding]) -> Struc
                 )
             )
             continue
-        parent = by_id.get(span.parent_span_id or "")
+        parent_id = span.parent_span_id
+        parent = by_id.get(parent_id) if parent_id else None
         if parent is not None and (
-            span.start_time_unix_nano < parent.start_time_unix_nano
-            or span.end_time_unix_nano > parent.end_time_unix_nano
+            start < parent.start_time_unix_nano or end > parent.end_time_unix_nano
         ):
             findings.append(
                 Finding(
