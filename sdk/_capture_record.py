@@ -167,26 +167,8 @@ def _inputs_request(
 def _inputs_retrieval(
     step: Step, rec: Recorder, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> None:
-    # record_query, inlined: the query of nearly every retrieval is a short plain string
     spec = step.spec
-    query = find_query(spec, args, kwargs)
-    settings = rec.settings
-    if query is None or "query" not in settings.capture:
-        return
-    if type(query) is not str:
-        query = text_of(query) or ""
-    if settings.redact is None and len(query) <= settings.max_attribute_length:
-        text = query
-    else:
-        text = rec.text(_INPUT, query)
-    attrs = rec.attrs
-    attrs[_INPUT] = text
-    attrs[_INPUT_MIME] = _TEXT
-    attrs[_GT_QUERY] = text
-    if spec.action is _RERANK:
-        attrs[_RERANKER_QUERY] = text
-    else:
-        attrs[_GENAI_QUERY] = text
+    record_query(rec, spec.action, find_query(spec, args, kwargs))
 
 
 def _jsonable(value: object) -> bool:
@@ -253,6 +235,9 @@ def _result_evidence(step: Step, rec: Recorder, result: Any, total: int | None) 
                     return
             except Exception:
                 logger.debug("compiled evidence builder failed", exc_info=True)
+            # declined: the general path need not offer the items to the builder again
+            record_evidence(rec, result, spec.action, compiled=False)
+            return
     record_evidence(rec, result, spec.action, total=total)
 
 

@@ -39,7 +39,7 @@ from ._record import (
     first_field,
     text_of,
 )
-from ._record_evidence_compiled import BUILDERS, UNSEEN, Builder, builder_for
+from ._record_evidence_compiled import Builder, builder_for
 from ._record_evidence_plain import (
     PRECOMPUTED,
     DocumentKeys,
@@ -86,7 +86,6 @@ _RETRIEVED_DOCUMENTS: Final = sc.OI_RETRIEVAL_DOCUMENTS
 _RERANKED_DOCUMENTS: Final = sc.OI_RERANKER_OUTPUT_DOCUMENTS
 _RETRIEVED_KEYS: Final = document_keys(_RETRIEVED_DOCUMENTS, PRECOMPUTED)
 _RERANKED_KEYS: Final = document_keys(_RERANKED_DOCUMENTS, PRECOMPUTED)
-_built: Final = BUILDERS.get
 
 _MAPPERS: dict[type, EvidenceMapper] = {}
 #: The registered mappers (read-only outside this module): none registered, plain dicts can
@@ -371,6 +370,7 @@ def record_evidence(
     action: sc.Action,
     *,
     total: int | None = None,
+    compiled: bool = True,
 ) -> None:
     """Record a returned evidence list on a RETRIEVE or RERANK span.
 
@@ -378,34 +378,10 @@ def record_evidence(
     capture is off), ``groundtrace.evidence.count``, the OpenInference document list
     (``retrieval.documents.*`` or ``reranker.output_documents.*``) and, for RETRIEVE with
     capture on, the opt-in ``gen_ai.retrieval.documents`` (compact JSON:
-    ``[{"id":"d1","score":0.5}]``).
+    ``[{"id":"d1","score":0.5}]``). A list of plain dicts is first offered to the builder
+    compiled for its shape, unless ``compiled`` is False (the caller has just offered it).
     """
     settings = rec.settings
-    tried = False
-    if (
-        type(value) is list
-        and value
-        and type(value[0]) is dict
-        and total is None
-        and not _MAPPERS
-        and settings.redact is None
-        and len(value) <= settings.max_evidence_items
-        and len(value) <= PRECOMPUTED
-    ):  # the hot case: a list of dicts that a builder compiled for their shape may write
-        capture = "evidence" in settings.capture
-        genai = capture and action is _RETRIEVE
-        shape = tuple(value[0])
-        builder = _built((shape, capture, genai), UNSEEN)
-        if builder is UNSEEN:
-            builder = builder_for(shape, capture, genai, plan_of)
-        if builder is not None:
-            tried = True
-            table = _RERANKED_KEYS if action is _RERANK else _RETRIEVED_KEYS
-            try:
-                if builder(rec.attrs, value, table, settings.max_attribute_length, len(value)):
-                    return
-            except Exception:
-                logger.debug("compiled evidence builder failed", exc_info=True)
     seq = value if type(value) is list else as_sequence(value)
     count = len(seq) if total is None else total
     limit = settings.max_evidence_items
@@ -418,7 +394,7 @@ def record_evidence(
     if not _MAPPERS:
         try:
             head = seq if len(seq) <= limit else seq[:limit]
-            if plain_evidence(rec, head, prefix, capture, genai, count, compiled=not tried):
+            if plain_evidence(rec, head, prefix, capture, genai, count, compiled=compiled):
                 return
         except Exception:
             logger.debug("fast evidence path failed; using the general one", exc_info=True)
