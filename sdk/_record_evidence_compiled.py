@@ -35,7 +35,7 @@ from ._attributes import NATIVE_JSON_OPTIONS
 from ._record import AttributeValue, content_hash, content_id
 from ._runtime import logger
 
-__all__ = ["BUILDERS", "UNSEEN", "Builder", "builder_for"]
+__all__ = ["Builder", "builder_for"]
 
 #: ``builder(attrs, items, table, limit, count)`` writes the evidence attributes of ``items``
 #: into ``attrs`` and returns True, or returns False when an item needs the general path
@@ -57,14 +57,10 @@ Builder = Callable[
 _SLOTS: Final = ("id", "title", "source", "rank", "score", "version", "content")
 _TYPE_OF_SLOT: Final = ("str", "str", "str", "int", "float", "str", "str")
 _SCALAR_TYPES: Final = frozenset({str, int, float, bool, type(None)})
+#: The builders made so far by ``(shape, capture, genai)``; None for a shape not compiled.
 _BUILDERS: dict[tuple[Any, ...], Builder | None] = {}
 _MAX_BUILDERS: Final = 256
 _UNSEEN: Final[Any] = object()
-#: The builders made so far by ``(shape, capture, genai)``, None for a shape not compiled; a
-#: hot caller looks its key up here (``UNSEEN`` when absent) and calls :func:`builder_for`
-#: only on a miss.
-BUILDERS: Final = _BUILDERS
-UNSEEN: Final = _UNSEEN
 
 
 def builder_for(

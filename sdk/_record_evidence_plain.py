@@ -24,7 +24,7 @@ import orjson
 from . import semconv as sc
 from ._attributes import NATIVE_JSON_OPTIONS
 from ._record import AttributeValue, Recorder, as_float, content_hash, content_id, text_of
-from ._record_evidence_compiled import BUILDERS, UNSEEN, builder_for
+from ._record_evidence_compiled import builder_for
 from ._record_evidence_keys import META_KEYS, SLOT_KEYS
 
 __all__ = [
@@ -57,7 +57,6 @@ PRECOMPUTED: Final = 128
 _EVIDENCE: Final = sc.GT_EVIDENCE
 _EVIDENCE_COUNT: Final = sc.GT_EVIDENCE_COUNT
 _GENAI_DOCUMENTS: Final = sc.GENAI_RETRIEVAL_DOCUMENTS
-_built: Final = BUILDERS.get
 
 
 def _plan(keys: tuple[Any, ...]) -> _Plan:
@@ -181,15 +180,9 @@ def plain_evidence(
     if settings.redact is not None:
         return False
     limit = settings.max_attribute_length
-    size = len(items)
-    table: Sequence[DocumentKeys] | None = _KEYS.get(prefix) if size <= PRECOMPUTED else None
-    if table is None:
-        table = document_keys(prefix, size)
-    if compiled and size and type(items[0]) is dict:  # one shape, usual values: compiled
-        shape = tuple(items[0])
-        builder = _built((shape, capture, genai), UNSEEN)
-        if builder is UNSEEN:
-            builder = builder_for(shape, capture, genai, plan_of)
+    table = document_keys(prefix, len(items))
+    if compiled and items and type(items[0]) is dict:  # one shape, usual values: compiled
+        builder = builder_for(tuple(items[0]), capture, genai, plan_of)
         if builder is not None and builder(rec.attrs, items, table, limit, count):
             return True
     built = _plain_loop(items, table, limit, capture, genai)
