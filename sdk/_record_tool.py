@@ -149,11 +149,7 @@ def record_tool_result(
     paths: list[str] = []
     if arguments is not None:
         for name in path_params:
-            value = arguments.get(name)
-            if type(value) is str:
-                paths.append(value)
-            else:
-                paths.extend(_paths(value))
+            paths.extend(_paths(arguments.get(name)))
     if paths_hook is not None:
         try:
             paths.extend(_paths(list(paths_hook(arguments or {}, result))))
@@ -161,7 +157,7 @@ def record_tool_result(
             logger.debug("paths_hook failed", exc_info=True)
     if paths:
         attrs[_PATHS_READ] = list(dict.fromkeys(paths)) if len(paths) > 1 else paths
-    text, mime = (result, "text/plain") if type(result) is str else result_text(result)
+    text, mime = result_text(result)
     attrs[_SIZE] = len(text)
     attrs[_HASH] = content_hash(text)
     if "tool_results" in rec.settings.capture:
