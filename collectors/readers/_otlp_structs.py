@@ -170,11 +170,7 @@ def _nanos(value: str | int) -> int:
 def _records(request: _Request, location: SourceLocation) -> list[SpanRecord]:
     out: list[SpanRecord] = []
     append = out.append
-    # ids repeat within a request (a trace's spans, parents): each is validated once; the
-    # caches are per size so that a cached span id is never taken for a trace id
-    trace_ids: dict[str, str] = {}
-    span_ids: dict[str, str] = {}
-    known_trace, known_span = trace_ids.get, span_ids.get
+    ids: dict[str, str] = {}  # ids repeat within a request: each is validated once
     for resource_spans in request.resourceSpans:
         resource_obj = resource_spans.resource
         resource = _attributes(resource_obj.attributes) if resource_obj is not None else {}
@@ -182,16 +178,10 @@ def _records(request: _Request, location: SourceLocation) -> list[SpanRecord]:
             scope = scope_spans.scope
             scope_name, scope_version = ("", "") if scope is None else (scope.name, scope.version)
             for span in scope_spans.spans:
-                raw: Any = span.traceId  # UNSET (absent) is not canonical
-                trace_id = known_trace(raw) or canonical_id(raw, _TRACE_HEX, trace_ids)
-                raw = span.spanId
-                span_id = known_span(raw) or canonical_id(raw, _SPAN_HEX, span_ids)
+                trace_id = canonical_id(span.traceId, _TRACE_HEX, ids)
+                span_id = canonical_id(span.spanId, _SPAN_HEX, ids)
                 parent = span.parentSpanId
-                parent_id = (
-                    None
-                    if parent == ""
-                    else known_span(parent) or canonical_id(parent, _SPAN_HEX, span_ids)
-                )
+                parent_id = None if parent == "" else canonical_id(parent, _SPAN_HEX, ids)
                 kind = span.kind
                 if kind is UNSET:
                     kind_name = SPAN_KINDS[0]
@@ -216,15 +206,14 @@ def _records(request: _Request, location: SourceLocation) -> list[SpanRecord]:
                     if span.events
                     else []
                 )
-                start, end = span.startTimeUnixNano, span.endTimeUnixNano
                 append(
                     SpanRecord(
                         trace_id,
                         span_id,
                         parent_id,
                         span.name,
-                        start if type(start) is int else int(start),
-                        end if type(end) is int else int(end),
+                        _nanos(span.startTimeUnixNano),
+                        _nanos(span.endTimeUnixNano),
                         _attributes(span.attributes),
                         status_record,
                         events,
