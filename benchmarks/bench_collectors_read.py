@@ -112,7 +112,8 @@ def _reader_json_library() -> str:
     from groundtrace.collectors.readers import _files, _otlp_structs
 
     fallback = getattr(_files._loads, "__module__", None) or "unknown"
-    return f"{_otlp_structs.msgspec.__name__} typed structs (fallback: {fallback})"
+    walk = "C extension" if _otlp_structs.NATIVE else "Python"
+    return f"{_otlp_structs.msgspec.__name__} typed structs, {walk} walk (fallback: {fallback})"
 
 
 def _floor(path: Path, loads: Callable[[bytes], Any]) -> int:

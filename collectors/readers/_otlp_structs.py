@@ -3,7 +3,8 @@
 The common line is the canonical OTLP/JSON encoding a Collector or our SDK writes. Parsing it
 into Python dicts and then walking them costs two object graphs per span; here ``msgspec``
 decodes the line in C into small typed structs (not tracked by the cyclic garbage collector)
-and one pass turns them into :class:`SpanRecord` objects.
+and one pass turns them into :class:`SpanRecord` objects: the C walk of the optional extension
+:mod:`._crecords` where it was built, else the same walk in Python (:func:`_records`).
 
 The structs accept a strict subset of what the dict decoders accept: ``null`` where a value
 is expected, an unknown ``AnyValue`` kind, ``kvlistValue``/``bytesValue``, an ``AnyValue`` with
@@ -15,6 +16,9 @@ every error. What is read is therefore the same on both paths, only faster here.
 
 from __future__ import annotations
 
+import dataclasses
+import os
+from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
@@ -31,7 +35,7 @@ from groundtrace.collectors.spans import (
 from ._otlp_fast import STATUS_BY_CODE, UNSET_STATUS, NotCanonical, canonical_id
 from ._otlp_json import SPAN_KINDS, STATUS_CODES
 
-__all__ = ["decode_line"]
+__all__ = ["NATIVE", "decode_line", "python_records"]
 
 
 class _Array(Struct, gc=False, forbid_unknown_fields=True):
@@ -227,13 +231,71 @@ def _records(request: _Request, location: SourceLocation) -> list[SpanRecord]:
     return out
 
 
+def _native_walk() -> Callable[[_Request, SourceLocation], list[SpanRecord] | None] | None:
+    """The C walk of :mod:`._crecords`, set up with this module's layouts (``None``: absent).
+
+    The extension is optional: built where a C compiler is available at install time,
+    otherwise :func:`_records` does the same walk in Python (``GROUNDTRACE_PURE_PYTHON=1``
+    forces the Python walk). Either way a line is read identically.
+    """
+    if os.environ.get("GROUNDTRACE_PURE_PYTHON"):
+        return None
+    try:
+        from . import _crecords
+    except ImportError:
+        return None
+
+    def layout(cls: type, *names: str) -> tuple[type, tuple[str, ...]]:
+        return cls, names
+
+    _crecords.setup(
+        (
+            layout(_Request, "resourceSpans"),
+            layout(_ResourceSpans, "resource", "scopeSpans"),
+            layout(_Resource, "attributes"),
+            layout(_ScopeSpans, "scope", "spans"),
+            layout(_Scope, "name", "version"),
+            layout(_Span, *_Span.__struct_fields__),
+            layout(_Status, "code", "message"),
+            layout(_Event, "name", "timeUnixNano", "attributes"),
+            layout(_KeyValue, "key", "value"),
+            layout(_Value, *_Value.__struct_fields__),
+            layout(_Array, "values"),
+            layout(SpanRecord, *(f.name for f in dataclasses.fields(SpanRecord))),
+            layout(SpanStatus, "code", "message"),
+            layout(SpanEvent, "name", "time_unix_nano", "attributes"),
+        ),
+        UNSET,
+        SPAN_KINDS,
+        STATUS_CODES,
+        tuple(STATUS_BY_CODE[code] for code in range(_CODES)),
+    )
+    return _crecords.records
+
+
+_NATIVE: Final = _native_walk()
+#: Whether lines are walked by the C extension (else by :func:`_records`).
+NATIVE: Final = _NATIVE is not None
+
+
+def python_records(line: bytes, location: SourceLocation) -> list[SpanRecord] | None:
+    """:func:`decode_line` with the Python walk, whichever walk is active (for tests)."""
+    try:
+        return _records(_DECODER.decode(line), location)
+    except _NOT_HERE:
+        return None
+
+
 def decode_line(line: bytes, location: SourceLocation) -> list[SpanRecord] | None:
     """The spans of one canonical OTLP/JSON line, or ``None``: decode it with the dict path.
 
     ``None`` covers invalid JSON too: the dict path re-parses the line and reports the error
     in its own words.
     """
+    if _NATIVE is None:
+        return python_records(line, location)
     try:
-        return _records(_DECODER.decode(line), location)
+        request = _DECODER.decode(line)
     except _NOT_HERE:
         return None
+    return _NATIVE(request, location)

@@ -2,7 +2,8 @@
 
 Two fast paths are checked against the dict decoder of :mod:`._otlp_json`: the dict fast
 path (:mod:`._otlp_fast`) and the typed-struct path (:mod:`._otlp_structs`), which either
-reads a line exactly as the checked decoder would or declines it (``None``).
+reads a line exactly as the checked decoder would or declines it (``None``). The struct path's
+C walk (when built) and its Python walk are both checked.
 """
 
 from __future__ import annotations
@@ -48,10 +49,15 @@ def _assert_same(obj: Any) -> bool:
     fast = _outcome(_otlp_fast.decode_request, copy.deepcopy(obj))
     checked = _outcome(_otlp_json.decode_request, copy.deepcopy(obj))
     assert fast == checked
-    typed = _otlp_structs.decode_line(json.dumps(obj).encode(), _LOCATION)
+    line = json.dumps(obj).encode()
+    # the Python walk of the struct path (the reference of the C walk, when that is built)
+    walked = _otlp_structs.python_records(line, _LOCATION)
+    assert walked is None or ("ok", walked, []) == checked
+    typed = _otlp_structs.decode_line(line, _LOCATION)
     if typed is None:
         return False
     assert ("ok", typed, []) == checked
+    assert typed == walked  # the active walk reads only what the Python walk reads
     return True
 
 

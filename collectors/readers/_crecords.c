@@ -1,0 +1,635 @@
+/*
+ * Native conversion of decoded OTLP/JSON structs into span records.
+ *
+ * The pure-Python reference is ``_records`` in ``_otlp_structs.py``; this module does the
+ * same walk in C. msgspec has already decoded (and type-checked) the line into its structs;
+ * here their slots are read at the offsets of their member descriptors, and the records are
+ * filled the same way (SpanRecord, SpanStatus and SpanEvent are slotted dataclasses whose
+ * generated ``__init__`` only stores each field).
+ *
+ * ``records`` returns the list of records, or ``None`` where the Python walk would raise
+ * one of its "not for this path" exceptions (the caller then reads the line with the dict
+ * decoders, which alone word the errors). It may also return ``None`` where the Python walk
+ * would read the line (an id with whitespace, an array nested deeper than MAX_DEPTH): the
+ * dict path reads those lines exactly as the Python walk does. Only MemoryError propagates.
+ *
+ * The layouts (types and field names) come from Python through ``setup``: nothing here
+ * repeats a field name, and every object is type-checked before a slot is read.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#define MAX_DEPTH 64
+#define MAX_FIELDS 14
+
+/* Struct kinds, in the order ``setup`` receives their layouts. */
+enum {
+    L_REQUEST,
+    L_RESOURCE_SPANS,
+    L_RESOURCE,
+    L_SCOPE_SPANS,
+    L_SCOPE,
+    L_SPAN,
+    L_STATUS,
+    L_EVENT,
+    L_KEY_VALUE,
+    L_VALUE,
+    L_ARRAY,
+    L_SPAN_RECORD,
+    L_SPAN_STATUS,
+    L_SPAN_EVENT,
+    N_LAYOUTS
+};
+
+/* Field counts each layout must have, in the order of the Python field tuples. */
+static const Py_ssize_t FIELD_COUNTS[N_LAYOUTS] = {1, 2, 1, 2, 2, 10, 2, 3, 2, 7, 1, 14, 2, 3};
+
+/* Field positions (must match the tuples passed by ``_otlp_structs.py``). */
+enum { REQUEST_RESOURCE_SPANS };
+enum { RS_RESOURCE, RS_SCOPE_SPANS };
+enum { RESOURCE_ATTRIBUTES };
+enum { SS_SCOPE, SS_SPANS };
+enum { SCOPE_NAME, SCOPE_VERSION };
+enum {
+    SPAN_TRACE_ID,
+    SPAN_SPAN_ID,
+    SPAN_PARENT,
+    SPAN_NAME,
+    SPAN_KIND,
+    SPAN_START,
+    SPAN_END,
+    SPAN_ATTRIBUTES,
+    SPAN_EVENTS,
+    SPAN_STATUS
+};
+enum { STATUS_CODE, STATUS_MESSAGE };
+enum { EVENT_NAME, EVENT_TIME, EVENT_ATTRIBUTES };
+enum { KV_KEY, KV_VALUE };
+enum { V_STRING, V_INT, V_DOUBLE, V_BOOL, V_ARRAY, V_KVLIST, V_BYTES };
+enum { ARRAY_VALUES };
+
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t offsets[MAX_FIELDS];
+} Layout;
+
+static Layout layouts[N_LAYOUTS];
+static int ready = 0;
+static PyObject *unset = NULL;          /* msgspec.UNSET */
+static PyObject *span_kinds = NULL;     /* tuple of kind names */
+static PyObject *status_codes = NULL;   /* tuple of status code names */
+static PyObject *status_by_code = NULL; /* tuple of shared SpanStatus(code, "") */
+
+/* Borrowed slot ``field`` of ``obj``, which must be exactly of layout ``kind`` (NULL: no). */
+static inline PyObject *
+slot(PyObject *obj, int kind, int field)
+{
+    if (!Py_IS_TYPE(obj, layouts[kind].type)) {
+        return NULL;
+    }
+    return *(PyObject **)((char *)obj + layouts[kind].offsets[field]);
+}
+
+/* A new instance of a slotted output class, its slots filled (steals every value). */
+static PyObject *
+fill(int kind, PyObject **values)
+{
+    PyTypeObject *type = layouts[kind].type;
+    Py_ssize_t n = FIELD_COUNTS[kind];
+    PyObject *obj = type->tp_alloc(type, 0);
+    if (obj == NULL) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_XDECREF(values[i]);
+        }
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        *(PyObject **)((char *)obj + layouts[kind].offsets[i]) = values[i];
+    }
+    return obj;
+}
+
+static PyObject *any_value(PyObject *value, int depth);
+
+/* The list of an ``arrayValue``; NULL: decline or error. */
+static PyObject *
+array_value(PyObject *array, int depth)
+{
+    PyObject *values = slot(array, L_ARRAY, ARRAY_VALUES);
+    if (values == NULL || !PyList_CheckExact(values)) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(values);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(values, i);
+        PyObject *converted;
+        if (item == Py_None) {
+            converted = Py_NewRef(Py_None);
+        }
+        else {
+            converted = any_value(item, depth + 1);
+            if (converted == NULL) {
+                Py_DECREF(out);
+                return NULL;
+            }
+        }
+        PyList_SET_ITEM(out, i, converted);
+    }
+    return out;
+}
+
+/* The Python value of an ``AnyValue`` (``_value`` in ``_otlp_structs.py``). */
+static PyObject *
+any_value(PyObject *value, int depth)
+{
+    if (depth > MAX_DEPTH || !Py_IS_TYPE(value, layouts[L_VALUE].type)) {
+        return NULL;
+    }
+    PyObject *text = slot(value, L_VALUE, V_STRING);
+    PyObject *integer = slot(value, L_VALUE, V_INT);
+    PyObject *number = slot(value, L_VALUE, V_DOUBLE);
+    PyObject *flag = slot(value, L_VALUE, V_BOOL);
+    PyObject *array = slot(value, L_VALUE, V_ARRAY);
+    PyObject *kvlist = slot(value, L_VALUE, V_KVLIST);
+    PyObject *bytes = slot(value, L_VALUE, V_BYTES);
+    if (!text || !integer || !number || !flag || !array || !kvlist || !bytes) {
+        return NULL;
+    }
+    if (kvlist != unset || bytes != unset) {
+        return NULL;
+    }
+    if (integer != unset) {
+        if (text == unset && number == unset && flag == unset && array == unset) {
+            return PyNumber_Long(integer); /* ValueError: not a decimal integer */
+        }
+    }
+    else if (number != unset) {
+        if (text == unset && flag == unset && array == unset) {
+            return PyNumber_Float(number);
+        }
+    }
+    else if (text != unset) {
+        if (flag == unset && array == unset) {
+            return Py_NewRef(text);
+        }
+    }
+    else if (array != unset) {
+        if (flag == unset) {
+            return array_value(array, depth);
+        }
+    }
+    else if (flag != unset) {
+        return Py_NewRef(flag);
+    }
+    else {
+        Py_RETURN_NONE;
+    }
+    return NULL; /* two kinds: key order decides, which only the dict path sees */
+}
+
+/* Attributes dict of a list of key-value structs (``_attributes``). */
+static PyObject *
+attributes(PyObject *items)
+{
+    if (!PyList_CheckExact(items)) {
+        return NULL;
+    }
+    PyObject *out = PyDict_New();
+    if (out == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        PyObject *key = slot(item, L_KEY_VALUE, KV_KEY);
+        PyObject *value = slot(item, L_KEY_VALUE, KV_VALUE);
+        if (key == NULL || value == NULL) {
+            goto fail;
+        }
+        PyObject *converted;
+        if (value == Py_None) {
+            converted = Py_NewRef(Py_None);
+        }
+        else {
+            PyObject *text = slot(value, L_VALUE, V_STRING);
+            if (text == NULL) {
+                goto fail;
+            }
+            converted = text != unset ? Py_NewRef(text) : any_value(value, 0);
+            if (converted == NULL) {
+                goto fail;
+            }
+        }
+        int rc = PyDict_SetItem(out, key, converted);
+        Py_DECREF(converted);
+        if (rc < 0) {
+            goto fail;
+        }
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static inline int
+is_hex(Py_UCS4 c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* A canonical hex id, validated once per request (``canonical_id``); NULL: decline. */
+static PyObject *
+canonical_id(PyObject *value, Py_ssize_t size, PyObject *cache)
+{
+    if (!PyUnicode_CheckExact(value) || PyUnicode_GET_LENGTH(value) != size) {
+        return NULL;
+    }
+    PyObject *known = PyDict_GetItemWithError(cache, value);
+    if (known != NULL) {
+        return Py_NewRef(known);
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(value);
+    const void *data = PyUnicode_DATA(value);
+    int upper = 0;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (!is_hex(c)) {
+            return NULL; /* e.g. whitespace: the dict path decides */
+        }
+        upper |= (c >= 'A' && c <= 'F');
+    }
+    known = upper ? PyObject_CallMethod(value, "lower", NULL) : Py_NewRef(value);
+    if (known == NULL) {
+        return NULL;
+    }
+    if (PyDict_SetItem(cache, value, known) < 0) {
+        Py_DECREF(known);
+        return NULL;
+    }
+    return known;
+}
+
+/* Unix nanoseconds from a decimal string or an int (``_nanos``). */
+static PyObject *
+nanos(PyObject *value)
+{
+    if (PyLong_CheckExact(value)) {
+        return Py_NewRef(value);
+    }
+    if (PyUnicode_CheckExact(value)) {
+        return PyLong_FromUnicodeObject(value, 10);
+    }
+    return NULL;
+}
+
+/* Index ``value`` (an int) into ``table``; NULL when out of range or not an int. */
+static PyObject *
+lookup(PyObject *table, PyObject *value)
+{
+    if (!PyLong_CheckExact(value)) {
+        return NULL;
+    }
+    int overflow = 0;
+    long index = PyLong_AsLongAndOverflow(value, &overflow);
+    if (overflow || index < 0 || index >= PyTuple_GET_SIZE(table)) {
+        return NULL; /* an error from the conversion, if any, stays set */
+    }
+    return PyTuple_GET_ITEM(table, index);
+}
+
+static PyObject *
+status_record(PyObject *status)
+{
+    if (status == Py_None) {
+        return Py_NewRef(PyTuple_GET_ITEM(status_by_code, 0));
+    }
+    PyObject *code = slot(status, L_STATUS, STATUS_CODE);
+    PyObject *message = slot(status, L_STATUS, STATUS_MESSAGE);
+    if (code == NULL || message == NULL || !PyUnicode_CheckExact(message)) {
+        return NULL;
+    }
+    PyObject *name = lookup(status_codes, code);
+    if (name == NULL) {
+        return NULL;
+    }
+    if (PyUnicode_GET_LENGTH(message) == 0) {
+        return Py_NewRef(lookup(status_by_code, code));
+    }
+    PyObject *values[2] = {Py_NewRef(name), Py_NewRef(message)};
+    return fill(L_SPAN_STATUS, values);
+}
+
+static PyObject *
+events(PyObject *raw)
+{
+    if (!PyList_CheckExact(raw)) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(raw);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *event = PyList_GET_ITEM(raw, i);
+        PyObject *name = slot(event, L_EVENT, EVENT_NAME);
+        PyObject *time = slot(event, L_EVENT, EVENT_TIME);
+        PyObject *attrs = slot(event, L_EVENT, EVENT_ATTRIBUTES);
+        if (name == NULL || time == NULL || attrs == NULL) {
+            goto fail;
+        }
+        PyObject *values[3] = {Py_NewRef(name), nanos(time), attributes(attrs)};
+        if (values[1] == NULL || values[2] == NULL) {
+            Py_DECREF(values[0]);
+            Py_XDECREF(values[1]);
+            Py_XDECREF(values[2]);
+            goto fail;
+        }
+        PyObject *record = fill(L_SPAN_EVENT, values);
+        if (record == NULL) {
+            goto fail;
+        }
+        PyList_SET_ITEM(out, i, record);
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* One span record; ``resource``, ``scope_name``, ``scope_version``, ``location`` borrowed. */
+static PyObject *
+span_record(PyObject *span, PyObject *resource, PyObject *scope_name, PyObject *scope_version,
+            PyObject *location, PyObject *ids)
+{
+    PyObject *raw[10];
+    for (int i = 0; i < 10; i++) {
+        raw[i] = slot(span, L_SPAN, i);
+        if (raw[i] == NULL) {
+            return NULL;
+        }
+    }
+    if (!PyUnicode_CheckExact(raw[SPAN_PARENT]) || !PyUnicode_CheckExact(raw[SPAN_NAME])) {
+        return NULL;
+    }
+    PyObject *kind_name;
+    if (raw[SPAN_KIND] == unset) {
+        kind_name = PyTuple_GET_ITEM(span_kinds, 0);
+    }
+    else if ((kind_name = lookup(span_kinds, raw[SPAN_KIND])) == NULL) {
+        return NULL;
+    }
+    PyObject *values[MAX_FIELDS] = {NULL};
+    values[0] = canonical_id(raw[SPAN_TRACE_ID], 32, ids);
+    values[1] = values[0] ? canonical_id(raw[SPAN_SPAN_ID], 16, ids) : NULL;
+    if (values[1] == NULL) {
+        goto fail;
+    }
+    values[2] = PyUnicode_GET_LENGTH(raw[SPAN_PARENT]) == 0
+                    ? Py_NewRef(Py_None)
+                    : canonical_id(raw[SPAN_PARENT], 16, ids);
+    if (values[2] == NULL) {
+        goto fail;
+    }
+    values[3] = Py_NewRef(raw[SPAN_NAME]);
+    if ((values[4] = nanos(raw[SPAN_START])) == NULL ||
+        (values[5] = nanos(raw[SPAN_END])) == NULL ||
+        (values[6] = attributes(raw[SPAN_ATTRIBUTES])) == NULL ||
+        (values[7] = status_record(raw[SPAN_STATUS])) == NULL) {
+        goto fail;
+    }
+    PyObject *event_list = raw[SPAN_EVENTS];
+    if (!PyList_CheckExact(event_list)) {
+        goto fail;
+    }
+    values[8] = PyList_GET_SIZE(event_list) ? events(event_list) : PyList_New(0);
+    if (values[8] == NULL) {
+        goto fail;
+    }
+    values[9] = Py_NewRef(kind_name);
+    values[10] = Py_NewRef(resource);
+    values[11] = Py_NewRef(scope_name);
+    values[12] = Py_NewRef(scope_version);
+    values[13] = Py_NewRef(location);
+    return fill(L_SPAN_RECORD, values);
+fail:
+    for (int i = 0; i < MAX_FIELDS; i++) {
+        Py_XDECREF(values[i]);
+    }
+    return NULL;
+}
+
+static int
+scope_spans(PyObject *item, PyObject *resource, PyObject *location, PyObject *ids, PyObject *out,
+            PyObject *empty)
+{
+    PyObject *scope = slot(item, L_SCOPE_SPANS, SS_SCOPE);
+    PyObject *spans = slot(item, L_SCOPE_SPANS, SS_SPANS);
+    if (scope == NULL || spans == NULL || !PyList_CheckExact(spans)) {
+        return -1;
+    }
+    PyObject *name = empty, *version = empty;
+    if (scope != Py_None) {
+        name = slot(scope, L_SCOPE, SCOPE_NAME);
+        version = slot(scope, L_SCOPE, SCOPE_VERSION);
+        if (name == NULL || version == NULL) {
+            return -1;
+        }
+    }
+    Py_ssize_t n = PyList_GET_SIZE(spans);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *record =
+            span_record(PyList_GET_ITEM(spans, i), resource, name, version, location, ids);
+        if (record == NULL) {
+            return -1;
+        }
+        int rc = PyList_Append(out, record);
+        Py_DECREF(record);
+        if (rc < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *
+walk(PyObject *request, PyObject *location, PyObject *ids, PyObject *empty)
+{
+    PyObject *all = slot(request, L_REQUEST, REQUEST_RESOURCE_SPANS);
+    if (all == NULL || !PyList_CheckExact(all)) {
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(all);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(all, i);
+        PyObject *resource_obj = slot(item, L_RESOURCE_SPANS, RS_RESOURCE);
+        PyObject *scopes = slot(item, L_RESOURCE_SPANS, RS_SCOPE_SPANS);
+        if (resource_obj == NULL || scopes == NULL || !PyList_CheckExact(scopes)) {
+            goto fail;
+        }
+        PyObject *resource;
+        if (resource_obj == Py_None) {
+            resource = PyDict_New();
+        }
+        else {
+            PyObject *attrs = slot(resource_obj, L_RESOURCE, RESOURCE_ATTRIBUTES);
+            resource = attrs == NULL ? NULL : attributes(attrs);
+        }
+        if (resource == NULL) {
+            goto fail;
+        }
+        Py_ssize_t m = PyList_GET_SIZE(scopes);
+        for (Py_ssize_t j = 0; j < m; j++) {
+            if (scope_spans(PyList_GET_ITEM(scopes, j), resource, location, ids, out, empty) < 0) {
+                Py_DECREF(resource);
+                goto fail;
+            }
+        }
+        Py_DECREF(resource);
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+PyDoc_STRVAR(records_doc,
+             "records(request, location)\n--\n\n"
+             "The span records of a decoded request, or None: read the line with the dict "
+             "path.");
+
+static PyObject *
+records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!ready) {
+        PyErr_SetString(PyExc_RuntimeError, "setup() has not been called");
+        return NULL;
+    }
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "records() takes exactly 2 arguments");
+        return NULL;
+    }
+    PyObject *ids = PyDict_New();
+    PyObject *empty = PyUnicode_New(0, 0);
+    if (ids == NULL || empty == NULL) {
+        Py_XDECREF(ids);
+        Py_XDECREF(empty);
+        return NULL;
+    }
+    PyObject *out = walk(args[0], args[1], ids, empty);
+    Py_DECREF(ids);
+    Py_DECREF(empty);
+    if (out != NULL) {
+        return out;
+    }
+    if (PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError)) {
+            return NULL;
+        }
+        PyErr_Clear();
+    }
+    Py_RETURN_NONE;
+}
+
+/* Offset of the member descriptor ``name`` of ``type`` (an object slot); -1 with an error. */
+static Py_ssize_t
+member_offset(PyTypeObject *type, PyObject *name)
+{
+    PyObject *descr = PyDict_GetItemWithError(type->tp_dict, name);
+    if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "%s.%U is not a slot", type->tp_name, name);
+        }
+        return -1;
+    }
+    PyMemberDef *def = ((PyMemberDescrObject *)descr)->d_member;
+    if (def->type != T_OBJECT_EX && def->type != T_OBJECT) {
+        PyErr_Format(PyExc_TypeError, "%s.%U is not an object slot", type->tp_name, name);
+        return -1;
+    }
+    return def->offset;
+}
+
+PyDoc_STRVAR(setup_doc,
+             "setup(layouts, unset, span_kinds, status_codes, status_by_code)\n--\n\n"
+             "Register the struct and record classes (a tuple of (class, field names) in the "
+             "module's order) and the shared constants.");
+
+static PyObject *
+setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != N_LAYOUTS ||
+        !PyTuple_Check(args[2]) || !PyTuple_Check(args[3]) || !PyTuple_Check(args[4]) ||
+        PyTuple_GET_SIZE(args[4]) != PyTuple_GET_SIZE(args[3]) ||
+        PyTuple_GET_SIZE(args[2]) == 0 || PyTuple_GET_SIZE(args[4]) == 0) {
+        PyErr_SetString(PyExc_TypeError, "setup(): bad arguments");
+        return NULL;
+    }
+    Layout parsed[N_LAYOUTS];
+    for (int k = 0; k < N_LAYOUTS; k++) {
+        PyObject *entry = PyTuple_GET_ITEM(args[0], k);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2 ||
+            !PyType_Check(PyTuple_GET_ITEM(entry, 0)) || !PyTuple_Check(PyTuple_GET_ITEM(entry, 1)) ||
+            PyTuple_GET_SIZE(PyTuple_GET_ITEM(entry, 1)) != FIELD_COUNTS[k]) {
+            PyErr_Format(PyExc_TypeError, "setup(): layout %d is not (class, %zd field names)",
+                         k, FIELD_COUNTS[k]);
+            return NULL;
+        }
+        parsed[k].type = (PyTypeObject *)PyTuple_GET_ITEM(entry, 0);
+        PyObject *names = PyTuple_GET_ITEM(entry, 1);
+        for (Py_ssize_t f = 0; f < FIELD_COUNTS[k]; f++) {
+            parsed[k].offsets[f] = member_offset(parsed[k].type, PyTuple_GET_ITEM(names, f));
+            if (parsed[k].offsets[f] < 0) {
+                return NULL;
+            }
+        }
+    }
+    for (int k = 0; k < N_LAYOUTS; k++) {
+        Py_INCREF(parsed[k].type);
+        Py_XDECREF(layouts[k].type);
+        layouts[k] = parsed[k];
+    }
+    Py_XSETREF(unset, Py_NewRef(args[1]));
+    Py_XSETREF(span_kinds, Py_NewRef(args[2]));
+    Py_XSETREF(status_codes, Py_NewRef(args[3]));
+    Py_XSETREF(status_by_code, Py_NewRef(args[4]));
+    ready = 1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL, records_doc},
+    {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL, setup_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "_crecords",
+    "Native conversion of decoded OTLP/JSON structs into span records.",
+    -1,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__crecords(void)
+{
+    return PyModule_Create(&module_def);
+}

@@ -1,0 +1,15 @@
+"""Type stub of the optional C extension built from ``_crecords.c``."""
+
+from typing import Any
+
+from groundtrace.collectors.spans import SourceLocation, SpanRecord
+
+def setup(
+    layouts: tuple[tuple[type, tuple[str, ...]], ...],
+    unset: Any,
+    span_kinds: tuple[str, ...],
+    status_codes: tuple[str, ...],
+    status_by_code: tuple[Any, ...],
+    /,
+) -> None: ...
+def records(request: Any, location: SourceLocation, /) -> list[SpanRecord] | None: ...

@@ -1,0 +1,222 @@
+"""The C walk of decoded OTLP/JSON structs (``_crecords``) reads what the Python walk reads.
+
+The extension is optional at install time. ``make test`` (and so CI) sets
+``GROUNDTRACE_EXPECT_NATIVE=1``, which turns its absence into a failure instead of skips.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groundtrace.collectors.readers import _otlp_structs, read_spans
+from groundtrace.collectors.spans import SourceLocation
+from tests.support.otlp_spans import agent_trace, rag_trace, request_json
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collectors"
+_LOCATION = SourceLocation("f.jsonl", 7)
+_BASE = request_json(rag_trace() + agent_trace())
+
+native = pytest.mark.skipif(not _otlp_structs.NATIVE, reason="the C extension is not built")
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj).encode()
+
+
+def _first_span(obj: dict[str, Any]) -> dict[str, Any]:
+    span: dict[str, Any] = obj["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    return span
+
+
+def test_the_extension_is_built_where_expected() -> None:
+    if os.environ.get("GROUNDTRACE_EXPECT_NATIVE") == "1":
+        assert _otlp_structs.NATIVE, "the C extension _crecords was not built or not loaded"
+    else:
+        pytest.skip("GROUNDTRACE_EXPECT_NATIVE is not set")
+
+
+@native
+def test_fixture_files_read_the_same_with_both_walks() -> None:
+    lines = 0
+    for path in sorted(FIXTURES.glob("*.jsonl")):
+        for number, line in enumerate(path.read_bytes().splitlines(), start=1):
+            location = SourceLocation(str(path), number)
+            walked = _otlp_structs.python_records(line, location)
+            assert walked is not None, f"{path.name}:{number}"
+            assert _otlp_structs.decode_line(line, location) == walked
+            lines += 1
+    assert lines >= 5
+
+
+@native
+def test_records_share_what_the_python_walk_shares() -> None:
+    records = _otlp_structs.decode_line(_line(_BASE), _LOCATION)
+    assert records is not None and len(records) == len(rag_trace() + agent_trace())
+    assert all(r.location is _LOCATION for r in records)
+    assert len({id(r.resource) for r in records}) == 1  # one resource dict per resourceSpans
+    assert records[0].events is not records[1].events  # each record its own list
+    assert records == _otlp_structs.python_records(_line(_BASE), _LOCATION)
+
+
+@native
+def test_upper_case_ids_are_lowered_and_odd_values_read_like_the_python_walk() -> None:
+    obj = json.loads(_line(_BASE))
+    span = _first_span(obj)
+    span["traceId"] = span["traceId"].upper()
+    span["startTimeUnixNano"] = 12  # a JSON number instead of a string
+    span["kind"] = 3
+    span["status"] = {"code": 2, "message": "boom"}
+    span["events"] = [{"name": "e", "timeUnixNano": "5", "attributes": []}]
+    span["attributes"] = [
+        {"key": "i", "value": {"intValue": "-42"}},
+        {"key": "d", "value": {"doubleValue": 1}},
+        {"key": "b", "value": {"boolValue": False}},
+        {"key": "n", "value": {}},
+        {"key": "z"},
+        {"key": "a", "value": {"arrayValue": {"values": [{"intValue": 1}, None, {}]}}},
+        {"key": "both", "value": {"stringValue": "s", "intValue": "1"}},  # a string wins
+    ]
+    records = _otlp_structs.decode_line(_line(obj), _LOCATION)
+    assert records is not None
+    first = records[0]
+    assert first.trace_id == span["traceId"].lower()
+    assert (first.start_time_unix_nano, first.kind) == (12, "CLIENT")
+    assert (first.status.code, first.status.message) == ("ERROR", "boom")
+    assert first.events[0].time_unix_nano == 5
+    assert first.attributes == {
+        "i": -42,
+        "d": 1.0,
+        "b": False,
+        "n": None,
+        "z": None,
+        "a": [1, None, None],
+        "both": "s",
+    }
+    assert records == _otlp_structs.python_records(_line(obj), _LOCATION)
+
+
+_READ_SCRIPT = """
+import json, sys
+from groundtrace.collectors.readers import read_spans, _otlp_structs
+try:
+    out = [[r.span_id, r.kind, r.start_time_unix_nano, r.attributes] for r in read_spans(sys.argv[1:])]
+except Exception as exc:
+    out = [type(exc).__name__, str(exc)]
+print(json.dumps([_otlp_structs.NATIVE, out]))
+"""  # noqa: E501
+
+
+def _in_child(script: str, *args: str, pure: bool) -> Any:
+    """The JSON printed by ``script`` in a fresh interpreter, with or without the C walk."""
+    env = dict(os.environ)
+    env.pop("GROUNDTRACE_PURE_PYTHON", None)
+    if pure:
+        env["GROUNDTRACE_PURE_PYTHON"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _read_in_child(path: Path, *, pure: bool) -> Any:
+    """What ``read_spans`` gives for ``path`` in a fresh interpreter (records or the error)."""
+    native, outcome = _in_child(_READ_SCRIPT, str(path), pure=pure)
+    assert native is not pure
+    return outcome
+
+
+@native
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("spanId", "01020304 5060708"),  # whitespace: the dict path decides (an error here)
+        ("spanId", "0102030405060g08"),
+        ("traceId", "0102"),
+        ("startTimeUnixNano", "12x"),
+        ("startTimeUnixNano", " 12"),  # int() accepts the blank: read on every path
+        ("kind", 9),
+        ("kind", 2**70),
+        ("status", {"code": 7}),
+    ],
+)
+def test_declined_lines_read_the_same_with_either_walk(
+    tmp_path: Path, field: str, value: Any
+) -> None:
+    obj = json.loads(_line(_BASE))
+    _first_span(obj)[field] = value
+    line = _line(obj)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(line + b"\n")
+    assert _read_in_child(path, pure=False) == _read_in_child(path, pure=True)
+    if field != "startTimeUnixNano" or value != " 12":
+        assert _otlp_structs.decode_line(line, _LOCATION) is None
+
+
+@native
+def test_arrays_nested_past_the_depth_limit_are_declined_and_read_by_the_dict_path(
+    tmp_path: Path,
+) -> None:
+    value: dict[str, Any] = {"intValue": "1"}
+    for _ in range(80):  # deeper than the C walk's limit of 64
+        value = {"arrayValue": {"values": [value]}}
+    obj = json.loads(_line(_BASE))
+    _first_span(obj)["attributes"].append({"key": "deep", "value": value})
+    line = _line(obj)
+    assert _otlp_structs.decode_line(line, _LOCATION) is None
+    walked = _otlp_structs.python_records(line, _LOCATION)
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(line + b"\n")
+    records = list(read_spans([path]))
+    assert walked is not None and [r.attributes for r in records] == [r.attributes for r in walked]
+
+
+@native
+def test_setup_rejects_layouts_it_cannot_read_and_keeps_the_working_one() -> None:
+    from groundtrace.collectors.readers import _crecords
+
+    with pytest.raises(TypeError, match="bad arguments"):
+        _crecords.setup((), None, (), (), ())
+    layouts = [(int, ("real",))] * 14
+    with pytest.raises(TypeError, match="layout 0 is not"):
+        _crecords.setup(((int, ("a", "b")), *layouts[1:]), None, ("A",), ("B",), ("C",))
+    with pytest.raises(TypeError, match=r"int\.real is not a slot"):
+        _crecords.setup(tuple(layouts), None, ("A",), ("B",), ("C",))
+    with pytest.raises(TypeError, match="records"):
+        _crecords.records(1)  # type: ignore[call-arg]
+    assert _otlp_structs.decode_line(_line(_BASE), _LOCATION) is not None  # still set up
+
+
+@native
+def test_no_objects_leak_on_read_or_declined_lines() -> None:
+    good = _line(_BASE)
+    obj = json.loads(good)
+    _first_span(obj)["spanId"] = "zz" * 8
+    declined = _line(obj)
+    for line in (good, declined):
+        for _ in range(50):  # warm caches (interned strings, msgspec's key cache)
+            _otlp_structs.decode_line(line, _LOCATION)
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(2000):
+                _otlp_structs.decode_line(line, _LOCATION)
+            grown = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        # a leak of even one small object per call would be >= 2000 * 32 bytes
+        assert grown < 32_000, (line[:40], grown)
+
+
+def test_pure_python_switch_selects_the_python_walk() -> None:
+    script = "import json; from groundtrace.collectors.readers import _otlp_structs as s\n"
+    script += "print(json.dumps(s.NATIVE))"
+    assert _in_child(script, pure=True) is False
