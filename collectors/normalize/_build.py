@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from groundtrace.collectors import _native
 from groundtrace.collectors.model import (
     Evidence,
     Finding,
@@ -144,6 +145,12 @@ def _step_attributes(attrs: dict[str, AttributeValue]) -> dict[str, Any]:
     return out
 
 
+#: ``_step_attributes`` in C where the collectors' extension is built (same dict, same order).
+_STEP_ATTRIBUTES: Callable[[dict[str, AttributeValue]], dict[str, Any]] = (
+    _step_attributes if _native.speedups is None else _native.speedups.step_attributes
+)
+
+
 class _Builder:
     """Mutable accumulator of one trace (one instance per trace)."""
 
@@ -198,7 +205,7 @@ class _Builder:
                 span.status.message,
                 convention_name,
                 view.text(sc.GT_STEP_NAME),
-                _step_attributes(attrs),
+                _STEP_ATTRIBUTES(attrs),
                 view.location,
             )
         )

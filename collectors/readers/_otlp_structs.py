@@ -4,7 +4,8 @@ The common line is the canonical OTLP/JSON encoding a Collector or our SDK write
 into Python dicts and then walking them costs two object graphs per span; here ``msgspec``
 decodes the line in C into small typed structs (not tracked by the cyclic garbage collector)
 and one pass turns them into :class:`SpanRecord` objects: the C walk of the optional extension
-:mod:`._crecords` where it was built, else the same walk in Python (:func:`_records`).
+:mod:`groundtrace.collectors._speedups` where it was built, else the same walk in Python
+(:func:`_records`).
 
 The structs accept a strict subset of what the dict decoders accept: ``null`` where a value
 is expected, an unknown ``AnyValue`` kind, ``kvlistValue``/``bytesValue``, an ``AnyValue`` with
@@ -17,13 +18,13 @@ every error. What is read is therefore the same on both paths, only faster here.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
+from groundtrace.collectors import _native
 from groundtrace.collectors.spans import (
     AttributeValue,
     SourceLocation,
@@ -232,23 +233,19 @@ def _records(request: _Request, location: SourceLocation) -> list[SpanRecord]:
 
 
 def _native_walk() -> Callable[[_Request, SourceLocation], list[SpanRecord] | None] | None:
-    """The C walk of :mod:`._crecords`, set up with this module's layouts (``None``: absent).
+    """The C walk of the collectors' extension, set up with this module's layouts.
 
-    The extension is optional: built where a C compiler is available at install time,
-    otherwise :func:`_records` does the same walk in Python (``GROUNDTRACE_PURE_PYTHON=1``
-    forces the Python walk). Either way a line is read identically.
+    ``None`` where the extension is not built or not wanted (:mod:`.._native`): then
+    :func:`_records` does the same walk in Python. Either way a line is read identically.
     """
-    if os.environ.get("GROUNDTRACE_PURE_PYTHON"):
-        return None
-    try:
-        from . import _crecords
-    except ImportError:
+    speedups = _native.speedups
+    if speedups is None:
         return None
 
     def layout(cls: type, *names: str) -> tuple[type, tuple[str, ...]]:
         return cls, names
 
-    _crecords.setup(
+    speedups.setup(
         (
             layout(_Request, "resourceSpans"),
             layout(_ResourceSpans, "resource", "scopeSpans"),
@@ -270,7 +267,7 @@ def _native_walk() -> Callable[[_Request, SourceLocation], list[SpanRecord] | No
         STATUS_CODES,
         tuple(STATUS_BY_CODE[code] for code in range(_CODES)),
     )
-    return _crecords.records
+    return speedups.records  # type: ignore[no-any-return]
 
 
 _NATIVE: Final = _native_walk()

@@ -1,7 +1,9 @@
 /*
- * Native conversion of decoded OTLP/JSON structs into span records.
+ * The collectors' optional C speedups. Each function has a pure-Python reference that the
+ * collectors use when this extension is not built, and the tests compare the two.
  *
- * The pure-Python reference is ``_records`` in ``_otlp_structs.py``; this module does the
+ * records(): decoded OTLP/JSON structs -> span records.
+ * The pure-Python reference is ``_records`` in ``readers/_otlp_structs.py``; this does the
  * same walk in C. msgspec has already decoded (and type-checked) the line into its structs;
  * here their slots are read at the offsets of their member descriptors, and the records are
  * filled the same way (SpanRecord, SpanStatus and SpanEvent are slotted dataclasses whose
@@ -544,6 +546,73 @@ records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* ---- step_attributes(): ``_step_attributes`` in ``normalize/_build.py`` ------------------- */
+
+#define MAX_STEP_STRING 256
+#define MAX_STEP_LIST 32
+
+/* At most 32 items, each a number, a boolean or a string of at most 256 characters. */
+static int
+small_list(PyObject *list)
+{
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    if (n > MAX_STEP_LIST) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyList_GET_ITEM(list, i);
+        if (PyUnicode_Check(x)) {
+            if (PyUnicode_GET_LENGTH(x) > MAX_STEP_STRING) {
+                return 0;
+            }
+        }
+        else if (!PyLong_Check(x) && !PyFloat_Check(x)) { /* bool is an int */
+            return 0;
+        }
+    }
+    return 1;
+}
+
+PyDoc_STRVAR(step_attributes_doc,
+             "step_attributes(attrs)\n--\n\n"
+             "A new dict of the scalars, strings of at most 256 characters and short lists of "
+             "them in attrs, in attrs' order (None values are left out).");
+
+static PyObject *
+step_attributes(PyObject *module, PyObject *attrs)
+{
+    if (!PyDict_Check(attrs)) {
+        PyErr_SetString(PyExc_TypeError, "step_attributes() takes a dict");
+        return NULL;
+    }
+    PyObject *out = PyDict_New();
+    if (out == NULL) {
+        return NULL;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(attrs, &pos, &key, &value)) {
+        int keep;
+        if (PyUnicode_CheckExact(value)) {
+            keep = PyUnicode_GET_LENGTH(value) <= MAX_STEP_STRING;
+        }
+        else if (value == Py_None) {
+            keep = 0;
+        }
+        else if (PyList_Check(value)) {
+            keep = small_list(value);
+        }
+        else {
+            keep = 1;
+        }
+        if (keep && PyDict_SetItem(out, key, value) < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
 /* Offset of the member descriptor ``name`` of ``type`` (an object slot); -1 with an error. */
 static Py_ssize_t
 member_offset(PyTypeObject *type, PyObject *name)
@@ -613,13 +682,14 @@ setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef methods[] = {
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL, records_doc},
     {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL, setup_doc},
+    {"step_attributes", step_attributes, METH_O, step_attributes_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
-    "_crecords",
-    "Native conversion of decoded OTLP/JSON structs into span records.",
+    "_speedups",
+    "The collectors' optional C speedups (each has a pure-Python reference).",
     -1,
     methods,
     NULL,
@@ -629,7 +699,7 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC
-PyInit__crecords(void)
+PyInit__speedups(void)
 {
     return PyModule_Create(&module_def);
 }

@@ -1,4 +1,4 @@
-"""Type stub of the optional C extension built from ``_crecords.c``."""
+"""Type stub of the collectors' optional C extension (``_speedups.c``)."""
 
 from typing import Any
 
@@ -13,3 +13,4 @@ def setup(
     /,
 ) -> None: ...
 def records(request: Any, location: SourceLocation, /) -> list[SpanRecord] | None: ...
+def step_attributes(attrs: dict[str, Any], /) -> dict[str, Any]: ...

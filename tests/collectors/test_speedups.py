@@ -1,4 +1,7 @@
-"""The C walk of decoded OTLP/JSON structs (``_crecords``) reads what the Python walk reads.
+"""The collectors' C extension (``_speedups``) gives what its pure-Python references give.
+
+* ``records``: the walk of decoded OTLP/JSON structs into span records (``_otlp_structs``);
+* ``step_attributes``: the attributes a step keeps (``normalize._build``).
 
 The extension is optional at install time. ``make test`` (and so CI) sets
 ``GROUNDTRACE_EXPECT_NATIVE=1``, which turns its absence into a failure instead of skips.
@@ -15,7 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from groundtrace.collectors import _native
+from groundtrace.collectors.normalize._build import _step_attributes
 from groundtrace.collectors.readers import _otlp_structs, read_spans
 from groundtrace.collectors.spans import SourceLocation
 from tests.support.otlp_spans import agent_trace, rag_trace, request_json
@@ -24,7 +31,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collectors"
 _LOCATION = SourceLocation("f.jsonl", 7)
 _BASE = request_json(rag_trace() + agent_trace())
 
-native = pytest.mark.skipif(not _otlp_structs.NATIVE, reason="the C extension is not built")
+native = pytest.mark.skipif(not _native.NATIVE, reason="the C extension is not built")
 
 
 def _line(obj: dict[str, Any]) -> bytes:
@@ -38,7 +45,8 @@ def _first_span(obj: dict[str, Any]) -> dict[str, Any]:
 
 def test_the_extension_is_built_where_expected() -> None:
     if os.environ.get("GROUNDTRACE_EXPECT_NATIVE") == "1":
-        assert _otlp_structs.NATIVE, "the C extension _crecords was not built or not loaded"
+        assert _native.NATIVE, "the C extension _speedups was not built or not loaded"
+        assert _otlp_structs.NATIVE
     else:
         pytest.skip("GROUNDTRACE_EXPECT_NATIVE is not set")
 
@@ -181,17 +189,17 @@ def test_arrays_nested_past_the_depth_limit_are_declined_and_read_by_the_dict_pa
 
 @native
 def test_setup_rejects_layouts_it_cannot_read_and_keeps_the_working_one() -> None:
-    from groundtrace.collectors.readers import _crecords
+    from groundtrace.collectors import _speedups
 
     with pytest.raises(TypeError, match="bad arguments"):
-        _crecords.setup((), None, (), (), ())
+        _speedups.setup((), None, (), (), ())
     layouts = [(int, ("real",))] * 14
     with pytest.raises(TypeError, match="layout 0 is not"):
-        _crecords.setup(((int, ("a", "b")), *layouts[1:]), None, ("A",), ("B",), ("C",))
+        _speedups.setup(((int, ("a", "b")), *layouts[1:]), None, ("A",), ("B",), ("C",))
     with pytest.raises(TypeError, match=r"int\.real is not a slot"):
-        _crecords.setup(tuple(layouts), None, ("A",), ("B",), ("C",))
+        _speedups.setup(tuple(layouts), None, ("A",), ("B",), ("C",))
     with pytest.raises(TypeError, match="records"):
-        _crecords.records(1)  # type: ignore[call-arg]
+        _speedups.records(1)  # type: ignore[call-arg]
     assert _otlp_structs.decode_line(_line(_BASE), _LOCATION) is not None  # still set up
 
 
@@ -220,3 +228,44 @@ def test_pure_python_switch_selects_the_python_walk() -> None:
     script = "import json; from groundtrace.collectors.readers import _otlp_structs as s\n"
     script += "print(json.dumps(s.NATIVE))"
     assert _in_child(script, pure=True) is False
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=3),
+    st.sampled_from(["x" * 256, "y" * 257, "\u00e9" * 257]),
+)
+_VALUES = st.one_of(
+    _SCALARS,
+    st.lists(_SCALARS, max_size=4),
+    st.lists(st.integers(), min_size=32, max_size=34),
+    st.lists(st.lists(st.integers(), max_size=1), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+)
+
+
+@native
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), _VALUES, max_size=8))
+def test_step_attributes_keep_the_same_entries_in_the_same_order(attrs: dict[str, Any]) -> None:
+    assert _native.speedups is not None
+    kept = _native.speedups.step_attributes(attrs)
+    expected = _step_attributes(attrs)
+    assert list(kept.items()) == list(expected.items())
+    assert kept is not attrs
+
+
+class _Str(str):
+    """A str subclass: the Python reference keeps a long one (only exact strs are clipped)."""
+
+
+@native
+def test_step_attributes_follow_the_reference_on_subclasses_and_reject_non_dicts() -> None:
+    assert _native.speedups is not None
+    attrs: dict[str, Any] = {"s": _Str("z" * 300), "l": [_Str("q" * 300)], "t": True}
+    assert _native.speedups.step_attributes(attrs) == _step_attributes(attrs)
+    with pytest.raises(TypeError, match="takes a dict"):
+        _native.speedups.step_attributes([("k", 1)])
