@@ -3,6 +3,8 @@
  * collectors use when this extension is not built, and the tests compare the two.
  *
  * records(): decoded OTLP/JSON structs -> span records.
+ * step_attributes(): the attributes a step keeps (``_step_attributes``, normalize/_build.py).
+ * construct(): a trace-model object from all its field values (``cls(*values)``).
  * The pure-Python reference is ``_records`` in ``readers/_otlp_structs.py``; this does the
  * same walk in C. msgspec has already decoded (and type-checked) the line into its structs;
  * here their slots are read at the offsets of their member descriptors, and the records are
@@ -613,6 +615,97 @@ step_attributes(PyObject *module, PyObject *attrs)
     return out;
 }
 
+/* ---- construct(): a model object from every field value, in field order ------------------ */
+
+#define MAX_MODELS 32
+#define MAX_MODEL_FIELDS 24
+
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t count;
+    Py_ssize_t offsets[MAX_MODEL_FIELDS];
+} Model;
+
+static Model models[MAX_MODELS];
+static int n_models = 0;
+
+static Py_ssize_t member_offset(PyTypeObject *type, PyObject *name);
+
+PyDoc_STRVAR(register_model_doc,
+             "register_model(cls, field_names)\n--\n\n"
+             "Let construct() fill instances of cls (a slotted dataclass whose __init__ only "
+             "stores its fields) directly.");
+
+static PyObject *
+register_model(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyType_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "register_model(cls, field_names: tuple)");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)args[0];
+    PyObject *names = args[1];
+    Py_ssize_t count = PyTuple_GET_SIZE(names);
+    if (count > MAX_MODEL_FIELDS) {
+        PyErr_Format(PyExc_ValueError, "%s has more than %d fields", type->tp_name,
+                     MAX_MODEL_FIELDS);
+        return NULL;
+    }
+    Model model = {type, count, {0}};
+    for (Py_ssize_t i = 0; i < count; i++) {
+        model.offsets[i] = member_offset(type, PyTuple_GET_ITEM(names, i));
+        if (model.offsets[i] < 0) {
+            return NULL;
+        }
+    }
+    for (int k = 0; k < n_models; k++) {
+        if (models[k].type == type) {
+            models[k] = model; /* re-registered: the layout is the class's, replace it */
+            Py_RETURN_NONE;
+        }
+    }
+    if (n_models == MAX_MODELS) {
+        PyErr_Format(PyExc_ValueError, "more than %d model classes", MAX_MODELS);
+        return NULL;
+    }
+    Py_INCREF(type);
+    models[n_models++] = model;
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(construct_doc,
+             "construct(cls, *values)\n--\n\n"
+             "cls(*values): filled directly when cls is registered and values gives every "
+             "field, else by calling cls.");
+
+static PyObject *
+construct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "construct() needs a class");
+        return NULL;
+    }
+    PyObject *cls = args[0];
+    for (int k = 0; k < n_models; k++) {
+        Model *model = &models[k];
+        if ((PyObject *)model->type != cls) {
+            continue;
+        }
+        if (nargs - 1 != model->count) {
+            break;
+        }
+        PyObject *obj = model->type->tp_alloc(model->type, 0);
+        if (obj == NULL) {
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < model->count; i++) {
+            *(PyObject **)((char *)obj + model->offsets[i]) = Py_NewRef(args[i + 1]);
+        }
+        return obj;
+    }
+    return PyObject_Vectorcall(cls, args + 1, nargs - 1, NULL);
+}
+
 /* Offset of the member descriptor ``name`` of ``type`` (an object slot); -1 with an error. */
 static Py_ssize_t
 member_offset(PyTypeObject *type, PyObject *name)
@@ -683,6 +776,9 @@ static PyMethodDef methods[] = {
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL, records_doc},
     {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL, setup_doc},
     {"step_attributes", step_attributes, METH_O, step_attributes_doc},
+    {"register_model", (PyCFunction)(void (*)(void))register_model, METH_FASTCALL,
+     register_model_doc},
+    {"construct", (PyCFunction)(void (*)(void))construct, METH_FASTCALL, construct_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -6,7 +6,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from groundtrace.collectors import _native
+from groundtrace.collectors._model_init import construct
 from groundtrace.collectors.model import (
+    MODEL_VERSION,
     Evidence,
     Finding,
     FindingKind,
@@ -194,7 +196,8 @@ class _Builder:
             found = action_of(convention, attrs, is_root)
             action = None if found is None else found.value
         self.steps.append(
-            Step(
+            construct(  # Step(...) with every field, filled in C where the extension is built
+                Step,
                 span.span_id,
                 span.parent_span_id or None,
                 action,
@@ -288,7 +291,8 @@ class _Builder:
         f = _merge(_llm_extractors(view.attrs, bool(view.span.events)), view)
         span = view.span
         get = f.get
-        return LLMCall(
+        return construct(  # LLMCall(...) with every field
+            LLMCall,
             span.span_id,
             get("model"),
             get("response_model"),
@@ -353,22 +357,24 @@ class _Builder:
                     "; ".join(x for x in (detail, spans) if x),
                 )
             )
-        return Trace(
-            request=req,
-            steps=tuple(self.steps),
-            evidence=tuple(self.evidence),
-            selected_ids=None if self.selected is None else tuple(self.selected),
-            answer=answer.get("answer"),
-            confidence=answer.get("confidence"),
-            cited_ids=answer.get("cited_ids") or (),
-            quotes=answer.get("quotes") or (),
-            tool_calls=tuple(self.tools),
-            llm_calls=tuple(self.llms),
-            replay=self.replay,
-            entrypoint=self.entrypoint,
-            prompt_evidence=tuple(self.prompts),
-            conventions=tuple(sorted(self.conventions)),
-            findings=tuple(findings),
+        return construct(  # Trace(...) with every field, in field order
+            Trace,
+            req,  # request
+            tuple(self.steps),
+            tuple(self.evidence),
+            None if self.selected is None else tuple(self.selected),  # selected_ids
+            answer.get("answer"),
+            answer.get("confidence"),
+            answer.get("cited_ids") or (),
+            answer.get("quotes") or (),
+            tuple(self.tools),
+            tuple(self.llms),
+            self.replay,
+            self.entrypoint,
+            tuple(self.prompts),
+            tuple(sorted(self.conventions)),
+            tuple(findings),
+            MODEL_VERSION,
         )
 
 

@@ -7,6 +7,7 @@ from typing import Any, Final
 
 import msgspec
 
+from groundtrace.collectors._model_init import construct
 from groundtrace.collectors.model import (
     Evidence,
     FindingKind,
@@ -71,7 +72,8 @@ def _evidence_item(v: SpanView, raw: Any, index: int, stage: str) -> Evidence | 
             and (score is None or (type(score) in _NUMBER and isfinite(score)))
             and (metadata is None or type(metadata) is dict)
         ):
-            return Evidence(
+            return construct(  # Evidence(...) with every field
+                Evidence,
                 raw_id,
                 v.span.span_id,
                 stage,
@@ -170,7 +172,8 @@ def _typed_evidence(raw: str, span_id: str, stage: str) -> list[Evidence] | None
     if not all(e.score is None or isfinite(e.score) for e in items):
         return None
     return [
-        Evidence(
+        construct(  # Evidence(...) with every field
+            Evidence,
             e.id,
             span_id,
             stage,

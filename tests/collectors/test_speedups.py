@@ -1,7 +1,8 @@
 """The collectors' C extension (``_speedups``) gives what its pure-Python references give.
 
 * ``records``: the walk of decoded OTLP/JSON structs into span records (``_otlp_structs``);
-* ``step_attributes``: the attributes a step keeps (``normalize._build``).
+* ``step_attributes``: the attributes a step keeps (``normalize._build``);
+* ``construct``: a trace-model object from all its field values (``_model_init``).
 
 The extension is optional at install time. ``make test`` (and so CI) sets
 ``GROUNDTRACE_EXPECT_NATIVE=1``, which turns its absence into a failure instead of skips.
@@ -9,6 +10,7 @@ The extension is optional at install time. ``make test`` (and so CI) sets
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -21,7 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundtrace.collectors import _native
+from groundtrace.collectors import _native, model
+from groundtrace.collectors._model_init import construct
 from groundtrace.collectors.normalize._build import _step_attributes
 from groundtrace.collectors.readers import _otlp_structs, read_spans
 from groundtrace.collectors.spans import SourceLocation
@@ -31,6 +34,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collectors"
 _LOCATION = SourceLocation("f.jsonl", 7)
 _BASE = request_json(rag_trace() + agent_trace())
 
+_MODEL_CLASSES = [
+    getattr(model, n) for n in model.__all__ if dataclasses.is_dataclass(getattr(model, n))
+]
 native = pytest.mark.skipif(not _native.NATIVE, reason="the C extension is not built")
 
 
@@ -269,3 +275,38 @@ def test_step_attributes_follow_the_reference_on_subclasses_and_reject_non_dicts
     assert _native.speedups.step_attributes(attrs) == _step_attributes(attrs)
     with pytest.raises(TypeError, match="takes a dict"):
         _native.speedups.step_attributes([("k", 1)])
+
+
+@pytest.mark.parametrize("cls", _MODEL_CLASSES, ids=lambda c: c.__name__)
+def test_construct_with_every_field_equals_the_constructor(cls: Any) -> None:
+    fields = dataclasses.fields(cls)
+    values = [object() if f.name != "request" else None for f in fields]
+    built = construct(cls, *values)
+    assert type(built) is cls
+    assert built == cls(*values)
+    assert [getattr(built, f.name) for f in fields] == values
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(built, fields[0].name, 1)
+
+
+def test_construct_with_fewer_values_or_an_unregistered_class_calls_it() -> None:
+    step = construct(model.Step, "s", None, "REQUEST", "n", 1, 2)  # defaults fill the rest
+    assert step == model.Step("s", None, "REQUEST", "n", 1, 2)
+    assert (
+        step.attributes == {} and step.attributes is not construct(model.Step, *"abcdef").attributes
+    )
+    assert construct(dict, [("k", 1)]) == {"k": 1}
+    with pytest.raises(TypeError):
+        construct(model.Usage, 1, 2, 3, 4)
+
+
+@native
+def test_register_model_rejects_what_it_cannot_fill() -> None:
+    assert _native.speedups is not None
+    with pytest.raises(TypeError, match="register_model"):
+        _native.speedups.register_model(model.Step, ["span_id"])
+    with pytest.raises(TypeError, match="not a slot"):
+        _native.speedups.register_model(model.Step, ("duration_ns",))  # a property
+    with pytest.raises(TypeError, match="needs a class"):
+        _native.speedups.construct()
+    assert construct(model.Usage, 1, 2, 3) == model.Usage(1, 2, 3)  # still registered
