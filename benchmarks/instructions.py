@@ -15,7 +15,10 @@ file's bytes. Prints ONE JSON object: instructions per span of
 and ``build_stage`` (``tau`` - ``read_spans``) and ``tau_vs_floor`` (the ratio the
 ``ingest.py`` target bounds by 3). Instructions are not time -- cache misses and the
 allocator are not weighed -- so use these to compare two versions of the code, and the
-timing benchmarks for the targets.
+timing benchmarks for the targets. ``--pure-python`` counts the same stages without the
+collectors' C extension, to weigh what it saves. Memory routines (``memchr``, ``memcpy``) run
+as valgrind's simple replacements, so stages that scan or copy long lines count more
+instructions than their time would suggest.
 
 With ``--sdk``, the same count for the decorators of ``sdk_overhead.py`` instead: for each
 decorator, instructions per call of the groundtrace decorator and of the equivalent raw
@@ -26,7 +29,7 @@ Needs ``valgrind`` on PATH; each stage takes 10-60 s under it.
 
 Usage::
 
-    python benchmarks/instructions.py [--traces 1000] [--content off|on]
+    python benchmarks/instructions.py [--traces 1000] [--content off|on] [--pure-python]
     python benchmarks/instructions.py --sdk [--calls 2000] [--decorators retrieve,rerank]
 """
 
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -105,6 +109,11 @@ provider.shutdown()
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
+#: Children hash strings with one fixed seed: with random seeds, dict probing alone moves a
+#: count by a few percent from run to run.
+_CHILD_ENV = {**os.environ, "PYTHONHASHSEED": "0"}
+
+
 def instructions(program: str, *argv: str) -> int:
     """Instructions a child Python process executes running ``program`` with ``argv``."""
     done = subprocess.run(
@@ -120,11 +129,21 @@ def instructions(program: str, *argv: str) -> int:
         capture_output=True,
         text=True,
         check=True,
+        env=_CHILD_ENV,
     )
     found = _REFS.search(done.stderr)
     if found is None:
         raise RuntimeError(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
     return int(found.group(1).replace(",", ""))
+
+
+def native_in_children() -> bool:
+    """Whether the children run the collectors' C extension."""
+    program = "from groundtrace.collectors import _native; print(_native.NATIVE)"
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True, env=_CHILD_ENV
+    )
+    return done.stdout.strip() == "True"
 
 
 def sdk_report(calls: int, decorators: list[str]) -> dict[str, Any]:
@@ -158,7 +177,14 @@ def main() -> None:
     parser.add_argument("--sdk", action="store_true", help="count the SDK decorators instead")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--decorators", default=",".join(PAYLOADS))
+    parser.add_argument(
+        "--pure-python",
+        action="store_true",
+        help="run the collectors without their C extension (GROUNDTRACE_PURE_PYTHON=1)",
+    )
     args = parser.parse_args()
+    if args.pure_python:
+        _CHILD_ENV["GROUNDTRACE_PURE_PYTHON"] = "1"
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed: this benchmark counts instructions with it")
     if args.sdk:
@@ -178,6 +204,7 @@ def main() -> None:
             "spans": len(spans),
             "bytes_per_span": round(path.stat().st_size / len(spans)),
             "content": args.content,
+            "collectors_c_extension": native_in_children(),
             "instructions_per_span": per_span,
             "build_stage": per_span["tau"] - per_span["read_spans"],
             "tau_vs_floor": round(per_span["tau"] / per_span["floor_json_loads"], 2),
