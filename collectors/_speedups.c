@@ -5,6 +5,7 @@
  * records(): decoded OTLP/JSON structs -> span records.
  * step_attributes(): the attributes a step keeps (``_step_attributes``, normalize/_build.py).
  * construct(): a trace-model object from all its field values (``cls(*values)``).
+ * evidence(): decoded ``groundtrace.evidence`` items -> Evidence (``_typed_evidence``).
  * The pure-Python reference is ``_records`` in ``readers/_otlp_structs.py``; this does the
  * same walk in C. msgspec has already decoded (and type-checked) the line into its structs;
  * here their slots are read at the offsets of their member descriptors, and the records are
@@ -23,6 +24,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <math.h>
 
 #define MAX_DEPTH 64
 #define MAX_FIELDS 14
@@ -706,6 +708,153 @@ construct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyObject_Vectorcall(cls, args + 1, nargs - 1, NULL);
 }
 
+/* ---- evidence(): decoded ``groundtrace.evidence`` items -> Evidence objects ----------------- */
+
+enum {
+    ITEM_ID,
+    ITEM_RANK,
+    ITEM_SCORE,
+    ITEM_TITLE,
+    ITEM_SOURCE,
+    ITEM_VERSION,
+    ITEM_CONTENT,
+    ITEM_CONTENT_HASH,
+    ITEM_LENGTH,
+    ITEM_METADATA,
+    N_ITEM_FIELDS
+};
+#define N_EVIDENCE_FIELDS 12
+
+static PyTypeObject *item_type = NULL;
+static Py_ssize_t item_offsets[N_ITEM_FIELDS];
+static PyTypeObject *evidence_type = NULL;
+
+static Model *find_model(PyTypeObject *type);
+
+PyDoc_STRVAR(setup_evidence_doc,
+             "setup_evidence(item_cls, item_fields, evidence_cls)\n--\n\n"
+             "Register the decoded item struct (its 10 fields in the order of _typed_evidence) "
+             "and the Evidence model class (registered with register_model).");
+
+static PyObject *
+setup_evidence(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyType_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        PyTuple_GET_SIZE(args[1]) != N_ITEM_FIELDS || !PyType_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "setup_evidence(item_cls, 10 field names, evidence_cls)");
+        return NULL;
+    }
+    Model *model = find_model((PyTypeObject *)args[2]);
+    if (model == NULL || model->count != N_EVIDENCE_FIELDS) {
+        PyErr_SetString(PyExc_TypeError, "the evidence class is not a registered 12-field model");
+        return NULL;
+    }
+    Py_ssize_t offsets[N_ITEM_FIELDS];
+    for (int i = 0; i < N_ITEM_FIELDS; i++) {
+        offsets[i] = member_offset((PyTypeObject *)args[0], PyTuple_GET_ITEM(args[1], i));
+        if (offsets[i] < 0) {
+            return NULL;
+        }
+    }
+    memcpy(item_offsets, offsets, sizeof(offsets));
+    Py_XSETREF(item_type, (PyTypeObject *)Py_NewRef(args[0]));
+    Py_XSETREF(evidence_type, (PyTypeObject *)Py_NewRef(args[2]));
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(evidence_doc,
+             "evidence(items, span_id, stage)\n--\n\n"
+             "Evidence objects of decoded items, or None: convert them in Python (a score that "
+             "is not a finite float, or anything unexpected).");
+
+static PyObject *
+evidence(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "evidence() takes exactly 3 arguments");
+        return NULL;
+    }
+    PyObject *items = args[0], *span_id = args[1], *stage = args[2];
+    Model *model = evidence_type == NULL ? NULL : find_model(evidence_type);
+    if (model == NULL || !PyList_CheckExact(items)) {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    for (Py_ssize_t i = 0; i < n; i++) { /* every score first: one bad item declines all */
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!Py_IS_TYPE(item, item_type)) {
+            Py_RETURN_NONE;
+        }
+        PyObject *score = *(PyObject **)((char *)item + item_offsets[ITEM_SCORE]);
+        if (score == NULL || (score != Py_None && !(PyFloat_CheckExact(score) &&
+                                                    isfinite(PyFloat_AS_DOUBLE(score))))) {
+            Py_RETURN_NONE;
+        }
+        for (int f = 0; f < N_ITEM_FIELDS; f++) {
+            if (*(PyObject **)((char *)item + item_offsets[f]) == NULL) {
+                Py_RETURN_NONE;
+            }
+        }
+    }
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+#define ITEM(f) (*(PyObject **)((char *)item + item_offsets[f]))
+        PyObject *rank = ITEM(ITEM_RANK);
+        PyObject *metadata = ITEM(ITEM_METADATA);
+        PyObject *values[N_EVIDENCE_FIELDS] = {
+            Py_NewRef(ITEM(ITEM_ID)),
+            Py_NewRef(span_id),
+            Py_NewRef(stage),
+            rank == Py_None ? PyLong_FromSsize_t(i + 1) : Py_NewRef(rank),
+            Py_NewRef(ITEM(ITEM_SCORE)),
+            Py_NewRef(ITEM(ITEM_TITLE)),
+            Py_NewRef(ITEM(ITEM_SOURCE)),
+            Py_NewRef(ITEM(ITEM_VERSION)),
+            Py_NewRef(ITEM(ITEM_CONTENT)),
+            Py_NewRef(ITEM(ITEM_CONTENT_HASH)),
+            Py_NewRef(ITEM(ITEM_LENGTH)),
+            PyObject_IsTrue(metadata) == 1 ? Py_NewRef(metadata) : PyDict_New(),
+        };
+#undef ITEM
+        if (values[3] == NULL || values[11] == NULL) {
+            for (int f = 0; f < N_EVIDENCE_FIELDS; f++) {
+                Py_XDECREF(values[f]);
+            }
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyObject *obj = model->type->tp_alloc(model->type, 0);
+        if (obj == NULL) {
+            for (int f = 0; f < N_EVIDENCE_FIELDS; f++) {
+                Py_DECREF(values[f]);
+            }
+            Py_DECREF(out);
+            return NULL;
+        }
+        for (int f = 0; f < N_EVIDENCE_FIELDS; f++) {
+            *(PyObject **)((char *)obj + model->offsets[f]) = values[f];
+        }
+        PyList_SET_ITEM(out, i, obj);
+    }
+    return out;
+}
+
+static Model *
+find_model(PyTypeObject *type)
+{
+    for (int k = 0; k < n_models; k++) {
+        if (models[k].type == type) {
+            return &models[k];
+        }
+    }
+    return NULL;
+}
+
 /* Offset of the member descriptor ``name`` of ``type`` (an object slot); -1 with an error. */
 static Py_ssize_t
 member_offset(PyTypeObject *type, PyObject *name)
@@ -779,6 +928,9 @@ static PyMethodDef methods[] = {
     {"register_model", (PyCFunction)(void (*)(void))register_model, METH_FASTCALL,
      register_model_doc},
     {"construct", (PyCFunction)(void (*)(void))construct, METH_FASTCALL, construct_doc},
+    {"setup_evidence", (PyCFunction)(void (*)(void))setup_evidence, METH_FASTCALL,
+     setup_evidence_doc},
+    {"evidence", (PyCFunction)(void (*)(void))evidence, METH_FASTCALL, evidence_doc},
     {NULL, NULL, 0, NULL},
 };
 

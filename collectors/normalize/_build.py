@@ -347,16 +347,10 @@ class _Builder:
             add(_NO_RETRIEVAL)
         missing = [e for e in self.evidence if e.content is None]
         if missing or self.content_off:
-            detail = f"{len(missing)} evidence item(s) without content" if missing else ""
-            spans = (
-                f"capture off on span(s) {', '.join(self.content_off)}" if self.content_off else ""
-            )
-            add(
-                Finding(
-                    FindingKind.CONTENT_NOT_CAPTURED,
-                    "; ".join(x for x in (detail, spans) if x),
-                )
-            )
+            parts = [f"{len(missing)} evidence item(s) without content"] if missing else []
+            if self.content_off:
+                parts.append(f"capture off on span(s) {', '.join(self.content_off)}")
+            add(Finding(FindingKind.CONTENT_NOT_CAPTURED, "; ".join(parts)))
         return construct(  # Trace(...) with every field, in field order
             Trace,
             req,  # request

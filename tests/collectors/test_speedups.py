@@ -2,7 +2,8 @@
 
 * ``records``: the walk of decoded OTLP/JSON structs into span records (``_otlp_structs``);
 * ``step_attributes``: the attributes a step keeps (``normalize._build``);
-* ``construct``: a trace-model object from all its field values (``_model_init``).
+* ``construct``: a trace-model object from all its field values (``_model_init``);
+* ``evidence``: decoded ``groundtrace.evidence`` items into Evidence (``_ext_groundtrace``).
 
 The extension is optional at install time. ``make test`` (and so CI) sets
 ``GROUNDTRACE_EXPECT_NATIVE=1``, which turns its absence into a failure instead of skips.
@@ -25,6 +26,7 @@ from hypothesis import strategies as st
 
 from groundtrace.collectors import _native, model
 from groundtrace.collectors._model_init import construct
+from groundtrace.collectors.normalize import _ext_groundtrace as gt_ext
 from groundtrace.collectors.normalize._build import _step_attributes
 from groundtrace.collectors.readers import _otlp_structs, read_spans
 from groundtrace.collectors.spans import SourceLocation
@@ -310,3 +312,56 @@ def test_register_model_rejects_what_it_cannot_fill() -> None:
     with pytest.raises(TypeError, match="needs a class"):
         _native.speedups.construct()
     assert construct(model.Usage, 1, 2, 3) == model.Usage(1, 2, 3)  # still registered
+
+
+_ITEM_FIELDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": st.one_of(st.none(), st.text(max_size=3)),
+        "rank": st.one_of(st.none(), st.integers(-2, 10**20)),
+        "score": st.one_of(st.none(), st.floats(allow_nan=False), st.integers(-5, 5)),
+        "title": st.one_of(st.none(), st.text(max_size=3)),
+        "content": st.one_of(st.none(), st.text(max_size=5)),
+        "length": st.one_of(st.none(), st.integers(0, 99)),
+        "metadata": st.one_of(st.none(), st.dictionaries(st.text(max_size=2), st.integers())),
+    },
+)
+
+
+@native
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ITEM_FIELDS, max_size=6))
+def test_evidence_items_convert_like_the_python_reference(items: list[dict[str, Any]]) -> None:
+    raw = json.dumps(items)  # an infinite score is written as Infinity: msgspec rejects it
+    assert _native.speedups is not None
+    try:
+        decoded = gt_ext._ITEMS.decode(raw)
+    except Exception:
+        assert gt_ext._typed_evidence(raw, "s1", "RETRIEVE") is None
+        return
+    expected = gt_ext.python_typed_evidence(decoded, "s1", "RETRIEVE")
+    built = _native.speedups.evidence(decoded, "s1", "RETRIEVE")
+    assert built is None or built == expected
+    assert gt_ext._typed_evidence(raw, "s1", "RETRIEVE") == expected
+    if built is not None:
+        assert all(type(e) is model.Evidence and e.metadata is not None for e in built)
+
+
+@native
+def test_evidence_declines_non_finite_scores_and_foreign_items() -> None:
+    assert _native.speedups is not None
+    for score in (float("inf"), float("nan")):  # msgspec's decoder never yields them; belt
+        decoded = [gt_ext._Item(id="a"), gt_ext._Item(id="b", score=score)]
+        assert _native.speedups.evidence(decoded, "s", "RETRIEVE") is None
+        assert gt_ext.python_typed_evidence(decoded, "s", "RETRIEVE") is None
+    assert _native.speedups.evidence([1, 2], "s", "RETRIEVE") is None
+    assert _native.speedups.evidence("[]", "s", "RETRIEVE") is None
+    with pytest.raises(TypeError, match="setup_evidence"):
+        _native.speedups.setup_evidence(gt_ext._Item, ("id",), model.Evidence)
+    for cls in (model.Usage, dict):  # a 3-field model; not a model
+        with pytest.raises(TypeError, match="registered 12-field model"):
+            _native.speedups.setup_evidence(gt_ext._Item, ("id",) * 10, cls)
+    with pytest.raises(TypeError, match="exactly 3"):
+        _native.speedups.evidence([])
+    empty = _native.speedups.evidence(gt_ext._ITEMS.decode("[{}]"), "s", "RERANK")
+    assert empty == [model.Evidence(None, "s", "RERANK", 1, metadata={})]
