@@ -6,6 +6,8 @@
  * step_attributes(): the attributes a step keeps (``_step_attributes``, normalize/_build.py).
  * construct(): a trace-model object from all its field values (``cls(*values)``).
  * evidence(): decoded ``groundtrace.evidence`` items -> Evidence (``_typed_evidence``).
+ * structure(): ``check_structure`` (normalize/_structure.py) for a trace it has nothing to say
+   about; any finding sends the trace to the Python check.
  * The pure-Python reference is ``_records`` in ``readers/_otlp_structs.py``; this does the
  * same walk in C. msgspec has already decoded (and type-checked) the line into its structs;
  * here their slots are read at the offsets of their member descriptors, and the records are
@@ -855,6 +857,137 @@ find_model(PyTypeObject *type)
     return NULL;
 }
 
+/* ---- structure(): ``check_structure`` when it finds nothing to report ----------------------- */
+
+enum { REC_TRACE_ID, REC_SPAN_ID, REC_PARENT, REC_NAME, REC_START, REC_END };
+
+static PyObject *sort_name = NULL;    /* "sort" */
+static PyObject *sort_kwnames = NULL; /* ("key",) */
+
+#define REC(obj, field) (*(PyObject **)((char *)(obj) + layouts[L_SPAN_RECORD].offsets[field]))
+
+/* 1: within the parent's time window (or no parent), 0: not, -1: error. */
+static int
+within(PyObject *span, PyObject *parent)
+{
+    int skewed = PyObject_RichCompareBool(REC(span, REC_START), REC(parent, REC_START), Py_LT);
+    if (skewed != 0) {
+        return skewed < 0 ? -1 : 0;
+    }
+    skewed = PyObject_RichCompareBool(REC(span, REC_END), REC(parent, REC_END), Py_GT);
+    return skewed < 0 ? -1 : !skewed;
+}
+
+PyDoc_STRVAR(structure_doc,
+             "structure(records, order_key)\n--\n\n"
+             "(spans sorted by order_key, root) when check_structure would report nothing "
+             "(no duplicate id, one root, no orphan, no clock skew); else None.");
+
+static PyObject *
+structure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "structure(records: list, order_key)");
+        return NULL;
+    }
+    if (!ready) {
+        Py_RETURN_NONE;
+    }
+    PyObject *records = args[0];
+    Py_ssize_t n = PyList_GET_SIZE(records);
+    PyObject *by_id = PyDict_New();
+    PyObject *spans = PyList_New(0);
+    PyObject *result = NULL;
+    if (by_id == NULL || spans == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *span = PyList_GET_ITEM(records, i);
+        if (!Py_IS_TYPE(span, layouts[L_SPAN_RECORD].type) || REC(span, REC_SPAN_ID) == NULL ||
+            REC(span, REC_PARENT) == NULL || REC(span, REC_START) == NULL ||
+            REC(span, REC_END) == NULL) {
+            goto decline;
+        }
+        int seen = PyDict_SetDefault(by_id, REC(span, REC_SPAN_ID), span) != span;
+        if (PyErr_Occurred()) {
+            goto done;
+        }
+        if (seen) {
+            goto decline; /* a duplicate id: the Python check words the finding */
+        }
+        if (PyList_Append(spans, span) < 0) {
+            goto done;
+        }
+    }
+    if (sort_name == NULL) {
+        PyObject *key_name = PyUnicode_InternFromString("key");
+        sort_kwnames = key_name == NULL ? NULL : PyTuple_Pack(1, key_name);
+        Py_XDECREF(key_name);
+        sort_name = sort_kwnames == NULL ? NULL : PyUnicode_InternFromString("sort");
+        if (sort_name == NULL) {
+            Py_CLEAR(sort_kwnames);
+            goto done;
+        }
+    }
+    PyObject *sort_args[2] = {spans, args[1]}; /* spans.sort(key=order_key): stable */
+    PyObject *sorted = PyObject_VectorcallMethod(sort_name, sort_args, 1, sort_kwnames);
+    if (sorted == NULL) {
+        goto done;
+    }
+    Py_DECREF(sorted);
+    PyObject *root = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *span = PyList_GET_ITEM(spans, i);
+        PyObject *parent_id = REC(span, REC_PARENT);
+        int has_parent = PyObject_IsTrue(parent_id);
+        if (has_parent < 0) {
+            goto done;
+        }
+        if (!has_parent) {
+            if (root != NULL) {
+                goto decline; /* several roots */
+            }
+            root = span;
+        }
+        int skewed = PyObject_RichCompareBool(REC(span, REC_END), REC(span, REC_START), Py_LT);
+        if (skewed < 0) {
+            goto done;
+        }
+        if (skewed) {
+            goto decline;
+        }
+        if (has_parent) {
+            PyObject *parent = PyDict_GetItemWithError(by_id, parent_id);
+            if (parent == NULL) {
+                if (PyErr_Occurred()) {
+                    goto done;
+                }
+                goto decline; /* an orphan */
+            }
+            int ok = within(span, parent);
+            if (ok < 0) {
+                goto done;
+            }
+            if (!ok) {
+                goto decline;
+            }
+        }
+    }
+    if (root == NULL) {
+        goto decline;
+    }
+    result = PyTuple_Pack(2, spans, root);
+    goto done;
+decline:
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(by_id);
+    Py_XDECREF(spans);
+    return result;
+}
+
+#undef REC
+
 /* Offset of the member descriptor ``name`` of ``type`` (an object slot); -1 with an error. */
 static Py_ssize_t
 member_offset(PyTypeObject *type, PyObject *name)
@@ -931,6 +1064,7 @@ static PyMethodDef methods[] = {
     {"setup_evidence", (PyCFunction)(void (*)(void))setup_evidence, METH_FASTCALL,
      setup_evidence_doc},
     {"evidence", (PyCFunction)(void (*)(void))evidence, METH_FASTCALL, evidence_doc},
+    {"structure", (PyCFunction)(void (*)(void))structure, METH_FASTCALL, structure_doc},
     {NULL, NULL, 0, NULL},
 };
 

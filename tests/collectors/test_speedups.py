@@ -3,7 +3,8 @@
 * ``records``: the walk of decoded OTLP/JSON structs into span records (``_otlp_structs``);
 * ``step_attributes``: the attributes a step keeps (``normalize._build``);
 * ``construct``: a trace-model object from all its field values (``_model_init``);
-* ``evidence``: decoded ``groundtrace.evidence`` items into Evidence (``_ext_groundtrace``).
+* ``evidence``: decoded ``groundtrace.evidence`` items into Evidence (``_ext_groundtrace``);
+* ``structure``: the structural check of a trace with nothing to report (``_structure``).
 
 The extension is optional at install time. ``make test`` (and so CI) sets
 ``GROUNDTRACE_EXPECT_NATIVE=1``, which turns its absence into a failure instead of skips.
@@ -27,10 +28,11 @@ from hypothesis import strategies as st
 from groundtrace.collectors import _native, model
 from groundtrace.collectors._model_init import construct
 from groundtrace.collectors.normalize import _ext_groundtrace as gt_ext
+from groundtrace.collectors.normalize import _structure
 from groundtrace.collectors.normalize._build import _step_attributes
 from groundtrace.collectors.readers import _otlp_structs, read_spans
-from groundtrace.collectors.spans import SourceLocation
-from tests.support.otlp_spans import agent_trace, rag_trace, request_json
+from groundtrace.collectors.spans import SourceLocation, SpanRecord
+from tests.support.otlp_spans import TRACE_A, agent_trace, rag_trace, request_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collectors"
 _LOCATION = SourceLocation("f.jsonl", 7)
@@ -365,3 +367,53 @@ def test_evidence_declines_non_finite_scores_and_foreign_items() -> None:
         _native.speedups.evidence([])
     empty = _native.speedups.evidence(gt_ext._ITEMS.decode("[{}]"), "s", "RERANK")
     assert empty == [model.Evidence(None, "s", "RERANK", 1, metadata={})]
+
+
+_SPAN_IDS = [f"{i:016x}" for i in range(1, 6)]
+
+
+@st.composite
+def _span_sets(draw: st.DrawFn) -> list[SpanRecord]:
+    """Up to 6 spans of one trace: duplicates, orphans, several roots and skew all possible."""
+    spans = []
+    for _ in range(draw(st.integers(1, 6))):
+        start = draw(st.integers(0, 20))
+        spans.append(
+            SpanRecord(
+                TRACE_A,
+                draw(st.sampled_from(_SPAN_IDS)),
+                draw(st.one_of(st.none(), st.just(""), st.sampled_from([*_SPAN_IDS, "f" * 16]))),
+                draw(st.sampled_from(["a", "b"])),
+                start,
+                start + draw(st.integers(-2, 20)),
+            )
+        )
+    return spans
+
+
+@native
+@settings(max_examples=400, deadline=None)
+@given(_span_sets())
+def test_structure_is_the_python_check_whenever_it_answers(records: list[SpanRecord]) -> None:
+    assert _native.speedups is not None
+    quiet = _native.speedups.structure(list(records), _structure._ORDER)
+    findings: list[model.Finding] = []
+    expected = _structure.python_check_structure(list(records), findings)
+    assert (quiet is None) == bool(findings)  # it answers exactly when nothing is reported
+    if quiet is not None:
+        assert quiet[0] == expected.spans and quiet[1] is expected.root
+    mixed: list[model.Finding] = []
+    got = _structure.check_structure(list(records), mixed)
+    assert (got.spans, got.root, mixed) == (expected.spans, expected.root, findings)
+
+
+@native
+def test_structure_declines_what_is_not_a_span_record() -> None:
+    assert _native.speedups is not None
+    assert _native.speedups.structure([object()], _structure._ORDER) is None
+    with pytest.raises(TypeError, match="structure"):
+        _native.speedups.structure((), _structure._ORDER)
+    with pytest.raises(TypeError):  # the key fails: the error is not swallowed
+        _native.speedups.structure(
+            [SpanRecord(TRACE_A, "1" * 16, None, "n", 0, 1)] * 1, "not callable"
+        )
