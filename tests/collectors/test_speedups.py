@@ -417,3 +417,42 @@ def test_structure_declines_what_is_not_a_span_record() -> None:
         _native.speedups.structure(
             [SpanRecord(TRACE_A, "1" * 16, None, "n", 0, 1)] * 1, "not callable"
         )
+
+
+def _leak_cases() -> list[tuple[str, Any]]:
+    speedups = _native.speedups
+    if speedups is None:
+        return []
+    items = gt_ext._ITEMS.decode('[{"id": "a", "rank": 2, "metadata": {"k": 1}}, {"score": 0.5}]')
+    bad_items = [gt_ext._Item(score=float("inf"))]
+    records = list(_otlp_structs.decode_line(_line(_BASE), _LOCATION) or [])
+    trace_records = [r for r in records if r.trace_id == records[0].trace_id]
+    attrs = {"a": "x" * 300, "b": [1, 2], "c": None, "d": 1.5, "e": [[1]]}
+    step_args = ("s", None, "REQUEST", "n", 1, 2, "OK", "", "groundtrace", None, {}, None)
+    return [
+        ("step_attributes", lambda: speedups.step_attributes(attrs)),
+        ("construct", lambda: construct(model.Step, *step_args)),
+        ("construct_fallback", lambda: construct(model.Step, *step_args[:6])),
+        ("evidence", lambda: speedups.evidence(items, "s", "RETRIEVE")),
+        ("evidence_declined", lambda: speedups.evidence(bad_items, "s", "RETRIEVE")),
+        ("structure", lambda: speedups.structure(trace_records, _structure._ORDER)),
+        ("structure_declined", lambda: speedups.structure(records * 2, _structure._ORDER)),
+    ]
+
+
+@native
+@pytest.mark.parametrize(
+    ("name", "call"), _leak_cases(), ids=lambda x: x if isinstance(x, str) else ""
+)
+def test_no_objects_leak_from_the_other_functions(name: str, call: Any) -> None:
+    for _ in range(50):
+        call()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(2000):
+            call()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 32_000, (name, grown)
