@@ -44,13 +44,16 @@ def fast_init(cls: T) -> T:
     """Give frozen slotted dataclass ``cls`` a slot-storing ``__init__`` (returns ``cls``).
 
     Raises:
-        TypeError: ``cls`` is not a frozen dataclass with slots, or has fields that are not
-            plain ``__init__`` parameters (``init=False``, keyword-only, ``InitVar``).
+        TypeError: ``cls`` is not a frozen dataclass with slots, has fields that are not
+            plain ``__init__`` parameters (``init=False``, keyword-only, ``InitVar``), or has
+            a ``__post_init__`` (the fast ``__init__`` and :func:`construct` only store fields).
     """
     target: Any = cls
     params = getattr(target, "__dataclass_params__", None)
     if params is None or not params.frozen or "__slots__" not in vars(target):
         raise TypeError(f"{target!r} is not a frozen dataclass with slots")
+    if hasattr(target, "__post_init__"):  # neither __init__ here nor construct() would call it
+        raise TypeError(f"{target.__name__} has __post_init__, which fast_init does not run")
     slots = tuple(vars(target)["__slots__"])
     twin = type(f"_{target.__name__}Fill", (), {"__slots__": slots})
     namespace: dict[str, Any] = {

@@ -56,6 +56,17 @@ def test_only_frozen_slotted_dataclasses_are_accepted() -> None:
     with pytest.raises(TypeError):
         fast_init(Plain)
 
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        x: int
+
+        def __post_init__(self) -> None:
+            if self.x < 0:
+                raise ValueError("x < 0")
+
+    with pytest.raises(TypeError, match="__post_init__"):
+        fast_init(Checked)  # the check would be skipped: refused instead
+
 
 def test_instances_keep_their_class_and_subclasses_are_filled_too() -> None:
     ev = model.Evidence("d1", "s1", "RETRIEVE")
