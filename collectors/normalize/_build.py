@@ -322,7 +322,20 @@ class _Builder:
         if request_span is not None:
             name = request_span.resource.get(sc.SERVICE_NAME)
             service = name if isinstance(name, str) else None
-        req = Request(trace_id=self.trace_id, service_name=service, **self.request)
+        get = self.request.get
+        req = construct(  # Request(...) with every field, in field order
+            Request,
+            self.trace_id,
+            get("query"),
+            get("case_id"),
+            get("app_name"),
+            get("app_version"),
+            get("session_id"),
+            get("user_id"),
+            get("source_id"),
+            service,  # service_name
+            get("schema_version"),
+        )
         if not req.query:
             add(_NO_QUERY)
         answer: dict[str, Any] = {}

@@ -129,8 +129,12 @@ class SpanView:
         value = self.attrs.get(key)
         if value is None:
             return None
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return tuple(value)
+        if isinstance(value, list):
+            for item in value:  # a loop, not all(<genexpr>): this runs on most spans
+                if not isinstance(item, str):
+                    break
+            else:
+                return tuple(value)
         self.bad(key, "a list of strings", value)
         return None
 
