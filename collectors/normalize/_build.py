@@ -398,11 +398,13 @@ def build_trace(records: Sequence[SpanRecord], extra: Sequence[Finding] = ()) ->
     if not records:
         raise ValueError("build_trace needs at least one span")
     trace_id = records[0].trace_id
-    if any(r.trace_id != trace_id for r in records):
-        raise ValueError("build_trace got spans of more than one trace")
+    for record in records:  # a loop, not any(<genexpr>): this runs once per trace
+        if record.trace_id != trace_id:
+            raise ValueError("build_trace got spans of more than one trace")
     builder = _Builder(trace_id)
     builder.findings.extend(extra)
-    structure = check_structure(list(records), builder.findings)
+    spans = records if type(records) is list else list(records)  # read, never changed
+    structure = check_structure(spans, builder.findings)
     root = structure.root
     for span in structure.spans:
         builder.add_span(span, span is root)
