@@ -109,10 +109,11 @@ def write_file(path: Path, traces: int) -> int:
 
 
 def _reader_json_library() -> str:
+    from groundtrace.collectors import _native
     from groundtrace.collectors.readers import _files, _otlp_structs
 
     fallback = getattr(_files._loads, "__module__", None) or "unknown"
-    walk = "C extension" if _otlp_structs.NATIVE else "Python"
+    walk = "C extension" if _native.NATIVE else "Python"
     return f"{_otlp_structs.msgspec.__name__} typed structs, {walk} walk (fallback: {fallback})"
 
 

@@ -36,7 +36,7 @@ from groundtrace.collectors.spans import (
 from ._otlp_fast import STATUS_BY_CODE, UNSET_STATUS, NotCanonical, canonical_id
 from ._otlp_json import SPAN_KINDS, STATUS_CODES
 
-__all__ = ["NATIVE", "decode_line", "python_records"]
+__all__ = ["decode_line", "python_records"]
 
 
 class _Array(Struct, gc=False, forbid_unknown_fields=True):
@@ -270,9 +270,8 @@ def _native_walk() -> Callable[[_Request, SourceLocation], list[SpanRecord] | No
     return speedups.records  # type: ignore[no-any-return]
 
 
+#: The C walk, or ``None``: lines are walked by :func:`_records` (see ``_native.NATIVE``).
 _NATIVE: Final = _native_walk()
-#: Whether lines are walked by the C extension (else by :func:`_records`).
-NATIVE: Final = _NATIVE is not None
 
 
 def python_records(line: bytes, location: SourceLocation) -> list[SpanRecord] | None:

@@ -56,7 +56,7 @@ def _first_span(obj: dict[str, Any]) -> dict[str, Any]:
 def test_the_extension_is_built_where_expected() -> None:
     if os.environ.get("GROUNDTRACE_EXPECT_NATIVE") == "1":
         assert _native.NATIVE, "the C extension _speedups was not built or not loaded"
-        assert _otlp_structs.NATIVE
+        assert _otlp_structs._NATIVE is not None  # the readers use the C walk
     else:
         pytest.skip("GROUNDTRACE_EXPECT_NATIVE is not set")
 
@@ -123,12 +123,13 @@ def test_upper_case_ids_are_lowered_and_odd_values_read_like_the_python_walk() -
 
 _READ_SCRIPT = """
 import json, sys
-from groundtrace.collectors.readers import read_spans, _otlp_structs
+from groundtrace.collectors import _native
+from groundtrace.collectors.readers import read_spans
 try:
     out = [[r.span_id, r.kind, r.start_time_unix_nano, r.attributes] for r in read_spans(sys.argv[1:])]
 except Exception as exc:
     out = [type(exc).__name__, str(exc)]
-print(json.dumps([_otlp_structs.NATIVE, out]))
+print(json.dumps([_native.NATIVE, out]))
 """  # noqa: E501
 
 
@@ -235,8 +236,8 @@ def test_no_objects_leak_on_read_or_declined_lines() -> None:
 
 
 def test_pure_python_switch_selects_the_python_walk() -> None:
-    script = "import json; from groundtrace.collectors.readers import _otlp_structs as s\n"
-    script += "print(json.dumps(s.NATIVE))"
+    script = "import json; from groundtrace.collectors import _native as n\n"
+    script += "print(json.dumps(n.NATIVE))"
     assert _in_child(script, pure=True) is False
 
 
