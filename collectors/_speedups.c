@@ -20,6 +20,11 @@
  * would read the line (an id with whitespace, an array nested deeper than MAX_DEPTH): the
  * dict path reads those lines exactly as the Python walk does. Only MemoryError propagates.
  *
+ * Attribute keys, span and event names and short string values are shared: one object per
+ * distinct text (``share``), as ``json.loads`` does for the keys of an object. The texts
+ * repeat from span to span, and the spans a reader holds while it groups them into traces
+ * are then much smaller. Only identity differs from the Python walk, never a value.
+ *
  * The layouts (types and field names) come from Python through ``setup``: nothing here
  * repeats a field name, and every object is type-checked before a slot is read.
  */
@@ -88,6 +93,25 @@ static PyObject *unset = NULL;          /* msgspec.UNSET */
 static PyObject *span_kinds = NULL;     /* tuple of kind names */
 static PyObject *status_codes = NULL;   /* tuple of status code names */
 static PyObject *status_by_code = NULL; /* tuple of shared SpanStatus(code, "") */
+static PyObject *shared = NULL;         /* str -> the same str: the shared texts */
+
+#define MAX_SHARED 8192      /* entries; the table is emptied when full, so it stays bounded */
+#define MAX_SHARED_KEY 128   /* longest attribute key or name shared */
+#define MAX_SHARED_VALUE 32  /* longest string value shared (enum-like values, ids, versions) */
+
+/* A new reference to the shared object equal to ``text``: ``text`` itself the first time,
+ * or when it is longer than ``max_length``. NULL only on MemoryError. */
+static PyObject *
+share(PyObject *text, Py_ssize_t max_length)
+{
+    if (!PyUnicode_CheckExact(text) || PyUnicode_GET_LENGTH(text) > max_length) {
+        return Py_NewRef(text);
+    }
+    if (PyDict_GET_SIZE(shared) >= MAX_SHARED) {
+        PyDict_Clear(shared);
+    }
+    return Py_XNewRef(PyDict_SetDefault(shared, text, text));
+}
 
 /* Borrowed slot ``field`` of ``obj``, which must be exactly of layout ``kind`` (NULL: no). */
 static inline PyObject *
@@ -183,7 +207,7 @@ any_value(PyObject *value, int depth)
     }
     else if (text != unset) {
         if (flag == unset && array == unset) {
-            return Py_NewRef(text);
+            return share(text, MAX_SHARED_VALUE);
         }
     }
     else if (array != unset) {
@@ -228,12 +252,18 @@ attributes(PyObject *items)
             if (text == NULL) {
                 goto fail;
             }
-            converted = text != unset ? Py_NewRef(text) : any_value(value, 0);
+            converted = text != unset ? share(text, MAX_SHARED_VALUE) : any_value(value, 0);
             if (converted == NULL) {
                 goto fail;
             }
         }
-        int rc = PyDict_SetItem(out, key, converted);
+        PyObject *shared_key = share(key, MAX_SHARED_KEY);
+        if (shared_key == NULL) {
+            Py_DECREF(converted);
+            goto fail;
+        }
+        int rc = PyDict_SetItem(out, shared_key, converted);
+        Py_DECREF(shared_key);
         Py_DECREF(converted);
         if (rc < 0) {
             goto fail;
@@ -355,9 +385,9 @@ events(PyObject *raw)
         if (name == NULL || time == NULL || attrs == NULL) {
             goto fail;
         }
-        PyObject *values[3] = {Py_NewRef(name), nanos(time), attributes(attrs)};
-        if (values[1] == NULL || values[2] == NULL) {
-            Py_DECREF(values[0]);
+        PyObject *values[3] = {share(name, MAX_SHARED_KEY), nanos(time), attributes(attrs)};
+        if (values[0] == NULL || values[1] == NULL || values[2] == NULL) {
+            Py_XDECREF(values[0]);
             Py_XDECREF(values[1]);
             Py_XDECREF(values[2]);
             goto fail;
@@ -408,8 +438,8 @@ span_record(PyObject *span, PyObject *resource, PyObject *scope_name, PyObject *
     if (values[2] == NULL) {
         goto fail;
     }
-    values[3] = Py_NewRef(raw[SPAN_NAME]);
-    if ((values[4] = nanos(raw[SPAN_START])) == NULL ||
+    if ((values[3] = share(raw[SPAN_NAME], MAX_SHARED_KEY)) == NULL ||
+        (values[4] = nanos(raw[SPAN_START])) == NULL ||
         (values[5] = nanos(raw[SPAN_END])) == NULL ||
         (values[6] = attributes(raw[SPAN_ATTRIBUTES])) == NULL ||
         (values[7] = status_record(raw[SPAN_STATUS])) == NULL) {
@@ -1054,9 +1084,20 @@ setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(shared_count_doc,
+             "shared_count()\n--\n\n"
+             "How many distinct texts the records share now (at most MAX_SHARED).");
+
+static PyObject *
+shared_count(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromSsize_t(PyDict_GET_SIZE(shared));
+}
+
 static PyMethodDef methods[] = {
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL, records_doc},
     {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL, setup_doc},
+    {"shared_count", shared_count, METH_NOARGS, shared_count_doc},
     {"step_attributes", step_attributes, METH_O, step_attributes_doc},
     {"register_model", (PyCFunction)(void (*)(void))register_model, METH_FASTCALL,
      register_model_doc},
@@ -1083,5 +1124,13 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    return PyModule_Create(&module_def);
+    if (shared == NULL && (shared = PyDict_New()) == NULL) {
+        return NULL;
+    }
+    PyObject *module = PyModule_Create(&module_def);
+    if (module != NULL && PyModule_AddIntConstant(module, "MAX_SHARED", MAX_SHARED) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }

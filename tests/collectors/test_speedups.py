@@ -85,6 +85,45 @@ def test_records_share_what_the_python_walk_shares() -> None:
 
 
 @native
+def test_keys_names_and_short_values_are_one_object_across_lines() -> None:
+    obj = json.loads(_line(_BASE))
+    long_text = "x" * 33
+    _first_span(obj)["attributes"].append({"key": "long", "value": {"stringValue": long_text}})
+    first = _otlp_structs.decode_line(_line(obj), _LOCATION)
+    second = _otlp_structs.decode_line(_line(obj), SourceLocation("g.jsonl", 1))
+    assert first is not None and second is not None and first == second
+    shared = 0
+    for a, b in zip(first, second, strict=True):
+        assert a.name is b.name
+        for (key_a, value_a), (key_b, value_b) in zip(
+            a.attributes.items(), b.attributes.items(), strict=True
+        ):
+            assert key_a is key_b
+            if isinstance(value_a, str) and len(value_a) <= 32:
+                assert value_a is value_b
+                shared += 1
+    assert shared > 10
+    assert first[0].attributes["long"] is not second[0].attributes["long"]  # long: not shared
+
+
+@native
+def test_the_shared_texts_stay_bounded_on_endless_distinct_keys() -> None:
+    speedups = _native.speedups
+    assert speedups is not None
+    obj = json.loads(_line(_BASE))
+    span = _first_span(obj)
+    for batch in range(4 * speedups.MAX_SHARED // 2000 + 1):
+        span["attributes"] = [
+            {"key": f"k{batch}.{i}", "value": {"stringValue": f"v{batch}.{i}"}}
+            for i in range(1000)
+        ]
+        records = _otlp_structs.decode_line(_line(obj), _LOCATION)
+        assert records is not None
+        assert records[0].attributes[f"k{batch}.999"] == f"v{batch}.999"
+        assert speedups.shared_count() <= speedups.MAX_SHARED
+
+
+@native
 def test_upper_case_ids_are_lowered_and_odd_values_read_like_the_python_walk() -> None:
     obj = json.loads(_line(_BASE))
     span = _first_span(obj)
