@@ -48,6 +48,10 @@ PROTO_SUFFIXES: Final = frozenset({".pb", ".binpb", ".protobuf", ".otlp"})
 STDIN: Final = "-"
 _GZIP_MAGIC: Final = b"\x1f\x8b"
 _WHITESPACE: Final = b" \t\r\n"
+#: Read buffer of plain files. An OTLP/JSON line holds a whole export batch
+#: (often hundreds of KB); with the default 8 KB buffer every line is gathered from many
+#: reads and joined, and reading lines took about 3x as long (about 5% of building τ).
+_READ_BUFFER: Final = 4 << 20
 _STREAM_ERRORS: Final = (OSError, EOFError, zlib.error)
 
 
@@ -134,6 +138,8 @@ class _Reader:
     def spans(self, stream: IO[bytes], kind: str | None) -> Iterator[SpanRecord]:
         head = _peek(stream, 2)
         if head.startswith(_GZIP_MAGIC):
+            # not re-buffered: a BufferedReader over it would lose the lines read before a
+            # truncated stream's EOFError
             stream = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
             head = _peek(stream, 64)
         else:
@@ -252,7 +258,8 @@ def read_spans(
             continue
         reader = _Reader(name, report)
         try:
-            handle = open(name, "rb")  # noqa: SIM115 - closed in finally, generator-safe
+            # closed in the finally below (generator-safe)
+            handle = open(name, "rb", buffering=_READ_BUFFER)  # noqa: SIM115
         except OSError as exc:
             reader.error(f"cannot open: {exc.strerror}", None)
             continue
