@@ -12,6 +12,7 @@ def setup(
     status_by_code: tuple[Any, ...],
     /,
 ) -> None: ...
+
 MAX_SHARED: int
 
 def shared_count() -> int: ...

@@ -114,8 +114,7 @@ def test_the_shared_texts_stay_bounded_on_endless_distinct_keys() -> None:
     span = _first_span(obj)
     for batch in range(4 * speedups.MAX_SHARED // 2000 + 1):
         span["attributes"] = [
-            {"key": f"k{batch}.{i}", "value": {"stringValue": f"v{batch}.{i}"}}
-            for i in range(1000)
+            {"key": f"k{batch}.{i}", "value": {"stringValue": f"v{batch}.{i}"}} for i in range(1000)
         ]
         records = _otlp_structs.decode_line(_line(obj), _LOCATION)
         assert records is not None
