@@ -159,7 +159,7 @@ class _Reader:
         number = 0
         try:
             for number, line in enumerate(stream, start=1):
-                if not line.strip():
+                if line.isspace():  # a blank line (strip() would copy the whole line)
                     continue
                 location = SourceLocation(name, number)
                 records = decode_line(line, location)
