@@ -8,6 +8,8 @@
  * evidence(): decoded ``groundtrace.evidence`` items -> Evidence (``_typed_evidence``).
  * structure(): ``check_structure`` (normalize/_structure.py) for a trace it has nothing to say
    about; any finding sends the trace to the Python check.
+ * untrack(), retrack(): the grouping window's spans are left out of the cyclic collector's
+   passes while it holds them (no Python reference: without them the collector walks them).
  * The pure-Python reference is ``_records`` in ``readers/_otlp_structs.py``; this does the
  * same walk in C. msgspec has already decoded (and type-checked) the line into its structs;
  * here their slots are read at the offsets of their member descriptors, and the records are
@@ -77,6 +79,8 @@ enum {
     SPAN_STATUS
 };
 enum { STATUS_CODE, STATUS_MESSAGE };
+enum { RECORD_ATTRIBUTES = 6, RECORD_EVENTS = 8 }; /* in SpanRecord's field order */
+enum { EVENT_RECORD_ATTRIBUTES = 2 };              /* in SpanEvent's field order */
 enum { EVENT_NAME, EVENT_TIME, EVENT_ATTRIBUTES };
 enum { KV_KEY, KV_VALUE };
 enum { V_STRING, V_INT, V_DOUBLE, V_BOOL, V_ARRAY, V_KVLIST, V_BYTES };
@@ -441,7 +445,7 @@ span_record(PyObject *span, PyObject *resource, PyObject *scope_name, PyObject *
     if ((values[3] = share(raw[SPAN_NAME], MAX_SHARED_KEY)) == NULL ||
         (values[4] = nanos(raw[SPAN_START])) == NULL ||
         (values[5] = nanos(raw[SPAN_END])) == NULL ||
-        (values[6] = attributes(raw[SPAN_ATTRIBUTES])) == NULL ||
+        (values[RECORD_ATTRIBUTES] = attributes(raw[SPAN_ATTRIBUTES])) == NULL ||
         (values[7] = status_record(raw[SPAN_STATUS])) == NULL) {
         goto fail;
     }
@@ -449,8 +453,8 @@ span_record(PyObject *span, PyObject *resource, PyObject *scope_name, PyObject *
     if (!PyList_CheckExact(event_list)) {
         goto fail;
     }
-    values[8] = PyList_GET_SIZE(event_list) ? events(event_list) : PyList_New(0);
-    if (values[8] == NULL) {
+    values[RECORD_EVENTS] = PyList_GET_SIZE(event_list) ? events(event_list) : PyList_New(0);
+    if (values[RECORD_EVENTS] == NULL) {
         goto fail;
     }
     values[9] = Py_NewRef(kind_name);
@@ -647,6 +651,114 @@ step_attributes(PyObject *module, PyObject *attrs)
         }
     }
     return out;
+}
+
+/* ---- untrack(), retrack(): spans held by the grouping window -------------------------------
+ *
+ * The grouping window holds thousands of records, and every pass of the cyclic garbage
+ * collector walked them: about a tenth of the time of building traces. A record made by the
+ * readers holds no reference cycle, and while the window holds it nothing else refers to it,
+ * so the collector can only find it alive. ``untrack`` leaves a held record out of its passes
+ * (the record, its attributes dict and the lists in it, its events); ``retrack`` puts it back
+ * before the record is handed on. Tracking an object again is always safe; only objects the
+ * caller owns are untracked (``owned`` in normalize/_stream.py). */
+
+static void
+set_tracked(PyObject *obj, int on)
+{
+    if (on) {
+        if (!PyObject_GC_IsTracked(obj)) {
+            PyObject_GC_Track(obj);
+        }
+    }
+    else if (PyObject_GC_IsTracked(obj)) {
+        PyObject_GC_UnTrack(obj);
+    }
+}
+
+/* A list value and the lists nested in it (other values are not containers we made). */
+static void
+set_tracked_value(PyObject *value, int on, int depth)
+{
+    if (!PyList_CheckExact(value) || depth > MAX_DEPTH) {
+        return;
+    }
+    set_tracked(value, on);
+    Py_ssize_t n = PyList_GET_SIZE(value);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        set_tracked_value(PyList_GET_ITEM(value, i), on, depth + 1);
+    }
+}
+
+static void
+set_tracked_attributes(PyObject *attrs, int on)
+{
+    if (!PyDict_CheckExact(attrs)) {
+        return;
+    }
+    set_tracked(attrs, on);
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(attrs, &pos, &key, &value)) {
+        set_tracked_value(value, on, 0);
+    }
+}
+
+/* The record, its attributes and its events (not the resource: the spans of a line share it). */
+static void
+set_tracked_record(PyObject *record, int on)
+{
+    PyObject *attrs = slot(record, L_SPAN_RECORD, RECORD_ATTRIBUTES);
+    PyObject *events = slot(record, L_SPAN_RECORD, RECORD_EVENTS);
+    if (attrs == NULL || events == NULL || !PyList_CheckExact(events)) {
+        return;
+    }
+    set_tracked(record, on);
+    set_tracked_attributes(attrs, on);
+    set_tracked(events, on);
+    Py_ssize_t n = PyList_GET_SIZE(events);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *event = PyList_GET_ITEM(events, i);
+        PyObject *event_attrs = slot(event, L_SPAN_EVENT, EVENT_RECORD_ATTRIBUTES);
+        if (event_attrs != NULL) {
+            set_tracked(event, on);
+            set_tracked_attributes(event_attrs, on);
+        }
+    }
+}
+
+PyDoc_STRVAR(untrack_doc,
+             "untrack(record)\n--\n\n"
+             "Leave a span record the caller owns out of the cyclic collector's passes "
+             "(anything but a SpanRecord is left as it is).");
+
+static PyObject *
+untrack(PyObject *module, PyObject *record)
+{
+    if (ready) {
+        set_tracked_record(record, 0);
+    }
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(retrack_doc,
+             "retrack(records)\n--\n\n"
+             "Undo untrack() for each record of a list.");
+
+static PyObject *
+retrack(PyObject *module, PyObject *records)
+{
+    if (!PyList_CheckExact(records)) {
+        PyErr_SetString(PyExc_TypeError, "retrack() takes a list");
+        return NULL;
+    }
+    if (ready) {
+        Py_ssize_t n = PyList_GET_SIZE(records);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            set_tracked_record(PyList_GET_ITEM(records, i), 1);
+        }
+    }
+    Py_RETURN_NONE;
 }
 
 /* ---- construct(): a model object from every field value, in field order ------------------ */
@@ -1097,6 +1209,8 @@ shared_count(PyObject *module, PyObject *Py_UNUSED(ignored))
 static PyMethodDef methods[] = {
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL, records_doc},
     {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL, setup_doc},
+    {"untrack", untrack, METH_O, untrack_doc},
+    {"retrack", retrack, METH_O, retrack_doc},
     {"shared_count", shared_count, METH_NOARGS, shared_count_doc},
     {"step_attributes", step_attributes, METH_O, step_attributes_doc},
     {"register_model", (PyCFunction)(void (*)(void))register_model, METH_FASTCALL,

@@ -13,7 +13,8 @@ from typing import IO, Any, Final
 
 from groundtrace.collectors.errors import TraceReadError
 from groundtrace.collectors.model import Trace
-from groundtrace.collectors.normalize import DEFAULT_WINDOW, build_traces
+from groundtrace.collectors.normalize import DEFAULT_WINDOW
+from groundtrace.collectors.normalize._stream import stream_traces
 from groundtrace.collectors.spans import SourceLocation, SpanRecord
 
 from ._otlp_fast import decode_request
@@ -277,6 +278,9 @@ def read_traces(
     max_pending_spans: int | None = None,
 ) -> Iterator[Trace]:
     """Stream traces (τ) from files; see :func:`read_spans` and :func:`build_traces`."""
-    return build_traces(
-        read_spans(paths, report=report), window=window, max_pending_spans=max_pending_spans
+    return stream_traces(
+        read_spans(paths, report=report),
+        window=window,
+        max_pending_spans=max_pending_spans,
+        owned=True,  # the spans are read for this call only
     )

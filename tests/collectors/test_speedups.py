@@ -4,7 +4,9 @@
 * ``step_attributes``: the attributes a step keeps (``normalize._build``);
 * ``construct``: a trace-model object from all its field values (``_model_init``);
 * ``evidence``: decoded ``groundtrace.evidence`` items into Evidence (``_ext_groundtrace``);
-* ``structure``: the structural check of a trace with nothing to report (``_structure``).
+* ``structure``: the structural check of a trace with nothing to report (``_structure``);
+* ``untrack`` / ``retrack``: the grouping window's own spans, out of the cyclic collector's
+  passes while it holds them (no Python reference: the same traces either way).
 
 The extension is optional at install time. ``make test`` (and so CI) sets
 ``GROUNDTRACE_EXPECT_NATIVE=1``, which turns its absence into a failure instead of skips.
@@ -13,6 +15,7 @@ The extension is optional at install time. ``make test`` (and so CI) sets
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
 import subprocess
@@ -28,8 +31,9 @@ from hypothesis import strategies as st
 from groundtrace.collectors import _native, model
 from groundtrace.collectors._model_init import construct
 from groundtrace.collectors.normalize import _ext_groundtrace as gt_ext
-from groundtrace.collectors.normalize import _structure
+from groundtrace.collectors.normalize import _structure, build_traces
 from groundtrace.collectors.normalize._build import _step_attributes
+from groundtrace.collectors.normalize._stream import stream_traces
 from groundtrace.collectors.readers import _otlp_structs, read_spans
 from groundtrace.collectors.spans import SourceLocation, SpanRecord
 from tests.support.otlp_spans import TRACE_A, agent_trace, rag_trace, request_json
@@ -90,7 +94,7 @@ def test_keys_names_and_short_values_are_one_object_across_lines() -> None:
     long_text = "x" * 33
     _first_span(obj)["attributes"].append({"key": "long", "value": {"stringValue": long_text}})
     first = _otlp_structs.decode_line(_line(obj), _LOCATION)
-    second = _otlp_structs.decode_line(_line(obj), SourceLocation("g.jsonl", 1))
+    second = _otlp_structs.decode_line(_line(obj), _LOCATION)  # another line, same text
     assert first is not None and second is not None and first == second
     shared = 0
     for a, b in zip(first, second, strict=True):
@@ -476,6 +480,7 @@ def _leak_cases() -> list[tuple[str, Any]]:
         ("evidence_declined", lambda: speedups.evidence(bad_items, "s", "RETRIEVE")),
         ("structure", lambda: speedups.structure(trace_records, _structure._ORDER)),
         ("structure_declined", lambda: speedups.structure(records * 2, _structure._ORDER)),
+        ("untrack_retrack", lambda: (speedups.untrack(records[0]), speedups.retrack(records))),
     ]
 
 
@@ -495,3 +500,59 @@ def test_no_objects_leak_from_the_other_functions(name: str, call: Any) -> None:
     finally:
         tracemalloc.stop()
     assert grown < 32_000, (name, grown)
+
+
+def _held_states(owned: bool) -> tuple[list[SpanRecord], list[tuple[bool, ...]], list[Any]]:
+    """Records fed to the grouping stream, their GC states while held, and the traces."""
+    obj = json.loads(_line(_BASE))
+    span = _first_span(obj)
+    span["attributes"].append(
+        {"key": "x.ids", "value": {"arrayValue": {"values": [{"stringValue": "a"}]}}}
+    )
+    span["events"] = [{"name": "e", "timeUnixNano": "1", "attributes": []}]
+    records = _otlp_structs.decode_line(_line(obj), _LOCATION)
+    assert records is not None
+    held: list[tuple[bool, ...]] = []
+
+    def feed() -> Any:
+        yield from records
+        # every span is in the window now: no trace has its root `window` spans back
+        held.extend(
+            (gc.is_tracked(r), gc.is_tracked(r.events), gc.is_tracked(r.attributes))
+            for r in records
+        )
+        held.append((gc.is_tracked(records[0].attributes["x.ids"]),))
+
+    traces = list(stream_traces(feed(), owned=owned))
+    return records, held, traces
+
+
+@native
+def test_owned_spans_are_left_out_of_the_collector_while_held_and_put_back_after() -> None:
+    records, held, traces = _held_states(owned=True)
+    assert held and not any(any(states) for states in held)
+    assert all(gc.is_tracked(r) and gc.is_tracked(r.events) for r in records)
+    assert gc.is_tracked(records[0].attributes["x.ids"]) and gc.is_tracked(records[0].attributes)
+    assert gc.is_tracked(records[0].events[0])
+    assert traces == list(build_traces(records))  # the same traces
+    assert len(traces) == 2
+
+
+@native
+def test_build_traces_leaves_the_callers_spans_to_the_collector() -> None:
+    _, held, traces = _held_states(owned=False)
+    assert all(states[0] for states in held)  # records, events lists and lists: tracked
+    assert len(traces) == 2
+
+
+@native
+def test_untrack_and_retrack_leave_other_objects_alone() -> None:
+    speedups = _native.speedups
+    assert speedups is not None
+    other = [object(), {"a": []}, "text", None]
+    speedups.untrack(other)
+    speedups.untrack(other[1])
+    speedups.retrack(other)
+    assert gc.is_tracked(other) and gc.is_tracked(other[1])
+    with pytest.raises(TypeError):
+        speedups.retrack((SpanRecord(TRACE_A, "1" * 16, None, "n", 0, 1),))
