@@ -32,22 +32,70 @@ sees: telemetry errors are logged at debug level, user exceptions pass through u
 
 from __future__ import annotations
 
+import importlib as _importlib
+import typing as _typing
+
 from . import semconv
-from ._config import configure, shutdown
-from ._context import StepHandle, StepScope, request_context, step
-from ._decorators import answer, infer, request, rerank, retrieve, select, tool, verify
-from ._record_evidence import register_evidence_mapper, unregister_evidence_mapper
-from ._threads import instrument_threads, uninstrument_threads, with_current_context
-from .redaction import Redactor
-from .rendering import (
-    ParsedAnswer,
-    Prompt,
-    build_prompt,
-    parse_answer,
-    render_evidence,
-    replace_evidence_block,
-)
 from .semconv import Action, ToolStatus
+
+if _typing.TYPE_CHECKING:
+    from ._config import configure, shutdown
+    from ._context import StepHandle, StepScope, request_context, step
+    from ._decorators import answer, infer, request, rerank, retrieve, select, tool, verify
+    from ._record_evidence import register_evidence_mapper, unregister_evidence_mapper
+    from ._threads import instrument_threads, uninstrument_threads, with_current_context
+    from .redaction import Redactor
+    from .rendering import (
+        ParsedAnswer,
+        Prompt,
+        build_prompt,
+        parse_answer,
+        render_evidence,
+        replace_evidence_block,
+    )
+
+# The rest of the public surface is imported on first use (PEP 562): a process that only
+# needs the conventions (the collectors, the analyzer) does not load the OpenTelemetry SDK.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("configure", "shutdown"), "._config"),
+    **dict.fromkeys(("StepHandle", "StepScope", "request_context", "step"), "._context"),
+    **dict.fromkeys(
+        ("answer", "infer", "request", "rerank", "retrieve", "select", "tool", "verify"),
+        "._decorators",
+    ),
+    **dict.fromkeys(
+        ("register_evidence_mapper", "unregister_evidence_mapper"), "._record_evidence"
+    ),
+    **dict.fromkeys(
+        ("instrument_threads", "uninstrument_threads", "with_current_context"), "._threads"
+    ),
+    "Redactor": ".redaction",
+    **dict.fromkeys(
+        (
+            "ParsedAnswer",
+            "Prompt",
+            "build_prompt",
+            "parse_answer",
+            "render_evidence",
+            "replace_evidence_block",
+        ),
+        ".rendering",
+    ),
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "Action",

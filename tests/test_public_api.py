@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import subprocess
+import sys
 from types import ModuleType
 
 import pytest
@@ -56,3 +58,22 @@ def test_all_is_declared_and_resolves(name: str) -> None:
     assert len(set(exported)) == len(exported), f"{name}.__all__ has duplicates"
     missing = [attr for attr in exported if not hasattr(module, attr)]
     assert not missing, f"{name}.__all__ names that do not resolve: {missing}"
+
+
+def test_the_sdk_surface_is_all_lazy_but_the_conventions() -> None:
+    import groundtrace.sdk as sdk
+
+    assert set(sdk._LAZY) | {"Action", "ToolStatus", "semconv"} == set(sdk.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        sdk.nope
+
+
+def test_the_collectors_do_not_load_the_opentelemetry_sdk() -> None:
+    script = (
+        "import sys, groundtrace.collectors, groundtrace.sdk.semconv\n"
+        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry.sdk')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]", done.stdout
