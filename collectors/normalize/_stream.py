@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
 from groundtrace.collectors import _native
@@ -14,6 +15,9 @@ __all__ = ["DEFAULT_WINDOW", "build_traces", "stream_traces"]
 
 #: Default completion window, in spans (see :func:`build_traces`).
 DEFAULT_WINDOW = 10_000
+#: How many of the last emitted trace ids are remembered, to flag a late span (bounded:
+#: the stream may be endless; about 12 MB).
+EMITTED_MEMORY = 100_000
 
 
 #: Leave a held record out of the cyclic collector's passes, and undo it (C extension only;
@@ -22,6 +26,27 @@ _UNTRACK: Callable[[SpanRecord], None] | None = None
 _RETRACK: Callable[[list[SpanRecord]], None] | None = None
 if _native.speedups is not None:
     _UNTRACK, _RETRACK = _native.speedups.untrack, _native.speedups.retrack
+
+
+class _Emitted:
+    """The ids of the last :data:`EMITTED_MEMORY` traces emitted."""
+
+    __slots__ = ("ids", "order")
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+        self.order: deque[str] = deque()
+
+    def __contains__(self, trace_id: str) -> bool:
+        return trace_id in self.ids
+
+    def add(self, trace_id: str) -> None:
+        if trace_id in self.ids:
+            return
+        self.ids.add(trace_id)
+        self.order.append(trace_id)
+        if len(self.order) > EMITTED_MEMORY:
+            self.ids.discard(self.order.popleft())
 
 
 class _Pending:
@@ -50,7 +75,9 @@ def build_traces(
     * if ``max_pending_spans`` is set and more spans than that are pending, the traces
       seen least recently are emitted early, root or not;
     * a span arriving for a trace id that was already emitted starts a new partial trace of
-      the same id, which carries a ``split_trace`` finding (never a silent drop).
+      the same id, which carries a ``split_trace`` finding (never a silent drop); the last
+      :data:`EMITTED_MEMORY` emitted ids are remembered (older: the partial trace still
+      carries ``no_root`` unless the late span is a root).
 
     Traces are yielded in the order they complete; at the end of input, in the order they
     were first seen.
@@ -85,7 +112,7 @@ def stream_traces(
     if max_pending_spans is not None and max_pending_spans < 1:
         raise ValueError("max_pending_spans must be >= 1")
     pending: dict[str, _Pending] = {}
-    emitted: set[str] = set()
+    emitted = _Emitted()
     buffered = 0
     check_every = max(1, min(window, 1024))
     untrack = _UNTRACK if owned else None
@@ -124,7 +151,7 @@ def stream_traces(
 def _emit(
     trace_id: str,
     group: _Pending,
-    emitted: set[str],
+    emitted: _Emitted,
     retrack: Callable[[list[SpanRecord]], None] | None,
 ) -> Trace:
     extra: tuple[Finding, ...] = ()

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from groundtrace.collectors import SpanRecord, Trace, build_traces
+from groundtrace.collectors.normalize import _stream
 from groundtrace.collectors.spans import SourceLocation
 from groundtrace.sdk import semconv as sc
 from tests.support.otlp_spans import TRACE_A, TRACE_B, SpanSpec, agent_trace, rag_trace, sid
@@ -195,6 +196,16 @@ def test_window_emits_completed_traces_early_and_late_spans_split() -> None:
     assert emitted == [TRACE_A, TRACE_B, TRACE_A]
     assert traces[2].findings_of("split_trace") and traces[2].findings_of("no_root")
     assert not traces[0].findings_of("split_trace")
+
+
+def test_only_the_last_emitted_ids_are_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_stream, "EMITTED_MEMORY", 1)
+    late = SpanRecord(TRACE_A, sid(99), sid(1), "late", 1, 2, {sc.GT_ACTION: "VERIFY"})
+    stream = [*_records(rag_trace(TRACE_A)), *_records(agent_trace(TRACE_B)), late]
+    traces = list(build_traces(iter(stream), window=3))
+    assert [t.trace_id for t in traces] == [TRACE_A, TRACE_B, TRACE_A]
+    # TRACE_A's id was forgotten when TRACE_B was emitted: no split finding, still no root
+    assert not traces[2].findings_of("split_trace") and traces[2].findings_of("no_root")
 
 
 def test_without_window_expiry_a_trace_spread_over_the_stream_stays_whole() -> None:
