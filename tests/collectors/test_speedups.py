@@ -539,6 +539,22 @@ def test_owned_spans_are_left_out_of_the_collector_while_held_and_put_back_after
 
 
 @native
+def test_collections_while_owned_spans_are_held_change_nothing() -> None:
+    records = _otlp_structs.decode_line(_line(_BASE), _LOCATION)
+    assert records is not None
+
+    def feed() -> Any:
+        for record in records:
+            yield record
+            gc.collect()  # every generation, with the held spans untracked
+
+    traces = list(stream_traces(feed(), window=2, owned=True))
+    gc.collect()
+    assert traces == list(build_traces(records, window=2))
+    assert all(gc.is_tracked(r) for r in records)
+
+
+@native
 def test_build_traces_leaves_the_callers_spans_to_the_collector() -> None:
     _, held, traces = _held_states(owned=False)
     assert all(states[0] for states in held)  # records, events lists and lists: tracked
