@@ -93,9 +93,14 @@ class ServeProcess:
         return self.proc.wait(timeout=STARTUP_TIMEOUT)
 
     def kill_if_running(self) -> None:
+        """Kill the server if it still runs, then close its pipes (the reader sees EOF)."""
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=STARTUP_TIMEOUT)
+        self.reader.join(timeout=STARTUP_TIMEOUT)
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 def stored_span_ids(out_dir: Path, *, allow_torn_tail: bool) -> set[str]:
