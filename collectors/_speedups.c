@@ -148,35 +148,42 @@ fill(int kind, PyObject **values)
 
 static PyObject *any_value(PyObject *value, int depth);
 
-/* The list of an ``arrayValue``; NULL: decline or error. */
+/* A new list of ``convert(item, depth)`` for each item of ``list``; NULL: decline or error. */
 static PyObject *
-array_value(PyObject *array, int depth)
+map_list(PyObject *list, PyObject *(*convert)(PyObject *, int), int depth)
 {
-    PyObject *values = slot(array, L_ARRAY, ARRAY_VALUES);
-    if (values == NULL || !PyList_CheckExact(values)) {
+    if (!PyList_CheckExact(list)) {
         return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(values);
+    Py_ssize_t n = PyList_GET_SIZE(list);
     PyObject *out = PyList_New(n);
     if (out == NULL) {
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyList_GET_ITEM(values, i);
-        PyObject *converted;
-        if (item == Py_None) {
-            converted = Py_NewRef(Py_None);
-        }
-        else {
-            converted = any_value(item, depth + 1);
-            if (converted == NULL) {
-                Py_DECREF(out);
-                return NULL;
-            }
+        PyObject *converted = convert(PyList_GET_ITEM(list, i), depth);
+        if (converted == NULL) {
+            Py_DECREF(out);
+            return NULL;
         }
         PyList_SET_ITEM(out, i, converted);
     }
     return out;
+}
+
+/* An item of an ``arrayValue``'s list: ``null`` stays ``None``. */
+static PyObject *
+array_item(PyObject *item, int depth)
+{
+    return item == Py_None ? Py_NewRef(Py_None) : any_value(item, depth);
+}
+
+/* The list of an ``arrayValue``; NULL: decline or error. */
+static PyObject *
+array_value(PyObject *array, int depth)
+{
+    PyObject *values = slot(array, L_ARRAY, ARRAY_VALUES);
+    return values == NULL ? NULL : map_list(values, array_item, depth + 1);
 }
 
 /* The Python value of an ``AnyValue`` (``_value`` in ``_otlp_structs.py``). */
@@ -370,42 +377,24 @@ status_record(PyObject *status)
     return fill(L_SPAN_STATUS, values);
 }
 
+/* One span event (``depth`` is unused: events do not nest). */
 static PyObject *
-events(PyObject *raw)
+event_record(PyObject *event, int depth)
 {
-    if (!PyList_CheckExact(raw)) {
+    PyObject *name = slot(event, L_EVENT, EVENT_NAME);
+    PyObject *time = slot(event, L_EVENT, EVENT_TIME);
+    PyObject *attrs = slot(event, L_EVENT, EVENT_ATTRIBUTES);
+    if (name == NULL || time == NULL || attrs == NULL) {
         return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(raw);
-    PyObject *out = PyList_New(n);
-    if (out == NULL) {
+    PyObject *values[3] = {share(name, MAX_SHARED_KEY), nanos(time), attributes(attrs)};
+    if (values[0] == NULL || values[1] == NULL || values[2] == NULL) {
+        Py_XDECREF(values[0]);
+        Py_XDECREF(values[1]);
+        Py_XDECREF(values[2]);
         return NULL;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *event = PyList_GET_ITEM(raw, i);
-        PyObject *name = slot(event, L_EVENT, EVENT_NAME);
-        PyObject *time = slot(event, L_EVENT, EVENT_TIME);
-        PyObject *attrs = slot(event, L_EVENT, EVENT_ATTRIBUTES);
-        if (name == NULL || time == NULL || attrs == NULL) {
-            goto fail;
-        }
-        PyObject *values[3] = {share(name, MAX_SHARED_KEY), nanos(time), attributes(attrs)};
-        if (values[0] == NULL || values[1] == NULL || values[2] == NULL) {
-            Py_XDECREF(values[0]);
-            Py_XDECREF(values[1]);
-            Py_XDECREF(values[2]);
-            goto fail;
-        }
-        PyObject *record = fill(L_SPAN_EVENT, values);
-        if (record == NULL) {
-            goto fail;
-        }
-        PyList_SET_ITEM(out, i, record);
-    }
-    return out;
-fail:
-    Py_DECREF(out);
-    return NULL;
+    return fill(L_SPAN_EVENT, values);
 }
 
 /* One span record; ``resource``, ``scope_name``, ``scope_version``, ``location`` borrowed. */
@@ -453,7 +442,8 @@ span_record(PyObject *span, PyObject *resource, PyObject *scope_name, PyObject *
     if (!PyList_CheckExact(event_list)) {
         goto fail;
     }
-    values[RECORD_EVENTS] = PyList_GET_SIZE(event_list) ? events(event_list) : PyList_New(0);
+    values[RECORD_EVENTS] =
+        PyList_GET_SIZE(event_list) ? map_list(event_list, event_record, 0) : PyList_New(0);
     if (values[RECORD_EVENTS] == NULL) {
         goto fail;
     }
