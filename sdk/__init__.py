@@ -56,32 +56,33 @@ if _typing.TYPE_CHECKING:
 
 # The rest of the public surface is imported on first use (PEP 562): a process that only
 # needs the conventions (the collectors, the analyzer) does not load the OpenTelemetry SDK.
-_LAZY: dict[str, str] = {
-    **dict.fromkeys(("configure", "shutdown"), "._config"),
-    **dict.fromkeys(("StepHandle", "StepScope", "request_context", "step"), "._context"),
-    **dict.fromkeys(
-        ("answer", "infer", "request", "rerank", "retrieve", "select", "tool", "verify"),
-        "._decorators",
+_SURFACE: dict[str, tuple[str, ...]] = {
+    "._config": ("configure", "shutdown"),
+    "._context": ("StepHandle", "StepScope", "request_context", "step"),
+    "._decorators": (
+        "answer",
+        "infer",
+        "request",
+        "rerank",
+        "retrieve",
+        "select",
+        "tool",
+        "verify",
     ),
-    **dict.fromkeys(
-        ("register_evidence_mapper", "unregister_evidence_mapper"), "._record_evidence"
-    ),
-    **dict.fromkeys(
-        ("instrument_threads", "uninstrument_threads", "with_current_context"), "._threads"
-    ),
-    "Redactor": ".redaction",
-    **dict.fromkeys(
-        (
-            "ParsedAnswer",
-            "Prompt",
-            "build_prompt",
-            "parse_answer",
-            "render_evidence",
-            "replace_evidence_block",
-        ),
-        ".rendering",
+    "._record_evidence": ("register_evidence_mapper", "unregister_evidence_mapper"),
+    "._threads": ("instrument_threads", "uninstrument_threads", "with_current_context"),
+    ".redaction": ("Redactor",),
+    ".rendering": (
+        "ParsedAnswer",
+        "Prompt",
+        "build_prompt",
+        "parse_answer",
+        "render_evidence",
+        "replace_evidence_block",
     ),
 }
+#: Each lazily imported name and the module it comes from.
+_LAZY: dict[str, str] = {name: module for module, names in _SURFACE.items() for name in names}
 
 
 def __getattr__(name: str) -> _typing.Any:
