@@ -109,12 +109,10 @@ def write_file(path: Path, traces: int) -> int:
 
 
 def _reader_json_library() -> str:
-    from groundtrace.collectors import _native
     from groundtrace.collectors.readers import _files, _otlp_structs
 
     fallback = getattr(_files._loads, "__module__", None) or "unknown"
-    walk = "C extension" if _native.NATIVE else "Python"
-    return f"{_otlp_structs.msgspec.__name__} typed structs, {walk} walk (fallback: {fallback})"
+    return f"{_otlp_structs.msgspec.__name__} typed structs (fallback: {fallback})"
 
 
 def _floor(path: Path, loads: Callable[[bytes], Any]) -> int:

@@ -43,7 +43,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import groundtrace.sdk as gt
-from groundtrace.collectors import _native, read_spans, read_traces
+from groundtrace.collectors import read_spans, read_traces
 from groundtrace.collectors.receiver import request_to_json_line
 
 REPO = Path(__file__).resolve().parents[1]
@@ -299,8 +299,6 @@ def main() -> None:
         workdir = Path(tmp)
         result: dict[str, Any] = {
             "python": sys.version.split()[0],
-            # which walk turns decoded OTLP/JSON structs into span records (C or Python)
-            "struct_walk": "C" if _native.NATIVE else "Python",
             "cpus": os.cpu_count(),
             "loadavg_1m_before": round(os.getloadavg()[0], 2),
         }

@@ -7,7 +7,7 @@ stage executes does not. This script writes one OTLP-JSON file of real SDK spans
 file's bytes. Prints ONE JSON object: instructions per span of
 
 * ``floor_json_loads``: ``json.loads`` of every line (the floor of ``ingest.py``);
-* ``typed_decode``: the C decoder of the reader's fast path alone (no Python objects
+* ``typed_decode``: the msgspec decoder of the reader's fast path alone (no span records
   built from its result);
 * ``read_spans``: reading the file into span records;
 * ``tau``: reading and building τ (``read_traces``);
@@ -15,8 +15,7 @@ file's bytes. Prints ONE JSON object: instructions per span of
 and ``build_stage`` (``tau`` - ``read_spans``) and ``tau_vs_floor`` (the ratio the
 ``ingest.py`` target bounds by 3). Instructions are not time -- cache misses and the
 allocator are not weighed -- so use these to compare two versions of the code, and the
-timing benchmarks for the targets. ``--pure-python`` counts the same stages without the
-collectors' C extension, to weigh what it saves. Memory routines (``memchr``, ``memcpy``) run
+timing benchmarks for the targets. Memory routines (``memchr``, ``memcpy``) run
 as valgrind's simple replacements, so stages that scan or copy long lines count more
 instructions than their time would suggest.
 
@@ -29,7 +28,7 @@ Needs ``valgrind`` on PATH; each stage takes 10-60 s under it.
 
 Usage::
 
-    python benchmarks/instructions.py [--traces 1000] [--content off|on] [--pure-python]
+    python benchmarks/instructions.py [--traces 1000] [--content off|on]
     python benchmarks/instructions.py --sdk [--calls 2000] [--decorators retrieve,rerank]
 """
 
@@ -137,15 +136,6 @@ def instructions(program: str, *argv: str) -> int:
     return int(found.group(1).replace(",", ""))
 
 
-def native_in_children() -> bool:
-    """Whether the children run the collectors' C extension."""
-    program = "from groundtrace.collectors import _native; print(_native.NATIVE)"
-    done = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, check=True, env=_CHILD_ENV
-    )
-    return done.stdout.strip() == "True"
-
-
 def sdk_report(calls: int, decorators: list[str]) -> dict[str, Any]:
     """Instructions per call of each decorator and its raw span, and their ratios."""
     here = str(Path(__file__).resolve().parent)
@@ -177,14 +167,7 @@ def main() -> None:
     parser.add_argument("--sdk", action="store_true", help="count the SDK decorators instead")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--decorators", default=",".join(PAYLOADS))
-    parser.add_argument(
-        "--pure-python",
-        action="store_true",
-        help="run the collectors without their C extension (GROUNDTRACE_PURE_PYTHON=1)",
-    )
     args = parser.parse_args()
-    if args.pure_python:
-        _CHILD_ENV["GROUNDTRACE_PURE_PYTHON"] = "1"
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed: this benchmark counts instructions with it")
     if args.sdk:
@@ -204,7 +187,6 @@ def main() -> None:
             "spans": len(spans),
             "bytes_per_span": round(path.stat().st_size / len(spans)),
             "content": args.content,
-            "collectors_c_extension": native_in_children(),
             "instructions_per_span": per_span,
             "build_stage": per_span["tau"] - per_span["read_spans"],
             "tau_vs_floor": round(per_span["tau"] / per_span["floor_json_loads"], 2),

@@ -1,12 +1,14 @@
-"""Dataclasses of the trace model τ (re-exported by :mod:`groundtrace.collectors.model`)."""
+"""Structs of the trace model τ (re-exported by :mod:`groundtrace.collectors.model`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
-from ._model_init import fast_init
+import msgspec
+from msgspec import Struct, field
+
+from .errors import InputError
 
 __all__ = [
     "MODEL_VERSION",
@@ -31,6 +33,12 @@ MODEL_VERSION: Final = "1.0"
 
 #: A JSON-compatible value (what attribute subsets, metadata and parameters hold).
 JSON = Any
+
+
+class _Model(Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    """Base of the model's structs: immutable (each repeats ``frozen=True`` for type checkers),
+    not tracked by the cyclic garbage collector (they hold no reference cycles), and decoded
+    strictly (an unknown field is an error)."""
 
 
 class FindingKind(StrEnum):
@@ -58,9 +66,7 @@ class FindingKind(StrEnum):
     NO_TOOL_RESULT = "no_tool_result"
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(_Model, frozen=True):
     """Something missing or inconsistent in a trace, reported instead of guessed.
 
     Attributes:
@@ -78,9 +84,7 @@ class Finding:
     field: str | None = None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(_Model, frozen=True):
     """The user request (root span) of a trace."""
 
     trace_id: str
@@ -95,9 +99,7 @@ class Request:
     schema_version: str | None = None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(_Model, frozen=True):
     """One span of the trace, in start-time order.
 
     Attributes:
@@ -128,7 +130,7 @@ class Step:
     status_message: str = ""
     convention: str = "unknown"
     step_name: str | None = None
-    attributes: dict[str, JSON] = field(default_factory=dict)
+    attributes: dict[str, JSON] = {}
     location: str | None = None
 
     @property
@@ -137,9 +139,7 @@ class Step:
         return self.end_ns - self.start_ns
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(_Model, frozen=True):
     """One retrieved (or reranked) evidence item.
 
     Content is either present (capture on) or referenced by ``content_hash`` + ``length``.
@@ -156,12 +156,10 @@ class Evidence:
     content: str | None = None
     content_hash: str | None = None
     length: int | None = None
-    metadata: dict[str, JSON] = field(default_factory=dict)
+    metadata: dict[str, JSON] = {}
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class RequestedToolCall:
+class RequestedToolCall(_Model, frozen=True):
     """A tool call the model asked for (``arguments`` is the raw JSON text as sent)."""
 
     id: str | None
@@ -169,9 +167,7 @@ class RequestedToolCall:
     arguments: str | None = None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(_Model, frozen=True):
     """A chat message (OpenAI-style roles: system, user, assistant, tool)."""
 
     role: str | None
@@ -181,9 +177,7 @@ class Message:
     tool_calls: tuple[RequestedToolCall, ...] = ()
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(_Model, frozen=True):
     """Token usage of one LLM call; ``None`` where the trace does not say."""
 
     input_tokens: int | None = None
@@ -191,9 +185,7 @@ class Usage:
     total_tokens: int | None = None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class LLMCall:
+class LLMCall(_Model, frozen=True):
     """One model call.
 
     Attributes:
@@ -209,7 +201,7 @@ class LLMCall:
     api: str | None = None
     base_url: str | None = None
     stream: bool | None = None
-    params: dict[str, JSON] = field(default_factory=dict)
+    params: dict[str, JSON] = {}
     messages: tuple[Message, ...] = ()
     output_messages: tuple[Message, ...] = ()
     output_text: str | None = None
@@ -221,9 +213,7 @@ class LLMCall:
     convention: str = "unknown"
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(_Model, frozen=True):
     """One tool/command execution."""
 
     span_id: str
@@ -239,9 +229,7 @@ class ToolCall:
     result_size: int | None = None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class ReplayLink:
+class ReplayLink(_Model, frozen=True):
     """Link of a counterfactual trace to the original it replays."""
 
     replay_of: str
@@ -250,21 +238,17 @@ class ReplayLink:
     replacement_id: str | None = None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class ReplayEntrypoint:
+class ReplayEntrypoint(_Model, frozen=True):
     """How to call the replayable ANSWER function again."""
 
     span_id: str
     entrypoint: str
-    kwargs: dict[str, JSON] = field(default_factory=dict)
+    kwargs: dict[str, JSON] = {}
     query_param: str | None = None
     evidence_param: str | None = None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class PromptEvidence:
+class PromptEvidence(_Model, frozen=True):
     """The evidence block as rendered into a prompt (lets replay edit a captured call)."""
 
     span_id: str
@@ -273,9 +257,7 @@ class PromptEvidence:
     format: str | None = None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Trace:
+class Trace(_Model, frozen=True):
     """The trace model τ of one request.
 
     Attributes:
@@ -324,18 +306,13 @@ class Trace:
         return [f for f in self.findings if f.kind == kind]
 
     def to_dict(self) -> dict[str, JSON]:
-        """JSON-compatible dict of the trace."""
-        from ._model_codec import to_obj
-
-        result = to_obj(self)
-        assert isinstance(result, dict)
+        """The JSON object of :meth:`to_json` as Python values (lists, dicts, scalars)."""
+        result: dict[str, JSON] = msgspec.json.decode(_ENCODER.encode(self))
         return result
 
     def to_json(self) -> str:
         """Compact JSON text (keys in field order; stable across runs)."""
-        from ._model_codec import dumps
-
-        return dumps(self)
+        return _ENCODER.encode(self).decode()
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Trace:
@@ -344,9 +321,13 @@ class Trace:
         Raises:
             InputError: the dict does not have the trace-model layout.
         """
-        from ._model_codec import from_obj
-
-        return from_obj(cls, data, "$")
+        if not isinstance(data, dict):
+            raise InputError("a trace must be a JSON object")
+        _require_version(data.get("model_version"))
+        try:
+            return msgspec.convert(data, cls)
+        except msgspec.ValidationError as exc:
+            raise _layout_error(exc) from None
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Trace:
@@ -355,6 +336,35 @@ class Trace:
         Raises:
             InputError: the text is not JSON or not a trace of a supported model version.
         """
-        from ._model_codec import loads
+        try:
+            _require_version(_VERSION.decode(text).model_version)
+            return _DECODER.decode(text)
+        except msgspec.ValidationError as exc:
+            raise _layout_error(exc) from None
+        except msgspec.DecodeError as exc:
+            raise InputError(f"not JSON: {exc}") from None
 
-        return loads(text)
+
+class _Versioned(Struct):
+    """Only the version of a serialised trace, checked before its layout."""
+
+    model_version: JSON = None
+
+
+_ENCODER: Final = msgspec.json.Encoder()
+_DECODER: Final = msgspec.json.Decoder(Trace)
+_VERSION: Final = msgspec.json.Decoder(_Versioned)
+
+
+def _require_version(version: JSON) -> None:
+    if version != MODEL_VERSION:
+        raise InputError(
+            f"unsupported trace model version {version!r} (expected {MODEL_VERSION!r})",
+            field="model_version",
+        )
+
+
+def _layout_error(exc: msgspec.ValidationError) -> InputError:
+    """msgspec's ``Expected `float`, got `str` - at `$.evidence[0].score``` as an InputError."""
+    message, _, where = str(exc).partition(" - at `")
+    return InputError(message, field=where.removesuffix("`") or None)

@@ -1,11 +1,12 @@
 """The trace model τ: one user request rebuilt from its spans, plus what is missing.
 
 Every source (OTLP files, the receiver, Phoenix, chat transcripts) ends up as a
-:class:`Trace`. The model is made of frozen, slotted dataclasses holding only JSON-compatible
-values, so a trace round-trips exactly through :meth:`Trace.to_json` / :meth:`Trace.from_json`.
-Dataclasses rather than pydantic: the model is built on the hot path of the readers (tens of
-thousands of traces per second), validation happens once in the normalisers, and the stdlib
-keeps ``collectors`` free of a heavy dependency.
+:class:`Trace`. The model is made of frozen ``msgspec.Struct`` classes holding only
+JSON-compatible values, so a trace round-trips exactly through :meth:`Trace.to_json` /
+:meth:`Trace.from_json`, which are msgspec's encoder and strict decoder. Structs rather than
+dataclasses or pydantic: the model is built on the hot path of the readers (tens of thousands
+of traces per second), a struct is built in about 90 ns, and validation happens once, in the
+normalisers (reading τ JSON back checks every field's type).
 
 Nothing is guessed: what a trace does not say is ``None`` (or empty) and is reported in
 :attr:`Trace.findings` (see :class:`FindingKind`).
@@ -20,7 +21,6 @@ Usage::
 
 from __future__ import annotations
 
-from ._model_codec import dumps, loads
 from ._model_types import (
     MODEL_VERSION,
     Evidence,
@@ -58,3 +58,13 @@ __all__ = [
     "dumps",
     "loads",
 ]
+
+
+def dumps(trace: Trace) -> str:
+    """:meth:`Trace.to_json`."""
+    return trace.to_json()
+
+
+def loads(text: str | bytes) -> Trace:
+    """:meth:`Trace.from_json`."""
+    return Trace.from_json(text)

@@ -41,7 +41,7 @@ from groundtrace.sdk import semconv as sc
 
 from .errors import TraceReadError
 from .model import Trace
-from .normalize._stream import stream_traces
+from .normalize import build_traces
 from .spans import AttributeValue, SourceLocation, SpanEvent, SpanRecord, SpanStatus
 
 __all__ = [
@@ -333,4 +333,4 @@ def pull_phoenix_traces(
     records = fetch_phoenix_spans(
         url, project, api_key=api_key, page_size=page_size, timeout=timeout, client=client
     )
-    return stream_traces(records, owned=True)  # the spans are pulled for this call only
+    return build_traces(records)

@@ -8,8 +8,9 @@ what lets every source share the same normalisation and the same findings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 __all__ = ["AttributeValue", "SourceLocation", "SpanEvent", "SpanRecord", "SpanStatus"]
 
@@ -17,8 +18,7 @@ __all__ = ["AttributeValue", "SourceLocation", "SpanEvent", "SpanRecord", "SpanS
 AttributeValue = str | bool | int | float | list[Any] | None
 
 
-@dataclass(frozen=True, slots=True)
-class SourceLocation:
+class SourceLocation(Struct, frozen=True, gc=False):
     """Where a span came from: a file and line, a receiver batch, or a remote API."""
 
     source: str
@@ -28,29 +28,28 @@ class SourceLocation:
         return self.source if self.line is None else f"{self.source}:{self.line}"
 
 
-@dataclass(frozen=True, slots=True)
-class SpanStatus:
+class SpanStatus(Struct, frozen=True, gc=False):
     """OTLP status: code is ``"UNSET"``, ``"OK"`` or ``"ERROR"``."""
 
     code: str = "UNSET"
     message: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class SpanEvent:
+class SpanEvent(Struct, frozen=True, gc=False):
     """A span event (exceptions are recorded as events named ``exception``)."""
 
     name: str
     time_unix_nano: int
-    attributes: dict[str, AttributeValue] = field(default_factory=dict)
+    attributes: dict[str, AttributeValue] = {}
 
 
-@dataclass(slots=True)
-class SpanRecord:
+class SpanRecord(Struct, frozen=True, gc=False):
     """One span, decoded but not yet interpreted.
 
     Ids are lower-case hex strings (32 chars for trace ids, 16 for span ids), as in the OTLP
-    JSON encoding. ``parent_span_id`` is ``None`` for a root span.
+    JSON encoding. ``parent_span_id`` is ``None`` for a root span. Records are frozen and
+    not tracked by the cyclic garbage collector: they hold no reference cycles (readers
+    build them from decoded values), so the collector never needs to walk them.
     """
 
     trace_id: str
@@ -59,11 +58,11 @@ class SpanRecord:
     name: str
     start_time_unix_nano: int
     end_time_unix_nano: int
-    attributes: dict[str, AttributeValue] = field(default_factory=dict)
+    attributes: dict[str, AttributeValue] = {}
     status: SpanStatus = field(default_factory=SpanStatus)
-    events: list[SpanEvent] = field(default_factory=list)
+    events: list[SpanEvent] = []
     kind: str = "INTERNAL"
-    resource: dict[str, AttributeValue] = field(default_factory=dict)
+    resource: dict[str, AttributeValue] = {}
     scope_name: str = ""
     scope_version: str = ""
     location: SourceLocation | None = None

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from math import isfinite
 from typing import Any
 
-from groundtrace.collectors import _native
-from groundtrace.collectors._model_init import construct
 from groundtrace.collectors.model import (
     MODEL_VERSION,
     Evidence,
@@ -135,22 +134,34 @@ def _small_list(value: list[Any]) -> bool:
     return True
 
 
+#: OTLP/JSON's spelling of the doubles JSON has no number for.
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def _json_number(value: float) -> float | str:
+    """``value``, or OTLP/JSON's spelling of it when it is not finite."""
+    return value if isfinite(value) else _NON_FINITE[repr(value)]
+
+
 def _step_attributes(attrs: dict[str, AttributeValue]) -> dict[str, Any]:
-    """Scalars, short strings and short lists of them (``None`` values are left out)."""
+    """Scalars, short strings and short lists of them (``None`` values are left out).
+
+    The values are JSON values, so a step reads back from τ JSON as it was written: a
+    non-finite double becomes ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` as in OTLP/JSON.
+    """
     out: dict[str, Any] = attrs.copy()  # most attributes stay: copy, then drop the few
     for key, value in attrs.items():
         if type(value) is str:
             if len(value) > _MAX_STEP_STRING:
                 del out[key]
+        elif type(value) is float:
+            if not isfinite(value):
+                out[key] = _json_number(value)
         elif value is None or (isinstance(value, list) and not _small_list(value)):
             del out[key]
+        elif isinstance(value, list) and any(type(x) is float and not isfinite(x) for x in value):
+            out[key] = [_json_number(x) if type(x) is float else x for x in value]
     return out
-
-
-#: ``_step_attributes`` in C where the collectors' extension is built (same dict, same order).
-_STEP_ATTRIBUTES: Callable[[dict[str, AttributeValue]], dict[str, Any]] = (
-    _step_attributes if _native.speedups is None else _native.speedups.step_attributes
-)
 
 
 class _Builder:
@@ -196,8 +207,7 @@ class _Builder:
             found = action_of(convention, attrs, is_root)
             action = None if found is None else found.value
         self.steps.append(
-            construct(  # Step(...) with every field, filled in C where the extension is built
-                Step,
+            Step(
                 span.span_id,
                 span.parent_span_id or None,
                 action,
@@ -208,7 +218,7 @@ class _Builder:
                 span.status.message,
                 convention_name,
                 view.text(sc.GT_STEP_NAME),
-                _STEP_ATTRIBUTES(attrs),
+                _step_attributes(attrs),
                 view.location,
             )
         )
@@ -291,8 +301,7 @@ class _Builder:
         f = _merge(_llm_extractors(view.attrs, bool(view.span.events)), view)
         span = view.span
         get = f.get
-        return construct(  # LLMCall(...) with every field
-            LLMCall,
+        return LLMCall(
             span.span_id,
             get("model"),
             get("response_model"),
@@ -323,8 +332,7 @@ class _Builder:
             name = request_span.resource.get(sc.SERVICE_NAME)
             service = name if isinstance(name, str) else None
         get = self.request.get
-        req = construct(  # Request(...) with every field, in field order
-            Request,
+        req = Request(
             self.trace_id,
             get("query"),
             get("case_id"),
@@ -364,8 +372,7 @@ class _Builder:
             if self.content_off:
                 parts.append(f"capture off on span(s) {', '.join(self.content_off)}")
             add(Finding(FindingKind.CONTENT_NOT_CAPTURED, "; ".join(parts)))
-        return construct(  # Trace(...) with every field, in field order
-            Trace,
+        return Trace(
             req,  # request
             tuple(self.steps),
             tuple(self.evidence),

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
 
-from groundtrace.collectors import _native
-from groundtrace.collectors._model_init import construct
 from groundtrace.collectors.model import (
     Evidence,
     FindingKind,
@@ -74,8 +71,7 @@ def _evidence_item(v: SpanView, raw: Any, index: int, stage: str) -> Evidence | 
             and (score is None or (type(score) in _NUMBER and isfinite(score)))
             and (metadata is None or type(metadata) is dict)
         ):
-            return construct(  # Evidence(...) with every field
-                Evidence,
+            return Evidence(
                 raw_id,
                 v.span.span_id,
                 stage,
@@ -165,42 +161,16 @@ class _Item(msgspec.Struct, gc=False):
 _ITEMS: Final = msgspec.json.Decoder(list[_Item])
 
 
-def _evidence_walk() -> Callable[[list[_Item], str, str], list[Evidence] | None] | None:
-    """The C conversion of decoded items (``None`` where the extension is not in use)."""
-    speedups = _native.speedups
-    if speedups is None:
-        return None
-    fields = ("id", "rank", "score", "title", "source", "version")
-    speedups.setup_evidence(
-        _Item, (*fields, "content", "content_hash", "length", "metadata"), Evidence
-    )
-    return speedups.evidence  # type: ignore[no-any-return]
-
-
-#: Builds the items' Evidence objects in C; ``None`` from it: convert them in Python.
-_EVIDENCE_WALK: Final = _evidence_walk()
-
-
 def _typed_evidence(raw: str, span_id: str, stage: str) -> list[Evidence] | None:
-    """The list decoded and type-checked in one C pass; ``None``: anything off the types."""
+    """The list decoded and type-checked in one msgspec pass; ``None``: anything off the types."""
     try:
         items = _ITEMS.decode(raw)
     except msgspec.DecodeError:
         return None
-    if _EVIDENCE_WALK is not None:
-        built = _EVIDENCE_WALK(items, span_id, stage)
-        if built is not None:
-            return built
-    return python_typed_evidence(items, span_id, stage)
-
-
-def python_typed_evidence(items: list[_Item], span_id: str, stage: str) -> list[Evidence] | None:
-    """Evidence objects of decoded items in Python (the reference of the C conversion)."""
     if not all(e.score is None or isfinite(e.score) for e in items):
         return None
     return [
-        construct(  # Evidence(...) with every field
-            Evidence,
+        Evidence(
             e.id,
             span_id,
             stage,

@@ -3,29 +3,20 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
-from groundtrace.collectors import _native
 from groundtrace.collectors.model import Finding, FindingKind, Trace
 from groundtrace.collectors.spans import SpanRecord
 
 from ._build import build_trace
 
-__all__ = ["DEFAULT_WINDOW", "build_traces", "stream_traces"]
+__all__ = ["DEFAULT_WINDOW", "build_traces"]
 
 #: Default completion window, in spans (see :func:`build_traces`).
 DEFAULT_WINDOW = 10_000
 #: How many of the last emitted trace ids are remembered, to flag a late span (bounded:
 #: the stream may be endless; about 12 MB).
 EMITTED_MEMORY = 100_000
-
-
-#: Leave a held record out of the cyclic collector's passes, and undo it (C extension only;
-#: without it the collector walks the held records, with the same result).
-_UNTRACK: Callable[[SpanRecord], None] | None = None
-_RETRACK: Callable[[list[SpanRecord]], None] | None = None
-if _native.speedups is not None:
-    _UNTRACK, _RETRACK = _native.speedups.untrack, _native.speedups.retrack
 
 
 class _Emitted:
@@ -90,23 +81,6 @@ def build_traces(
     Raises:
         ValueError: ``window`` or ``max_pending_spans`` is not positive.
     """
-    return stream_traces(records, window=window, max_pending_spans=max_pending_spans)
-
-
-def stream_traces(
-    records: Iterable[SpanRecord],
-    *,
-    window: int = DEFAULT_WINDOW,
-    max_pending_spans: int | None = None,
-    owned: bool = False,
-) -> Iterator[Trace]:
-    """:func:`build_traces`, for callers that may pass ``owned=True``.
-
-    ``owned``: the records were made for this call and nothing else refers to them (the
-    readers' own records). While the window holds them, the cyclic garbage collector then
-    leaves them out of its passes: they hold no reference cycle and nothing else can add one,
-    so it could only find them alive. It saves the collector's time and changes nothing else.
-    """
     if window < 1:
         raise ValueError("window must be >= 1")
     if max_pending_spans is not None and max_pending_spans < 1:
@@ -115,16 +89,12 @@ def stream_traces(
     emitted = _Emitted()
     buffered = 0
     check_every = max(1, min(window, 1024))
-    untrack = _UNTRACK if owned else None
-    retrack = _RETRACK if owned else None
     index = 0
     for index, record in enumerate(records, start=1):
         group = pending.get(record.trace_id)
         if group is None:
             group = pending[record.trace_id] = _Pending()
         group.records.append(record)
-        if untrack is not None:
-            untrack(record)
         group.last_seen = index
         if not record.parent_span_id:
             group.root_seen = True
@@ -135,7 +105,7 @@ def stream_traces(
             for trace_id in done:
                 group = pending.pop(trace_id)
                 buffered -= len(group.records)
-                yield _emit(trace_id, group, emitted, retrack)
+                yield _emit(trace_id, group, emitted)
         if max_pending_spans is not None and buffered > max_pending_spans:
             # dicts keep insertion order; refresh order lazily by last_seen
             for trace_id in sorted(pending, key=lambda t: pending[t].last_seen):
@@ -143,17 +113,12 @@ def stream_traces(
                     break
                 group = pending.pop(trace_id)
                 buffered -= len(group.records)
-                yield _emit(trace_id, group, emitted, retrack)
+                yield _emit(trace_id, group, emitted)
     for trace_id, group in list(pending.items()):
-        yield _emit(trace_id, group, emitted, retrack)
+        yield _emit(trace_id, group, emitted)
 
 
-def _emit(
-    trace_id: str,
-    group: _Pending,
-    emitted: _Emitted,
-    retrack: Callable[[list[SpanRecord]], None] | None,
-) -> Trace:
+def _emit(trace_id: str, group: _Pending, emitted: _Emitted) -> Trace:
     extra: tuple[Finding, ...] = ()
     if trace_id in emitted:
         extra = (
@@ -164,6 +129,4 @@ def _emit(
             ),
         )
     emitted.add(trace_id)
-    if retrack is not None:
-        retrack(group.records)
     return build_trace(group.records, extra)

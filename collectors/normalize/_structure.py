@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Final
 
-from groundtrace.collectors import _native
 from groundtrace.collectors.model import Finding, FindingKind
 from groundtrace.collectors.spans import SpanRecord
 
@@ -31,21 +29,8 @@ class Structure:
         self.root = root
 
 
-#: ``check_structure`` in C for a trace it has nothing to report on (``None``: not built).
-_QUIET_STRUCTURE: Final = None if _native.speedups is None else _native.speedups.structure
-
-
 def check_structure(records: list[SpanRecord], findings: list[Finding]) -> Structure:
     """Deduplicate span ids, find the root, report orphans and clock skew; order by start."""
-    if _QUIET_STRUCTURE is not None:
-        quiet = _QUIET_STRUCTURE(records, _ORDER)
-        if quiet is not None:  # nothing to report: ordered spans and the root
-            return Structure(*quiet)
-    return python_check_structure(records, findings)
-
-
-def python_check_structure(records: list[SpanRecord], findings: list[Finding]) -> Structure:
-    """:func:`check_structure` in Python: the C check's reference, and the one with findings."""
     by_id: dict[str, SpanRecord] = {}
     for span in records:
         first = by_id.get(span.span_id)

@@ -13,12 +13,10 @@ from typing import IO, Any, Final
 
 from groundtrace.collectors.errors import TraceReadError
 from groundtrace.collectors.model import Trace
-from groundtrace.collectors.normalize import DEFAULT_WINDOW
-from groundtrace.collectors.normalize._stream import stream_traces
+from groundtrace.collectors.normalize import DEFAULT_WINDOW, build_traces
 from groundtrace.collectors.spans import SourceLocation, SpanRecord
 
-from ._otlp_fast import decode_request
-from ._otlp_json import SpanDecodeError
+from ._otlp_json import SpanDecodeError, decode_request
 from ._otlp_proto import FrameError, decode_message, iter_frames
 from ._otlp_structs import decode_line
 
@@ -278,9 +276,6 @@ def read_traces(
     max_pending_spans: int | None = None,
 ) -> Iterator[Trace]:
     """Stream traces (τ) from files; see :func:`read_spans` and :func:`build_traces`."""
-    return stream_traces(
-        read_spans(paths, report=report),
-        window=window,
-        max_pending_spans=max_pending_spans,
-        owned=True,  # the spans are read for this call only
+    return build_traces(
+        read_spans(paths, report=report), window=window, max_pending_spans=max_pending_spans
     )

@@ -2,29 +2,24 @@
 
 The common line is the canonical OTLP/JSON encoding a Collector or our SDK writes. Parsing it
 into Python dicts and then walking them costs two object graphs per span; here ``msgspec``
-decodes the line in C into small typed structs (not tracked by the cyclic garbage collector)
-and one pass turns them into :class:`SpanRecord` objects: the C walk of the optional extension
-:mod:`groundtrace.collectors._speedups` where it was built, else the same walk in Python
-(:func:`_records`).
+decodes the line into small typed structs (not tracked by the cyclic garbage collector) and
+one pass (:func:`_records`) turns them into :class:`SpanRecord` objects.
 
-The structs accept a strict subset of what the dict decoders accept: ``null`` where a value
-is expected, an unknown ``AnyValue`` kind, ``kvlistValue``/``bytesValue``, an ``AnyValue`` with
-two kinds, a non-canonical id, enum names, ``"NaN"`` doubles or any other type surprise make
-:func:`decode_line` return ``None`` and the caller decodes the line with the dict path
-(:mod:`._otlp_fast`, then :mod:`._otlp_json`), which alone decides what is accepted and words
+The structs accept a strict subset of what the checked decoder accepts: ``null`` where a
+value is expected, an unknown ``AnyValue`` kind, ``kvlistValue``/``bytesValue``, an
+``AnyValue`` with two kinds, a non-canonical id, enum names, ``"NaN"`` doubles or any other
+type surprise make :func:`decode_line` return ``None`` and the caller decodes the line with
+the checked decoder (:mod:`._otlp_json`), which alone decides what is accepted and words
 every error. What is read is therefore the same on both paths, only faster here.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-from groundtrace.collectors import _native
 from groundtrace.collectors.spans import (
     AttributeValue,
     SourceLocation,
@@ -33,10 +28,9 @@ from groundtrace.collectors.spans import (
     SpanStatus,
 )
 
-from ._otlp_fast import STATUS_BY_CODE, UNSET_STATUS, NotCanonical, canonical_id
 from ._otlp_json import SPAN_KINDS, STATUS_CODES
 
-__all__ = ["decode_line", "python_records"]
+__all__ = ["decode_line"]
 
 
 class _Array(Struct, gc=False, forbid_unknown_fields=True):
@@ -108,22 +102,30 @@ class _Request(Struct, gc=False):
 
 
 class _Fallback(Exception):
-    """Internal signal: this line is for the dict decoders."""
+    """Internal signal: this line is for the checked decoder."""
 
 
 _DECODER: Final = msgspec.json.Decoder(_Request)
 _TRACE_HEX, _SPAN_HEX = 32, 16
 _KINDS: Final = len(SPAN_KINDS)
 _CODES: Final = len(STATUS_CODES)
-#: Exceptions meaning "not for this path" (the dict path re-reads the line and reports).
-_NOT_HERE: Final = (
-    msgspec.DecodeError,
-    _Fallback,
-    NotCanonical,
-    ValueError,
-    TypeError,
-    RecursionError,
-)
+#: Statuses without a message are shared (SpanStatus is frozen).
+_STATUS_BY_CODE: Final = tuple(SpanStatus(code, "") for code in STATUS_CODES)
+_UNSET_STATUS: Final = _STATUS_BY_CODE[0]
+#: Exceptions meaning "not for this path" (the checked decoder re-reads the line and reports).
+_NOT_HERE: Final = (msgspec.DecodeError, _Fallback, ValueError, TypeError, RecursionError)
+
+
+def _canonical_id(value: str | UnsetType, size: int, cache: dict[str, str]) -> str:
+    """A canonical hex id (validated once per request); anything else is not for this path."""
+    if type(value) is not str or len(value) != size:
+        raise _Fallback
+    known = cache.get(value)
+    if known is not None:
+        return known
+    bytes.fromhex(value)  # ValueError: not hex
+    known = cache[value] = value.lower()
+    return known
 
 
 def _value(value: _Value) -> Any:
@@ -153,7 +155,7 @@ def _value(value: _Value) -> Any:
         return flag
     else:
         return None
-    raise _Fallback  # two kinds: key order decides, which only the dict path sees
+    raise _Fallback  # two kinds: key order decides, which only the checked decoder sees
 
 
 def _attributes(items: list[_KeyValue]) -> dict[str, AttributeValue]:
@@ -183,10 +185,10 @@ def _records(request: _Request, location: SourceLocation) -> list[SpanRecord]:
             scope = scope_spans.scope
             scope_name, scope_version = ("", "") if scope is None else (scope.name, scope.version)
             for span in scope_spans.spans:
-                trace_id = canonical_id(span.traceId, _TRACE_HEX, ids)
-                span_id = canonical_id(span.spanId, _SPAN_HEX, ids)
+                trace_id = _canonical_id(span.traceId, _TRACE_HEX, ids)
+                span_id = _canonical_id(span.spanId, _SPAN_HEX, ids)
                 parent = span.parentSpanId
-                parent_id = None if parent == "" else canonical_id(parent, _SPAN_HEX, ids)
+                parent_id = None if parent == "" else _canonical_id(parent, _SPAN_HEX, ids)
                 kind = span.kind
                 if kind is UNSET:
                     kind_name = SPAN_KINDS[0]
@@ -196,13 +198,13 @@ def _records(request: _Request, location: SourceLocation) -> list[SpanRecord]:
                     raise _Fallback
                 status = span.status
                 if status is None:
-                    status_record = UNSET_STATUS
+                    status_record = _UNSET_STATUS
                 elif not 0 <= status.code < _CODES:
                     raise _Fallback
                 elif status.message:
                     status_record = SpanStatus(STATUS_CODES[status.code], status.message)
                 else:
-                    status_record = STATUS_BY_CODE[status.code]
+                    status_record = _STATUS_BY_CODE[status.code]
                 events = (
                     [
                         SpanEvent(e.name, _nanos(e.timeUnixNano), _attributes(e.attributes))
@@ -232,66 +234,13 @@ def _records(request: _Request, location: SourceLocation) -> list[SpanRecord]:
     return out
 
 
-def _native_walk() -> Callable[[_Request, SourceLocation], list[SpanRecord] | None] | None:
-    """The C walk of the collectors' extension, set up with this module's layouts.
+def decode_line(line: bytes, location: SourceLocation) -> list[SpanRecord] | None:
+    """The spans of one canonical OTLP/JSON line, or ``None``: decode it with the checked path.
 
-    ``None`` where the extension is not built or not wanted (:mod:`.._native`): then
-    :func:`_records` does the same walk in Python. Either way a line is read identically.
+    ``None`` covers invalid JSON too: the checked path re-parses the line and reports the
+    error in its own words.
     """
-    speedups = _native.speedups
-    if speedups is None:
-        return None
-
-    def layout(cls: type, *names: str) -> tuple[type, tuple[str, ...]]:
-        return cls, names
-
-    speedups.setup(
-        (
-            layout(_Request, "resourceSpans"),
-            layout(_ResourceSpans, "resource", "scopeSpans"),
-            layout(_Resource, "attributes"),
-            layout(_ScopeSpans, "scope", "spans"),
-            layout(_Scope, "name", "version"),
-            layout(_Span, *_Span.__struct_fields__),
-            layout(_Status, "code", "message"),
-            layout(_Event, "name", "timeUnixNano", "attributes"),
-            layout(_KeyValue, "key", "value"),
-            layout(_Value, *_Value.__struct_fields__),
-            layout(_Array, "values"),
-            layout(SpanRecord, *(f.name for f in dataclasses.fields(SpanRecord))),
-            layout(SpanStatus, "code", "message"),
-            layout(SpanEvent, "name", "time_unix_nano", "attributes"),
-        ),
-        UNSET,
-        SPAN_KINDS,
-        STATUS_CODES,
-        tuple(STATUS_BY_CODE[code] for code in range(_CODES)),
-    )
-    return speedups.records  # type: ignore[no-any-return]
-
-
-#: The C walk, or ``None``: lines are walked by :func:`_records` (see ``_native.NATIVE``).
-_NATIVE: Final = _native_walk()
-
-
-def python_records(line: bytes, location: SourceLocation) -> list[SpanRecord] | None:
-    """:func:`decode_line` with the Python walk, whichever walk is active (for tests)."""
     try:
         return _records(_DECODER.decode(line), location)
     except _NOT_HERE:
         return None
-
-
-def decode_line(line: bytes, location: SourceLocation) -> list[SpanRecord] | None:
-    """The spans of one canonical OTLP/JSON line, or ``None``: decode it with the dict path.
-
-    ``None`` covers invalid JSON too: the dict path re-parses the line and reports the error
-    in its own words.
-    """
-    if _NATIVE is None:
-        return python_records(line, location)
-    try:
-        request = _DECODER.decode(line)
-    except _NOT_HERE:
-        return None
-    return _NATIVE(request, location)

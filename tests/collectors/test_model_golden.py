@@ -77,7 +77,7 @@ def test_from_json_rejects_other_versions_and_unknown_fields() -> None:
     obj = json.loads(_golden("groundtrace").read_text())[0]
     with pytest.raises(InputError, match="model version"):
         Trace.from_json(json.dumps({**obj, "model_version": "0.1"}))
-    with pytest.raises(InputError, match="unknown fields"):
+    with pytest.raises(InputError, match="unknown field"):
         Trace.from_json(json.dumps({**obj, "surprise": 1}))
     bad = json.loads(json.dumps(obj))
     bad["evidence"][0]["score"] = "high"

@@ -12,7 +12,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import groundtrace.sdk as gt
 from groundtrace.collectors import ReadReport, SpanEvent, SpanRecord, SpanStatus, read_traces
-from groundtrace.collectors._model_codec import to_obj
 from groundtrace.collectors.normalize import build_traces
 from groundtrace.collectors.receiver import Receiver
 
@@ -102,7 +101,7 @@ def test_exported_spans_come_back_as_the_same_traces(tmp_path: Path, shared_data
     assert not report.errors
     assert set(got) == set(expected) and len(got) == 5
     for trace_id, trace in got.items():
-        assert without_locations(to_obj(trace)) == without_locations(to_obj(expected[trace_id]))
+        assert without_locations(trace.to_dict()) == without_locations(expected[trace_id].to_dict())
     # and τ carries what the app did
     queries = {t.request.query for t in got.values()}
     assert queries == {c["question"] for c in cases}

@@ -46,7 +46,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E4
 
 import groundtrace.sdk as gt  # noqa: E402
 from groundtrace.collectors import SpanEvent, SpanRecord, SpanStatus  # noqa: E402
-from groundtrace.collectors._model_codec import to_obj  # noqa: E402
 from groundtrace.collectors.model import Trace, loads  # noqa: E402
 from groundtrace.collectors.normalize import build_traces  # noqa: E402
 from groundtrace.collectors.phoenix import pull_phoenix_traces  # noqa: E402
@@ -256,8 +255,8 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
             key
             for k, t in expected_traces.items()
             if k in pulled_traces
-            for key, value in to_obj(t).items()
-            if to_obj(pulled_traces[k]).get(key) != value
+            for key, value in t.to_dict().items()
+            if pulled_traces[k].to_dict().get(key) != value
         }
     )
     differences = {
