@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from math import isfinite
-from typing import Any
 
 from groundtrace.collectors.model import (
     MODEL_VERSION,
@@ -27,6 +25,8 @@ from groundtrace.sdk import semconv as sc
 from . import _ext_groundtrace as gt
 from . import _ext_others as other
 from ._convention import Convention, action_of, detect_convention
+from ._fields import AnswerFields, LLMFields, RequestFields, ToolFields, merge
+from ._step import step_attributes
 from ._structure import check_structure
 from ._values import SpanView
 
@@ -43,9 +43,6 @@ _TOOL = sc.Action.TOOL.value
 _LLM = sc.Action.LLM.value
 _GROUNDTRACE = Convention.GROUNDTRACE
 _SCHEMA_MAJOR = sc.SCHEMA_VERSION.split(".", 1)[0]
-#: strings longer than this are left out of Step.attributes (content has typed fields).
-_MAX_STEP_STRING = 256
-_MAX_STEP_LIST = 32
 # findings that name no span and carry a fixed message are shared (Finding is frozen)
 _NO_QUERY = Finding(FindingKind.NO_QUERY, "the trace records no request query")
 _NO_ANSWER = Finding(FindingKind.NO_ANSWER, "the trace records no answer")
@@ -53,7 +50,10 @@ _NO_ANSWER_TEXT = Finding(FindingKind.NO_ANSWER, "the ANSWER step records no ans
 _NO_CONFIDENCE = Finding(FindingKind.NO_CONFIDENCE, "the trace records no valid confidence")
 _NO_RETRIEVAL = Finding(FindingKind.NO_RETRIEVAL, "the trace has no retrieval step")
 
-Extractor = Callable[[SpanView], dict[str, Any]]
+LLMExtractor = Callable[[SpanView], LLMFields]
+ToolExtractor = Callable[[SpanView], ToolFields]
+_NO_REQUEST = RequestFields()
+_NO_ANSWER_FIELDS = AnswerFields("")
 
 
 def _head(key: str, parts: int = 1) -> str:
@@ -64,7 +64,7 @@ def _head(key: str, parts: int = 1) -> str:
 #: For each LLM extractor, in merge order: the key prefixes and exact keys it reads. An
 #: extractor none of whose keys is on a span contributes nothing (and reports nothing), so
 #: it is not run; span events also feed the GenAI extractor.
-_LLM_KEYS: tuple[tuple[Extractor, tuple[str, ...], frozenset[str], bool], ...] = (
+_LLM_KEYS: tuple[tuple[LLMExtractor, tuple[str, ...], frozenset[str], bool], ...] = (
     (gt.llm_fields, (_head(sc.GT_LLM_REQUEST, 2),), frozenset(), False),
     (other.oi_llm, (_head(sc.OI_LLM_MODEL_NAME),), frozenset({sc.OI_INPUT_VALUE}), False),
     (other.genai_llm, (_head(sc.GENAI_SYSTEM),), frozenset(), True),
@@ -75,11 +75,11 @@ _LLM_KEYS: tuple[tuple[Extractor, tuple[str, ...], frozenset[str], bool], ...] =
         False,
     ),
 )
-_LLM_PLANS: dict[tuple[tuple[str, ...], bool], tuple[Extractor, ...]] = {}
+_LLM_PLANS: dict[tuple[tuple[str, ...], bool], tuple[LLMExtractor, ...]] = {}
 _MAX_PLANS = 512
 
 
-def _llm_extractors(attrs: dict[str, AttributeValue], events: bool) -> tuple[Extractor, ...]:
+def _llm_extractors(attrs: dict[str, AttributeValue], events: bool) -> tuple[LLMExtractor, ...]:
     """The LLM extractors with something to read on a span with these keys (cached)."""
     shape = (tuple(attrs), events)
     plan = _LLM_PLANS.get(shape)
@@ -96,72 +96,13 @@ def _llm_extractors(attrs: dict[str, AttributeValue], events: bool) -> tuple[Ext
     return plan
 
 
-_TOOL_EXTRACTORS: dict[Convention, tuple[Extractor, ...]] = {
+_TOOL_EXTRACTORS: dict[Convention, tuple[ToolExtractor, ...]] = {
     Convention.GROUNDTRACE: (gt.tool_call, other.oi_tool, other.genai_tool),
     Convention.OPENINFERENCE: (other.oi_tool, other.genai_tool),
     Convention.GENAI: (other.genai_tool,),
     Convention.TRACELOOP: (other.traceloop_tool, other.genai_tool),
 }
 _EVIDENCE_EXTRACTORS = (gt.evidence, other.oi_evidence, other.genai_evidence)
-_EMPTY: tuple[Any, ...] = ((), {})
-
-
-def _merge(extractors: Sequence[Extractor], view: SpanView) -> dict[str, Any]:
-    """Field-wise merge: the first extractor with a non-empty value wins."""
-    merged: dict[str, Any] = {}
-    for extract in extractors:
-        for key, value in extract(view).items():
-            # skip None, () and {}; only falsy values need the (slower) comparisons
-            if value is None or (not value and value in _EMPTY):
-                continue
-            if key not in merged:
-                merged[key] = value
-    return merged
-
-
-def _small_list(value: list[Any]) -> bool:
-    """At most 32 items, each a number, a boolean or a string of at most 256 characters."""
-    if len(value) > _MAX_STEP_LIST:
-        return False
-    for x in value:
-        if type(x) is str:
-            if len(x) > _MAX_STEP_STRING:
-                return False
-        elif not (
-            isinstance(x, bool | int | float) or (isinstance(x, str) and len(x) <= _MAX_STEP_STRING)
-        ):
-            return False
-    return True
-
-
-#: OTLP/JSON's spelling of the doubles JSON has no number for.
-_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
-
-
-def _json_number(value: float) -> float | str:
-    """``value``, or OTLP/JSON's spelling of it when it is not finite."""
-    return value if isfinite(value) else _NON_FINITE[repr(value)]
-
-
-def _step_attributes(attrs: dict[str, AttributeValue]) -> dict[str, Any]:
-    """Scalars, short strings and short lists of them (``None`` values are left out).
-
-    The values are JSON values, so a step reads back from τ JSON as it was written: a
-    non-finite double becomes ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` as in OTLP/JSON.
-    """
-    out: dict[str, Any] = attrs.copy()  # most attributes stay: copy, then drop the few
-    for key, value in attrs.items():
-        if type(value) is str:
-            if len(value) > _MAX_STEP_STRING:
-                del out[key]
-        elif type(value) is float:
-            if not isfinite(value):
-                out[key] = _json_number(value)
-        elif value is None or (isinstance(value, list) and not _small_list(value)):
-            del out[key]
-        elif isinstance(value, list) and any(type(x) is float and not isfinite(x) for x in value):
-            out[key] = [_json_number(x) if type(x) is float else x for x in value]
-    return out
 
 
 class _Builder:
@@ -171,11 +112,11 @@ class _Builder:
         self.trace_id = trace_id
         self.findings: list[Finding] = []
         self.steps: list[Step] = []
-        self.request: dict[str, Any] = {}
+        self.request = _NO_REQUEST
         self.request_seen = False
         self.evidence: list[Evidence] = []
         self.selected: list[str] | None = None
-        self.answers: list[dict[str, Any]] = []
+        self.answers: list[AnswerFields] = []
         self.tools: list[ToolCall] = []
         self.llms: list[LLMCall] = []
         self.replay: ReplayLink | None = None
@@ -218,7 +159,7 @@ class _Builder:
                 span.status.message,
                 convention_name,
                 view.text(sc.GT_STEP_NAME),
-                _step_attributes(attrs),
+                step_attributes(attrs),
                 view.location,
             )
         )
@@ -245,14 +186,13 @@ class _Builder:
             self.replay = gt.replay_link(view)
 
     def _by_action(self, view: SpanView, action: str, convention: Convention) -> None:
-        span = view.span
         if action == _REQUEST:
             if self.request_seen:
                 return
             self.request_seen = True
             if convention is Convention.GROUNDTRACE:
                 self.request = gt.request_fields(view)
-                version = self.request.get("schema_version")
+                version = self.request.schema_version
                 if isinstance(version, str) and version.split(".", 1)[0] != _SCHEMA_MAJOR:
                     view.finding(
                         FindingKind.SCHEMA_VERSION_MISMATCH,
@@ -275,49 +215,64 @@ class _Builder:
             if ids is not None:
                 self.selected = [*(self.selected or []), *ids]
         elif action == _ANSWER:
-            self.answers.append({"span_id": span.span_id, **gt.answer_fields(view)})
+            self.answers.append(gt.answer_fields(view))
             if self.entrypoint is None:
                 self.entrypoint = gt.replay_entrypoint(view)
         elif action == _TOOL:
-            fields = _merge(_TOOL_EXTRACTORS.get(convention, ()), view)
-            if "status" not in fields:
-                fields["status"] = (
-                    sc.ToolStatus.ERROR.value
-                    if span.status.code == "ERROR"
-                    else sc.ToolStatus.OK.value
-                )
-            self.tools.append(gt.make_tool_call(span.span_id, fields))
+            self.tools.append(self._tool(view, convention))
         elif action == _LLM:
             self.llms.append(self._llm(view, convention))
 
-    def _foreign_request(self, fields: dict[str, Any]) -> None:
-        answer = fields.pop("answer", None)
+    def _foreign_request(self, fields: RequestFields) -> None:
         self.request = fields
-        if answer is not None:
-            self.answers.append({"span_id": "", "answer": answer})
+        if fields.answer is not None:
+            self.answers.append(AnswerFields("", fields.answer))
+
+    @staticmethod
+    def _tool(view: SpanView, convention: Convention) -> ToolCall:
+        extractors = _TOOL_EXTRACTORS.get(convention, ())
+        f = merge(ToolFields, [extract(view) for extract in extractors])
+        span = view.span
+        status = f.status
+        if status is None:
+            error = span.status.code == "ERROR"
+            status = sc.ToolStatus.ERROR.value if error else sc.ToolStatus.OK.value
+        return ToolCall(
+            span.span_id,
+            f.name,
+            f.call_id,
+            f.arguments,
+            f.arguments_raw,
+            status,
+            f.error_type,
+            f.paths_read or (),
+            f.result_content,
+            f.result_hash,
+            f.result_size,
+        )
 
     @staticmethod
     def _llm(view: SpanView, convention: Convention) -> LLMCall:
-        f = _merge(_llm_extractors(view.attrs, bool(view.span.events)), view)
+        extractors = _llm_extractors(view.attrs, bool(view.span.events))
+        f = merge(LLMFields, [extract(view) for extract in extractors])
         span = view.span
-        get = f.get
         return LLMCall(
             span.span_id,
-            get("model"),
-            get("response_model"),
-            get("provider"),
-            get("api"),
-            get("base_url"),
-            get("stream"),
-            get("params") or {},
-            get("messages") or (),
-            get("output_messages") or (),
-            get("output_text"),
-            get("tool_calls") or (),
-            tuple(get("finish_reasons") or ()),
-            Usage(get("input_tokens"), get("output_tokens"), get("total_tokens")),
+            f.model,
+            f.response_model,
+            f.provider,
+            f.api,
+            f.base_url,
+            f.stream,
+            f.params or {},
+            f.messages or (),
+            f.output_messages or (),
+            f.output_text,
+            f.tool_calls or (),
+            f.finish_reasons or (),
+            Usage(f.input_tokens, f.output_tokens, f.total_tokens),
             span.end_time_unix_nano - span.start_time_unix_nano,
-            get("request_json"),
+            f.request_json,
             convention._value_,
         )
 
@@ -331,27 +286,27 @@ class _Builder:
         if request_span is not None:
             name = request_span.resource.get(sc.SERVICE_NAME)
             service = name if isinstance(name, str) else None
-        get = self.request.get
+        r = self.request
         req = Request(
             self.trace_id,
-            get("query"),
-            get("case_id"),
-            get("app_name"),
-            get("app_version"),
-            get("session_id"),
-            get("user_id"),
-            get("source_id"),
+            r.query,
+            r.case_id,
+            r.app_name,
+            r.app_version,
+            r.session_id,
+            r.user_id,
+            r.source_id,
             service,  # service_name
-            get("schema_version"),
+            r.schema_version,
         )
         if not req.query:
             add(_NO_QUERY)
-        answer: dict[str, Any] = {}
+        answer = _NO_ANSWER_FIELDS
         if not self.answers:
             add(_NO_ANSWER)
         else:
             if len(self.answers) > 1:
-                spans = ", ".join(a["span_id"] for a in self.answers)
+                spans = ", ".join(a.span_id for a in self.answers)
                 add(
                     Finding(
                         FindingKind.MULTIPLE_ANSWERS,
@@ -360,9 +315,9 @@ class _Builder:
                     )
                 )
             answer = self.answers[-1]
-            if answer.get("answer") is None:
+            if answer.answer is None:
                 add(_NO_ANSWER_TEXT)
-        if answer.get("confidence") is None:
+        if answer.confidence is None:
             add(_NO_CONFIDENCE)
         if self.retrieval_steps == 0:
             add(_NO_RETRIEVAL)
@@ -377,10 +332,10 @@ class _Builder:
             tuple(self.steps),
             tuple(self.evidence),
             None if self.selected is None else tuple(self.selected),  # selected_ids
-            answer.get("answer"),
-            answer.get("confidence"),
-            answer.get("cited_ids") or (),
-            answer.get("quotes") or (),
+            answer.answer,
+            answer.confidence,
+            answer.cited_ids or (),
+            answer.quotes or (),
             tuple(self.tools),
             tuple(self.llms),
             self.replay,

@@ -13,10 +13,10 @@ from groundtrace.collectors.model import (
     PromptEvidence,
     ReplayEntrypoint,
     ReplayLink,
-    ToolCall,
 )
 from groundtrace.sdk import semconv as sc
 
+from ._fields import AnswerFields, LLMFields, RequestFields, ToolFields
 from ._messages import messages_from_list
 from ._values import SpanView
 
@@ -24,7 +24,6 @@ __all__ = [
     "answer_fields",
     "evidence",
     "llm_fields",
-    "make_tool_call",
     "prompt_evidence",
     "replay_entrypoint",
     "replay_link",
@@ -35,18 +34,18 @@ __all__ = [
 _EVIDENCE_STR_FIELDS = ("title", "source", "version", "content", "content_hash")
 
 
-def request_fields(v: SpanView) -> dict[str, Any]:
+def request_fields(v: SpanView) -> RequestFields:
     """Request fields of a groundtrace REQUEST span."""
-    return {
-        "query": v.string(sc.GT_REQUEST_QUERY),
-        "case_id": v.text(sc.GT_REQUEST_CASE_ID),
-        "app_name": v.string(sc.GT_APP_NAME),
-        "app_version": v.text(sc.GT_APP_VERSION),
-        "session_id": v.text(sc.GT_SESSION_ID),
-        "user_id": v.text(sc.GT_USER_ID),
-        "source_id": v.text(sc.GT_SOURCE_ID),
-        "schema_version": v.string(sc.GT_SCHEMA_VERSION),
-    }
+    return RequestFields(
+        query=v.string(sc.GT_REQUEST_QUERY),
+        case_id=v.text(sc.GT_REQUEST_CASE_ID),
+        app_name=v.string(sc.GT_APP_NAME),
+        app_version=v.text(sc.GT_APP_VERSION),
+        session_id=v.text(sc.GT_SESSION_ID),
+        user_id=v.text(sc.GT_USER_ID),
+        source_id=v.text(sc.GT_SOURCE_ID),
+        schema_version=v.string(sc.GT_SCHEMA_VERSION),
+    )
 
 
 isfinite = math.isfinite
@@ -206,7 +205,7 @@ def evidence(v: SpanView, stage: str) -> list[Evidence] | None:
     return [e for e in out if e is not None]
 
 
-def answer_fields(v: SpanView) -> dict[str, Any]:
+def answer_fields(v: SpanView) -> AnswerFields:
     """Answer text, confidence, citations and quotes of an ANSWER span."""
     confidence = v.number(sc.GT_ANSWER_CONFIDENCE)
     if confidence is not None and not 0.0 <= confidence <= 1.0:
@@ -216,12 +215,13 @@ def answer_fields(v: SpanView) -> dict[str, Any]:
             sc.GT_ANSWER_CONFIDENCE,
         )
         confidence = None
-    return {
-        "answer": v.string(sc.GT_ANSWER_TEXT),
-        "confidence": confidence,
-        "cited_ids": v.strings(sc.GT_ANSWER_CITED_IDS),
-        "quotes": v.strings(sc.GT_ANSWER_QUOTES),
-    }
+    return AnswerFields(
+        span_id=v.span.span_id,
+        answer=v.string(sc.GT_ANSWER_TEXT),
+        confidence=confidence,
+        cited_ids=v.strings(sc.GT_ANSWER_CITED_IDS),
+        quotes=v.strings(sc.GT_ANSWER_QUOTES),
+    )
 
 
 def replay_entrypoint(v: SpanView) -> ReplayEntrypoint | None:
@@ -265,62 +265,50 @@ def prompt_evidence(v: SpanView) -> PromptEvidence | None:
     )
 
 
-def tool_call(v: SpanView) -> dict[str, Any]:
+def tool_call(v: SpanView) -> ToolFields:
     """Tool fields of a groundtrace TOOL span."""
     raw_args = v.string(sc.GT_TOOL_ARGUMENTS)
-    return {
-        "name": v.string(sc.GT_TOOL_NAME),
-        "call_id": v.text(sc.GT_TOOL_CALL_ID),
-        "arguments": v.json_value(sc.GT_TOOL_ARGUMENTS, dict),
-        "arguments_raw": raw_args,
-        "status": v.string(sc.GT_TOOL_STATUS),
-        "error_type": v.string(sc.GT_TOOL_ERROR_TYPE),
-        "paths_read": v.strings(sc.GT_TOOL_PATHS_READ),
-        "result_content": v.string(sc.GT_TOOL_RESULT_CONTENT),
-        "result_hash": v.string(sc.GT_TOOL_RESULT_HASH),
-        "result_size": v.integer(sc.GT_TOOL_RESULT_SIZE),
-    }
+    return ToolFields(
+        name=v.string(sc.GT_TOOL_NAME),
+        call_id=v.text(sc.GT_TOOL_CALL_ID),
+        arguments=v.json_value(sc.GT_TOOL_ARGUMENTS, dict),
+        arguments_raw=raw_args,
+        status=v.string(sc.GT_TOOL_STATUS),
+        error_type=v.string(sc.GT_TOOL_ERROR_TYPE),
+        paths_read=v.strings(sc.GT_TOOL_PATHS_READ),
+        result_content=v.string(sc.GT_TOOL_RESULT_CONTENT),
+        result_hash=v.string(sc.GT_TOOL_RESULT_HASH),
+        result_size=v.integer(sc.GT_TOOL_RESULT_SIZE),
+    )
 
 
 _REQUEST_SKIP = {"model", "messages", "input"}
 
 
-def llm_fields(v: SpanView) -> dict[str, Any]:
+def llm_fields(v: SpanView) -> LLMFields:
     """LLM fields from the lossless request JSON and the groundtrace LLM keys."""
-    fields: dict[str, Any] = {
-        "base_url": v.string(sc.GT_LLM_BASE_URL),
-        "api": v.string(sc.GT_LLM_API),
-        "stream": v.boolean(sc.GT_LLM_STREAM),
-        "output_text": v.string(sc.GT_LLM_OUTPUT_TEXT),
-    }
+    base_url, api = v.string(sc.GT_LLM_BASE_URL), v.string(sc.GT_LLM_API)
+    stream, output_text = v.boolean(sc.GT_LLM_STREAM), v.string(sc.GT_LLM_OUTPUT_TEXT)
     raw = v.string(sc.GT_LLM_REQUEST)
     request = v.json_value(sc.GT_LLM_REQUEST, dict)
+    model = messages = params = None
     if request is not None:
-        fields["request_json"] = raw
-        model = request.get("model")
-        fields["model"] = model if isinstance(model, str) else None
-        messages = request.get("messages")
-        if messages is None and isinstance(request.get("input"), str):
-            messages = [{"role": "user", "content": request["input"]}]
-        elif messages is None:
-            messages = request.get("input")
-        fields["messages"] = messages_from_list(messages)
-        fields["params"] = {k: val for k, val in request.items() if k not in _REQUEST_SKIP}
-    return fields
-
-
-def make_tool_call(span_id: str, fields: dict[str, Any]) -> ToolCall:
-    """Build a :class:`ToolCall` from merged fields."""
-    return ToolCall(
-        span_id=span_id,
-        name=fields.get("name"),
-        call_id=fields.get("call_id"),
-        arguments=fields.get("arguments"),
-        arguments_raw=fields.get("arguments_raw"),
-        status=fields.get("status"),
-        error_type=fields.get("error_type"),
-        paths_read=fields.get("paths_read") or (),
-        result_content=fields.get("result_content"),
-        result_hash=fields.get("result_hash"),
-        result_size=fields.get("result_size"),
+        found = request.get("model")
+        model = found if isinstance(found, str) else None
+        listed = request.get("messages")
+        if listed is None and isinstance(request.get("input"), str):
+            listed = [{"role": "user", "content": request["input"]}]
+        elif listed is None:
+            listed = request.get("input")
+        messages = messages_from_list(listed)
+        params = {k: val for k, val in request.items() if k not in _REQUEST_SKIP}
+    return LLMFields(
+        model=model,
+        api=api,
+        base_url=base_url,
+        stream=stream,
+        params=params,
+        messages=messages,
+        output_text=output_text,
+        request_json=None if request is None else raw,
     )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from groundtrace.collectors.model import Evidence, Message, RequestedToolCall
 from groundtrace.collectors.spans import AttributeValue
 from groundtrace.sdk import semconv as sc
 
+from ._fields import LLMFields, RequestFields, ToolFields
 from ._flat import indexed_groups
 from ._messages import as_text, message_from_obj, messages_from_list
 from ._values import SpanView
@@ -76,14 +78,14 @@ def _oi_messages(v: SpanView, prefix: str) -> tuple[Message, ...]:
     return tuple(out)
 
 
-def oi_request(v: SpanView) -> dict[str, Any]:
+def oi_request(v: SpanView) -> RequestFields:
     """Request fields of an OpenInference root (CHAIN/AGENT) span."""
-    return {
-        "query": v.text(sc.OI_INPUT_VALUE),
-        "session_id": v.text(sc.OI_SESSION_ID),
-        "user_id": v.text(sc.OI_USER_ID),
-        "answer": v.text(sc.OI_OUTPUT_VALUE),
-    }
+    return RequestFields(
+        query=v.text(sc.OI_INPUT_VALUE),
+        session_id=v.text(sc.OI_SESSION_ID),
+        user_id=v.text(sc.OI_USER_ID),
+        answer=v.text(sc.OI_OUTPUT_VALUE),
+    )
 
 
 def oi_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
@@ -126,42 +128,51 @@ def oi_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
     return out
 
 
-def oi_llm(v: SpanView) -> dict[str, Any]:
+def oi_llm(v: SpanView) -> LLMFields:
     """LLM fields of an OpenInference LLM span."""
     outputs = _oi_messages(v, sc.OI_LLM_OUTPUT_MESSAGES)
-    fields: dict[str, Any] = {
-        "model": v.string(sc.OI_LLM_MODEL_NAME),
-        "provider": v.string(sc.OI_LLM_PROVIDER) or v.string(sc.OI_LLM_SYSTEM),
-        "params": v.json_value(sc.OI_LLM_INVOCATION_PARAMETERS, dict),
-        "messages": _oi_messages(v, sc.OI_LLM_INPUT_MESSAGES),
-        "output_messages": outputs,
-        "input_tokens": v.integer(sc.OI_LLM_TOKEN_COUNT_PROMPT),
-        "output_tokens": v.integer(sc.OI_LLM_TOKEN_COUNT_COMPLETION),
-        "total_tokens": v.integer(sc.OI_LLM_TOKEN_COUNT_TOTAL),
-    }
-    if outputs:
-        fields["output_text"] = outputs[0].content
-        fields["tool_calls"] = tuple(c for m in outputs for c in m.tool_calls)
+    output_text, tool_calls = _outputs(outputs)
+    fields = LLMFields(
+        model=v.string(sc.OI_LLM_MODEL_NAME),
+        provider=v.string(sc.OI_LLM_PROVIDER) or v.string(sc.OI_LLM_SYSTEM),
+        params=v.json_value(sc.OI_LLM_INVOCATION_PARAMETERS, dict),
+        messages=_oi_messages(v, sc.OI_LLM_INPUT_MESSAGES),
+        output_messages=outputs,
+        input_tokens=v.integer(sc.OI_LLM_TOKEN_COUNT_PROMPT),
+        output_tokens=v.integer(sc.OI_LLM_TOKEN_COUNT_COMPLETION),
+        total_tokens=v.integer(sc.OI_LLM_TOKEN_COUNT_TOTAL),
+        output_text=output_text,
+        tool_calls=tool_calls,
+    )
     raw_input = v.attrs.get(sc.OI_INPUT_VALUE)
     if isinstance(raw_input, str) and raw_input.startswith("{"):
         request = _json_or_none(raw_input)
         if isinstance(request, dict) and "model" in request:
-            fields["request_json"] = raw_input  # the request body as the instrumentation saw it
+            # the request body as the instrumentation saw it
+            fields = fields._replace(request_json=raw_input)
     return fields
 
 
-def oi_tool(v: SpanView) -> dict[str, Any]:
+def _outputs(
+    outputs: Sequence[Message],
+) -> tuple[str | None, tuple[RequestedToolCall, ...] | None]:
+    """``output_text`` and ``tool_calls`` of an LLM call, from its output messages."""
+    if not outputs:
+        return None, None
+    return outputs[0].content, tuple(c for m in outputs for c in m.tool_calls)
+
+
+def oi_tool(v: SpanView) -> ToolFields:
     """Tool fields of an OpenInference TOOL span (arguments from ``input.value`` JSON)."""
     raw_args = v.attrs.get(sc.OI_INPUT_VALUE)
     decoded = _json_or_none(raw_args)
-    arguments = decoded if isinstance(decoded, dict) else None
-    return {
-        "name": v.string(sc.OI_TOOL_NAME),
-        "call_id": v.text(sc.OI_TOOL_ID),
-        "arguments": arguments,
-        "arguments_raw": raw_args if isinstance(raw_args, str) else None,
-        "result_content": v.text(sc.OI_OUTPUT_VALUE),
-    }
+    return ToolFields(
+        name=v.string(sc.OI_TOOL_NAME),
+        call_id=v.text(sc.OI_TOOL_ID),
+        arguments=decoded if isinstance(decoded, dict) else None,
+        arguments_raw=raw_args if isinstance(raw_args, str) else None,
+        result_content=v.text(sc.OI_OUTPUT_VALUE),
+    )
 
 
 # --- OTel GenAI ------------------------------------------------------------------------------
@@ -226,7 +237,7 @@ def _event_messages(v: SpanView) -> tuple[list[Message], list[Message]]:
     return inputs, outputs
 
 
-def genai_llm(v: SpanView) -> dict[str, Any]:
+def genai_llm(v: SpanView) -> LLMFields:
     """LLM fields of a GenAI chat span (attributes, or span events when content is there)."""
     params = {name: v.attrs[key] for key, name in _GENAI_PARAMS.items() if key in v.attrs}
     inputs = list(messages_from_list(_json_list(v, sc.GENAI_INPUT_MESSAGES, v.attrs)))
@@ -241,23 +252,22 @@ def genai_llm(v: SpanView) -> dict[str, Any]:
             parts = [{"type": "text", "content": system}]
         inputs.insert(0, Message(role="system", content=as_text(parts)))
     reasons = v.strings(sc.GENAI_RESPONSE_FINISH_REASONS)
-    fields: dict[str, Any] = {
-        "model": v.string(sc.GENAI_REQUEST_MODEL),
-        "response_model": v.string(sc.GENAI_RESPONSE_MODEL),
-        "provider": v.string(sc.GENAI_PROVIDER_NAME) or v.string(sc.GENAI_SYSTEM),
-        "params": params or None,
-        "messages": tuple(inputs),
-        "output_messages": tuple(outputs),
-        "finish_reasons": reasons,
-        "input_tokens": v.integer(sc.GENAI_USAGE_INPUT_TOKENS),
-        "output_tokens": v.integer(sc.GENAI_USAGE_OUTPUT_TOKENS),
-        "total_tokens": v.integer(sc.GENAI_USAGE_TOTAL_TOKENS),
-        "base_url": v.string(sc.GENAI_OPENAI_API_BASE),
-    }
-    if outputs:
-        fields["output_text"] = outputs[0].content
-        fields["tool_calls"] = tuple(c for m in outputs for c in m.tool_calls)
-    return fields
+    output_text, tool_calls = _outputs(outputs)
+    return LLMFields(
+        model=v.string(sc.GENAI_REQUEST_MODEL),
+        response_model=v.string(sc.GENAI_RESPONSE_MODEL),
+        provider=v.string(sc.GENAI_PROVIDER_NAME) or v.string(sc.GENAI_SYSTEM),
+        params=params or None,
+        messages=tuple(inputs),
+        output_messages=tuple(outputs),
+        finish_reasons=reasons,
+        input_tokens=v.integer(sc.GENAI_USAGE_INPUT_TOKENS),
+        output_tokens=v.integer(sc.GENAI_USAGE_OUTPUT_TOKENS),
+        total_tokens=v.integer(sc.GENAI_USAGE_TOTAL_TOKENS),
+        base_url=v.string(sc.GENAI_OPENAI_API_BASE),
+        output_text=output_text,
+        tool_calls=tool_calls,
+    )
 
 
 def genai_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
@@ -288,21 +298,21 @@ def genai_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
     return out
 
 
-def genai_tool(v: SpanView) -> dict[str, Any]:
+def genai_tool(v: SpanView) -> ToolFields:
     """Tool fields of a GenAI ``execute_tool`` span."""
     raw_args = v.attrs.get(sc.GENAI_TOOL_CALL_ARGUMENTS)
     arguments: Any = raw_args
     if isinstance(raw_args, str):
         arguments = _json_or_none(raw_args)
     result = v.attrs.get(sc.GENAI_TOOL_CALL_RESULT)
-    return {
-        "name": v.string(sc.GENAI_TOOL_NAME),
-        "call_id": v.text(sc.GENAI_TOOL_CALL_ID),
-        "arguments": arguments if isinstance(arguments, dict) else None,
-        "arguments_raw": raw_args if isinstance(raw_args, str) else None,
-        "result_content": None if result is None else as_text(result),
-        "error_type": v.text(sc.ERROR_TYPE),
-    }
+    return ToolFields(
+        name=v.string(sc.GENAI_TOOL_NAME),
+        call_id=v.text(sc.GENAI_TOOL_CALL_ID),
+        arguments=arguments if isinstance(arguments, dict) else None,
+        arguments_raw=raw_args if isinstance(raw_args, str) else None,
+        result_content=None if result is None else as_text(result),
+        error_type=v.text(sc.ERROR_TYPE),
+    )
 
 
 # --- OpenLLMetry / Traceloop ----------------------------------------------------------------
@@ -338,6 +348,7 @@ def _legacy_messages(v: SpanView, prefix: str) -> tuple[list[Message], list[str]
     return out, reasons
 
 
+_NO_LLM_FIELDS = LLMFields()
 #: The scalar keys :func:`traceloop_llm` reads besides the indexed message groups.
 TRACELOOP_LLM_KEYS = (
     sc.LLM_IS_STREAMING,
@@ -347,7 +358,7 @@ TRACELOOP_LLM_KEYS = (
 )
 
 
-def traceloop_llm(v: SpanView) -> dict[str, Any]:
+def traceloop_llm(v: SpanView) -> LLMFields:
     """LLM fields of an OpenLLMetry span (``gen_ai.prompt.{i}.*`` / ``gen_ai.completion.{i}.*``).
 
     Empty when the span carries none of the keys read here (nothing to report either).
@@ -357,31 +368,29 @@ def traceloop_llm(v: SpanView) -> dict[str, Any]:
     if not inputs and not outputs:
         attrs = v.attrs
         if not any(key in attrs for key in TRACELOOP_LLM_KEYS):
-            return {}
-    fields: dict[str, Any] = {
-        "messages": tuple(inputs),
-        "output_messages": tuple(outputs),
-        "finish_reasons": tuple(reasons) or None,
-        "stream": v.boolean(sc.LLM_IS_STREAMING),
-        "input_tokens": v.integer(sc.GENAI_LEGACY_USAGE_PROMPT_TOKENS),
-        "output_tokens": v.integer(sc.GENAI_LEGACY_USAGE_COMPLETION_TOKENS),
-        "total_tokens": v.integer(sc.LLM_USAGE_TOTAL_TOKENS),
-    }
-    if outputs:
-        fields["output_text"] = outputs[0].content
-        fields["tool_calls"] = tuple(c for m in outputs for c in m.tool_calls)
-    return fields
+            return _NO_LLM_FIELDS
+    output_text, tool_calls = _outputs(outputs)
+    return LLMFields(
+        messages=tuple(inputs),
+        output_messages=tuple(outputs),
+        finish_reasons=tuple(reasons) or None,
+        stream=v.boolean(sc.LLM_IS_STREAMING),
+        input_tokens=v.integer(sc.GENAI_LEGACY_USAGE_PROMPT_TOKENS),
+        output_tokens=v.integer(sc.GENAI_LEGACY_USAGE_COMPLETION_TOKENS),
+        total_tokens=v.integer(sc.LLM_USAGE_TOTAL_TOKENS),
+        output_text=output_text,
+        tool_calls=tool_calls,
+    )
 
 
-def traceloop_request(v: SpanView) -> dict[str, Any]:
+def traceloop_request(v: SpanView) -> RequestFields:
     """Request fields of a Traceloop workflow root (entity input/output as recorded)."""
-    return {
-        "query": v.text(sc.TRACELOOP_ENTITY_INPUT),
-        "answer": v.text(sc.TRACELOOP_ENTITY_OUTPUT),
-    }
+    return RequestFields(
+        query=v.text(sc.TRACELOOP_ENTITY_INPUT), answer=v.text(sc.TRACELOOP_ENTITY_OUTPUT)
+    )
 
 
-def traceloop_tool(v: SpanView) -> dict[str, Any]:
+def traceloop_tool(v: SpanView) -> ToolFields:
     """Tool fields of a Traceloop ``tool`` span."""
     raw = v.attrs.get(sc.TRACELOOP_ENTITY_INPUT)
     arguments = None
@@ -389,9 +398,9 @@ def traceloop_tool(v: SpanView) -> dict[str, Any]:
     if isinstance(decoded, dict):
         kwargs = decoded.get("kwargs")
         arguments = kwargs if isinstance(kwargs, dict) and not decoded.get("args") else decoded
-    return {
-        "name": v.string(sc.TRACELOOP_ENTITY_NAME),
-        "arguments": arguments,
-        "arguments_raw": raw if isinstance(raw, str) else None,
-        "result_content": v.text(sc.TRACELOOP_ENTITY_OUTPUT),
-    }
+    return ToolFields(
+        name=v.string(sc.TRACELOOP_ENTITY_NAME),
+        arguments=arguments,
+        arguments_raw=raw if isinstance(raw, str) else None,
+        result_content=v.text(sc.TRACELOOP_ENTITY_OUTPUT),
+    )
