@@ -30,7 +30,7 @@ demo: $(BIN)/python
 test: $(BIN)/python $(PHOENIX_VENV)/.installed
 	$(BIN)/pip install -q -c constraints.txt -e '.[dev,llm,plots]'
 	$(MAKE) lint typecheck
-	GROUNDTRACE_EXPECT_NATIVE=1 $(BIN)/python -m pytest -q -ra
+	$(BIN)/python -m pytest -q -ra
 
 lint:
 	$(BIN)/ruff check .
@@ -52,7 +52,6 @@ bench:
 
 clean:
 	rm -rf $(VENV) $(PHOENIX_VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache
-	find collectors -name '*.so' -delete
 
 ## Refresh constraints.txt from the current environment (after changing dependencies).
 lock:

@@ -109,10 +109,7 @@ def write_file(path: Path, traces: int) -> int:
 
 
 def _reader_json_library() -> str:
-    from groundtrace.collectors.readers import _files, _otlp_structs
-
-    fallback = getattr(_files._loads, "__module__", None) or "unknown"
-    return f"{_otlp_structs.msgspec.__name__} typed structs (fallback: {fallback})"
+    return "msgspec typed structs (fallback: orjson and the checked decoder)"
 
 
 def _floor(path: Path, loads: Callable[[bytes], Any]) -> int:

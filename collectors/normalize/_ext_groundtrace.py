@@ -49,45 +49,10 @@ def request_fields(v: SpanView) -> RequestFields:
 
 
 isfinite = math.isfinite
-_NUMBER = (float, int)
 
 
 def _evidence_item(v: SpanView, raw: Any, index: int, stage: str) -> Evidence | None:
-    if type(raw) is dict:  # fast path: every field has its documented type
-        get = raw.get
-        raw_id, rank, score, length = get("id"), get("rank"), get("score"), get("length")
-        title, source, version = get("title"), get("source"), get("version")
-        content, content_hash, metadata = get("content"), get("content_hash"), get("metadata")
-        if (
-            (raw_id is None or type(raw_id) is str)
-            and (title is None or type(title) is str)
-            and (content is None or type(content) is str)
-            and (source is None or type(source) is str)
-            and (version is None or type(version) is str)
-            and (content_hash is None or type(content_hash) is str)
-            and (rank is None or type(rank) is int)
-            and (length is None or type(length) is int)
-            and (score is None or (type(score) in _NUMBER and isfinite(score)))
-            and (metadata is None or type(metadata) is dict)
-        ):
-            return Evidence(
-                raw_id,
-                v.span.span_id,
-                stage,
-                index + 1 if rank is None else rank,
-                None if score is None else float(score),
-                title,
-                source,
-                version,
-                content,
-                content_hash,
-                length,
-                metadata or {},
-            )
-    return _evidence_item_checked(v, raw, index, stage)
-
-
-def _evidence_item_checked(v: SpanView, raw: Any, index: int, stage: str) -> Evidence | None:
+    """One item of a list that is not well typed, with a finding for each field off its type."""
     where = f"{sc.GT_EVIDENCE}[{index}]"
     if isinstance(raw, str):  # a bare string item: content only
         return Evidence(

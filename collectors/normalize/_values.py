@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 from groundtrace.collectors.model import Finding, FindingKind
 from groundtrace.collectors.spans import AttributeValue, SourceLocation, SpanRecord
 
 from ._flat import GROUPED_PREFIXES, grouped_subset, indexed_groups
-
-try:
-    from orjson import loads as _orjson_loads
-
-    _loads: Callable[[str], Any] = _orjson_loads
-except ImportError:  # pragma: no cover - orjson is installed in development
-    from json import loads as _loads
 
 __all__ = ["SpanView", "location_text"]
 
@@ -147,7 +141,7 @@ class SpanView:
             self.bad(key, "JSON text", raw)
             return None
         try:
-            value = _loads(raw)
+            value = orjson.loads(raw)
         except ValueError as exc:
             self.finding(
                 FindingKind.BAD_ATTRIBUTE_TYPE, f"attribute {key} is not valid JSON ({exc})", key

@@ -38,7 +38,7 @@ class _Array(Struct, gc=False, forbid_unknown_fields=True):
 
 
 class _Value(Struct, gc=False, forbid_unknown_fields=True):
-    """One ``AnyValue``; UNSET marks an absent kind (``null`` is a type error: dict path)."""
+    """One ``AnyValue``; UNSET marks an absent kind (``null`` is a type error: checked path)."""
 
     stringValue: str | UnsetType = UNSET
     intValue: str | int | UnsetType = UNSET

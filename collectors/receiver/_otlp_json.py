@@ -15,9 +15,9 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Callable
 from typing import Any, Final
 
+import orjson
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -280,19 +280,7 @@ def request_to_otlp_json(request: ExportTraceServiceRequest) -> dict[str, Any]:
     return {"resourceSpans": [_resource_spans(rs) for rs in request.resource_spans]}
 
 
-def _stdlib_dumps(document: dict[str, Any]) -> bytes:
-    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.encode("utf-8")
-
-
-try:  # orjson writes these lines ~10x faster; output is the same compact UTF-8 JSON
-    import orjson
-
-    _dumps: Callable[[dict[str, Any]], bytes] = orjson.dumps
-except ImportError:  # pragma: no cover - the stdlib encoder is the fallback
-    _dumps = _stdlib_dumps
-
-
 def request_to_json_line(request: ExportTraceServiceRequest) -> bytes:
     """One compact UTF-8 line (with the trailing newline) for the OTLP-JSON lines file."""
-    return _dumps(request_to_otlp_json(request)) + b"\n"
+    line: bytes = orjson.dumps(request_to_otlp_json(request))
+    return line + b"\n"

@@ -470,7 +470,6 @@ def test_stored_lines_are_compact_utf8_json_with_special_doubles_as_strings() ->
     assert "Zürich ✓".encode() in line  # raw UTF-8, not \\u escapes
     assert b"NaN," not in line and b"Infinity," not in line.replace(b'"-Infinity"', b"")
     document = json.loads(line)
-    assert document == json.loads(_otlp_json._stdlib_dumps(request_to_otlp_json(request)))
     attrs = attr_map(document["resourceSpans"][0]["scopeSpans"][0]["spans"][0])
     assert attrs[sc.GT_ANSWER_CONFIDENCE] == {"doubleValue": "NaN"}
     assert attrs[sc.OI_DOCUMENT_SCORE] == {"doubleValue": "-Infinity"}
