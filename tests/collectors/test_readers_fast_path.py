@@ -40,9 +40,17 @@ def _outcome(decode: Any, obj: Any) -> tuple[Any, ...]:
     return ("ok", records, [(str(e), e.where) for e in errors])
 
 
+def _assert_precise(outcome: tuple[Any, ...]) -> None:
+    """Every error of the checked decoder says what is wrong and where (a JSON path)."""
+    errors = [outcome[1:]] if outcome[0] == "raised" else outcome[2]
+    for message, where in errors:
+        assert message and (where == "$" or where.startswith("resourceSpans[")), (message, where)
+
+
 def _assert_same(obj: Any) -> bool:
     """The typed path agrees with the checked decoder; True when the typed path read it."""
     checked = _outcome(_otlp_json.decode_request, obj)
+    _assert_precise(checked)
     typed = _otlp_structs.decode_line(json.dumps(obj).encode(), _LOCATION)
     if typed is None:
         return False
