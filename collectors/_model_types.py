@@ -311,7 +311,12 @@ class Trace(_Model, frozen=True):
         return result
 
     def to_json(self) -> str:
-        """Compact JSON text (keys in field order; stable across runs)."""
+        """Compact JSON text (keys in field order; stable across runs).
+
+        JSON has no NaN or infinities: step attributes already hold them as OTLP/JSON spells
+        them (``"NaN"``...); anywhere else (a non-finite score, parameter or metadata value)
+        msgspec writes ``null``.
+        """
         return _ENCODER.encode(self).decode()
 
     @classmethod

@@ -1,12 +1,13 @@
 """The trace model τ: one user request rebuilt from its spans, plus what is missing.
 
 Every source (OTLP files, the receiver, Phoenix, chat transcripts) ends up as a
-:class:`Trace`. The model is made of frozen ``msgspec.Struct`` classes holding only
-JSON-compatible values, so a trace round-trips exactly through :meth:`Trace.to_json` /
-:meth:`Trace.from_json`, which are msgspec's encoder and strict decoder. Structs rather than
+:class:`Trace`. The model is made of frozen ``msgspec.Struct`` classes holding JSON values,
+so a trace round-trips through :meth:`Trace.to_json` / :meth:`Trace.from_json`, which are
+msgspec's encoder and strict decoder. Structs rather than
 dataclasses or pydantic: the model is built on the hot path of the readers (tens of thousands
-of traces per second), a struct is built in about 90 ns, and validation happens once, in the
-normalisers (reading τ JSON back checks every field's type).
+of traces per second) and msgspec builds, encodes and decodes structs without Python code per
+field; validation happens once, in the normalisers (reading τ JSON back checks every field's
+type).
 
 Nothing is guessed: what a trace does not say is ``None`` (or empty) and is reported in
 :attr:`Trace.findings` (see :class:`FindingKind`).
