@@ -26,8 +26,9 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "passages": ("passages", "distractors", "candidates"),
 }
 _FIELD_OF = {key: name for name, keys in _ALIASES.items() for key in keys}
-#: Descriptive fields of the demo's and the examples' case files, kept in ``metadata``.
-_DESCRIPTIVE = ("type", "level", "notes")
+#: Descriptive fields the project's own writers emit (the demo's case file, the examples'
+#: notes, the gate's curated drafts), kept in ``metadata``.
+_DESCRIPTIVE = ("type", "level", "notes", "reference_origin", "source_trace_id", "app_version")
 _AT = re.compile(r" - at `\$(.*)`$")
 _NAMED = re.compile(r"field `([^`]+)`")
 
