@@ -9,7 +9,9 @@ apart row by row:
 * 2WikiMultihopQA: the same plus ``evidences``;
 * tau-bench results: ``task_id, trial, info.task.actions`` (case id ``<task_id>:<trial>``);
 * tau2-bench tasks: ``id, evaluation_criteria.actions``;
-* BFCL: ``id, question, function``, with the ground truth of ``possible_answer/``.
+* BFCL: ``id, question, function``, with the ground truth of ``possible_answer/``;
+* judge items: ``question`` (or ``query``), ``context`` (or ``contexts``, ``evidence``: a
+  string or a list of strings) and the ``answer`` (or ``response``) to judge.
 
 Every error names the file, the line and the field.
 

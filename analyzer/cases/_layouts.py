@@ -1,5 +1,5 @@
 """External dataset layouts mapped onto :class:`Case`: HotpotQA, 2WikiMultihopQA, tau-bench,
-tau2-bench and BFCL.
+tau2-bench, BFCL and judge items.
 
 Each layout is described by the msgspec structs of its own rows, so a bad row fails naming
 the dataset's field (``context[3][1]``), then mapped to a case. Top-level fields a layout has
@@ -93,6 +93,21 @@ class _Bfcl(msgspec.Struct, frozen=True):
     function: list[ToolSpec]
 
 
+class _JudgeItem(msgspec.Struct, frozen=True):
+    id: str | int | None = None
+    item_id: str | int | None = None
+    case_id: str | int | None = None
+    question: str | None = None
+    query: str | None = None
+    context: str | list[str] | None = None
+    contexts: str | list[str] | None = None
+    evidence: str | list[str] | None = None
+    answer: str | None = None
+    response: str | None = None
+
+
+_JUDGE_CONTEXT = ("context", "contexts", "evidence")
+
 #: Layout name -> the top-level fields it maps (the rest goes to metadata).
 LAYOUTS: dict[str, frozenset[str]] = {
     "hotpotqa": frozenset({"_id", "question", "answer", "context", "supporting_facts"}),
@@ -102,6 +117,7 @@ LAYOUTS: dict[str, frozenset[str]] = {
     "tau-bench": frozenset({"task_id", "trial", "info"}),
     "tau2-bench": frozenset({"id", "evaluation_criteria"}),
     "bfcl": frozenset({"id", "question", "function"}),
+    "judge": frozenset(_JudgeItem.__struct_fields__),
 }
 
 
@@ -115,6 +131,8 @@ def layout_of(row: _Row) -> str:
         return "tau-bench"
     if "id" in row and "function" in row:
         return "bfcl"
+    if any(key in row for key in _JUDGE_CONTEXT):
+        return "judge"
     return "groundtrace"
 
 
@@ -210,8 +228,23 @@ def _bfcl(row: _Row, metadata: dict[str, Any]) -> Case:
     )
 
 
-def to_case(row: _Row, layout: str) -> Case:
-    """The case of one row in an external ``layout``.
+def _judge(row: _Row, metadata: dict[str, Any], line: int | None) -> Case:
+    item = msgspec.convert(row, _JudgeItem)
+    ids = (item.id, item.item_id, item.case_id)
+    case_id = next((str(i) for i in ids if i is not None), f"line-{line}")
+    context = next((c for c in (item.context, item.contexts, item.evidence) if c is not None), ())
+    texts = (context,) if isinstance(context, str) else tuple(context)
+    return Case(
+        case_id=case_id,
+        question=item.question if item.question is not None else item.query,
+        response=item.answer if item.answer is not None else item.response,
+        passages=tuple(Passage(f"{case_id}:{i}", text=t) for i, t in enumerate(texts)),
+        metadata=metadata,
+    )
+
+
+def to_case(row: _Row, layout: str, line: int | None = None) -> Case:
+    """The case of one row in an external ``layout`` (``line`` names a judge item without id).
 
     Raises:
         msgspec.ValidationError: a field of the layout is missing or of the wrong type.
@@ -227,4 +260,6 @@ def to_case(row: _Row, layout: str) -> Case:
         return _tau(row, metadata)
     if layout == "tau2-bench":
         return _tau2(row, metadata)
+    if layout == "judge":
+        return _judge(row, metadata, line)
     return _bfcl(row, metadata)

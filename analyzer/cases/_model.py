@@ -94,12 +94,13 @@ class Case(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
         case_id: join key to the traces (``id``, ``_id`` or ``task_id`` in other layouts).
         question: the user's question (or a task's instruction).
         reference_answer: the gold answer (``answer``).
+        response: an answer to judge (a judge item's ``answer`` or ``response``).
         support_titles: gold supporting titles or ids: S of the interventions, the required
             context K* of the gate (``gold_support_titles``, ``required_context``).
         supporting_facts: gold supporting sentences (HotpotQA, 2WikiMultihopQA).
         evidences: gold ``(subject, relation, object)`` triples (2WikiMultihopQA).
-        passages: context paragraphs or replacement candidates (``context``,
-            ``distractors``, ``candidates``).
+        passages: context paragraphs, replacement candidates or the evidence an answer to
+            judge rests on (``context``, ``distractors``, ``candidates``, ``evidence``).
         expected_terms: terms the answer must contain (gate).
         expected_sources: sources (and versions) the answer must rest on (gate).
         forbidden_phrases: phrases the answer must not contain (gate).
@@ -120,6 +121,7 @@ class Case(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     case_id: str
     question: str | None = None
     reference_answer: str | None = None
+    response: str | None = None
     support_titles: tuple[str, ...] = ()
     supporting_facts: tuple[SupportingFact, ...] = ()
     evidences: tuple[tuple[str, str, str], ...] = ()

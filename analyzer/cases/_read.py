@@ -119,7 +119,7 @@ def parse_case(row: Any, *, path: str = "<cases>", line: int | None = None) -> C
     layout = layout_of(row)
     used: dict[str, str] = {}
     try:
-        return _native(row, used) if layout == "groundtrace" else to_case(row, layout)
+        return _native(row, used) if layout == "groundtrace" else to_case(row, layout, line)
     except msgspec.ValidationError as exc:
         message, field = _where(str(exc), used)
         if layout != "groundtrace":

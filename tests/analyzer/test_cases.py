@@ -25,6 +25,7 @@ from groundtrace.analyzer.cases import (
     read_cases,
 )
 from groundtrace.analyzer.interventions._run import _cases
+from groundtrace.analyzer.judge import JudgeCase, load_cases
 from groundtrace.analyzer.paths import AIRLINE_WRITE_TOOLS, tau_bench_cases
 from groundtrace.collectors.errors import InputError
 
@@ -398,3 +399,32 @@ def test_interventions_join_gold_and_pool_candidates(tmp_path: Path) -> None:
     alone = _cases(None, pool)[hotpot["_id"]]
     assert alone.reference_answer is None and alone.support_titles == ()
     assert alone.passages == gold.passages
+
+
+#: HaluEval QA (MIT), as carried by the groundedness gold set: a judge item with its label.
+HALUEVAL = {
+    "id": "halueval-qa-494-hallucinated",
+    "source": "HaluEval QA (generation/qa/qa_one-turn_data.json)",
+    "question": "Which 20th Century Fox film cast Zazie Beetz as Domino?",
+    "context": ' In 2016, she also appeared in the Netflix anthology series "Easy".Deadpool 2 is '
+    "an upcoming American superhero film based on the Marvel Comics character Deadpool, "
+    "distributed by 20th Century Fox.",
+    "answer": 'Zazie Beetz starred in a Marvel film for 20th Century Fox called "Dark Phoenix".',
+    "supported": False,
+}
+
+
+def test_judge_items_carry_the_answer_to_judge(tmp_path: Path) -> None:
+    case = parse_case(HALUEVAL)
+    assert case.response == HALUEVAL["answer"] and case.reference_answer is None
+    assert case.passages == (Passage(f"{HALUEVAL['id']}:0", text=HALUEVAL["context"]),)
+    assert case.metadata == {"source": HALUEVAL["source"], "supported": False}
+    assert roundtrip(case) == case
+    other = {"query": "q", "contexts": ["a", "b"], "response": "r"}
+    judged = load_cases(write(tmp_path / "judge.jsonl", HALUEVAL, other))
+    assert judged[0].context == (HALUEVAL["context"],)
+    assert judged[1] == JudgeCase("line-2", "q", ("a", "b"), "r")  # no id: named by its line
+    path = write(tmp_path / "cases.jsonl", HALUEVAL, {"id": "x", "question": "q", "answer": "a"})
+    with pytest.raises(InputError, match="no context to judge") as info:
+        load_cases(path)
+    assert info.value.field == "context"
