@@ -276,6 +276,15 @@ def test_tau2_bench_tasks_in_a_json_array(tmp_path: Path) -> None:
     )
     assert case.required_values == ("4",)
     assert set(case.metadata) == {"user_scenario", "initial_state", "annotations"}
+    bad = {**TAU2, "id": "4", "evaluation_criteria": {"actions": [{"name": 3}]}}
+    text = json.dumps([TAU2, bad], indent=4)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        list(read_cases(path))
+    # an array item is named by the line it starts on
+    starts = [n for n, line in enumerate(text.splitlines(), start=1) if line == "    {"]
+    assert info.value.line == starts[1] == 44
+    assert info.value.field == "evaluation_criteria.actions[0].name"
 
 
 def test_bfcl_questions_take_their_possible_answer_twin(tmp_path: Path) -> None:
