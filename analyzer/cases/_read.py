@@ -13,7 +13,7 @@ import msgspec
 from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.jsonl import read_jsonl
 
-from ._layouts import LayoutError, bfcl_calls, layout_of, to_case
+from ._layouts import LAYOUTS, LayoutError, bfcl_calls, layout_of, to_case
 from ._model import STRATA, Case, RequiredCall, normalise_resource
 
 __all__ = ["parse_case", "read_cases"]
@@ -26,6 +26,9 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "passages": ("passages", "distractors", "candidates"),
 }
 _FIELD_OF = {key: name for name, keys in _ALIASES.items() for key in keys}
+#: The keys of the case model's layout: a dataset row naming one its layout does not map is
+#: refused rather than have it land in ``metadata`` unread.
+_CASE_KEYS = (frozenset(Case.__struct_fields__) | frozenset(_FIELD_OF)) - {"metadata"}
 #: Descriptive fields the project's own writers emit (the demo's case file, the examples'
 #: notes, the gate's curated drafts), kept in ``metadata``.
 _DESCRIPTIVE = ("type", "level", "notes", "reference_origin", "source_trace_id", "app_version")
@@ -119,7 +122,12 @@ def parse_case(row: Any, *, path: str = "<cases>", line: int | None = None) -> C
     layout = layout_of(row)
     used: dict[str, str] = {}
     try:
-        return _native(row, used) if layout == "groundtrace" else to_case(row, layout, line)
+        if layout == "groundtrace":
+            return _native(row, used)
+        clash = sorted((row.keys() & _CASE_KEYS) - LAYOUTS[layout])
+        if clash:
+            raise LayoutError(f"a case field, but this row is read as a {layout} row", clash[0])
+        return to_case(row, layout, line)
     except msgspec.ValidationError as exc:
         message, field = _where(str(exc), used)
         if layout != "groundtrace":

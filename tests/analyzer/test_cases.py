@@ -356,6 +356,10 @@ def test_the_case_models_own_layout_and_its_aliases() -> None:
         ({**TAU2, "evaluation_criteria": {"actions": [{}]}},
          "evaluation_criteria.actions[0].name", "tau2-bench"),
         ({**BFCL, "function": [{"description": "x"}]}, "function[0].name", "bfcl"),
+        # a case field in a dataset row is refused, not kept unread in metadata
+        ({"id": "a", "context": "c", "answer": "a", "required_reads": []}, "required_reads",
+         "read as a judge row"),
+        ({**TAU, "stratum": "critical"}, "stratum", "read as a tau-bench row"),
     ],
 )  # fmt: skip
 def test_bad_rows_name_file_line_and_field(
