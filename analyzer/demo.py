@@ -164,7 +164,7 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
     if config.top_k < 1:
         raise ConfigError("must be at least 1", field="--top-k")
     app = import_example_app()
-    from examples.hotpot_rag.cases import DEFAULT_DATASET, load_cases
+    from examples.hotpot_rag.cases import DEFAULT_DATASET, case_record, load_cases
 
     cases = load_cases(config.dataset or DEFAULT_DATASET, limit=config.questions)
     if not cases:
@@ -203,7 +203,7 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
             instrumentor.uninstrument()
             _config.shutdown()
         stats = _export_stats()
-        records = {case.case_id: case.to_record() for case in cases}
+        records = {case.case_id: case_record(case) for case in cases}
         with cases_path.open("w", encoding="utf-8") as handle:
             for record in records.values():
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from typing import Any
 from .errors import InputError
 
 __all__ = ["read_jsonl"]
+
+_SPACE = re.compile(r"\s*")
 
 
 def read_jsonl(
@@ -40,7 +43,7 @@ def read_jsonl(
         objects: require every row to be a JSON object.
         comments: skip lines whose first non-blank character is ``#``.
         allow_array: also accept a file holding one JSON array (e.g. a dataset's ``.json``);
-            its items are numbered from 1 in place of line numbers.
+            each item is numbered by the line it starts on.
 
     Raises:
         InputError: the file cannot be read or is not UTF-8 (with the path), a line is not
@@ -69,14 +72,33 @@ def read_jsonl(
         yield number, row
 
 
+def _skip(text: str, pos: int) -> int:
+    match = _SPACE.match(text, pos)
+    return match.end() if match else pos
+
+
 def _array_items(name: str, text: str, objects: bool) -> Iterator[tuple[int, Any]]:
+    """The items of a JSON array, each numbered by the line it starts on."""
+    decoder = json.JSONDecoder()
+    pos = _skip(text, 0)
+    if text[pos : pos + 1] != "[":
+        raise InputError("expected a JSON array or JSON lines", path=name)
+    pos = _skip(text, pos + 1)
+    line, counted, number = 1, 0, 0
     try:
-        items = json.loads(text)
+        while text[pos : pos + 1] != "]":
+            if number:
+                if text[pos : pos + 1] != ",":
+                    raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
+                pos = _skip(text, pos + 1)
+            item, end = decoder.raw_decode(text, pos)
+            line, counted, number = line + text.count("\n", counted, pos), pos, number + 1
+            if objects and not isinstance(item, dict):
+                raise InputError(f"item {number} is not a JSON object", path=name, line=line)
+            yield line, item
+            pos = _skip(text, end)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=name, line=exc.lineno) from None
-    if not isinstance(items, list):
-        raise InputError("expected a JSON array or JSON lines", path=name)
-    for number, item in enumerate(items, start=1):
-        if objects and not isinstance(item, dict):
-            raise InputError(f"item {number} is not a JSON object", path=name)
-        yield number, item
+    if text[pos + 1 :].strip():
+        line = text.count("\n", 0, pos) + 1
+        raise InputError("invalid JSON: extra data after the array", path=name, line=line)

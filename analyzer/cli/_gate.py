@@ -11,14 +11,13 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.gate import (
     BUILTIN_PROFILES,
     SCENARIOS,
-    Case,
     CaseOutcome,
     Profile,
     load_profile,
-    read_cases,
     simulate,
 )
 from groundtrace.analyzer.gate._curate import curate, scan_case_file

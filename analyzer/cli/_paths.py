@@ -10,11 +10,10 @@ from typing import Annotated
 
 import typer
 
+from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.paths import (
     DEFAULT_QUOTE_THRESHOLD,
-    PathCase,
     load_tools_config,
-    read_path_cases,
     tau_bench_cases,
     validate_traces,
     write_report,
@@ -49,10 +48,10 @@ def _traces(paths: list[str], fmt: TraceFormat, report: ReadReport) -> Iterator[
     return read_traces(paths, report=report)
 
 
-def _cases(path: Path, fmt: CasesFormat) -> list[PathCase]:
+def _cases(path: Path, fmt: CasesFormat) -> list[Case]:
     if fmt is CasesFormat.TAU_BENCH:
         return list(tau_bench_cases(path))
-    return list(read_path_cases(path))
+    return list(read_cases(path))
 
 
 @handle_errors

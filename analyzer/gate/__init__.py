@@ -26,16 +26,7 @@ from ._bayes import (
     decide,
     most_severe,
 )
-from ._cases import (
-    STRATA,
-    Case,
-    CaseOutcome,
-    CheckResult,
-    CheckStatus,
-    ExpectedSource,
-    RetrievedItem,
-    read_cases,
-)
+from ._cases import CaseOutcome, CheckResult, CheckStatus, RetrievedItem
 from ._checks import deterministic_checks
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import BUILTIN_RULES, Rule, run_guardrails
@@ -47,15 +38,12 @@ __all__ = [
     "BUILTIN_PROFILES",
     "BUILTIN_RULES",
     "SCENARIOS",
-    "STRATA",
     "BayesSettings",
-    "Case",
     "CaseDecision",
     "CaseOutcome",
     "CheckResult",
     "CheckStatus",
     "Decision",
-    "ExpectedSource",
     "Profile",
     "RetrievedItem",
     "RiskResult",
@@ -75,7 +63,6 @@ __all__ = [
     "fold",
     "load_profile",
     "most_severe",
-    "read_cases",
     "run_guardrails",
     "simulate",
 ]

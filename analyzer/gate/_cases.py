@@ -1,29 +1,16 @@
-"""Gate cases and what a run produced for them: the inputs of the three scoring layers."""
+"""What a run produced for the gate's cases: the inputs of the three scoring layers.
+
+The cases themselves are :class:`groundtrace.analyzer.cases.Case`, read by
+:func:`groundtrace.analyzer.cases.read_cases`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
-from groundtrace.collectors.errors import InputError
-from groundtrace.collectors.jsonl import read_jsonl
-
-__all__ = [
-    "STRATA",
-    "Case",
-    "CaseOutcome",
-    "CheckResult",
-    "CheckStatus",
-    "ExpectedSource",
-    "RetrievedItem",
-    "read_cases",
-]
-
-#: The strata of the SPEC; a case names one of them.
-STRATA: tuple[str, ...] = ("general", "domain_specific", "critical")
+__all__ = ["CaseOutcome", "CheckResult", "CheckStatus", "RetrievedItem"]
 
 
 class CheckStatus(StrEnum):
@@ -39,42 +26,6 @@ class CheckStatus(StrEnum):
     PROTOCOL_ERROR = "protocol_error"
     #: a warn/log guardrail or observe-mode judge hit (recorded, no effect on the decision)
     NOTED = "noted"
-
-
-@dataclass(frozen=True, slots=True)
-class ExpectedSource:
-    """A source the answer must rest on, optionally at a given document version."""
-
-    source: str
-    version: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Case:
-    """One gate case (SPEC 4.5): what the answer to ``question`` must and must not contain."""
-
-    case_id: str
-    question: str = ""
-    reference_answer: str | None = None
-    expected_terms: tuple[str, ...] = ()
-    expected_sources: tuple[ExpectedSource, ...] = ()
-    required_context: tuple[str, ...] = ()
-    forbidden_phrases: tuple[str, ...] = ()
-    stratum: str = "general"
-    critical: bool = False
-    expects_json: bool = False
-
-    @property
-    def has_checks(self) -> bool:
-        """Whether the case asks for anything beyond an answer being present."""
-        return bool(
-            self.reference_answer
-            or self.expected_terms
-            or self.expected_sources
-            or self.required_context
-            or self.forbidden_phrases
-            or self.expects_json
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,73 +82,3 @@ class CheckResult:
             "detail": self.detail,
             "evidence": list(self.evidence),
         }
-
-
-def _strings(value: Any, path: str, line: int, key: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise InputError("expected a string or a list of strings", path=path, line=line, field=key)
-
-
-def _sources(value: Any, path: str, line: int) -> tuple[ExpectedSource, ...]:
-    out: list[ExpectedSource] = []
-    for item in value or []:
-        if isinstance(item, str):
-            out.append(ExpectedSource(item))
-        elif isinstance(item, dict) and isinstance(item.get("source"), str):
-            version = item.get("version")
-            out.append(ExpectedSource(item["source"], None if version is None else str(version)))
-        else:
-            raise InputError(
-                "expected a source name or {source, version}",
-                path=path,
-                line=line,
-                field="expected_sources",
-            )
-    return tuple(out)
-
-
-def _case(row: dict[str, Any], path: str, line: int) -> Case:
-    case_id = row.get("case_id", row.get("id"))
-    if not isinstance(case_id, str | int) or isinstance(case_id, bool) or case_id == "":
-        raise InputError("missing case_id", path=path, line=line, field="case_id")
-    stratum = row.get("stratum", "general")
-    if stratum not in STRATA:
-        raise InputError(
-            f"unknown stratum {stratum!r} (expected one of {', '.join(STRATA)})",
-            path=path,
-            line=line,
-            field="stratum",
-        )
-    reference = row.get("reference_answer", row.get("answer"))
-    critical = row.get("critical", stratum == "critical")
-    if not isinstance(critical, bool):
-        raise InputError("expected true or false", path=path, line=line, field="critical")
-    return Case(
-        case_id=str(case_id),
-        question=str(row.get("question", "")),
-        reference_answer=None if reference is None else str(reference),
-        expected_terms=_strings(row.get("expected_terms"), path, line, "expected_terms"),
-        expected_sources=_sources(row.get("expected_sources"), path, line),
-        # A case file written by the demo names the gold supporting titles: they are K*.
-        required_context=_strings(
-            row.get("required_context", row.get("gold_support_titles")),
-            path,
-            line,
-            "required_context",
-        ),
-        forbidden_phrases=_strings(row.get("forbidden_phrases"), path, line, "forbidden_phrases"),
-        stratum=stratum,
-        critical=critical,
-        expects_json=bool(row.get("expects_json", False)),
-    )
-
-
-def read_cases(path: str | Path) -> Iterator[Case]:
-    """Read a case file (JSONL); errors name the file, line and field."""
-    for line_no, row in read_jsonl(path, what="case file"):
-        yield _case(row, str(path), line_no)

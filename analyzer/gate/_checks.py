@@ -7,9 +7,10 @@ it needs returns ``missing`` (never ``pass``). Failures of ``required_context``,
 
 from __future__ import annotations
 
+from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.metrics import score_answer
 
-from ._cases import Case, CaseOutcome, CheckResult, CheckStatus
+from ._cases import CaseOutcome, CheckResult, CheckStatus
 from ._match import SynonymMatcher, fold
 
 __all__ = ["deterministic_checks"]
@@ -28,7 +29,7 @@ def _answer_present(outcome: CaseOutcome) -> CheckResult:
 
 
 def _required_context(case: Case, outcome: CaseOutcome) -> CheckResult | None:
-    if not case.required_context:
+    if not case.support_titles:
         return None
     if outcome.retrieved is None:
         return CheckResult(
@@ -41,14 +42,14 @@ def _required_context(case: Case, outcome: CaseOutcome) -> CheckResult | None:
     keys: set[str] = set()
     for item in outcome.retrieved:
         keys.update(fold(k) for k in (item.id, item.title, item.source) if k)
-    missing = [k for k in case.required_context if fold(k) not in keys]
+    missing = [k for k in case.support_titles if fold(k) not in keys]
     if missing:
         return CheckResult(
             _LAYER,
             "required_context",
             CheckStatus.FAIL,
             critical=True,
-            detail=f"{len(missing)} of {len(case.required_context)} required items not retrieved",
+            detail=f"{len(missing)} of {len(case.support_titles)} required items not retrieved",
             evidence=tuple(missing),
         )
     return CheckResult(_LAYER, "required_context", CheckStatus.PASS, critical=True)

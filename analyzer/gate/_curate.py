@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groundtrace.analyzer.cases import STRATA
 from groundtrace.collectors import Trace
 from groundtrace.sdk.redaction import Redactor
 
-from ._cases import STRATA
 from ._match import fold
 
 __all__ = ["CurationFinding", "curate", "scan_case_file"]

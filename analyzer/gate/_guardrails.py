@@ -28,9 +28,10 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Final
 
+from groundtrace.analyzer.cases import Case
 from groundtrace.sdk.redaction import Redactor
 
-from ._cases import Case, CaseOutcome, CheckResult, CheckStatus
+from ._cases import CaseOutcome, CheckResult, CheckStatus
 
 __all__ = ["ACTIONS", "BUILTIN_RULES", "Rule", "run_guardrails"]
 

@@ -15,9 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.judge import Judge, JudgeCase, Metric, check_record
 
-from ._cases import Case, CaseOutcome, CheckResult, CheckStatus
+from ._cases import CaseOutcome, CheckResult, CheckStatus
 
 __all__ = ["JUDGE_MODES", "JudgeLayer", "judge_checks", "judge_verdicts"]
 
@@ -100,7 +101,7 @@ def judge_verdicts(
         if not context:
             verdicts[case.case_id] = {"missing": "no retrieved content captured"}
             continue
-        todo.append(JudgeCase(case.case_id, case.question, context, outcome.answer))
+        todo.append(JudgeCase(case.case_id, case.question or "", context, outcome.answer))
     for result in asyncio.run(judge_all(judge, todo)):
         verdicts[result.case_id] = {
             "scores": {m.value: s for m, s in result.scores.items()},

@@ -20,12 +20,15 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from groundtrace.analyzer.cases import Case, parse_case
 from groundtrace.collectors import Trace
 from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.readers import ReadReport, read_traces
 
 from ._bayes import Decision, RiskResult, StratumCounts, compare, most_severe
-from ._cases import Case, CaseOutcome, ExpectedSource, RetrievedItem
+from ._cases import CaseOutcome, RetrievedItem
 from ._checks import deterministic_checks
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import run_guardrails
@@ -123,14 +126,6 @@ def _outcome_from_obj(d: dict[str, Any]) -> CaseOutcome:
         retrieved=None if retrieved is None else tuple(RetrievedItem(**r) for r in retrieved),
         trace_id=d.get("trace_id"),
     )
-
-
-def _case_from_obj(d: dict[str, Any]) -> Case:
-    d = dict(d)
-    d["expected_sources"] = tuple(ExpectedSource(**s) for s in d.get("expected_sources", ()))
-    for key in ("expected_terms", "required_context", "forbidden_phrases"):
-        d[key] = tuple(d.get(key, ()))
-    return Case(**d)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +270,7 @@ def evaluate(
     if not cases:
         raise InputError("the case file has no cases")
     dataset = {
-        "cases": [asdict(c) for c in cases],
+        "cases": [msgspec.to_builtins(c) for c in cases],
         "baseline": {k: _outcome_to_obj(v) for k, v in sorted(baseline.items())},
         "candidate": {k: _outcome_to_obj(v) for k, v in sorted(candidate.items())},
         "judge": judge,
@@ -328,7 +323,7 @@ def verify_report(report_path: Path) -> tuple[bool, str]:
     if profile.sha256 != snaps["profile_sha256"]:
         raise InputError("profile snapshot does not match its hash", path=str(profile_path))
     data = json.loads(dataset_text)
-    cases = [_case_from_obj(c) for c in data["cases"]]
+    cases = [parse_case(c, path=str(dataset_path)) for c in data["cases"]]
     baseline = {k: _outcome_from_obj(v) for k, v in data["baseline"].items()}
     candidate = {k: _outcome_from_obj(v) for k, v in data["candidate"].items()}
     decision, _, _, stats, _, cand, _ = _derive(

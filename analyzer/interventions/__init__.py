@@ -32,7 +32,6 @@ from ._axes import (
     summarise_operators,
 )
 from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, evidence_set, parse_operators, plan_item
-from ._engine_cases import CaseGold, read_case_file, read_pool_dataset
 from ._joint import (
     MAX_SHAPLEY_PLAYERS,
     JointItem,
@@ -71,7 +70,6 @@ __all__ = [
     "AggregateRole",
     "AxisScores",
     "AxisSettings",
-    "CaseGold",
     "Comparison",
     "EvidenceChunk",
     "Gold",
@@ -105,8 +103,6 @@ __all__ = [
     "parse_operators",
     "plan_item",
     "random_target",
-    "read_case_file",
-    "read_pool_dataset",
     "run_interventions",
     "run_interventions_async",
     "run_interventions_for_demo",

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.replay import ReplayChunk, ReplayUnit
 from groundtrace.collectors import Trace
 from groundtrace.collectors.errors import ConfigError
 
-from ._engine_cases import CaseGold
 from ._joint import MAX_SHAPLEY_PLAYERS, joint_support_pair
 from ._pool import Hardness, PoolCandidate, build_replacement_pool, choose_replacement
 from ._targets import EvidenceChunk, TargetChoice, random_target, select_target
@@ -146,7 +146,7 @@ class ItemPlan:
 
     trace: Trace
     key: str
-    gold: CaseGold | None
+    gold: Case | None
     evidence: tuple[ReplayChunk, ...]
     target: TargetChoice | None = None
     random: TargetChoice | None = None
@@ -227,12 +227,12 @@ def _unit(
 def _replacement(
     plan: ItemPlan, target: EvidenceChunk, settings: PlanSettings
 ) -> PoolCandidate | str:
-    if plan.gold is None or not plan.gold.candidates:
+    if plan.gold is None or not plan.gold.passages:
         return "no replacement candidates (case distractors or --pool-dataset)"
     pool = build_replacement_pool(
         target,
         plan.trace.request.query or "",
-        plan.gold.candidates,
+        tuple(EvidenceChunk(p.id, p.title, p.text, i) for i, p in enumerate(plan.gold.passages)),
         _chunks(plan.evidence),
         plan.gold.support_titles,
     )
@@ -276,7 +276,7 @@ def _operate(
 
 def _joint(plan: ItemPlan, chunks: Sequence[EvidenceChunk], settings: PlanSettings) -> None:
     gold = plan.gold
-    if gold is None or gold.reference is None or not gold.support_titles:
+    if gold is None or gold.reference_answer is None or not gold.support_titles:
         plan.skipped[JOINT] = "needs a reference answer and gold support titles (--cases)"
         return
     pair = joint_support_pair(chunks, gold.support_titles)
@@ -302,7 +302,7 @@ def _joint(plan: ItemPlan, chunks: Sequence[EvidenceChunk], settings: PlanSettin
         _unit(plan, JOINT, "+".join(removed), None, settings.model_seed, kept)
 
 
-def plan_item(trace: Trace, gold: CaseGold | None, settings: PlanSettings) -> ItemPlan | str:
+def plan_item(trace: Trace, gold: Case | None, settings: PlanSettings) -> ItemPlan | str:
     """Plan the units of one trace, or say why the trace cannot be used at all."""
     if not trace.request.query:
         return "the trace has no query"

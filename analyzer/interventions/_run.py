@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from groundtrace.analyzer.replay import (
     CounterfactualRecorder,
@@ -38,7 +41,6 @@ from groundtrace.collectors.errors import ConfigError, InputError
 
 from ._axes import AxisSettings
 from ._engine import ItemPlan, PlanSettings, plan_item
-from ._engine_cases import CaseGold, read_case_file, read_pool_dataset
 from ._roles import RoleThresholds
 from ._run_summary import analyse
 
@@ -116,7 +118,7 @@ class RunResult:
 
 
 def _load(
-    paths: Sequence[str | Path], cases: Mapping[str, CaseGold], config: RunConfig
+    paths: Sequence[str | Path], cases: Mapping[str, Case], config: RunConfig
 ) -> tuple[list[ItemPlan], dict[str, Any]]:
     report = ReadReport()
     traces: list[Trace] = list(read_traces([str(p) for p in paths], report=report))
@@ -151,16 +153,13 @@ def _load(
     return plans, info
 
 
-def _cases(cases_path: str | Path | None, pool_dataset: str | Path | None) -> dict[str, CaseGold]:
-    cases = read_case_file(cases_path) if cases_path is not None else {}
-    if pool_dataset is not None:
-        pools = read_pool_dataset(pool_dataset)
-        merged: dict[str, CaseGold] = {}
-        for case_id in set(cases) | set(pools):
-            base = cases.get(case_id, CaseGold(case_id, None))
-            candidates = base.candidates or pools.get(case_id, ())
-            merged[case_id] = CaseGold(case_id, base.reference, base.support_titles, candidates)
-        cases = merged
+def _cases(cases_path: str | Path | None, pool_dataset: str | Path | None) -> dict[str, Case]:
+    """Cases by id: gold from the case file; candidates from it, else from the pool dataset."""
+    cases = {c.case_id: c for c in read_cases(cases_path)} if cases_path is not None else {}
+    for pool in read_cases(pool_dataset) if pool_dataset is not None else ():
+        base = cases.get(pool.case_id, Case(pool.case_id))
+        if not base.passages:
+            cases[pool.case_id] = msgspec.structs.replace(base, passages=pool.passages)
     return cases
 
 
@@ -188,7 +187,7 @@ async def run_interventions_async(
     if not has_gold:
         for plan in plans:  # candidates only: no gold labels
             if plan.gold is not None:
-                plan.gold = CaseGold(plan.gold.case_id, None, (), plan.gold.candidates)
+                plan.gold = Case(plan.gold.case_id, passages=plan.gold.passages)
     out = Path(config.out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,7 @@ def _gold(plan: ItemPlan) -> Gold:
     g = plan.gold
     if g is None:
         return Gold(None, frozenset())
-    return Gold(g.reference, frozenset(g.support_titles))
+    return Gold(g.reference_answer, frozenset(g.support_titles))
 
 
 def counterfactual_outcome(plan: ItemPlan, result: UnitResult, shown: Sequence[str]) -> Outcome:
@@ -105,7 +105,7 @@ def _row(plan: ItemPlan, unit_desc: dict[str, Any], result: UnitResult | None,
         "used_ids": sorted(original.used_ids),
     }
     if plan.gold is not None:
-        row["reference_answer"] = plan.gold.reference
+        row["reference_answer"] = plan.gold.reference_answer
     if result is not None:
         row["counterfactual"] = {
             "trace_id": result.counterfactual_trace_id,
@@ -283,7 +283,7 @@ def _summary(
     stats: StatsSettings,
     thresholds: RoleThresholds,
 ) -> dict[str, Any]:
-    has_reference = any(p.gold is not None and p.gold.reference is not None for p in plans)
+    has_reference = any(p.gold is not None and p.gold.reference_answer is not None for p in plans)
     table, skipped_axes = _operators(comparisons, with_s, confidences, has_reference, stats)
     for op in table:
         table[op]["n_failed"] = failed.get(op, 0)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from groundtrace.analyzer.cases import Case
+from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.model import Trace
 
 from ._types import JudgeCase
 
-__all__ = ["Unjudgeable", "case_from_trace", "cases_from_traces"]
+__all__ = ["Unjudgeable", "case_from_trace", "cases_from_traces", "judge_case"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,3 +71,25 @@ def cases_from_traces(traces: Iterable[Trace]) -> tuple[list[JudgeCase], list[Un
         else:
             skipped.append(out)
     return cases, skipped
+
+
+def judge_case(case: Case, *, path: str | None = None, line: int | None = None) -> JudgeCase:
+    """What the judge sees of a case read from a file: question, evidence texts, answer.
+
+    Raises:
+        InputError: the case is not a judge item, or lacks its question or its answer.
+    """
+    missing = None
+    if case.response is None and not case.passages:
+        missing = "context"
+    elif case.question is None:
+        missing = "question"
+    elif case.response is None:
+        missing = "answer"
+    if missing is not None:
+        raise InputError(
+            f"case {case.case_id!r} has no {missing} to judge", path=path, line=line, field=missing
+        )
+    assert case.question is not None and case.response is not None
+    texts = tuple(p.text for p in case.passages)
+    return JudgeCase(case.case_id, case.question, texts, case.response)

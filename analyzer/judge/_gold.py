@@ -7,9 +7,10 @@ Two layouts are read:
   ``supported`` in the groundedness file) -- reported as a single-label set, without
   inter-annotator agreement.
 
-The judged item is either an ``item`` object or the row itself, with the question under
-``question``/``query``, the context under ``context``/``contexts``/``evidence`` (a string or a
-list of strings) and the answer under ``answer``/``response``. A label may be a bool, 0/1, a
+The judged item is either an ``item`` object or the row itself, read as a judge item by
+:func:`groundtrace.analyzer.cases.parse_case`: the question under ``question``/``query``, the
+context under ``context``/``contexts``/``evidence`` (a string or a list of strings) and the
+answer under ``answer``/``response``. A label may be a bool, 0/1, a
 ``pass``/``fail``-style word, or an object keyed by dimension (``{"adherence": 1, ...}``).
 Label 1 (pass) means the metric is satisfied (e.g. the answer is supported).
 """
@@ -23,9 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from groundtrace.analyzer.cases import parse_case, read_cases
 from groundtrace.collectors.errors import ConfigError, InputError
 from groundtrace.collectors.jsonl import read_jsonl
 
+from ._cases import judge_case
 from ._types import JudgeCase
 
 __all__ = ["GoldItem", "GoldSet", "RowFilter", "load_cases", "load_gold"]
@@ -34,9 +37,6 @@ _TRUE = frozenset({"1", "true", "yes", "pass", "supported", "grounded", "relevan
 _FALSE = frozenset(
     {"0", "false", "no", "fail", "unsupported", "hallucinated", "irrelevant", "incorrect"}
 )
-_QUESTION = ("question", "query")
-_CONTEXT = ("context", "contexts", "evidence")
-_ANSWER = ("answer", "response")
 _ID = ("id", "item_id", "case_id")
 
 
@@ -138,45 +138,11 @@ def _label(value: Any, dimension: str, *, path: str, line: int, name: str) -> bo
     raise InputError(f"label {value!r} is not binary", path=path, line=line, field=name)
 
 
-def _text(obj: dict[str, Any], keys: tuple[str, ...], *, path: str, line: int) -> str | None:
-    for key in keys:
-        if key in obj and obj[key] is not None:
-            value = obj[key]
-            if isinstance(value, str):
-                return value
-            raise InputError(
-                f"expected a string, got {type(value).__name__}", path=path, line=line, field=key
-            )
-    return None
-
-
 def _case(row: dict[str, Any], *, path: str, line: int) -> JudgeCase:
-    item = row.get("item") if isinstance(row.get("item"), dict) else row
-    assert isinstance(item, dict)
-    query = _text(item, _QUESTION, path=path, line=line)
-    answer = _text(item, _ANSWER, path=path, line=line)
-    if query is None or answer is None:
-        missing = "question" if query is None else "answer"
-        raise InputError(f"gold item has no {missing}", path=path, line=line, field=missing)
-    context: tuple[str, ...] | None = None
-    for key in _CONTEXT:
-        value = item.get(key)
-        if isinstance(value, str):
-            context = (value,)
-        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
-            context = tuple(value)
-        elif value is not None:
-            raise InputError(
-                "context must be a string or a list of strings", path=path, line=line, field=key
-            )
-        if context is not None:
-            break
-    if context is None:
-        raise InputError("gold item has no context", path=path, line=line, field="context")
-    case_id = next((str(item[k]) for k in _ID if item.get(k) is not None), None)
-    if case_id is None:
-        case_id = next((str(row[k]) for k in _ID if row.get(k) is not None), f"line-{line}")
-    return JudgeCase(case_id=case_id, query=query, context=context, answer=answer)
+    item = row["item"] if isinstance(row.get("item"), dict) else row
+    if item is not row and all(item.get(k) is None for k in _ID):
+        item = {**{k: row[k] for k in _ID if row.get(k) is not None}, **item}
+    return judge_case(parse_case(item, path=path, line=line), path=path, line=line)
 
 
 def load_gold(
@@ -263,9 +229,6 @@ def _sample(
 
 
 def load_cases(path: str | Path) -> list[JudgeCase]:
-    """Cases to judge from a JSONL file in the gold item layout (labels not needed)."""
+    """Cases to judge from a case file (judge items: labels not needed)."""
     source = str(path)
-    cases: list[JudgeCase] = []
-    for number, row in read_jsonl(path, what="cases"):
-        cases.append(_case(row, path=source, line=number))
-    return cases
+    return [judge_case(case, path=source) for case in read_cases(path)]

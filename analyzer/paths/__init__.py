@@ -8,19 +8,21 @@ with the evidence behind it; metrics carry seeded bootstrap intervals.
 
 Usage::
 
-    from groundtrace.analyzer.paths import load_tools_config, read_path_cases, validate_traces
+    from groundtrace.analyzer.cases import read_cases
+    from groundtrace.analyzer.paths import load_tools_config, validate_traces
     from groundtrace.collectors import read_traces
 
     report = validate_traces(
         read_traces(["runs/agent/traces"]),
-        list(read_path_cases("cases.jsonl")),
+        list(read_cases("cases.jsonl")),
         load_tools_config("tools.toml"),
     )
     print(report.metrics.path_pass_rate.value, report.metrics.masked_failures)
 
 The BFCL-style call checker works on its own::
 
-    from groundtrace.analyzer.paths import ExecutedCall, RequiredCall, check_calls
+    from groundtrace.analyzer.cases import RequiredCall
+    from groundtrace.analyzer.paths import ExecutedCall, check_calls
 
     required = [RequiredCall("get_weather", {"city": ["Paris"], "unit": ["C", ""]})]
     check_calls(required, [ExecutedCall("get_weather", {"city": "paris"})], strict=True).ok
@@ -28,7 +30,7 @@ The BFCL-style call checker works on its own::
 
 from __future__ import annotations
 
-from ._bfcl import BfclItem, check_item, concrete_calls, read_bfcl
+from ._bfcl import check_item, concrete_calls
 from ._calls import (
     CallMatch,
     ExecutedCall,
@@ -37,20 +39,18 @@ from ._calls import (
     standardise_string,
     value_matches,
 )
-from ._cases import PathCase, parse_case, read_path_cases
 from ._metrics import MetricValue, PathMetrics, compute_metrics
 from ._quotes import DEFAULT_QUOTE_THRESHOLD, QuoteMatch, best_quote_match, normalise_snippet
 from ._report import write_report
 from ._run import PathReport, validate_traces
 from ._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
-from ._tools_config import ToolsConfig, load_tools_config, normalise_resource
+from ._tools_config import ToolsConfig, load_tools_config
 from ._types import (
     STATUS_PRECEDENCE,
     CallError,
     CallErrorCode,
     CaseVerdict,
     PathStatus,
-    RequiredCall,
 )
 from ._validate import CITATION_STATUSES, COMMAND_STATUSES, validate_case
 
@@ -60,19 +60,16 @@ __all__ = [
     "COMMAND_STATUSES",
     "DEFAULT_QUOTE_THRESHOLD",
     "STATUS_PRECEDENCE",
-    "BfclItem",
     "CallError",
     "CallErrorCode",
     "CallMatch",
     "CaseVerdict",
     "ExecutedCall",
     "MetricValue",
-    "PathCase",
     "PathMetrics",
     "PathReport",
     "PathStatus",
     "QuoteMatch",
-    "RequiredCall",
     "ToolsConfig",
     "best_quote_match",
     "check_calls",
@@ -81,11 +78,7 @@ __all__ = [
     "concrete_calls",
     "diagnose_call",
     "load_tools_config",
-    "normalise_resource",
     "normalise_snippet",
-    "parse_case",
-    "read_bfcl",
-    "read_path_cases",
     "standardise_string",
     "tau_bench_cases",
     "validate_case",

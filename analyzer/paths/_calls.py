@@ -27,7 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ._types import CallError, CallErrorCode, RequiredCall
+from groundtrace.analyzer.cases import RequiredCall
+
+from ._types import CallError, CallErrorCode
 
 __all__ = [
     "CallMatch",

@@ -6,10 +6,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import Trace
 
-from ._cases import PathCase
 from ._metrics import PathMetrics, compute_metrics
 from ._quotes import DEFAULT_QUOTE_THRESHOLD
 from ._tools_config import ToolsConfig
@@ -56,7 +56,7 @@ class PathReport:
 
 def validate_traces(
     traces: Iterable[Trace],
-    cases: Sequence[PathCase],
+    cases: Sequence[Case],
     tools: ToolsConfig | None = None,
     *,
     settings: StatsSettings | None = None,

@@ -18,24 +18,16 @@ from __future__ import annotations
 
 import json
 import os
-import posixpath
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from groundtrace.analyzer.cases import normalise_resource
 from groundtrace.collectors.errors import ConfigError
 
-__all__ = ["ToolsConfig", "load_tools_config", "normalise_resource"]
-
-
-def normalise_resource(value: str) -> str:
-    """Normalise a path-like resource id (``a/./b.md`` -> ``a/b.md``); ids stay as they are."""
-    text = value.strip()
-    if "/" in text or "\\" in text:
-        return posixpath.normpath(text.replace("\\", "/"))
-    return text
+__all__ = ["ToolsConfig", "load_tools_config"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,6 @@ __all__ = [
     "CallErrorCode",
     "CaseVerdict",
     "PathStatus",
-    "RequiredCall",
 ]
 
 
@@ -75,24 +74,6 @@ class CallErrorCode(StrEnum):
     WRONG_ORDER = "wrong_order"
     #: a command outside the case's allowed commands ran
     DISALLOWED_COMMAND = "disallowed_command"
-
-
-@dataclass(frozen=True, slots=True)
-class RequiredCall:
-    """A required tool call with argument constraints.
-
-    Attributes:
-        name: the tool/function name.
-        arguments: argument name -> list of acceptable values; ``""`` among them marks the
-            argument optional. Dict values are nested constraints (key -> acceptable list).
-    """
-
-    name: str
-    arguments: dict[str, list[Any]] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {"name": self.name, "arguments": self.arguments}
 
 
 @dataclass(frozen=True, slots=True)

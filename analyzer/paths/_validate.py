@@ -35,13 +35,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from groundtrace.analyzer.cases import Case, normalise_resource
 from groundtrace.analyzer.metrics import normalise_answer, score_answer
 from groundtrace.collectors.model import ToolCall, Trace
 
 from ._calls import ExecutedCall, check_calls, diagnose_call
-from ._cases import PathCase
 from ._quotes import DEFAULT_QUOTE_THRESHOLD, best_quote_match
-from ._tools_config import ToolsConfig, normalise_resource
+from ._tools_config import ToolsConfig
 from ._types import (
     STATUS_PRECEDENCE,
     CallError,
@@ -90,7 +90,7 @@ def _issue(status: PathStatus, message: str, **evidence: Any) -> dict[str, Any]:
     return {"status": status.value, "message": message, **evidence}
 
 
-def _text_channel(case: PathCase, trace: Trace) -> tuple[bool | None, float | None, bool | None]:
+def _text_channel(case: Case, trace: Trace) -> tuple[bool | None, float | None, bool | None]:
     if case.reference_answer is None:
         return None, None, None
     if trace.answer is None:
@@ -104,7 +104,7 @@ def _unique(values: Iterable[str]) -> tuple[str, ...]:
 
 
 def validate_case(
-    case: PathCase,
+    case: Case,
     trace: Trace,
     tools: ToolsConfig | None = None,
     *,

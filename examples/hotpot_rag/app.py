@@ -33,11 +33,10 @@ from typing import Any, Final
 
 from rank_bm25 import BM25Okapi
 
+from groundtrace.analyzer.cases import Case, Passage
 from groundtrace.sdk import answer as answer_step
 from groundtrace.sdk import request, retrieve, select
 from groundtrace.sdk.rendering import build_prompt, parse_answer
-
-from .cases import Case, Chunk
 
 __all__ = [
     "APP_NAME",
@@ -88,7 +87,7 @@ def _tokens(text: str) -> list[str]:
 
 
 @retrieve(retriever="bm25", mode="full_text")
-def retrieve_chunks(question: str, chunks: Sequence[Chunk], top_k: int) -> list[dict[str, Any]]:
+def retrieve_chunks(question: str, chunks: Sequence[Passage], top_k: int) -> list[dict[str, Any]]:
     """BM25 top-k over the case's paragraphs (title + text), ranked by score."""
     if not chunks:
         return []
@@ -207,7 +206,7 @@ class CaseResult:
 def _run(
     question: str, case_id: str, case: Case, top_k: int, model: str, base_url: str
 ) -> CaseResult:
-    evidence = retrieve_chunks(question, case.chunks, top_k)
+    evidence = retrieve_chunks(question, case.passages, top_k)
     context = [e for e in evidence if e["score"] > 0] or evidence
     result = answer(question, context, model=model, base_url=base_url)
     used = select_used(context, result["used_chunks"])
@@ -238,7 +237,7 @@ def run_case(case: Case, *, model: str, base_url: str, top_k: int = DEFAULT_TOP_
         top_k: BM25 depth; also part of the app version label.
     """
     return _request_step(app_version(top_k))(
-        question=case.question,
+        question=case.question or "",
         case_id=case.case_id,
         case=case,
         top_k=top_k,

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import app
 from groundtrace.analyzer.cli._registry import register_all
 from groundtrace.analyzer.paths import (
     PathReport,
     load_tools_config,
-    read_path_cases,
     validate_traces,
 )
 from groundtrace.collectors import ReadReport, read_traces
@@ -52,7 +52,7 @@ def report(run_dir: Path) -> PathReport:
     read = ReadReport()
     traces = list(read_traces([run_dir / "traces"], report=read))
     assert read.errors == []
-    return validate_traces(traces, list(read_path_cases(CASES)), load_tools_config(TOOLS))
+    return validate_traces(traces, list(read_cases(CASES)), load_tools_config(TOOLS))
 
 
 def test_masked_failures_are_exactly_the_lucky_faults(report: PathReport) -> None:

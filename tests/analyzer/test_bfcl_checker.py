@@ -8,42 +8,49 @@ from pathlib import Path
 
 import pytest
 
+from groundtrace.analyzer.cases import Case, RequiredCall, read_cases
 from groundtrace.analyzer.paths import (
-    BfclItem,
     CallErrorCode,
     ExecutedCall,
-    RequiredCall,
     check_calls,
     check_item,
     concrete_calls,
-    read_bfcl,
 )
+
+
+def schemas(item: Case) -> dict[str, dict]:
+    return {tool.name: dict(tool.parameters) for tool in item.tools}
+
+
+def category(item: Case) -> str:
+    return item.case_id.rsplit("_", 1)[0]
+
 
 CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
 
 
 @pytest.fixture(scope="module")
-def items(shared_data: Path) -> list[BfclItem]:
+def items(shared_data: Path) -> list[Case]:
     folder = shared_data / "agent_tools" / "bfcl_v4"
-    return [it for c in CATEGORIES for it in read_bfcl(folder / f"BFCL_v4_{c}.jsonl")]
+    return [it for c in CATEGORIES for it in read_cases(folder / f"BFCL_v4_{c}.jsonl")]
 
 
-def test_ground_truth_scores_all_correct(items: list[BfclItem]) -> None:
-    assert Counter(it.category for it in items) == {
+def test_ground_truth_scores_all_correct(items: list[Case]) -> None:
+    assert Counter(category(it) for it in items) == {
         "simple_python": 400,
         "multiple": 200,
         "parallel": 200,
         "parallel_multiple": 200,
     }
-    wrong = {it.id: check_item(it, concrete_calls(it)).errors for it in items}
+    wrong = {it.case_id: check_item(it, concrete_calls(it)).errors for it in items}
     assert {k: v for k, v in wrong.items() if v} == {}
 
 
-def test_dropped_call(items: list[BfclItem]) -> None:
+def test_dropped_call(items: list[Case]) -> None:
     for it in items:
         calls = concrete_calls(it)
         codes = [e.code for e in check_item(it, calls[:-1]).errors]
-        assert codes == [CallErrorCode.MISSING_CALL], it.id
+        assert codes == [CallErrorCode.MISSING_CALL], it.case_id
 
 
 def _first_scalar_arg(call: ExecutedCall, kinds: tuple[type, ...]) -> str | None:
@@ -53,7 +60,7 @@ def _first_scalar_arg(call: ExecutedCall, kinds: tuple[type, ...]) -> str | None
     )
 
 
-def test_wrong_value(items: list[BfclItem]) -> None:
+def test_wrong_value(items: list[Case]) -> None:
     tested = 0
     for it in items:
         calls = concrete_calls(it)
@@ -64,13 +71,13 @@ def test_wrong_value(items: list[BfclItem]) -> None:
         args[arg] = "zz-not-an-acceptable-value-zz"
         mutated = [ExecutedCall(calls[0].name, args), *calls[1:]]
         errors = check_item(it, mutated).errors
-        assert [e.code for e in errors] == [CallErrorCode.WRONG_VALUE], it.id
+        assert [e.code for e in errors] == [CallErrorCode.WRONG_VALUE], it.case_id
         assert errors[0].argument == arg
         tested += 1
     assert tested > 600
 
 
-def test_wrong_type(items: list[BfclItem]) -> None:
+def test_wrong_type(items: list[Case]) -> None:
     tested = 0
     for it in items:
         calls = concrete_calls(it)
@@ -81,43 +88,43 @@ def test_wrong_type(items: list[BfclItem]) -> None:
         args[arg] = str(args[arg]) + "x"
         mutated = [ExecutedCall(calls[0].name, args), *calls[1:]]
         codes = [e.code for e in check_item(it, mutated).errors]
-        assert codes == [CallErrorCode.WRONG_TYPE], it.id
+        assert codes == [CallErrorCode.WRONG_TYPE], it.case_id
         tested += 1
     assert tested > 300
 
 
-def test_extra_argument(items: list[BfclItem]) -> None:
+def test_extra_argument(items: list[Case]) -> None:
     for it in items:
         calls = concrete_calls(it)
         args = {**calls[0].arguments, "zz_extra_argument": 1}
         mutated = [ExecutedCall(calls[0].name, args), *calls[1:]]
         errors = check_item(it, mutated).errors
-        assert [e.code for e in errors] == [CallErrorCode.UNEXPECTED_ARGUMENT], it.id
+        assert [e.code for e in errors] == [CallErrorCode.UNEXPECTED_ARGUMENT], it.case_id
         assert errors[0].argument == "zz_extra_argument"
 
 
-def test_swapped_function(items: list[BfclItem]) -> None:
+def test_swapped_function(items: list[Case]) -> None:
     tested = 0
     for it in items:
         calls = concrete_calls(it)
-        names = {c.name for c in it.ground_truth}
+        names = {c.name for c in it.required_calls}
         # a declared function the item does not call, else an undeclared one
-        other = next((n for n in it.schemas if n not in names), "zz_undeclared_function")
+        other = next((n for n in schemas(it) if n not in names), "zz_undeclared_function")
         mutated = [ExecutedCall(other, calls[0].arguments), *calls[1:]]
         codes = [e.code for e in check_item(it, mutated).errors]
-        assert codes == [CallErrorCode.WRONG_FUNCTION], it.id
+        assert codes == [CallErrorCode.WRONG_FUNCTION], it.case_id
         tested += 1
     assert tested == len(items)
 
 
-def test_parallel_order_is_free_but_can_be_required(items: list[BfclItem]) -> None:
-    parallel = [it for it in items if it.category == "parallel" and len(it.ground_truth) > 1]
+def test_parallel_order_is_free_but_can_be_required(items: list[Case]) -> None:
+    parallel = [it for it in items if category(it) == "parallel" and len(it.required_calls) > 1]
     for it in parallel:
         calls = concrete_calls(it)
-        assert check_item(it, calls[::-1]).ok, it.id
+        assert check_item(it, calls[::-1]).ok, it.case_id
     it = next(p for p in parallel if len({str(c.arguments) for c in concrete_calls(p)}) > 1)
     calls = concrete_calls(it)
-    ordered = check_calls(it.ground_truth, calls[::-1], ordered=True, schemas=it.schemas)
+    ordered = check_calls(it.required_calls, calls[::-1], ordered=True, schemas=schemas(it))
     assert CallErrorCode.WRONG_ORDER in [e.code for e in ordered.errors]
 
 

@@ -11,7 +11,7 @@ from groundtrace.analyzer._demo_backend import import_example_app
 from groundtrace.collectors.errors import InputError
 
 import_example_app()
-from examples.hotpot_rag.cases import DEFAULT_DATASET, load_cases  # noqa: E402
+from examples.hotpot_rag.cases import DEFAULT_DATASET, case_record, load_cases  # noqa: E402
 
 ITEM = {
     "_id": "q1",
@@ -28,8 +28,8 @@ def test_shipped_sample_has_200_questions_with_stable_chunk_ids() -> None:
     cases = load_cases(DEFAULT_DATASET)
     assert len(cases) == 200
     first = cases[0]
-    assert [c.id for c in first.chunks][:2] == [f"{first.case_id}:0", f"{first.case_id}:1"]
-    assert len(first.gold_support_titles) == 2
+    assert [c.id for c in first.passages][:2] == [f"{first.case_id}:0", f"{first.case_id}:1"]
+    assert len(first.support_titles) == 2
 
 
 def test_json_array_and_jsonl_give_the_same_case(tmp_path: Path) -> None:
@@ -41,12 +41,12 @@ def test_json_array_and_jsonl_give_the_same_case(tmp_path: Path) -> None:
     (b,) = load_cases(lines)
     assert a == b
     assert a.question == "Who?"
-    assert a.gold_support_titles == ("B", "A")
-    assert [(c.id, c.title, c.text) for c in a.chunks] == [
+    assert a.support_titles == ("B", "A")
+    assert [(c.id, c.title, c.text) for c in a.passages] == [
         ("q1:0", "A", "a0. a1."),
         ("q1:1", "B", "b0."),
     ]
-    assert a.to_record()["reference_answer"] == "Ann"
+    assert case_record(a)["reference_answer"] == "Ann"
 
 
 def test_bad_line_is_reported_with_file_and_line(tmp_path: Path) -> None:

@@ -9,13 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from groundtrace.analyzer.cases import Case, ExpectedSource, read_cases
 from groundtrace.analyzer.gate import (
-    Case,
     CaseOutcome,
     CheckResult,
     CheckStatus,
     Decision,
-    ExpectedSource,
     RetrievedItem,
     Rule,
     SynonymMatcher,
@@ -23,7 +22,6 @@ from groundtrace.analyzer.gate import (
     decide_run,
     deterministic_checks,
     fold,
-    read_cases,
     run_guardrails,
 )
 from groundtrace.collectors.errors import InputError
@@ -68,7 +66,7 @@ def test_clean_case_promotes() -> None:
     case = Case(
         "c1",
         expected_terms=("30 days",),
-        required_context=("d1",),
+        support_titles=("d1",),
         expected_sources=(ExpectedSource("policy.md", "v3"),),
         forbidden_phrases=("lifetime warranty",),
     )
@@ -79,7 +77,7 @@ def test_clean_case_promotes() -> None:
 @pytest.mark.parametrize(
     ("case", "outcome", "name"),
     [
-        (Case("c", required_context=("d9",)), CaseOutcome("c", "ok", DOCS), "required_context"),
+        (Case("c", support_titles=("d9",)), CaseOutcome("c", "ok", DOCS), "required_context"),
         (
             Case("c", expected_sources=(ExpectedSource("policy.md", "v4"),)),
             CaseOutcome("c", "ok", DOCS),
@@ -144,7 +142,7 @@ def test_rule_timeout_is_visible_never_a_pass() -> None:
 
 
 def test_missing_evidence_never_promotes() -> None:
-    case = Case("c", required_context=("d1",))
+    case = Case("c", support_titles=("d1",))
     no_retrieval = CaseOutcome("c", "Refunds within 30 days.", retrieved=None)
     assert _decision(case, no_retrieval) is Decision.MANUAL_REVIEW
     nothing = CaseOutcome("c", answer=None, retrieved=None)

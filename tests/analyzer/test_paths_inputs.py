@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import app
 from groundtrace.analyzer.cli._registry import register_all
 from groundtrace.analyzer.paths import (
@@ -16,7 +17,6 @@ from groundtrace.analyzer.paths import (
     best_quote_match,
     compute_metrics,
     load_tools_config,
-    read_path_cases,
 )
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.errors import ConfigError, InputError
@@ -33,7 +33,7 @@ def write(path: Path, *rows: object) -> Path:
         ({"question": "q"}, "id"),
         ({"id": "a", "require_path": "yes"}, "require_path"),
         ({"id": "a", "required_reads": "docs/a.md"}, "required_reads"),
-        ({"id": "a", "required_calls": [{"arguments": {}}]}, "required_calls[0]"),
+        ({"id": "a", "required_calls": [{"arguments": {}}]}, "required_calls[0].name"),
         ({"id": "a", "required_calls": [{"name": "f", "arguments": {"x": 1}}]},
          "required_calls[0].arguments.x"),
         ({"id": "a", "requried_reads": []}, "requried_reads"),
@@ -42,7 +42,7 @@ def write(path: Path, *rows: object) -> Path:
 def test_bad_case_file_names_file_line_field(tmp_path: Path, row: object, field: str) -> None:
     path = write(tmp_path / "cases.jsonl", {"id": "ok"}, row)
     with pytest.raises(InputError) as info:
-        list(read_path_cases(path))
+        list(read_cases(path))
     assert info.value.path == str(path)
     assert info.value.line == 2
     assert info.value.field == field
@@ -51,15 +51,15 @@ def test_bad_case_file_names_file_line_field(tmp_path: Path, row: object, field:
 
 def test_duplicate_ids_and_bad_json(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="duplicate case id 'a'"):
-        list(read_path_cases(write(tmp_path / "d.jsonl", {"id": "a"}, {"id": "a"})))
+        list(read_cases(write(tmp_path / "d.jsonl", {"id": "a"}, {"id": "a"})))
     with pytest.raises(InputError, match="invalid JSON") as info:
-        list(read_path_cases(write(tmp_path / "j.jsonl", {"id": "a"}, "{nope")))
+        list(read_cases(write(tmp_path / "j.jsonl", {"id": "a"}, "{nope")))
     assert info.value.line == 2
 
 
 def test_case_defaults_and_path_normalisation(tmp_path: Path) -> None:
     path = write(tmp_path / "c.jsonl", "# comment", {"id": 7, "required_reads": ["./docs//a.md"]})
-    (case,) = read_path_cases(path)
+    (case,) = read_cases(path)
     assert case.case_id == "7" and case.require_path is True
     assert case.required_reads == ("docs/a.md",)
 
@@ -134,5 +134,5 @@ def test_cli_bad_case_file_exits_2_without_traceback(tmp_path: Path) -> None:
     assert result.exit_code == 2
     # the message names file and line (the shared error printer renders the "[field]" part
     # as rich markup, so the field name itself is not asserted here)
-    assert "c.jsonl:1" in result.output and "must be true or false" in result.output
+    assert "c.jsonl:1" in result.output and "Expected `bool`, got `int`" in result.output
     assert "Traceback" not in result.output

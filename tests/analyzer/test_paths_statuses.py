@@ -6,13 +6,11 @@ from typing import Any
 
 import pytest
 
+from groundtrace.analyzer.cases import Case, RequiredCall, parse_case
 from groundtrace.analyzer.paths import (
     CaseVerdict,
-    PathCase,
     PathStatus,
-    RequiredCall,
     ToolsConfig,
-    parse_case,
     validate_case,
 )
 from groundtrace.collectors.model import LLMCall, Message, Request, ToolCall, Trace
@@ -55,11 +53,11 @@ def trace(
     )
 
 
-def case(**fields: Any) -> PathCase:
+def case(**fields: Any) -> Case:
     return parse_case({"id": "c1", "reference_answer": "1.5 litres", **fields})
 
 
-def check(c: PathCase, t: Trace) -> CaseVerdict:
+def check(c: Case, t: Trace) -> CaseVerdict:
     return validate_case(c, t, TOOLS)
 
 

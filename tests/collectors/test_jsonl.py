@@ -21,7 +21,8 @@ def test_rows_keep_their_line_numbers(tmp_path: Path) -> None:
     [
         ('{"a": 1}\n{"a": \n', r"a\.jsonl:2: invalid JSON"),
         ('{"a": 1}\n[1, 2]\n', r"a\.jsonl:2: expected a JSON object"),
-        ('[{"a": 1}, 3]', r"a\.jsonl: item 2 is not a JSON object"),
+        ('[{"a": 1},\n 3]', r"a\.jsonl:2: item 2 is not a JSON object"),
+        ('[{"a": 1},\n {"a": 2}\n] 3', r"a\.jsonl:3: invalid JSON: extra data"),
     ],
 )
 def test_bad_lines_are_named(tmp_path: Path, text: str, message: str) -> None:
@@ -37,8 +38,8 @@ def test_bad_lines_are_named(tmp_path: Path, text: str, message: str) -> None:
 
 def test_array_files_only_when_allowed(tmp_path: Path) -> None:
     path = tmp_path / "d.json"
-    path.write_text('[{"a": 1},\n {"a": 2}]')
-    assert [n for n, _ in read_jsonl(path, allow_array=True)] == [1, 2]
+    path.write_text('[{"a": 1},\n\n {"a": 2}]')
+    assert [n for n, _ in read_jsonl(path, allow_array=True)] == [1, 3]  # the line it starts on
     with pytest.raises(InputError, match="invalid JSON"):
         list(read_jsonl(path))
 

@@ -1,0 +1,53 @@
+"""Cases: one model and one reader for every analysis (gate, judge, paths, interventions).
+
+A case file is JSON lines (or one JSON array) of rows in the case model's own layout, the
+fields of :class:`Case` (with the aliases ``id``, ``answer``, ``gold_support_titles``,
+``required_context``, ``distractors`` and ``candidates``), or in a dataset's layout, told
+apart row by row:
+
+* HotpotQA: ``_id, question, answer, supporting_facts, context``;
+* 2WikiMultihopQA: the same plus ``evidences``;
+* tau-bench results: ``task_id, trial, info.task.actions`` (case id ``<task_id>:<trial>``);
+* tau2-bench tasks: ``id, evaluation_criteria.actions``;
+* BFCL: ``id, question, function``, with the ground truth of ``possible_answer/``;
+* judge items: ``question`` (or ``query``), ``context`` (or ``contexts``, ``evidence``: a
+  string or a list of strings) and the ``answer`` (or ``response``) to judge.
+
+Every error names the file, the line and the field.
+
+Usage::
+
+    from groundtrace.analyzer.cases import read_cases
+
+    for case in read_cases("cases.jsonl"):
+        print(case.case_id, case.reference_answer, case.support_titles)
+"""
+
+from __future__ import annotations
+
+from ._layouts import LAYOUTS
+from ._model import (
+    STRATA,
+    Case,
+    ExpectedSource,
+    Passage,
+    RequiredCall,
+    SupportingFact,
+    ToolSpec,
+    normalise_resource,
+)
+from ._read import parse_case, read_cases
+
+__all__ = [
+    "LAYOUTS",
+    "STRATA",
+    "Case",
+    "ExpectedSource",
+    "Passage",
+    "RequiredCall",
+    "SupportingFact",
+    "ToolSpec",
+    "normalise_resource",
+    "parse_case",
+    "read_cases",
+]
