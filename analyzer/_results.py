@@ -98,8 +98,17 @@ def decode(data: bytes | str, kind: type[R], *, source: str = "<result>") -> R:
 
 
 def write(path: str | Path, record: Result) -> None:
-    """Write ``record`` to ``path`` as indented JSON (UTF-8)."""
-    Path(path).write_bytes(encode(record, indent=2))
+    """Write ``record`` to ``path`` as indented JSON (UTF-8; the folder is created).
+
+    Raises:
+        InputError: the file cannot be written.
+    """
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(encode(record, indent=2) + b"\n")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", path=str(path)) from None
 
 
 def read(path: str | Path, kind: type[R]) -> R:

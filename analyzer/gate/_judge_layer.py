@@ -12,11 +12,16 @@ the decision from the recorded scores without calling a judge again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import msgspec
 
-from groundtrace.analyzer.judge import Judge, JudgeCase, Metric, check_record
+from groundtrace.analyzer.judge import (
+    Judge,
+    JudgeCase,
+    Metric,
+    ValidationRecord,
+    check_record,
+)
 
 from ._cases import Case, CaseOutcome, CheckResult, CheckStatus
 
@@ -83,7 +88,7 @@ class JudgeSnapshot(msgspec.Struct, frozen=True):
 
 
 def eligibility(
-    records: Sequence[Mapping[str, Any]], judge: Judge, threshold: float
+    records: Sequence[ValidationRecord], judge: Judge, threshold: float
 ) -> dict[str, tuple[bool, str]]:
     """Check each validation record against the judge's current fingerprint."""
     fingerprint = judge.fingerprint(threshold)
