@@ -74,7 +74,7 @@ class VerdictError(msgspec.Struct, frozen=True):
 class JudgeVerdict(msgspec.Struct, frozen=True, omit_defaults=True):
     """The judge's verdict on one case as the gate stores it (``missing``: not judged, why)."""
 
-    scores: dict[str, float] = {}
+    scores: dict[str, float] = msgspec.field(default_factory=dict)
     errors: tuple[VerdictError, ...] = ()
     missing: str | None = None
 

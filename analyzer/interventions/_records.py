@@ -100,13 +100,13 @@ class RoleVerdict(msgspec.Struct, frozen=True):
     rule: str
 
 
-class RolesResult(msgspec.Struct, frozen=True, omit_defaults=True):
+class RolesResult(msgspec.Struct, frozen=True):
     """Evidence roles: per-item counts and the aggregate verdicts (empty with no items)."""
 
     items: int
-    counts: dict[str, int] = {}
-    not_evaluable: dict[str, int] = {}
-    aggregate: dict[str, RoleVerdict] = {}
+    counts: dict[str, int] = msgspec.field(default_factory=dict)
+    not_evaluable: dict[str, int] = msgspec.field(default_factory=dict)
+    aggregate: dict[str, RoleVerdict] = msgspec.field(default_factory=dict)
 
 
 class ShapleyItem(msgspec.Struct, frozen=True):
@@ -165,7 +165,7 @@ class InputCounts(msgspec.Struct, frozen=True):
     read_errors: tuple[str, ...]
     traces_not_usable: dict[str, str]
     traces_without_case: int
-    not_replayable: dict[str, str] = {}
+    not_replayable: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class ReplaySettings(msgspec.Struct, frozen=True):
