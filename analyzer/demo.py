@@ -21,15 +21,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 
+from groundtrace.analyzer._results import to_builtins
 from groundtrace.collectors.errors import ConfigError, GroundtraceError, InputError
 
 from ._demo_backend import Backend, import_example_app, open_backend
 from ._demo_summary import TraceSummary, summarise_traces
 from .backends import BackendUnavailableError
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.interventions import InterventionSummary
 
 __all__ = ["DemoConfig", "DemoError", "DemoResult", "run_demo"]
 
@@ -93,7 +97,7 @@ class DemoResult:
     seconds_per_question: float
     summary: TraceSummary
     export_stats: dict[str, int] = field(default_factory=dict)
-    interventions: dict[str, Any] | None = None
+    interventions: InterventionSummary | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no per-case rows)."""
@@ -111,7 +115,7 @@ class DemoResult:
             "seconds_per_question": round(self.seconds_per_question, 4),
             "export_stats": self.export_stats,
             **self.summary.as_dict(),
-            **({"interventions": self.interventions} if self.interventions is not None else {}),
+            **({"interventions": to_builtins(self.interventions)} if self.interventions else {}),
         }  # fmt: skip
 
 

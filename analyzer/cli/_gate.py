@@ -11,6 +11,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from groundtrace.analyzer._results import encode, to_builtins
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.gate import (
     BUILTIN_PROFILES,
@@ -24,6 +25,7 @@ from groundtrace.analyzer.gate._curate import curate, scan_case_file
 from groundtrace.analyzer.gate._judge_layer import (
     JUDGE_MODES,
     JudgeLayer,
+    JudgeSnapshot,
     eligibility,
     judge_verdicts,
 )
@@ -69,7 +71,7 @@ def simulate_command(
             progress=lambda: progress.advance(task),
         )
     if as_json:
-        typer.echo(json.dumps({"cells": [c.to_dict() for c in cells]}))
+        typer.echo(json.dumps({"cells": to_builtins(cells)}))
         return
     table = Table(title=f"Gate operating characteristics ({reps} reps/cell, seed {seed})")
     for col in (
@@ -143,12 +145,13 @@ def run_command(
     judge_data = None
     if judge is not None:
         judge_data = _judge_data(judge, judge_record or [], loaded, case_list, outcomes)
-    report = evaluate(
+    run = evaluate(
         case_list, outcomes["baseline"], outcomes["candidate"], loaded, notes, judge_data
     )
-    path = write_report(report, out, junit)
+    report = run.report
+    path = write_report(run, out, junit)
     if as_json:
-        typer.echo(json.dumps(report.to_dict()))
+        typer.echo(encode(report).decode())
     else:
         console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
         console.print(f"report: {path}  (exit code {report.exit_code})")
@@ -161,7 +164,7 @@ def _judge_data(
     profile: Profile,
     cases: list[Case],
     outcomes: dict[str, dict[str, CaseOutcome]],
-) -> dict[str, object]:
+) -> JudgeSnapshot:
     if name != "lexical":
         raise InputError(f"unknown judge {name!r} (the gate runs the offline 'lexical' judge)")
     judge = LexicalJudge()
@@ -177,11 +180,11 @@ def _judge_data(
         eligible=eligibility([load_record(r) for r in records], judge, threshold),
         judge=judge.name,
     )
-    return {
-        "layer": layer.to_dict(),
-        "baseline": judge_verdicts(judge, cases, outcomes["baseline"]),
-        "candidate": judge_verdicts(judge, cases, outcomes["candidate"]),
-    }
+    return JudgeSnapshot(
+        layer,
+        judge_verdicts(judge, cases, outcomes["baseline"]),
+        judge_verdicts(judge, cases, outcomes["candidate"]),
+    )
 
 
 @gate_app.command("verify")
@@ -211,7 +214,7 @@ def curate_command(
     )
     summary = {
         "cases": len(drafted),
-        "findings": [f.to_dict() for f in findings],
+        "findings": to_builtins(findings),
         "read_errors": [str(e) for e in read.errors],
     }
     (out.parent / (out.stem + ".curation.json")).write_text(

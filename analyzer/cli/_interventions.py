@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from groundtrace.analyzer._results import encode, to_builtins
 from groundtrace.analyzer.interventions import (
     PlanSettings,
     RunConfig,
@@ -106,7 +106,7 @@ def register(app: typer.Typer) -> None:
         )  # fmt: skip
         if as_json:
             result = run_interventions(traces, config, cases_path=cases, pool_dataset=pool_dataset)
-            typer.echo(json.dumps(result.summary, default=str))
+            typer.echo(encode(result.summary).decode())
             return
         with Progress(
             TextColumn("[bold]replaying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -119,6 +119,6 @@ def register(app: typer.Typer) -> None:
             )  # fmt: skip
         s = result.summary
         console.print(operator_table_md(s))
-        console.print(f"calls: {s['calls']}")
-        console.print(f"failed units: {s['failed_units'] or 'none'}")
+        console.print(f"calls: {to_builtins(s.calls)}")
+        console.print(f"failed units: {s.failed_units or 'none'}")
         console.print(f"reports: {out / 'summary.md'}  {out / 'report.html'}")

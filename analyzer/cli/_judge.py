@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shlex
 import sys
@@ -11,8 +10,10 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Final, TypeVar
 
+import msgspec
 import typer
 
+from groundtrace.analyzer._results import encode, write
 from groundtrace.analyzer.judge import (
     AcceptanceProfile,
     Judge,
@@ -21,6 +22,7 @@ from groundtrace.analyzer.judge import (
     LexicalJudge,
     LLMJudge,
     Metric,
+    NotJudgeable,
     RowFilter,
     build_record,
     check_record,
@@ -33,7 +35,6 @@ from groundtrace.analyzer.judge import (
     summarize_results,
 )
 from groundtrace.analyzer.judge._cases import cases_from_traces
-from groundtrace.analyzer.judge._report import write_json
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from groundtrace.collectors.errors import ConfigError, InputError
 
@@ -122,7 +123,7 @@ def _write_judgments(path: Path, results: Sequence[JudgeResult]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", encoding="utf-8") as handle:
             for result in results:
-                handle.write(json.dumps(result.as_dict(), ensure_ascii=False) + "\n")
+                handle.write(encode(result).decode() + "\n")
     except OSError as exc:
         raise InputError(f"cannot write: {exc}", path=str(path)) from exc
 
@@ -215,15 +216,15 @@ def validate_command(
         decision_min=profile.decision_min,
         minority_min=profile.minority_min,
     )
-    if client is not None:
-        validation["client"] = client.stats.as_dict()
     fingerprint = dict(the_judge.fingerprint(working))
     record = build_record(validation, fingerprint, profile)
-    validation["mode"] = record["mode"]
-    validation["fingerprint"] = fingerprint
+    validation = msgspec.structs.replace(
+        validation, mode=record.mode, fingerprint=fingerprint,
+        client=None if client is None else client.stats.as_dict(),
+    )  # fmt: skip
     command = shlex.join(["groundtrace", *sys.argv[1:]])
-    write_json(out / "validation.json", validation)
-    write_json(out / f"validation_record_{metric.value}.json", record)
+    write(out / "validation.json", validation)
+    write(out / f"validation_record_{metric.value}.json", record)
     _write_judgments(out / "judgments.jsonl", results)
     markdown = render_validation_markdown(validation, record, command=command)
     try:
@@ -231,7 +232,7 @@ def validate_command(
     except OSError as exc:
         raise InputError(f"cannot write: {exc}", path=str(out / "report.md")) from exc
     if as_json:
-        typer.echo(json.dumps(validation, ensure_ascii=False))
+        typer.echo(encode(validation).decode())
     else:
         typer.echo(markdown, nl=False)
 
@@ -261,7 +262,7 @@ def check_command(
         fingerprint = LLMJudge(client, model, seed=judge_seed).fingerprint(threshold)
     result = check_record(record, fingerprint)
     if as_json:
-        typer.echo(json.dumps(result.as_dict()))
+        typer.echo(encode(result).decode())
     else:
         status = "valid" if result.valid else "INVALID"
         console.print(
@@ -303,13 +304,13 @@ def run_command(
     if not traces and cases_file is None:
         raise ConfigError("give trace paths and/or --cases", field="TRACES")
     cases: list[JudgeCase] = []
-    skipped: list[dict[str, Any]] = []
+    skipped: list[NotJudgeable] = []
     read_errors: list[str] = []
     if traces:
         report = ReadReport()
         found, unjudgeable = cases_from_traces(read_traces(traces, report=report))
         cases.extend(found)
-        skipped = [{"case_id": u.case_id, "missing": list(u.missing)} for u in unjudgeable]
+        skipped = [NotJudgeable(u.case_id, tuple(u.missing)) for u in unjudgeable]
         read_errors = [str(e) for e in report.errors]
     if cases_file is not None:
         cases.extend(load_cases(cases_file))
@@ -323,26 +324,27 @@ def run_command(
         max_tokens=max_tokens,
     )
     results = _run(_judge_with_progress(the_judge, cases, client, as_json))
-    summary = summarize_results(results, threshold)
-    summary["not_judgeable"] = skipped
-    summary["read_errors"] = read_errors
-    summary["fingerprint"] = dict(the_judge.fingerprint(threshold))
-    if client is not None:
-        summary["client"] = client.stats.as_dict()
-    write_json(out / "summary.json", summary)
+    summary = msgspec.structs.replace(
+        summarize_results(results, threshold),
+        not_judgeable=tuple(skipped),
+        read_errors=tuple(read_errors),
+        fingerprint=dict(the_judge.fingerprint(threshold)),
+        client=None if client is None else client.stats.as_dict(),
+    )
+    write(out / "summary.json", summary)
     _write_judgments(out / "judgments.jsonl", results)
     if as_json:
-        typer.echo(json.dumps(summary, ensure_ascii=False))
+        typer.echo(encode(summary).decode())
         return
     console.print(
-        f"{summary['cases']} cases judged, {summary['needs_review']} need review "
+        f"{summary.cases} cases judged, {summary.needs_review} need review "
         f"(protocol errors), {len(skipped)} traces not judgeable",
         highlight=False,
     )
-    for name, m in summary["metrics"].items():
+    for name, m in summary.metrics.items():
         console.print(
-            f"  {name}: scored {m['scored']}, mean {m['mean']}, pass {m['pass']} / fail "
-            f"{m['fail']} @ {threshold}, protocol errors {m['errors_by_kind'] or 0}",
+            f"  {name}: scored {m.scored}, mean {m.mean}, pass {m.passed} / fail "
+            f"{m.failed} @ {threshold}, protocol errors {m.errors_by_kind or 0}",
             highlight=False,
             markup=False,
         )

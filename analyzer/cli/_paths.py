@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.paths import (
     DEFAULT_QUOTE_THRESHOLD,
@@ -110,7 +111,7 @@ def paths_command(
     )
     path = write_report(report, out)
     if as_json:
-        payload = report.to_dict()
+        payload = to_builtins(report)
         typer.echo(json.dumps({"cases": payload["cases"], "metrics": payload["metrics"]}))
     else:
         console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from ._bayes import (
     BayesSettings,
     Decision,
+    Histogram,
     RiskResult,
     StratumCounts,
     StratumRisk,
@@ -32,6 +33,7 @@ from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import BUILTIN_RULES, Rule, run_guardrails
 from ._match import SynonymMatcher, fold
 from ._profile import BUILTIN_PROFILES, Profile, load_profile
+from ._run import DatasetSnapshot, GateReport, GateRun, Snapshots
 from ._simulate import SCENARIOS, Scenario, SimulationCell, simulate
 
 __all__ = [
@@ -43,7 +45,11 @@ __all__ = [
     "CaseOutcome",
     "CheckResult",
     "CheckStatus",
+    "DatasetSnapshot",
     "Decision",
+    "GateReport",
+    "GateRun",
+    "Histogram",
     "Profile",
     "RetrievedItem",
     "RiskResult",
@@ -51,6 +57,7 @@ __all__ = [
     "RunDecision",
     "Scenario",
     "SimulationCell",
+    "Snapshots",
     "StratumCounts",
     "StratumRisk",
     "StratumThresholds",

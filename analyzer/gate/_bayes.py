@@ -15,12 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "HISTOGRAM_BINS",
     "BayesSettings",
     "Decision",
+    "Histogram",
     "RiskResult",
     "StratumCounts",
     "StratumRisk",
@@ -55,8 +58,7 @@ def most_severe(decisions: Sequence[Decision]) -> Decision:
     return max(decisions, key=_SEVERITY.__getitem__)
 
 
-@dataclass(frozen=True, slots=True)
-class StratumCounts:
+class StratumCounts(msgspec.Struct, frozen=True):
     """Passing cases ``k`` out of ``n`` in one stratum."""
 
     n: int
@@ -103,8 +105,7 @@ class BayesSettings:
     strata: Mapping[str, StratumThresholds] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class StratumRisk:
+class StratumRisk(msgspec.Struct, frozen=True):
     """Per-stratum posterior summary and risk."""
 
     stratum: str
@@ -117,52 +118,36 @@ class StratumRisk:
     posterior_mean_candidate: float
 
 
-@dataclass(frozen=True, slots=True)
-class RiskResult:
+class Histogram(msgspec.Struct, frozen=True):
+    """Counts of draws per bin; ``edges`` has one more entry than ``counts``."""
+
+    edges: tuple[float, ...]
+    counts: tuple[int, ...]
+
+
+#: Bins of the posterior histogram kept in a :class:`RiskResult`.
+HISTOGRAM_BINS = 80
+
+
+class RiskResult(msgspec.Struct, frozen=True):
     """Outcome of :func:`compare`.
 
-    ``rho_samples`` keeps the Monte-Carlo draws of ``p_bar_B - p_bar_A`` for plots.
+    The Monte-Carlo draws of ``p_bar_B - p_bar_A`` are kept as their mean, 95% interval and
+    a histogram (``difference_histogram``, for plots).
     """
 
     rho: float
     decision: Decision
     pooled_decision: Decision
-    strata: tuple[StratumRisk, ...]
     delta: float
     tau_block: float
     tau_review: float
     samples: int
     seed: int
-    difference_samples: npt.NDArray[np.float64] = field(repr=False, compare=False)
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-able summary (without the raw samples)."""
-        diff = self.difference_samples
-        return {
-            "rho": self.rho,
-            "decision": self.decision.value,
-            "pooled_decision": self.pooled_decision.value,
-            "delta": self.delta,
-            "tau_block": self.tau_block,
-            "tau_review": self.tau_review,
-            "samples": self.samples,
-            "seed": self.seed,
-            "difference_mean": float(diff.mean()),
-            "difference_ci95": [float(np.quantile(diff, 0.025)), float(np.quantile(diff, 0.975))],
-            "strata": [
-                {
-                    "stratum": s.stratum,
-                    "baseline": {"n": s.baseline.n, "k": s.baseline.k},
-                    "candidate": {"n": s.candidate.n, "k": s.candidate.k},
-                    "weight": s.weight,
-                    "rho": s.rho,
-                    "decision": None if s.decision is None else s.decision.value,
-                    "posterior_mean_baseline": s.posterior_mean_baseline,
-                    "posterior_mean_candidate": s.posterior_mean_candidate,
-                }
-                for s in self.strata
-            ],
-        }
+    difference_mean: float
+    difference_ci95: tuple[float, float]
+    strata: tuple[StratumRisk, ...]
+    difference_histogram: Histogram
 
 
 def decide(rho: float, tau_block: float, tau_review: float) -> Decision:
@@ -257,15 +242,18 @@ def compare(
                 posterior_mean_candidate=float(draws_b[:, j].mean()),
             )
         )
+    counts, edges = np.histogram(diff, bins=HISTOGRAM_BINS)
     return RiskResult(
         rho=rho,
         decision=most_severe(decisions),
         pooled_decision=pooled,
-        strata=tuple(strata),
         delta=settings.delta,
         tau_block=settings.tau_block,
         tau_review=settings.tau_review,
         samples=settings.samples,
         seed=settings.seed,
-        difference_samples=diff,
+        difference_mean=float(diff.mean()),
+        difference_ci95=(float(np.quantile(diff, 0.025)), float(np.quantile(diff, 0.975))),
+        strata=tuple(strata),
+        difference_histogram=Histogram(tuple(edges.tolist()), tuple(counts.tolist())),
     )

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from groundtrace.analyzer.cases import STRATA
 from groundtrace.collectors import Trace
@@ -23,23 +24,13 @@ from ._match import fold
 __all__ = ["CurationFinding", "curate", "scan_case_file"]
 
 
-@dataclass(frozen=True, slots=True)
-class CurationFinding:
+class CurationFinding(msgspec.Struct, frozen=True):
     """A curation finding; ``blocking`` ones stop the gate."""
 
     kind: str
     message: str
     case_id: str | None = None
     blocking: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {
-            "kind": self.kind,
-            "message": self.message,
-            "case_id": self.case_id,
-            "blocking": self.blocking,
-        }
 
 
 def _redact(redactor: Redactor, text: str | None, fired: set[str]) -> str | None:

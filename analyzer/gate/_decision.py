@@ -16,8 +16,8 @@ evaluated or the evaluable share is below the profile minimum; ``manual_review``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+
+import msgspec
 
 from ._bayes import Decision
 from ._cases import CheckResult, CheckStatus
@@ -27,8 +27,7 @@ __all__ = ["CaseDecision", "RunDecision", "decide_case", "decide_run"]
 _PRODUCED = {CheckStatus.PASS, CheckStatus.FAIL, CheckStatus.NOTED}
 
 
-@dataclass(frozen=True, slots=True)
-class CaseDecision:
+class CaseDecision(msgspec.Struct, frozen=True):
     """A case's decision with its reasons and every result behind it."""
 
     case_id: str
@@ -41,16 +40,6 @@ class CaseDecision:
     def passed(self) -> bool:
         """Whether the case counts as a pass in the statistical comparison."""
         return self.decision is Decision.PROMOTE
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {
-            "case_id": self.case_id,
-            "stratum": self.stratum,
-            "decision": self.decision.value,
-            "reasons": list(self.reasons),
-            "results": [r.to_dict() for r in self.results],
-        }
 
 
 def _reason(result: CheckResult) -> str:
@@ -83,13 +72,12 @@ def decide_case(case_id: str, stratum: str, results: Sequence[CheckResult]) -> C
     return CaseDecision(case_id, stratum, Decision.PROMOTE, (), tuple(results))
 
 
-@dataclass(frozen=True, slots=True)
-class RunDecision:
+class RunDecision(msgspec.Struct, frozen=True):
     """The conservative aggregate of case decisions."""
 
     decision: Decision
     reasons: tuple[str, ...]
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = msgspec.field(default_factory=dict)
     evaluable_share: float = 0.0
 
 

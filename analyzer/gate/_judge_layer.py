@@ -12,23 +12,36 @@ the decision from the recorded scores without calling a judge again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+
+import msgspec
 
 from groundtrace.analyzer.cases import Case
-from groundtrace.analyzer.judge import Judge, JudgeCase, Metric, check_record
+from groundtrace.analyzer.judge import (
+    Judge,
+    JudgeCase,
+    Metric,
+    ValidationRecord,
+    check_record,
+)
 
 from ._cases import CaseOutcome, CheckResult, CheckStatus
 
-__all__ = ["JUDGE_MODES", "JudgeLayer", "judge_checks", "judge_verdicts"]
+__all__ = [
+    "JUDGE_MODES",
+    "JudgeLayer",
+    "JudgeSnapshot",
+    "JudgeVerdict",
+    "VerdictError",
+    "judge_checks",
+    "judge_verdicts",
+]
 
 #: Modes a metric can run in.
 JUDGE_MODES = ("block", "review", "observe")
 _LAYER = "judge"
 
 
-@dataclass(frozen=True, slots=True)
-class JudgeLayer:
+class JudgeLayer(msgspec.Struct, frozen=True):
     """How judge verdicts turn into check results.
 
     Attributes:
@@ -39,8 +52,8 @@ class JudgeLayer:
     """
 
     threshold: float
-    modes: Mapping[str, str]
-    eligible: Mapping[str, tuple[bool, str]] = field(default_factory=dict)
+    modes: dict[str, str]
+    eligible: dict[str, tuple[bool, str]] = msgspec.field(default_factory=dict)
     judge: str = ""
 
     def effective_mode(self, metric: str) -> tuple[str, str]:
@@ -51,28 +64,32 @@ class JudgeLayer:
         ok, reason = self.eligible.get(metric, (False, "no validation record"))
         return ("block", reason) if ok else ("review", f"review-only: {reason}")
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (stored in the dataset snapshot)."""
-        return {
-            "threshold": self.threshold,
-            "modes": dict(self.modes),
-            "eligible": {k: list(v) for k, v in self.eligible.items()},
-            "judge": self.judge,
-        }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> JudgeLayer:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            threshold=float(data["threshold"]),
-            modes=dict(data["modes"]),
-            eligible={k: (bool(v[0]), str(v[1])) for k, v in data.get("eligible", {}).items()},
-            judge=str(data.get("judge", "")),
-        )
+class VerdictError(msgspec.Struct, frozen=True):
+    """A metric the judge failed to score on a case."""
+
+    metric: str
+    kind: str
+
+
+class JudgeVerdict(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The judge's verdict on one case as the gate stores it (``missing``: not judged, why)."""
+
+    scores: dict[str, float] = msgspec.field(default_factory=dict)
+    errors: tuple[VerdictError, ...] = ()
+    missing: str | None = None
+
+
+class JudgeSnapshot(msgspec.Struct, frozen=True):
+    """The judge layer and its verdicts on both runs (stored in the dataset snapshot)."""
+
+    layer: JudgeLayer
+    baseline: dict[str, JudgeVerdict]
+    candidate: dict[str, JudgeVerdict]
 
 
 def eligibility(
-    records: Sequence[Mapping[str, Any]], judge: Judge, threshold: float
+    records: Sequence[ValidationRecord], judge: Judge, threshold: float
 ) -> dict[str, tuple[bool, str]]:
     """Check each validation record against the judge's current fingerprint."""
     fingerprint = judge.fingerprint(threshold)
@@ -85,43 +102,43 @@ def eligibility(
 
 def judge_verdicts(
     judge: Judge, cases: Sequence[Case], outcomes: Mapping[str, CaseOutcome]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, JudgeVerdict]:
     """Run ``judge`` on every case whose trace has an answer and retrieved content."""
     import asyncio
 
     from groundtrace.analyzer.judge import judge_all
 
     todo: list[JudgeCase] = []
-    verdicts: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, JudgeVerdict] = {}
     for case in cases:
         outcome = outcomes.get(case.case_id)
         if outcome is None or outcome.answer is None:
             continue
         context = tuple(i.content for i in outcome.retrieved or () if i.content)
         if not context:
-            verdicts[case.case_id] = {"missing": "no retrieved content captured"}
+            verdicts[case.case_id] = JudgeVerdict(missing="no retrieved content captured")
             continue
         todo.append(JudgeCase(case.case_id, case.question or "", context, outcome.answer))
     for result in asyncio.run(judge_all(judge, todo)):
-        verdicts[result.case_id] = {
-            "scores": {m.value: s for m, s in result.scores.items()},
-            "errors": [{"metric": e.metric.value, "kind": e.kind.value} for e in result.errors],
-        }
+        verdicts[result.case_id] = JudgeVerdict(
+            {m.value: s for m, s in result.scores.items()},
+            tuple(VerdictError(e.metric.value, e.kind.value) for e in result.errors),
+        )
     return verdicts
 
 
-def judge_checks(verdict: Mapping[str, Any] | None, layer: JudgeLayer) -> list[CheckResult]:
+def judge_checks(verdict: JudgeVerdict | None, layer: JudgeLayer) -> list[CheckResult]:
     """Check results of one case's judge verdict under ``layer``."""
     metrics = [m for m in layer.modes if m in {x.value for x in Metric}]
     if verdict is None:
         return []
-    if "missing" in verdict:
+    if verdict.missing is not None:
         return [
-            CheckResult(_LAYER, m, CheckStatus.MISSING, detail=str(verdict["missing"]))
+            CheckResult(_LAYER, m, CheckStatus.MISSING, detail=verdict.missing)
             for m in metrics
             if layer.modes[m] != "observe"
         ]
-    errors = {e["metric"]: e["kind"] for e in verdict.get("errors", [])}
+    errors = {e.metric: e.kind for e in verdict.errors}
     results: list[CheckResult] = []
     for metric in metrics:
         mode, why = layer.effective_mode(metric)
@@ -133,7 +150,7 @@ def judge_checks(verdict: Mapping[str, Any] | None, layer: JudgeLayer) -> list[C
                 )
             )
             continue
-        score = verdict.get("scores", {}).get(metric)
+        score = verdict.scores.get(metric)
         if score is None:
             continue
         passed = score >= layer.threshold

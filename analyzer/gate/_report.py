@@ -5,12 +5,13 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from groundtrace.analyzer._results import write
+
 from ._bayes import Decision
-from ._run import GateReport
+from ._run import GateReport, GateRun
 
 __all__ = ["write_report"]
 
@@ -23,12 +24,13 @@ _BADGE = {
 
 
 def _markdown(report: GateReport) -> str:
+    snaps = report.snapshots
     lines = [
         f"## groundtrace gate: {_BADGE[report.decision]}",
         "",
-        f"Profile `{report.profile.name}` v{report.profile.version} · "
-        f"dataset `{report.dataset_sha256[:12]}` · profile `{report.profile.sha256[:12]}` · "
-        f"code {report.code_version}",
+        f"Profile `{snaps.profile_name}` v{snaps.profile_version} · "
+        f"dataset `{snaps.dataset_sha256[:12]}` · profile `{snaps.profile_sha256[:12]}` · "
+        f"code {snaps.code_version}",
         "",
         "| layer | decision | detail |",
         "|---|---|---|",
@@ -83,7 +85,8 @@ def _posterior_png(report: GateReport) -> str | None:
         return None
     s = report.statistics
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
-    ax.hist(s.difference_samples, bins=80, color="#4a78b5", alpha=0.85)
+    hist = s.difference_histogram
+    ax.stairs(hist.counts, hist.edges, fill=True, color="#4a78b5", alpha=0.85)
     ax.axvline(-s.delta, color="#c0392b", linestyle="--", label=f"−δ = {-s.delta}")
     ax.set_xlabel("p̄_B − p̄_A (posterior draws)")
     ax.set_ylabel("draws")
@@ -137,21 +140,22 @@ def _junit(report: GateReport) -> bytes:
     return data
 
 
-def write_report(report: GateReport, out_dir: Path, junit: Path | None = None) -> Path:
+def write_report(run: GateRun, out_dir: Path, junit: Path | None = None) -> Path:
     """Write report.json, summary.md, report.html and the snapshots; return report.json."""
+    report = run.report
     snapshots = out_dir / "snapshots"
     snapshots.mkdir(parents=True, exist_ok=True)
-    (snapshots / f"dataset-{report.dataset_sha256}.json").write_text(
-        report.dataset_json, encoding="utf-8"
+    (snapshots / f"dataset-{report.snapshots.dataset_sha256}.json").write_text(
+        run.dataset_json, encoding="utf-8"
     )
-    (snapshots / f"profile-{report.profile.sha256}.toml").write_text(
-        report.profile.raw_text, encoding="utf-8"
+    (snapshots / f"profile-{report.snapshots.profile_sha256}.toml").write_text(
+        run.profile.raw_text, encoding="utf-8"
     )
     markdown = _markdown(report)
     (out_dir / "summary.md").write_text(markdown, encoding="utf-8")
     (out_dir / "report.html").write_text(_html(report, markdown), encoding="utf-8")
     path = out_dir / "report.json"
-    path.write_text(json.dumps(report.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+    write(path, report)
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)
         junit.write_bytes(_junit(report))

@@ -2,27 +2,27 @@
 
 Everything the decision depends on is frozen into two snapshots stored with the report:
 
-* the dataset snapshot -- the cases and, per run, what each case's trace showed (answer and
-  retrieved items), as canonical JSON;
+* the dataset snapshot -- a :class:`DatasetSnapshot`: the cases and, per run, what each
+  case's trace showed (answer and retrieved items), as sorted-key JSON;
 * the profile snapshot -- the profile file's exact bytes.
 
-``verify`` re-derives the decision from the two snapshots (checking their hashes) with the
-current code and compares it with the recorded one.
+:func:`evaluate` returns a :class:`GateRun`: the :class:`GateReport` record (``report.json``)
+and the two snapshots. ``verify`` re-derives the decision from the two snapshots (checking
+their hashes) with the current code and compares it with the recorded report.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
-from groundtrace.analyzer.cases import Case, parse_case
+from groundtrace.analyzer._results import Result, read
+from groundtrace.analyzer.cases import Case
 from groundtrace.collectors import Trace
 from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.readers import ReadReport, read_traces
@@ -32,14 +32,16 @@ from ._cases import CaseOutcome, RetrievedItem
 from ._checks import deterministic_checks
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import run_guardrails
-from ._judge_layer import JudgeLayer, judge_checks
+from ._judge_layer import JudgeSnapshot, JudgeVerdict, judge_checks
 from ._match import SynonymMatcher
 from ._profile import Profile, _parse
 
 __all__ = [
     "EXIT_CODES",
+    "DatasetSnapshot",
     "GateReport",
-    "canonical_json",
+    "GateRun",
+    "Snapshots",
     "code_version",
     "evaluate",
     "outcomes_from_traces",
@@ -61,11 +63,6 @@ def code_version() -> str:
         return version("groundtrace")
     except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
         return "0+unknown"
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted-key, compact JSON: the form that is hashed."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _sha256(text: str) -> str:
@@ -114,77 +111,63 @@ def outcomes_from_traces(
     return outcomes, notes
 
 
-def _outcome_to_obj(o: CaseOutcome) -> dict[str, Any]:
-    return asdict(o)
+class DatasetSnapshot(msgspec.Struct, frozen=True):
+    """Everything a decision depends on besides the profile (hashed; ``snapshots/``)."""
+
+    cases: tuple[Case, ...]
+    baseline: dict[str, CaseOutcome]
+    candidate: dict[str, CaseOutcome]
+    judge: JudgeSnapshot | None = None
 
 
-def _outcome_from_obj(d: dict[str, Any]) -> CaseOutcome:
-    retrieved = d.get("retrieved")
-    return CaseOutcome(
-        case_id=d["case_id"],
-        answer=d.get("answer"),
-        retrieved=None if retrieved is None else tuple(RetrievedItem(**r) for r in retrieved),
-        trace_id=d.get("trace_id"),
-    )
+class Snapshots(msgspec.Struct, frozen=True):
+    """Where a report's decision can be re-derived from (see :func:`verify_report`)."""
+
+    dataset_sha256: str
+    profile_sha256: str
+    profile_name: str
+    profile_version: str
+    code_version: str
 
 
-@dataclass(frozen=True, slots=True)
-class GateReport:
-    """Everything a gate run decided, with the hashes that make it re-derivable."""
+class GateReport(Result, frozen=True, kw_only=True):
+    """``report.json``: everything a gate run decided, with the hashes of its snapshots.
+
+    ``baseline_case_level`` is the baseline run's aggregate, ``case_level`` the candidate's.
+    """
 
     decision: Decision
+    exit_code: int
     case_level: RunDecision
-    baseline_level: RunDecision
+    baseline_case_level: RunDecision
     statistics: RiskResult | None
     statistics_note: str
     cases: tuple[CaseDecision, ...]
-    baseline_cases: tuple[CaseDecision, ...]
-    profile: Profile
-    dataset_sha256: str
+    snapshots: Snapshots
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GateRun:
+    """A gate run: its report and the two snapshots it was derived from.
+
+    Attributes:
+        report: the record written to ``report.json``.
+        dataset_json: the dataset snapshot as written (its SHA-256 is in the report).
+        profile: the profile (its exact text is the profile snapshot).
+    """
+
+    report: GateReport
     dataset_json: str
-    notes: tuple[str, ...]
-    code_version: str
-
-    @property
-    def exit_code(self) -> int:
-        """The CLI exit code of the decision."""
-        return EXIT_CODES[self.decision]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report."""
-        return {
-            "decision": self.decision.value,
-            "exit_code": self.exit_code,
-            "case_level": {
-                "decision": self.case_level.decision.value,
-                "reasons": list(self.case_level.reasons),
-                "counts": self.case_level.counts,
-                "evaluable_share": self.case_level.evaluable_share,
-            },
-            "baseline_case_level": {
-                "decision": self.baseline_level.decision.value,
-                "counts": self.baseline_level.counts,
-            },
-            "statistics": None if self.statistics is None else self.statistics.to_dict(),
-            "statistics_note": self.statistics_note,
-            "cases": [c.to_dict() for c in self.cases],
-            "snapshots": {
-                "dataset_sha256": self.dataset_sha256,
-                "profile_sha256": self.profile.sha256,
-                "profile_name": self.profile.name,
-                "profile_version": self.profile.version,
-                "code_version": self.code_version,
-            },
-            "notes": list(self.notes),
-        }
+    profile: Profile
 
 
 def _decide_cases(
     cases: Iterable[Case],
     outcomes: Mapping[str, CaseOutcome],
     profile: Profile,
-    judge: JudgeLayer | None = None,
-    verdicts: Mapping[str, Any] | None = None,
+    judge: JudgeSnapshot | None = None,
+    verdicts: Mapping[str, JudgeVerdict] | None = None,
 ) -> list[CaseDecision]:
     synonyms = profile.data.get("synonyms", {}).get("groups", [])
     matcher = SynonymMatcher(synonyms)
@@ -199,7 +182,7 @@ def _decide_cases(
             results = deterministic_checks(case, outcome, matcher, f1_threshold=f1_threshold)
             results += run_guardrails(case, outcome, actions=actions)
             if judge is not None:
-                results += judge_checks((verdicts or {}).get(case.case_id), judge)
+                results += judge_checks((verdicts or {}).get(case.case_id), judge.layer)
         decided.append(decide_case(case.case_id, case.stratum, results))
     return decided
 
@@ -216,24 +199,13 @@ def _counts(decisions: Sequence[CaseDecision]) -> dict[str, StratumCounts]:
 
 
 def _derive(
-    cases: Sequence[Case],
-    baseline: Mapping[str, CaseOutcome],
-    candidate: Mapping[str, CaseOutcome],
-    profile: Profile,
-    judge: Mapping[str, Any] | None = None,
-) -> tuple[
-    Decision,
-    RunDecision,
-    RunDecision,
-    RiskResult | None,
-    str,
-    list[CaseDecision],
-    list[CaseDecision],
-]:
-    layer = None if judge is None else JudgeLayer.from_dict(judge["layer"])
-    verdicts = judge or {}
-    cand = _decide_cases(cases, candidate, profile, layer, verdicts.get("candidate"))
-    base = _decide_cases(cases, baseline, profile, layer, verdicts.get("baseline"))
+    dataset: DatasetSnapshot, profile: Profile, snapshots: Snapshots, notes: Sequence[str] = ()
+) -> GateReport:
+    judge = dataset.judge
+    cand = _decide_cases(dataset.cases, dataset.candidate, profile, judge,
+                         None if judge is None else judge.candidate)  # fmt: skip
+    base = _decide_cases(dataset.cases, dataset.baseline, profile, judge,
+                         None if judge is None else judge.baseline)  # fmt: skip
     case_level = decide_run(cand, profile.min_evaluable)
     base_level = decide_run(base, profile.min_evaluable)
     counts_b, counts_a = _counts(cand), _counts(base)
@@ -251,7 +223,17 @@ def _derive(
     else:
         note = "no stratum has evaluable cases in both runs: statistical comparison not possible"
         decision = most_severe([case_level.decision, Decision.NOT_EVALUABLE])
-    return decision, case_level, base_level, stats, note, cand, base
+    return GateReport(
+        decision=decision,
+        exit_code=EXIT_CODES[decision],
+        case_level=case_level,
+        baseline_case_level=base_level,
+        statistics=stats,
+        statistics_note=note,
+        cases=tuple(cand),
+        snapshots=snapshots,
+        notes=tuple(notes),
+    )
 
 
 def evaluate(
@@ -260,39 +242,23 @@ def evaluate(
     candidate: Mapping[str, CaseOutcome],
     profile: Profile,
     notes: Sequence[str] = (),
-    judge: Mapping[str, Any] | None = None,
-) -> GateReport:
-    """Decide a release from the two runs' outcomes; the report carries the snapshot.
+    judge: JudgeSnapshot | None = None,
+) -> GateRun:
+    """Decide a release from the two runs' outcomes; the run carries the snapshots.
 
-    ``judge`` holds the judge layer (``{"layer": JudgeLayer.to_dict(), "baseline": verdicts,
-    "candidate": verdicts}``); it is stored in the snapshot like the outcomes.
+    ``judge`` holds the judge layer and its verdicts on both runs; it is stored in the dataset
+    snapshot like the outcomes.
     """
     if not cases:
         raise InputError("the case file has no cases")
-    dataset = {
-        "cases": [msgspec.to_builtins(c) for c in cases],
-        "baseline": {k: _outcome_to_obj(v) for k, v in sorted(baseline.items())},
-        "candidate": {k: _outcome_to_obj(v) for k, v in sorted(candidate.items())},
-        "judge": judge,
-    }
-    dataset_json = canonical_json(dataset)
-    decision, case_level, base_level, stats, note, cand, base = _derive(
-        cases, baseline, candidate, profile, judge
+    dataset = DatasetSnapshot(
+        tuple(cases), dict(sorted(baseline.items())), dict(sorted(candidate.items())), judge
     )
-    return GateReport(
-        decision=decision,
-        case_level=case_level,
-        baseline_level=base_level,
-        statistics=stats,
-        statistics_note=note,
-        cases=tuple(cand),
-        baseline_cases=tuple(base),
-        profile=profile,
-        dataset_sha256=_sha256(dataset_json),
-        dataset_json=dataset_json,
-        notes=tuple(notes),
-        code_version=code_version(),
+    dataset_json = msgspec.json.encode(dataset, order="sorted").decode()
+    snapshots = Snapshots(
+        _sha256(dataset_json), profile.sha256, profile.name, profile.version, code_version()
     )
+    return GateRun(_derive(dataset, profile, snapshots, notes), dataset_json, profile)
 
 
 def verify_report(report_path: Path) -> tuple[bool, str]:
@@ -304,46 +270,42 @@ def verify_report(report_path: Path) -> tuple[bool, str]:
     Raises:
         InputError: the report or a snapshot is missing, unreadable or fails its hash.
     """
-    try:
-        report = json.loads(report_path.read_text(encoding="utf-8"))
-        snaps = report["snapshots"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise InputError(f"not a gate report: {exc}", path=str(report_path)) from None
+    recorded = read(report_path, GateReport)
+    snaps = recorded.snapshots
     folder = report_path.parent / "snapshots"
-    dataset_path = folder / f"dataset-{snaps['dataset_sha256']}.json"
-    profile_path = folder / f"profile-{snaps['profile_sha256']}.toml"
+    dataset_path = folder / f"dataset-{snaps.dataset_sha256}.json"
+    profile_path = folder / f"profile-{snaps.profile_sha256}.toml"
     try:
         dataset_text = dataset_path.read_text(encoding="utf-8")
         profile_text = profile_path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"snapshot missing: {exc.strerror}", path=str(exc.filename)) from None
-    if _sha256(dataset_text) != snaps["dataset_sha256"]:
+    if _sha256(dataset_text) != snaps.dataset_sha256:
         raise InputError("dataset snapshot does not match its hash", path=str(dataset_path))
     profile = _parse(profile_text, str(profile_path))
-    if profile.sha256 != snaps["profile_sha256"]:
+    if profile.sha256 != snaps.profile_sha256:
         raise InputError("profile snapshot does not match its hash", path=str(profile_path))
-    data = json.loads(dataset_text)
-    cases = [parse_case(c, path=str(dataset_path)) for c in data["cases"]]
-    baseline = {k: _outcome_from_obj(v) for k, v in data["baseline"].items()}
-    candidate = {k: _outcome_from_obj(v) for k, v in data["candidate"].items()}
-    decision, _, _, stats, _, cand, _ = _derive(
-        cases, baseline, candidate, profile, data.get("judge")
-    )
-    recorded_cases = {c["case_id"]: c["decision"] for c in report.get("cases", [])}
-    derived_cases = {c.case_id: c.decision.value for c in cand}
+    try:
+        dataset = msgspec.json.decode(dataset_text, type=DatasetSnapshot)
+    except msgspec.ValidationError as exc:
+        raise InputError(f"not a dataset snapshot: {exc}", path=str(dataset_path)) from None
+    derived = _derive(dataset, profile, snaps, recorded.notes)
+    recorded_cases = {c.case_id: c.decision for c in recorded.cases}
+    derived_cases = {c.case_id: c.decision for c in derived.cases}
     problems = []
-    if decision.value != report.get("decision"):
-        problems.append(f"decision {decision.value} != recorded {report.get('decision')}")
+    if derived.decision != recorded.decision:
+        problems.append(f"decision {derived.decision.value} != recorded {recorded.decision.value}")
     if derived_cases != recorded_cases:
         changed = sorted(k for k in derived_cases if derived_cases[k] != recorded_cases.get(k))
         problems.append(f"case decisions differ: {', '.join(changed[:10])}")
-    recorded_rho = (report.get("statistics") or {}).get("rho")
-    if stats is not None and recorded_rho is not None and stats.rho != recorded_rho:
-        problems.append(f"rho {stats.rho} != recorded {recorded_rho}")
-    if snaps.get("code_version") != code_version():
-        note = f" (recorded with code {snaps.get('code_version')}, verified with {code_version()})"
+    rho, recorded_rho = (None if r.statistics is None else r.statistics.rho
+                         for r in (derived, recorded))  # fmt: skip
+    if rho is not None and recorded_rho is not None and rho != recorded_rho:
+        problems.append(f"rho {rho} != recorded {recorded_rho}")
+    if snaps.code_version != code_version():
+        note = f" (recorded with code {snaps.code_version}, verified with {code_version()})"
     else:
         note = ""
     if problems:
         return False, "; ".join(problems) + note
-    return True, f"decision {decision.value} re-derived from the snapshots{note}"
+    return True, f"decision {derived.decision.value} re-derived from the snapshots{note}"

@@ -10,8 +10,9 @@ not change or improves, plus heterogeneous scenarios where only the critical str
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -58,8 +59,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SimulationCell:
+class SimulationCell(msgspec.Struct, frozen=True):
     """Decision rates of one (scenario, N, profile) cell over all replications.
 
     ``promote_rate``/``review_rate``/``block_rate`` are those of the full gate (pooled and
@@ -82,10 +82,6 @@ class SimulationCell:
     reps: int
     samples: int
     seed: int
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-able form."""
-        return asdict(self)
 
 
 def _allocate(n: int, shares: Mapping[str, float]) -> dict[str, int]:

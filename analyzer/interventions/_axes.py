@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -193,8 +193,7 @@ def _nan(values: Sequence[float | None]) -> npt.NDArray[np.float64]:
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorSummary:
+class OperatorSummary(msgspec.Struct, frozen=True):
     """Statistics of one operator over all items.
 
     Attributes:
@@ -206,17 +205,8 @@ class OperatorSummary:
 
     operator: str
     n_items: int
-    axes: Mapping[str, PairedSummary]
+    axes: dict[str, PairedSummary]
     divergence: DeltaSummary
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping."""
-        return {
-            "operator": self.operator,
-            "n_items": self.n_items,
-            "axes": {k: v.to_dict() for k, v in self.axes.items()},
-            "divergence": self.divergence.to_dict(),
-        }
 
 
 def summarise_operators(
@@ -255,23 +245,13 @@ def summarise_operators(
     }
 
 
-@dataclass(frozen=True, slots=True)
-class SensitivityRow:
+class SensitivityRow(msgspec.Struct, frozen=True):
     """Mean D of one operator under one weight set."""
 
     operator: str
     weights_name: str
     weights: DivergenceWeights
     summary: DeltaSummary
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping."""
-        return {
-            "operator": self.operator,
-            "weights_name": self.weights_name,
-            "weights": self.weights.to_dict(),
-            "summary": self.summary.to_dict(),
-        }
 
 
 def divergence_sensitivity(

@@ -111,18 +111,6 @@ class PlanSettings:
     relevance: Hardness | None = None
     recompute_original: bool = False
 
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready settings."""
-        return {
-            "operators": list(self.operators),
-            "model_seed": self.model_seed,
-            "random_target_seed": self.random_target_seed,
-            "replacement_seed": self.replacement_seed,
-            "replacement_similarity": self.similarity.value if self.similarity else "any",
-            "replacement_relevance": self.relevance.value if self.relevance else "any",
-            "recompute_original": self.recompute_original,
-        }
-
 
 @dataclass(slots=True)
 class ItemPlan:

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from math import factorial
-from typing import Any
 
+import msgspec
 import numpy as np
 
 from groundtrace.analyzer.stats import DeltaSummary, StatsSettings, summarise_deltas
@@ -76,8 +76,7 @@ class JointItem:
         return self.drop_first <= _TOL and self.drop_second <= _TOL and self.drop_joint > _TOL
 
 
-@dataclass(frozen=True, slots=True)
-class JointSummary:
+class JointSummary(msgspec.Struct, frozen=True):
     """Joint-ablation statistics over items (each with CI, seed and B recorded)."""
 
     n: int
@@ -87,20 +86,6 @@ class JointSummary:
     mean_synergy: DeltaSummary
     positive_synergy_rate: DeltaSummary
     strong_complementarity_rate: DeltaSummary
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping."""
-        out: dict[str, Any] = {"n": self.n}
-        for name in (
-            "mean_drop_first",
-            "mean_drop_second",
-            "mean_drop_joint",
-            "mean_synergy",
-            "positive_synergy_rate",
-            "strong_complementarity_rate",
-        ):
-            out[name] = getattr(self, name).to_dict()
-        return out
 
 
 def summarise_joint(items: Sequence[JointItem], stats: StatsSettings | None = None) -> JointSummary:

@@ -16,6 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from groundtrace.analyzer._results import to_builtins
+
+from ._records import Estimate, InterventionSummary, JointResult, UnitRow
+
 __all__ = ["operator_table_md", "write_reports"]
 
 _AXES = ("correctness", "f1", "grounding", "calibration_error", "divergence")
@@ -29,84 +33,86 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def operator_table_md(summary: dict[str, Any]) -> str:
+def operator_table_md(summary: InterventionSummary) -> str:
     """Markdown table: per operator and axis, means, mean Δ, CI, p and n."""
     lines = [
         "| operator | axis | original | intervened | mean Δ | 95% CI | p | n |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for op, data in summary.get("operators", {}).items():
-        for axis, s in data["axes"].items():
-            if axis in ("answer_changed_rate", "confidence_shift"):
-                continue
-            ci = f"[{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}]"
+    for op, data in summary.operators.items():
+        for axis, s in data.axes.items():
+            ci = f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]"
             lines.append(
-                f"| {op} | {axis} | {_fmt(s['original_mean'])} | {_fmt(s['intervened_mean'])} "
-                f"| {_fmt(s['mean_delta'])} | {ci} | {_fmt(s['p_value'], 4)} | {s['n']} |"
+                f"| {op} | {axis} | {_fmt(s.original_mean)} | {_fmt(s.intervened_mean)} "
+                f"| {_fmt(s.mean_delta)} | {ci} | {_fmt(s.p_value, 4)} | {s.n} |"
             )
     return "\n".join(lines)
 
 
-def _joint_md(joint: dict[str, Any]) -> list[str]:
-    if not joint.get("n"):
+def _estimate_md(name: str, s: Estimate | None) -> list[str]:
+    if s is None:
+        return []
+    return [f"| {name} | {_fmt(s.mean)} | [{_fmt(s.ci_low)}, {_fmt(s.ci_high)}] | {s.n} |"]
+
+
+def _joint_md(joint: JointResult) -> list[str]:
+    if not joint.n:
         return ["No item was eligible for joint ablation (two gold supports in R, a reference)."]
     lines = ["| figure | mean | 95% CI | n |", "|---|---|---|---|"]
-    for name, s in joint.items():
-        if isinstance(s, dict) and "mean" in s:
-            ci = f"[{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}]"
-            lines.append(f"| {name} | {_fmt(s['mean'])} | {ci} | {s['n']} |")
-    shap = joint.get("shapley")
-    if shap:
-        for name in ("mean_phi_best_ranked_support", "mean_phi_second_support", "mean_total_phi"):
-            s = shap[name]
-            ci = f"[{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}]"
-            lines.append(f"| shapley {name} | {_fmt(s['mean'])} | {ci} | {s['n']} |")
+    for name in ("mean_drop_first", "mean_drop_second", "mean_drop_joint", "mean_synergy",
+                 "positive_synergy_rate", "strong_complementarity_rate"):  # fmt: skip
+        lines += _estimate_md(name, getattr(joint, name))
+    shap = joint.shapley
+    if shap is not None:
+        lines += _estimate_md("shapley mean_phi_best_ranked_support",
+                              shap.mean_phi_best_ranked_support)  # fmt: skip
+        lines += _estimate_md("shapley mean_phi_second_support", shap.mean_phi_second_support)
+        lines += _estimate_md("shapley mean_total_phi", shap.mean_total_phi)
     return lines
 
 
-def summary_markdown(summary: dict[str, Any]) -> str:
+def summary_markdown(summary: InterventionSummary) -> str:
     """The whole ``summary.md``."""
-    calls = summary.get("calls", {})
+    calls = summary.calls
     out = [
         "# Evidence interventions",
         "",
-        f"Items: {summary.get('items')} · replay: {calls.get('mode')} · units: "
-        f"{calls.get('units_total')} ({calls.get('run_now')} run now, "
-        f"{calls.get('from_journal')} from the journal) · model calls made: "
-        f"{calls.get('model_calls_made')}, served from cache: {calls.get('served_from_cache')}",
-        f"Failed units (excluded from statistics): {summary.get('failed_units') or 'none'}"
-        + (f" — kinds {summary['failure_kinds']}" if summary.get("failure_kinds") else ""),
-        f"Gold: {summary.get('gold')}",
+        f"Items: {summary.items} · replay: {calls.mode} · units: "
+        f"{calls.units_total} ({calls.run_now} run now, "
+        f"{calls.from_journal} from the journal) · model calls made: "
+        f"{calls.model_calls_made}, served from cache: {calls.served_from_cache}",
+        f"Failed units (excluded from statistics): {summary.failed_units or 'none'}"
+        + (f" — kinds {summary.failure_kinds}" if summary.failure_kinds else ""),
+        f"Gold: {summary.gold}",
         "",
         "## Δ per operator and axis (Δ = original − intervened; D tested one-sided)",
         "",
         operator_table_md(summary),
         "",
     ]
-    if summary.get("skipped_axes"):
+    if summary.skipped_axes:
         out += ["Skipped axes:", ""]
-        out += [f"- {axis}: {why}" for axis, why in summary["skipped_axes"].items()]
+        out += [f"- {axis}: {why}" for axis, why in summary.skipped_axes.items()]
         out.append("")
     out += ["## Weight sensitivity of D", "", "| operator | weights | mean D | 95% CI |",
             "|---|---|---|---|"]  # fmt: skip
-    for row in summary.get("weight_sensitivity", []):
-        s = row["summary"]
+    for row in summary.weight_sensitivity:
+        s = row.summary
         out.append(
-            f"| {row['operator']} | {row['weights_name']} | {_fmt(s['mean'])} | "
-            f"[{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}] |"
+            f"| {row.operator} | {row.weights_name} | {_fmt(s.mean)} | "
+            f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}] |"
         )
-    roles = summary.get("roles", {})
-    out += ["", "## Evidence roles", "", f"Items: {roles.get('items', 0)}; per-item counts: "
-            f"{roles.get('counts', {})}"]  # fmt: skip
-    for role, agg in roles.get("aggregate", {}).items():
-        r = agg["rate"]
+    roles = summary.roles
+    out += ["", "## Evidence roles", "", f"Items: {roles.items}; per-item counts: "
+            f"{roles.counts}"]  # fmt: skip
+    for role, agg in roles.aggregate.items():
+        r = agg.rate
         out.append(
-            f"- {role}: {'asserted' if agg['asserted'] else 'not asserted'} (rate "
-            f"{_fmt(r['mean'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]; {agg['rule']})"
+            f"- {role}: {'asserted' if agg.asserted else 'not asserted'} (rate "
+            f"{_fmt(r.mean)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]; {agg.rule})"
         )
-    out += ["", "## Joint ablation", "", *_joint_md(summary.get("joint_ablation", {})), ""]
-    seeds = summary.get("seeds", {})
-    out += ["## Seeds and settings", "", f"`{seeds}`", ""]
+    out += ["", "## Joint ablation", "", *_joint_md(summary.joint_ablation), ""]
+    out += ["## Seeds and settings", "", f"`{to_builtins(summary.seeds)}`", ""]
     return "\n".join(out)
 
 
@@ -116,26 +122,28 @@ def _png(fig: Any) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _plots(summary: dict[str, Any]) -> list[tuple[str, str]]:
+def _plots(summary: InterventionSummary) -> list[tuple[str, str]]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     images: list[tuple[str, str]] = []
-    ops = summary.get("operators", {})
-    axes = [a for a in _AXES if any(a in d["axes"] for d in ops.values())]
+    ops = summary.operators
+    axes = [a for a in _AXES if any(a in d.axes for d in ops.values())]
     if ops and axes:
         fig, grid = plt.subplots(1, len(axes), figsize=(3.2 * len(axes), 3.4), squeeze=False)
         for ax, axis in zip(grid[0], axes, strict=True):
-            names = [
-                op for op, d in ops.items() if d["axes"].get(axis, {}).get("mean_delta") is not None
+            effects = [(op, d.axes.get(axis)) for op, d in ops.items()]
+            shown = [
+                (op, e.mean_delta, e.ci_low, e.ci_high)
+                for op, e in effects
+                if e is not None and e.mean_delta is not None
             ]
-            means = [ops[op]["axes"][axis]["mean_delta"] for op in names]
-            lows = [m - ops[op]["axes"][axis]["ci_low"] for op, m in zip(names, means, strict=True)]
-            highs = [
-                ops[op]["axes"][axis]["ci_high"] - m for op, m in zip(names, means, strict=True)
-            ]
+            names = [op for op, *_ in shown]
+            means = [m for _, m, _, _ in shown]
+            lows = [m - (lo if lo is not None else m) for _, m, lo, _ in shown]
+            highs = [(hi if hi is not None else m) - m for _, m, _, hi in shown]
             ax.errorbar(means, range(len(names)), xerr=[lows, highs], fmt="o", capsize=3)
             ax.axvline(0.0, color="grey", lw=0.8)
             ax.set_yticks(range(len(names)), names, fontsize=7)
@@ -143,7 +151,7 @@ def _plots(summary: dict[str, Any]) -> list[tuple[str, str]]:
         fig.tight_layout()
         images.append(("Mean Δ with 95% CI per operator and axis", _png(fig)))
         plt.close(fig)
-    counts = summary.get("roles", {}).get("counts", {})
+    counts = summary.roles.counts
     if counts:
         fig, ax = plt.subplots(figsize=(5, 2.8))
         ax.barh(list(counts), list(counts.values()))
@@ -154,21 +162,20 @@ def _plots(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return images
 
 
-def _drill_down(rows: Sequence[dict[str, Any]], limit: int = 400) -> str:
+def _drill_down(rows: Sequence[UnitRow], limit: int = 400) -> str:
     cells = []
     for row in rows[:limit]:
-        cf = row.get("counterfactual") or {}
-        orig = row.get("original") or {}
-        err = row.get("error")
+        cf, orig, err = row.counterfactual, row.original, row.error
+        failed = None if err is None else {"kind": err.kind, "message": err.message}
         cells.append(
             "<tr>" + "".join(
                 f"<td>{html.escape(_fmt(v))}</td>"
                 for v in (
-                    row.get("case_id"), row["operator"], row.get("target_id"),
-                    row.get("replacement_id"), row.get("reference_answer"), orig.get("answer"),
-                    orig.get("confidence"), cf.get("answer") if not err else f"FAILED: {err}",
-                    cf.get("confidence"), row.get("divergence"),
-                    f"{orig.get('trace_id')} → {cf.get('trace_id')}",
+                    row.case_id, row.operator, row.target_id, row.replacement_id,
+                    row.reference_answer, orig.answer, orig.confidence,
+                    f"FAILED: {failed}" if failed else (cf.answer if cf else None),
+                    cf.confidence if cf else None, row.divergence,
+                    f"{orig.trace_id} → {cf.trace_id if cf else None}",
                 )
             ) + "</tr>"
         )  # fmt: skip
@@ -193,7 +200,7 @@ def _md_table_html(md: str) -> str:
     return "<table>" + "".join(out) + "</table>"
 
 
-def report_html(summary: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
+def report_html(summary: InterventionSummary, rows: Sequence[UnitRow]) -> str:
     """The self-contained HTML page."""
     images = "".join(
         f"<h3>{html.escape(title)}</h3><img alt='{html.escape(title)}' "
@@ -201,7 +208,7 @@ def report_html(summary: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
         for title, data in _plots(summary)
     )
     md = summary_markdown(summary)
-    joint = _md_table_html("\n".join(_joint_md(summary.get("joint_ablation", {}))))
+    joint = _md_table_html("\n".join(_joint_md(summary.joint_ablation)))
     style = (
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:12px}"
         "td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}"
@@ -216,7 +223,7 @@ def report_html(summary: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
     )
 
 
-def write_reports(out: Path, summary: dict[str, Any], rows: Sequence[dict[str, Any]]) -> None:
+def write_reports(out: Path, summary: InterventionSummary, rows: Sequence[UnitRow]) -> None:
     """Write ``summary.md`` and ``report.html`` into ``out``."""
     (out / "summary.md").write_text(summary_markdown(summary), encoding="utf-8")
     (out / "report.html").write_text(report_html(summary, rows), encoding="utf-8")

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from groundtrace.analyzer.metrics import normalise_answer, score_answer
@@ -239,8 +240,7 @@ def assign_roles(
     return ItemRoles(frozenset(roles), missing)
 
 
-@dataclass(frozen=True, slots=True)
-class AggregateRole:
+class AggregateRole(msgspec.Struct, frozen=True):
     """Aggregate verdict on one role.
 
     Attributes:
@@ -256,16 +256,6 @@ class AggregateRole:
     rate: DeltaSummary
     basis: tuple[DeltaSummary, ...]
     rule: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping."""
-        return {
-            "role": str(self.role),
-            "asserted": self.asserted,
-            "rate": self.rate.to_dict(),
-            "basis": [b.to_dict() for b in self.basis],
-            "rule": self.rule,
-        }
 
 
 def _vec(values: Sequence[float | None]) -> np.ndarray[Any, np.dtype[np.float64]]:

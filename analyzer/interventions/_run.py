@@ -17,7 +17,6 @@ of that unit, excluded from the statistics and counted in the report; the run go
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 import msgspec
 
+from groundtrace.analyzer._results import encode, write
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from groundtrace.analyzer.replay import (
@@ -41,6 +41,14 @@ from groundtrace.collectors.errors import ConfigError, InputError
 
 from ._axes import AxisSettings
 from ._engine import ItemPlan, PlanSettings, plan_item
+from ._records import (
+    CallCounts,
+    InputCounts,
+    InterventionSummary,
+    ReplaySettings,
+    RunSeeds,
+    UnitRow,
+)
 from ._roles import RoleThresholds
 from ._run_summary import analyse
 
@@ -105,21 +113,21 @@ class RunResult:
     """What a run did and found.
 
     Attributes:
-        summary: the JSON summary (also in ``summary.json``).
+        summary: the summary (also in ``summary.json``).
         rows: one row per unit (also in ``results.jsonl``).
         plans: the per-trace plans.
         out_dir: the run folder.
     """
 
-    summary: dict[str, Any]
-    rows: list[dict[str, Any]]
+    summary: InterventionSummary
+    rows: list[UnitRow]
     plans: list[ItemPlan]
     out_dir: Path
 
 
 def _load(
     paths: Sequence[str | Path], cases: Mapping[str, Case], config: RunConfig
-) -> tuple[list[ItemPlan], dict[str, Any]]:
+) -> tuple[list[ItemPlan], InputCounts]:
     report = ReadReport()
     traces: list[Trace] = list(read_traces([str(p) for p in paths], report=report))
     if not traces:
@@ -131,25 +139,24 @@ def _load(
         (t for t in traces if t.replay is None),
         key=lambda t: (t.request.case_id or "", t.trace_id),
     )
-    info: dict[str, Any] = {
-        "traces_read": len(traces),
-        "counterfactual_traces_ignored": len(traces) - len(originals),
-        "read_errors": [str(e) for e in report.errors],
-        "traces_not_usable": {},
-        "traces_without_case": 0,
-    }
+    not_usable: dict[str, str] = {}
+    without_case = 0
     plans: list[ItemPlan] = []
     for trace in originals:
         if config.limit is not None and len(plans) >= config.limit:
             break
         gold = cases.get(trace.request.case_id or "") if cases else None
         if cases and gold is None:
-            info["traces_without_case"] += 1
+            without_case += 1
         plan = plan_item(trace, gold, config.plan)
         if isinstance(plan, str):
-            info["traces_not_usable"][trace.trace_id] = plan
+            not_usable[trace.trace_id] = plan
         else:
             plans.append(plan)
+    info = InputCounts(
+        len(traces), len(traces) - len(originals), tuple(str(e) for e in report.errors),
+        not_usable, without_case,
+    )  # fmt: skip
     return plans, info
 
 
@@ -269,48 +276,46 @@ async def run_interventions_async(
     analysis = analyse(
         usable, results, axes=config.axes, stats=config.stats, thresholds=config.thresholds
     )
-    calls: dict[str, Any] = {"mode": mode, "units_total": total, **counters}
     if isinstance(replayer, EndpointReplayer):
         s = replayer.client.stats
-        calls.update(
-            model_calls_made=s.api_calls, served_from_cache=s.cache_hits,
-            coalesced=s.coalesced, retries=s.retries, client=s.as_dict(),
+        calls = CallCounts(
+            mode, total, counters["from_journal"], counters["run_now"], s.api_calls,
+            s.cache_hits, s.coalesced, s.retries, s.as_dict(),
         )  # fmt: skip
     else:
-        calls.update(model_calls_made=replayer.calls, served_from_cache=0)
-    summary: dict[str, Any] = {
-        "items": len(usable),
-        "input": {**info, "not_replayable": not_replayable},
-        "gold": "joined from the case file" if has_gold else "none (no --cases)",
-        "replay": {
-            "mode": mode,
-            "entrypoint": config.replay if mode == "function" else None,
-            "endpoint": config.endpoint,
-            "model": config.model,
-            "temperature": 0.0,
-        },
-        "calls": calls,
-        "seeds": {
-            **config.plan.to_dict(),
-            "bootstrap_seed": config.stats.seed,
-            "permutation_seed": config.stats.permutation_seed,
-            "n_resamples": config.stats.n_resamples,
-        },
-        **analysis.summary,
-    }
+        calls = CallCounts(
+            mode, total, counters["from_journal"], counters["run_now"], replayer.calls, 0
+        )
+    ps = config.plan
+    assert analysis.statistics is not None
+    summary = InterventionSummary(
+        **msgspec.structs.asdict(analysis.statistics),
+        items=len(usable),
+        input=msgspec.structs.replace(info, not_replayable=not_replayable),
+        gold="joined from the case file" if has_gold else "none (no --cases)",
+        replay=ReplaySettings(
+            mode, config.replay if mode == "function" else None, config.endpoint, config.model,
+            0.0,
+        ),
+        calls=calls,
+        seeds=RunSeeds(
+            ps.operators, ps.model_seed, ps.random_target_seed, ps.replacement_seed,
+            ps.similarity.value if ps.similarity else "any",
+            ps.relevance.value if ps.relevance else "any", ps.recompute_original,
+            config.stats.seed, config.stats.permutation_seed, config.stats.n_resamples,
+        ),
+    )  # fmt: skip
     _write(out, summary, analysis.rows)
     return RunResult(summary, analysis.rows, usable, out)
 
 
-def _write(out: Path, summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def _write(out: Path, summary: InterventionSummary, rows: Sequence[UnitRow]) -> None:
     from ._report import write_reports
 
-    with (out / "results.jsonl").open("w", encoding="utf-8") as handle:
+    with (out / "results.jsonl").open("wb") as handle:
         for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-    (out / "summary.json").write_text(
-        json.dumps(summary, ensure_ascii=False, indent=2, default=str), encoding="utf-8"
-    )
+            handle.write(encode(row) + b"\n")
+    write(out / "summary.json", summary)
     write_reports(out, summary, rows)
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from ._records import InterventionSummary
 from ._run import Progress, RunConfig, run_interventions
 
 __all__ = ["run_interventions_for_demo"]
@@ -17,7 +17,7 @@ def run_interventions_for_demo(
     limit: int | None = None,
     concurrency: int = 2,
     progress: Progress | None = None,
-) -> dict[str, Any]:
+) -> InterventionSummary:
     """Run every operator on the demo's traces (``OUT/traces``, ``OUT/cases.jsonl``).
 
     Function replay of the recorded entry point; replacement candidates from the HotpotQA

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+import msgspec
 import numpy as np
 
 from groundtrace.analyzer.metrics import score_answer
-from groundtrace.analyzer.replay import UnitResult
+from groundtrace.analyzer.replay import ReplayUnit, UnitResult
 from groundtrace.analyzer.stats import StatsSettings, summarise_deltas, summarise_paired
 
 from ._axes import (
@@ -26,6 +26,23 @@ from ._axes import (
 )
 from ._engine import ALL_OPERATORS, JOINT, ORIGINAL, ItemPlan
 from ._joint import JointItem, shapley_values, summarise_joint
+from ._records import (
+    AxisEffect,
+    CounterfactualAnswer,
+    DivergenceParts,
+    Estimate,
+    InterventionStatistics,
+    JointResult,
+    OperatorResult,
+    OriginalAnswer,
+    RolesResult,
+    RoleVerdict,
+    ShapleyItem,
+    ShapleyResult,
+    Shift,
+    UnitError,
+    UnitRow,
+)
 from ._roles import ItemInterventions, RoleThresholds, aggregate_roles, assign_roles
 
 __all__ = ["Analysis", "analyse", "counterfactual_outcome", "original_outcome"]
@@ -71,58 +88,40 @@ def original_outcome(plan: ItemPlan, recomputed: UnitResult | None = None) -> Ou
 
 @dataclass(slots=True)
 class Analysis:
-    """Everything the reports show."""
+    """Everything the reports show: one row per unit and the run's statistics."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
+    rows: list[UnitRow] = field(default_factory=list)
+    statistics: InterventionStatistics | None = None
 
 
 def _f1(answer: str, reference: str) -> float:
     return score_answer(answer, reference).f1
 
 
-def _stat(d: Any) -> dict[str, Any]:
-    return {
-        "mean": d.mean,
-        "ci_low": d.ci_low,
-        "ci_high": d.ci_high,
-        "p_value": d.p_value,
-        "wilcoxon_p": d.wilcoxon_p,
-        "alternative": d.alternative,
-        "n": d.n,
-        "n_missing": d.n_missing,
-    }
-
-
-def _row(plan: ItemPlan, unit_desc: dict[str, Any], result: UnitResult | None,
-         comparison: Comparison | None, original: Outcome) -> dict[str, Any]:  # fmt: skip
-    row: dict[str, Any] = dict(unit_desc)
-    row["status"] = "not_run" if result is None else result.status
-    row["original"] = {
-        "trace_id": plan.trace.trace_id,
-        "answer": original.answer,
-        "confidence": original.confidence,
-        "used_ids": sorted(original.used_ids),
-    }
-    if plan.gold is not None:
-        row["reference_answer"] = plan.gold.reference_answer
-    if result is not None:
-        row["counterfactual"] = {
-            "trace_id": result.counterfactual_trace_id,
-            "answer": result.answer,
-            "confidence": result.confidence,
-            "cited_ids": list(result.cited_ids),
-            "parse_error": result.parse_error,
-            "cached": result.cached,
-        }
-        if not result.ok:
-            row["error"] = {"kind": result.error_kind, "message": result.error_message}
-    if comparison is not None:
-        row["deltas"] = dict(comparison.deltas)
-        row["divergence"] = comparison.divergence
-        t = comparison.terms
-        row["divergence_terms"] = {"used": t.used, "answer": t.answer, "confidence": t.confidence}
-    return row
+def _row(plan: ItemPlan, unit: ReplayUnit, result: UnitResult | None,
+         comparison: Comparison | None, original: Outcome) -> UnitRow:  # fmt: skip
+    t = None if comparison is None else comparison.terms
+    return UnitRow(
+        key=unit.key, trace_id=unit.trace_id, case_id=unit.case_id, operator=unit.operator,
+        target_id=unit.target_id, replacement_id=unit.replacement_id, seed=unit.seed,
+        evidence_ids=tuple(c.id for c in unit.evidence),
+        status="not_run" if result is None else result.status,
+        original=OriginalAnswer(
+            plan.trace.trace_id, original.answer, original.confidence,
+            tuple(sorted(original.used_ids)),
+        ),
+        reference_answer=None if plan.gold is None else plan.gold.reference_answer,
+        counterfactual=None if result is None else CounterfactualAnswer(
+            result.counterfactual_trace_id, result.answer, result.confidence,
+            tuple(result.cited_ids), result.parse_error, result.cached,
+        ),
+        error=None if result is None or result.ok else UnitError(
+            result.error_kind, result.error_message
+        ),
+        deltas=None if comparison is None else dict(comparison.deltas),
+        divergence=None if comparison is None else comparison.divergence,
+        divergence_terms=None if t is None else DivergenceParts(t.used, t.answer, t.confidence),
+    )  # fmt: skip
 
 
 def analyse(
@@ -143,7 +142,7 @@ def analyse(
     skipped: Counter[str] = Counter()
     role_items: list[ItemInterventions] = []
     joint_items: list[JointItem] = []
-    shapley_rows: list[dict[str, Any]] = []
+    shapley_rows: list[ShapleyItem] = []
     for plan in plans:
         gold = _gold(plan)
         recomputed = next((results.get(u.key) for u in plan.units if u.operator == ORIGINAL), None)
@@ -172,7 +171,7 @@ def analyse(
                     confidences.setdefault(unit.operator, []).append(pair)
                     if gold.support_titles:
                         with_s.setdefault(unit.operator, []).append(comparison)
-            out.rows.append(_row(plan, unit.describe(), result, comparison, original))
+            out.rows.append(_row(plan, unit, result, comparison, original))
         if any(op in outcomes for op in ("REMOVE", "REPLACE", "DUPLICATE")):
             role_items.append(
                 ItemInterventions(
@@ -198,10 +197,9 @@ def analyse(
                 if len(values) == 2 ** len(players):
                     phi = shapley_values(players, values)
                     shapley_rows.append(
-                        {"key": plan.key, "players": list(players), "shapley": phi,
-                         "v_all": full, "v_empty": values[frozenset()]}
-                    )  # fmt: skip
-    out.summary = _summary(
+                        ShapleyItem(plan.key, tuple(players), phi, full, values[frozenset()])
+                    )
+    out.statistics = _statistics(
         plans, comparisons, with_s, confidences, role_items, joint_items, shapley_rows,
         failed, failure_kinds, skipped, axes, stats, thresholds,
     )  # fmt: skip
@@ -214,7 +212,9 @@ def _operators(
     confidences: Mapping[str, Sequence[tuple[float | None, float | None]]],
     has_reference: bool,
     stats: StatsSettings,
-) -> tuple[dict[str, Any], dict[str, str]]:
+    failed: Counter[str],
+    skipped: Counter[str],
+) -> tuple[dict[str, OperatorResult], dict[str, str]]:
     skipped_axes: dict[str, str] = {}
     if not has_reference:
         for axis in _GOLD_AXES:
@@ -228,69 +228,57 @@ def _operators(
     conf_o = {op: [np.nan if a is None else a for a, _ in confidences[op]] for op in ordered}
     conf_c = {op: [np.nan if b is None else b for _, b in confidences[op]] for op in ordered}
     shift = summarise_paired(conf_o, conf_c, stats)
-    table: dict[str, Any] = {}
+    table: dict[str, OperatorResult] = {}
     answer_changed = summarise_deltas(changed, stats)
     for op, summary in main.items():
-        axes_out: dict[str, Any] = {}
+        axes_out: dict[str, AxisEffect] = {}
         for axis in (*DELTA_AXES, *REPORTED_AXES):
             if axis in skipped_axes:
                 continue
             paired = grounded[op].axes[axis] if axis == "grounding" else summary.axes[axis]
-            axes_out[axis] = {
-                "original_mean": paired.mean_original,
-                "intervened_mean": paired.mean_counterfactual,
-                "mean_delta": paired.delta.mean,
-                "ci_low": paired.delta.ci_low,
-                "ci_high": paired.delta.ci_high,
-                "p_value": paired.delta.p_value,
-                "wilcoxon_p": paired.delta.wilcoxon_p,
-                "n": paired.delta.n,
-            }
+            d = paired.delta
+            axes_out[axis] = AxisEffect(
+                paired.mean_original, paired.mean_counterfactual, d.mean, d.ci_low, d.ci_high,
+                d.p_value, d.wilcoxon_p, d.n,
+            )  # fmt: skip
         d = summary.divergence
-        axes_out["divergence"] = {
-            "original_mean": 0.0,
-            "intervened_mean": d.mean,
-            "mean_delta": d.mean,
-            "ci_low": d.ci_low,
-            "ci_high": d.ci_high,
-            "p_value": d.p_value,
-            "wilcoxon_p": d.wilcoxon_p,
-            "n": d.n,
-            "test": "one-sided (D > 0)",
-        }
-        axes_out["answer_changed_rate"] = _stat(answer_changed[op])
-        axes_out["confidence_shift"] = {
-            "original_mean": shift[op].mean_original,
-            "intervened_mean": shift[op].mean_counterfactual,
-            **_stat(shift[op].delta),
-        }
-        table[op] = {"n_items": summary.n_items, "axes": axes_out}
+        axes_out["divergence"] = AxisEffect(
+            0.0, d.mean, d.mean, d.ci_low, d.ci_high, d.p_value, d.wilcoxon_p, d.n,
+            test="one-sided (D > 0)",
+        )  # fmt: skip
+        s = shift[op]
+        table[op] = OperatorResult(
+            n_items=summary.n_items,
+            axes=axes_out,
+            answer_changed_rate=Estimate.of(answer_changed[op]),
+            confidence_shift=Shift.of(s.delta, s.mean_original, s.mean_counterfactual),
+            n_failed=failed.get(op, 0),
+            n_not_planned=skipped.get(op, 0),
+        )  # fmt: skip
     return table, skipped_axes
 
 
-def _summary(
+def _statistics(
     plans: Sequence[ItemPlan],
     comparisons: Mapping[str, Sequence[Comparison]],
     with_s: Mapping[str, Sequence[Comparison]],
     confidences: Mapping[str, Sequence[tuple[float | None, float | None]]],
     role_items: Sequence[ItemInterventions],
     joint_items: Sequence[JointItem],
-    shapley_rows: Sequence[dict[str, Any]],
+    shapley_rows: Sequence[ShapleyItem],
     failed: Counter[str],
     failure_kinds: Counter[str],
     skipped: Counter[str],
     axes: AxisSettings,
     stats: StatsSettings,
     thresholds: RoleThresholds,
-) -> dict[str, Any]:
+) -> InterventionStatistics:
     has_reference = any(p.gold is not None and p.gold.reference_answer is not None for p in plans)
-    table, skipped_axes = _operators(comparisons, with_s, confidences, has_reference, stats)
-    for op in table:
-        table[op]["n_failed"] = failed.get(op, 0)
-        table[op]["n_not_planned"] = skipped.get(op, 0)
+    table, skipped_axes = _operators(
+        comparisons, with_s, confidences, has_reference, stats, failed, skipped
+    )
     ordered = {op: comparisons[op] for op in ALL_OPERATORS if comparisons.get(op)}
-    sensitivity = [row.to_dict() for row in divergence_sensitivity(ordered, None, stats)]
-    roles: dict[str, Any] = {"items": len(role_items)}
+    roles = RolesResult(len(role_items))
     if role_items:
         counts: Counter[str] = Counter()
         not_eval: Counter[str] = Counter()
@@ -299,39 +287,49 @@ def _summary(
             counts.update(str(x) for x in r.roles)
             not_eval.update(str(x) for x in r.not_evaluable)
         agg = aggregate_roles(role_items, thresholds, axes, stats)
-        roles["counts"] = dict(sorted(counts.items()))
-        roles["not_evaluable"] = dict(sorted(not_eval.items()))
-        roles["aggregate"] = {
-            str(role): {"asserted": a.asserted, "rate": _stat(a.rate), "rule": a.rule}
-            for role, a in agg.items()
-        }
-    joint: dict[str, Any] = {"n": len(joint_items)}
+        roles = RolesResult(
+            len(role_items),
+            dict(sorted(counts.items())),
+            dict(sorted(not_eval.items())),
+            {
+                str(role): RoleVerdict(a.asserted, Estimate.of(a.rate), a.rule)
+                for role, a in agg.items()
+            },
+        )
+    joint = JointResult(len(joint_items))
     if joint_items:
         js = summarise_joint(joint_items, stats)
-        for name in ("mean_drop_first", "mean_drop_second", "mean_drop_joint", "mean_synergy",
-                     "positive_synergy_rate", "strong_complementarity_rate"):  # fmt: skip
-            joint[name] = _stat(getattr(js, name))
+        joint = JointResult(
+            len(joint_items),
+            mean_drop_first=Estimate.of(js.mean_drop_first),
+            mean_drop_second=Estimate.of(js.mean_drop_second),
+            mean_drop_joint=Estimate.of(js.mean_drop_joint),
+            mean_synergy=Estimate.of(js.mean_synergy),
+            positive_synergy_rate=Estimate.of(js.positive_synergy_rate),
+            strong_complementarity_rate=Estimate.of(js.strong_complementarity_rate),
+        )
     if shapley_rows:
-        firsts = [r["shapley"][r["players"][0]] for r in shapley_rows]
-        seconds = [r["shapley"][r["players"][1]] for r in shapley_rows if len(r["players"]) > 1]
-        sums = [sum(r["shapley"].values()) for r in shapley_rows]
+        firsts = [r.shapley[r.players[0]] for r in shapley_rows]
+        seconds = [r.shapley[r.players[1]] for r in shapley_rows if len(r.players) > 1]
+        sums = [sum(r.shapley.values()) for r in shapley_rows]
         s = summarise_deltas({"first": firsts, "second": seconds, "total": sums}, stats)
-        joint["shapley"] = {
-            "n": len(shapley_rows),
-            "mean_phi_best_ranked_support": _stat(s["first"]),
-            "mean_phi_second_support": _stat(s["second"]),
-            "mean_total_phi": _stat(s["total"]),
-            "items": list(shapley_rows),
-        }
-    return {
-        "operators": table,
-        "skipped_axes": skipped_axes,
-        "divergence_weights": axes.divergence_weights.to_dict(),
-        "weight_sensitivity": sensitivity,
-        "roles": roles,
-        "joint_ablation": joint,
-        "failed_units": dict(sorted(failed.items())),
-        "failure_kinds": dict(sorted(failure_kinds.items())),
-        "not_planned": dict(sorted(skipped.items())),
-        "stats_settings": stats.to_dict(),
-    }
+        shapley = ShapleyResult(
+            len(shapley_rows),
+            Estimate.of(s["first"]),
+            Estimate.of(s["second"]),
+            Estimate.of(s["total"]),
+            tuple(shapley_rows),
+        )
+        joint = msgspec.structs.replace(joint, shapley=shapley)
+    return InterventionStatistics(
+        operators=table,
+        skipped_axes=skipped_axes,
+        divergence_weights=axes.divergence_weights,
+        weight_sensitivity=tuple(divergence_sensitivity(ordered, None, stats)),
+        roles=roles,
+        joint_ablation=joint,
+        failed_units=dict(sorted(failed.items())),
+        failure_kinds=dict(sorted(failure_kinds.items())),
+        not_planned=dict(sorted(skipped.items())),
+        stats_settings=stats,
+    )

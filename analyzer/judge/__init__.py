@@ -19,7 +19,7 @@ Usage::
     profile = AcceptanceProfile()
     report = meta_evaluate(gold, results, metric=Metric.ADHERENCE, threshold=profile.threshold)
     record = build_record(report, judge.fingerprint(profile.threshold), profile)
-    print(record["mode"])  # "gate_eligible" or "review_only"
+    print(record.mode)  # "gate_eligible" or "review_only"
 """
 
 from __future__ import annotations
@@ -42,16 +42,32 @@ from ._record import (
     RECORD_SCHEMA,
     REVIEW_ONLY,
     AcceptanceProfile,
+    Criterion,
     RecordCheck,
+    RecordStatistics,
+    ValidationRecord,
     build_record,
     check_record,
     load_record,
+)
+from ._records import (
+    VALIDATION_SCHEMA,
+    BootstrapSettings,
+    GoldSummary,
+    Grade,
+    InterAnnotator,
+    JudgeRunSummary,
+    JudgeValidation,
+    MetricSummary,
+    NotJudgeable,
+    ProtocolErrorCounts,
+    SweepPoint,
 )
 from ._report import render_validation_markdown
 from ._rubric import DEFAULT_RUBRIC, OUTPUT_SCHEMA, Rubric, load_rubric
 from ._run import judge_all, summarize_results
 from ._types import Judge, JudgeCase, JudgeResult, Metric, ProtocolError, ProtocolErrorKind
-from ._validate import SWEEP_THRESHOLDS, VALIDATION_SCHEMA, grade_set, meta_evaluate
+from ._validate import SWEEP_THRESHOLDS, grade_set, meta_evaluate
 
 __all__ = [
     "DEFAULT_RUBRIC",
@@ -65,20 +81,33 @@ __all__ = [
     "SWEEP_THRESHOLDS",
     "VALIDATION_SCHEMA",
     "AcceptanceProfile",
+    "BootstrapSettings",
+    "Criterion",
     "GoldItem",
     "GoldSet",
+    "GoldSummary",
+    "Grade",
+    "InterAnnotator",
     "Judge",
     "JudgeCase",
     "JudgeResult",
+    "JudgeRunSummary",
+    "JudgeValidation",
     "LLMJudge",
     "LexicalJudge",
     "Metric",
+    "MetricSummary",
+    "NotJudgeable",
     "ProtocolError",
+    "ProtocolErrorCounts",
     "ProtocolErrorKind",
     "RecordCheck",
+    "RecordStatistics",
     "RowFilter",
     "Rubric",
     "Statistic",
+    "SweepPoint",
+    "ValidationRecord",
     "auroc_batch",
     "bootstrap_statistic",
     "build_prompt",

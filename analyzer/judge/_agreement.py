@@ -16,9 +16,9 @@ Every function here takes 2-D ``(batch, n)`` arrays so one call evaluates the po
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
@@ -41,8 +41,7 @@ BoolArray = npt.NDArray[np.bool_]
 BinaryStat = Callable[..., tuple[FloatArray, BoolArray]]
 
 
-@dataclass(frozen=True, slots=True)
-class Statistic:
+class Statistic(msgspec.Struct, frozen=True):
     """One statistic with its 95% percentile-bootstrap interval.
 
     Attributes:
@@ -65,19 +64,6 @@ class Statistic:
     n_resamples: int
     undefined_resamples: int
     seed: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form with stable keys."""
-        return {
-            "value": self.value,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "undefined_reason": self.undefined_reason,
-            "n": self.n,
-            "n_resamples": self.n_resamples,
-            "undefined_resamples": self.undefined_resamples,
-            "seed": self.seed,
-        }
 
 
 _Counts = tuple[FloatArray, FloatArray, FloatArray, FloatArray]

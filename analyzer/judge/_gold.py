@@ -29,6 +29,7 @@ from groundtrace.collectors.errors import ConfigError, InputError
 from groundtrace.collectors.jsonl import read_jsonl
 
 from ._cases import judge_case
+from ._records import GoldSummary
 from ._types import JudgeCase
 
 __all__ = ["GoldItem", "GoldSet", "RowFilter", "load_cases", "load_gold"]
@@ -104,22 +105,14 @@ class GoldSet:
     rows_read: int = 0
     sample: dict[str, Any] = field(default_factory=dict)
 
-    def describe(self) -> dict[str, Any]:
-        """JSON-ready description of the set."""
+    def describe(self) -> GoldSummary:
+        """The set and how it was selected, as recorded in a validation."""
         n_pass = sum(i.label for i in self.items)
         n = len(self.items)
-        return {
-            "path": self.path,
-            "layout": self.layout,
-            "label_field": self.label_field,
-            "dimension": self.dimension,
-            "filters": list(self.filters),
-            "rows_read": self.rows_read,
-            "sample": self.sample or None,
-            "n_items": n,
-            "n_pass": n_pass,
-            "n_fail": n - n_pass,
-        }
+        return GoldSummary(
+            self.path, self.layout, self.label_field, self.dimension, self.filters,
+            self.rows_read, self.sample or None, n, n_pass, n - n_pass,
+        )  # fmt: skip
 
 
 def _label(value: Any, dimension: str, *, path: str, line: int, name: str) -> bool:

@@ -5,21 +5,28 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from groundtrace.collectors.errors import ConfigError, InputError
+import msgspec
 
+from groundtrace.analyzer._results import Result, read
+from groundtrace.collectors.errors import ConfigError
+
+from ._agreement import Statistic
 from ._fingerprint import fingerprint_digest
+from ._records import GoldSummary, JudgeValidation
 
 __all__ = [
     "GATE_ELIGIBLE",
     "RECORD_SCHEMA",
     "REVIEW_ONLY",
     "AcceptanceProfile",
+    "Criterion",
     "RecordCheck",
+    "RecordStatistics",
+    "ValidationRecord",
     "build_record",
     "check_record",
     "load_record",
@@ -34,8 +41,7 @@ REVIEW_ONLY = "review_only"
 _GRADES = {"invalid": 0, "smoke": 1, "decision": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class AcceptanceProfile:
+class AcceptanceProfile(msgspec.Struct, frozen=True):
     """What a judge metric must show to be gate-eligible (every value is a setting).
 
     Attributes:
@@ -79,7 +85,7 @@ class AcceptanceProfile:
             data = data["judge_acceptance"]
         if not isinstance(data, dict):
             raise ConfigError("profile must be a table of settings", path=source)
-        known = {f.name for f in fields(cls)}
+        known = set(cls.__struct_fields__)
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(f"unknown settings {unknown}", path=source, field=unknown[0])
@@ -87,13 +93,45 @@ class AcceptanceProfile:
             raise ConfigError("min_grade must be smoke or decision", path=source, field="min_grade")
         return cls(**data)
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready settings."""
-        return asdict(self)
+
+class Criterion(msgspec.Struct, frozen=True):
+    """One acceptance criterion: what was required, what was observed."""
+
+    name: str
+    required: str
+    observed: float | str | None
+    passed: bool
 
 
-def _criterion(name: str, required: Any, observed: Any, passed: bool) -> dict[str, Any]:
-    return {"name": name, "required": required, "observed": observed, "passed": passed}
+class RecordStatistics(msgspec.Struct, frozen=True):
+    """The statistics a validation record was decided on."""
+
+    n: int
+    grade: str
+    kappa: Statistic
+    auroc: Statistic
+    mcc: Statistic
+    protocol_error_rate: float | None
+
+
+class ValidationRecord(Result, frozen=True, kw_only=True):
+    """``validation_record_<metric>.json``: a metric's verdict (``gate_eligible`` or
+    ``review_only``), bound to a judge fingerprint."""
+
+    schema: str = RECORD_SCHEMA
+    metric: str
+    mode: str
+    reasons: tuple[str, ...]
+    criteria: tuple[Criterion, ...]
+    fingerprint: dict[str, Any]
+    profile: AcceptanceProfile
+    statistics: RecordStatistics
+    gold: GoldSummary
+    created: str
+
+
+def _observed(stat: Statistic, value: float | None) -> float | str | None:
+    return value if stat.value is not None else stat.undefined_reason
 
 
 def _at_least(observed: float | None, required: float) -> bool:
@@ -101,82 +139,71 @@ def _at_least(observed: float | None, required: float) -> bool:
 
 
 def build_record(
-    validation: Mapping[str, Any],
+    validation: JudgeValidation,
     fingerprint: Mapping[str, Any],
     profile: AcceptanceProfile,
-) -> dict[str, Any]:
+) -> ValidationRecord:
     """The validation record of one metric: criteria, verdict and the fingerprint it binds.
 
     The metric is ``gate_eligible`` only if every criterion passes; otherwise it runs
     ``review_only``, and the failed criteria are listed as reasons.
     """
-    grade = validation["grade"]
-    kappa, auroc, mcc = validation["kappa"], validation["auroc"], validation["mcc"]
-    errors = validation["protocol_errors"]
+    grade = validation.grade
+    kappa, auroc, mcc = validation.kappa, validation.auroc, validation.mcc
+    rate = validation.protocol_errors.rate
     criteria = [
-        _criterion(
+        Criterion(
             "grade",
             f">= {profile.min_grade}",
-            grade["value"],
-            _GRADES[grade["value"]] >= _GRADES[profile.min_grade],
+            grade.value,
+            _GRADES[grade.value] >= _GRADES[profile.min_grade],
         ),
-        _criterion(
+        Criterion(
             "kappa_ci_low",
             f">= {profile.kappa_ci_low_min}",
-            kappa["ci_low"] if kappa["value"] is not None else kappa["undefined_reason"],
-            _at_least(kappa["ci_low"], profile.kappa_ci_low_min),
+            _observed(kappa, kappa.ci_low),
+            _at_least(kappa.ci_low, profile.kappa_ci_low_min),
         ),
-        _criterion(
+        Criterion(
             "auroc",
             f">= {profile.auroc_min}",
-            auroc["value"] if auroc["value"] is not None else auroc["undefined_reason"],
-            _at_least(auroc["value"], profile.auroc_min),
+            _observed(auroc, auroc.value),
+            _at_least(auroc.value, profile.auroc_min),
         ),
-        _criterion(
+        Criterion(
             "protocol_error_rate",
             f"<= {profile.max_protocol_error_rate}",
-            errors["rate"],
-            errors["rate"] is not None and errors["rate"] <= profile.max_protocol_error_rate,
+            rate,
+            rate is not None and rate <= profile.max_protocol_error_rate,
         ),
     ]
     if profile.mcc_min is not None:
         criteria.append(
-            _criterion(
+            Criterion(
                 "mcc",
                 f">= {profile.mcc_min}",
-                mcc["value"] if mcc["value"] is not None else mcc["undefined_reason"],
-                _at_least(mcc["value"], profile.mcc_min),
+                _observed(mcc, mcc.value),
+                _at_least(mcc.value, profile.mcc_min),
             )
         )
-    passed = all(c["passed"] for c in criteria)
+    passed = all(c.passed for c in criteria)
     reasons = [
-        f"{c['name']}: observed {c['observed']}, required {c['required']}"
-        for c in criteria
-        if not c["passed"]
+        f"{c.name}: observed {c.observed}, required {c.required}" for c in criteria if not c.passed
     ]
-    return {
-        "schema": RECORD_SCHEMA,
-        "metric": validation["dimension"],
-        "mode": GATE_ELIGIBLE if passed else REVIEW_ONLY,
-        "reasons": reasons + [f"grade: {r}" for r in grade["reasons"]],
-        "criteria": criteria,
-        "fingerprint": dict(fingerprint),
-        "profile": profile.as_dict(),
-        "statistics": {
-            "n": validation["n"],
-            "grade": grade["value"],
-            "kappa": kappa,
-            "auroc": auroc,
-            "mcc": mcc,
-            "protocol_error_rate": errors["rate"],
-        },
-        "gold": validation["gold"],
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
+    return ValidationRecord(
+        metric=validation.dimension,
+        mode=GATE_ELIGIBLE if passed else REVIEW_ONLY,
+        reasons=(*reasons, *(f"grade: {r}" for r in grade.reasons)),
+        criteria=tuple(criteria),
+        fingerprint=dict(fingerprint),
+        profile=profile,
+        statistics=RecordStatistics(validation.n, grade.value, kappa, auroc, mcc, rate),
+        gold=validation.gold,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class RecordCheck:
+class RecordCheck(msgspec.Struct, frozen=True):
     """Whether a record still applies to a judge, and the mode the metric may run in.
 
     Attributes:
@@ -193,26 +220,16 @@ class RecordCheck:
     reason: str
     changed: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "valid": self.valid,
-            "mode": self.mode,
-            "metric": self.metric,
-            "reason": self.reason,
-            "changed": list(self.changed),
-        }
 
-
-def check_record(record: Mapping[str, Any], fingerprint: Mapping[str, Any]) -> RecordCheck:
+def check_record(record: ValidationRecord, fingerprint: Mapping[str, Any]) -> RecordCheck:
     """Check ``record`` against the current judge ``fingerprint``.
 
     A record whose stored fingerprint was edited (its digest no longer matches its fields) or
     differs from the current one is invalid: the metric runs review-only.
     """
-    metric = str(record.get("metric", "?"))
-    stored = record.get("fingerprint")
-    if record.get("schema") != RECORD_SCHEMA or not isinstance(stored, Mapping):
+    metric = record.metric
+    stored = record.fingerprint
+    if record.schema != RECORD_SCHEMA:
         return RecordCheck(False, REVIEW_ONLY, metric, "not a judge validation record")
     if fingerprint_digest(dict(stored)) != stored.get("digest"):
         return RecordCheck(False, REVIEW_ONLY, metric, "record fingerprint was altered")
@@ -226,19 +243,17 @@ def check_record(record: Mapping[str, Any], fingerprint: Mapping[str, Any]) -> R
         )
         reason = f"judge fingerprint changed ({', '.join(changed)}): record no longer applies"
         return RecordCheck(False, REVIEW_ONLY, metric, reason, changed)
-    mode = str(record.get("mode", REVIEW_ONLY))
+    mode = record.mode
     reason = "fingerprint matches; " + (
         "criteria met" if mode == GATE_ELIGIBLE else "criteria not met: review-only"
     )
     return RecordCheck(True, mode, metric, reason)
 
 
-def load_record(path: str | Path) -> dict[str, Any]:
-    """Read a validation record JSON file."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read validation record: {exc}", path=str(path)) from exc
-    if not isinstance(data, dict):
-        raise InputError("validation record is not a JSON object", path=str(path))
-    return data
+def load_record(path: str | Path) -> ValidationRecord:
+    """Read a validation record JSON file.
+
+    Raises:
+        InputError: unreadable, of another result format, or a field of the wrong type.
+    """
+    return read(path, ValidationRecord)

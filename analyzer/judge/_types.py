@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
+
+import msgspec
 
 __all__ = [
     "Judge",
@@ -62,8 +64,7 @@ class JudgeCase:
         return "\n\n".join(self.context)
 
 
-@dataclass(frozen=True, slots=True)
-class ProtocolError:
+class ProtocolError(msgspec.Struct, frozen=True):
     """A metric the judge failed to score: the metric fails and the case goes to review.
 
     Attributes:
@@ -78,19 +79,9 @@ class ProtocolError:
     message: str
     raw: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "metric": self.metric.value,
-            "kind": self.kind.value,
-            "message": self.message,
-            "raw": self.raw,
-        }
 
-
-@dataclass(frozen=True, slots=True)
-class JudgeResult:
-    """The judge's verdict on one case.
+class JudgeResult(msgspec.Struct, frozen=True):
+    """The judge's verdict on one case (a line of ``judgments.jsonl``).
 
     Attributes:
         case_id: the case judged.
@@ -98,14 +89,15 @@ class JudgeResult:
         rationale: the judge's short explanation, if it gave one.
         errors: protocol errors, one per failed metric.
         raw: the raw judge output, for audit.
+        details: what the judge reported beyond the scores.
     """
 
     case_id: str
-    scores: Mapping[Metric, float]
+    scores: dict[Metric, float]
     rationale: str | None = None
     errors: tuple[ProtocolError, ...] = ()
     raw: str | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
 
     @property
     def needs_review(self) -> bool:
@@ -115,18 +107,6 @@ class JudgeResult:
     def error_for(self, metric: Metric) -> ProtocolError | None:
         """The protocol error of ``metric``, if any."""
         return next((e for e in self.errors if e.metric is metric), None)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "case_id": self.case_id,
-            "scores": {m.value: s for m, s in self.scores.items()},
-            "rationale": self.rationale,
-            "errors": [e.as_dict() for e in self.errors],
-            "needs_review": self.needs_review,
-            "raw": self.raw,
-            **({"details": dict(self.details)} if self.details else {}),
-        }
 
 
 @runtime_checkable

@@ -17,6 +17,15 @@ from ._agreement import (
     raw_agreement_batch,
 )
 from ._gold import GoldSet
+from ._records import (
+    VALIDATION_SCHEMA,
+    BootstrapSettings,
+    Grade,
+    InterAnnotator,
+    JudgeValidation,
+    ProtocolErrorCounts,
+    SweepPoint,
+)
 from ._types import JudgeResult, Metric
 
 __all__ = [
@@ -24,13 +33,10 @@ __all__ = [
     "MINORITY_MIN",
     "SMOKE_MIN",
     "SWEEP_THRESHOLDS",
-    "VALIDATION_SCHEMA",
     "grade_set",
     "meta_evaluate",
 ]
 
-#: Schema id of the validation JSON.
-VALIDATION_SCHEMA = "groundtrace.judge_validation/1"
 #: Items needed for a smoke-grade set.
 SMOKE_MIN = 30
 #: Items needed for a decision-grade set.
@@ -48,7 +54,7 @@ def grade_set(
     smoke_min: int = SMOKE_MIN,
     decision_min: int = DECISION_MIN,
     minority_min: float = MINORITY_MIN,
-) -> dict[str, Any]:
+) -> Grade:
     """Grade of a labelled set: ``decision``, ``smoke`` or ``invalid`` with the reasons.
 
     ``size_grade`` is what the size alone would give; ``value`` is ``invalid`` when the size
@@ -67,13 +73,10 @@ def grade_set(
         reasons.append(
             f"minority class ({cls}) is {share:.1%} of items < {minority_min:.0%} required"
         )
-    return {
-        "value": "invalid" if reasons else size_grade,
-        "size_grade": size_grade,
-        "valid": not reasons,
-        "minority_share": round(share, 4),
-        "reasons": reasons,
-    }
+    return Grade(
+        "invalid" if reasons else size_grade, size_grade, not reasons, round(share, 4),
+        tuple(reasons),
+    )  # fmt: skip
 
 
 def meta_evaluate(
@@ -87,7 +90,7 @@ def meta_evaluate(
     smoke_min: int = SMOKE_MIN,
     decision_min: int = DECISION_MIN,
     minority_min: float = MINORITY_MIN,
-) -> dict[str, Any]:
+) -> JudgeValidation:
     """Agreement of a judge's ``metric`` with the gold labels.
 
     Items with a protocol error on ``metric`` are left out of the statistics and counted
@@ -95,9 +98,9 @@ def meta_evaluate(
     The judge predicts *pass* when its score is >= ``threshold``.
 
     Returns:
-        A JSON-ready dict with stable keys: ``n``, ``grade``, ``raw_agreement``, ``kappa``,
-        ``mcc``, ``auroc``, ``sweep``, ``inter_annotator``, ``protocol_errors``, ...
-        Every statistic is ``{"value", "ci_low", "ci_high", ...}``.
+        The validation: ``n``, ``grade``, ``raw_agreement``, ``kappa``, ``mcc``, ``auroc``,
+        ``sweep``, ``inter_annotator``, ``protocol_errors``... (each statistic a
+        :class:`Statistic`).
     """
     if len(results) != len(gold.items):
         raise ValueError(f"{len(results)} results for {len(gold.items)} gold items")
@@ -118,60 +121,52 @@ def meta_evaluate(
     s = np.asarray(scores, dtype=np.float64)
     pred = s >= threshold
 
-    def boot(stat: Any, *arrays: Any) -> dict[str, Any]:
-        out: Statistic = bootstrap_statistic(stat, arrays, n_resamples=n_resamples, seed=seed)
-        return out.as_dict()
+    def boot(stat: Any, *arrays: Any) -> Statistic:
+        return bootstrap_statistic(stat, arrays, n_resamples=n_resamples, seed=seed)
 
     n = int(y.size)
     n_items = len(gold.items)
-    report: dict[str, Any] = {
-        "schema": VALIDATION_SCHEMA,
-        "dimension": metric.value,
-        "threshold": threshold,
-        "n": n,
-        "n_items": n_items,
-        "gold": gold.describe(),
-        "grade": grade_set(
+    return JudgeValidation(
+        schema=VALIDATION_SCHEMA,
+        dimension=metric.value,
+        threshold=threshold,
+        n=n,
+        n_items=n_items,
+        gold=gold.describe(),
+        grade=grade_set(
             n,
             int(y.sum()),
             smoke_min=smoke_min,
             decision_min=decision_min,
             minority_min=minority_min,
         ),
-        "protocol_errors": {
-            "count": len(errored),
-            "rate": round(len(errored) / n_items, 4) if n_items else None,
-            "by_kind": dict(sorted(kinds.items())),
-            "case_ids": errored[:100],
-        },
-        "raw_agreement": boot(raw_agreement_batch, y, pred),
-        "kappa": boot(cohen_kappa_batch, y, pred),
-        "mcc": boot(mcc_batch, y, pred),
-        "auroc": boot(auroc_batch, y, s),
-        "sweep": [{"threshold": t, "mcc": boot(mcc_batch, y, s >= t)} for t in SWEEP_THRESHOLDS],
-        "inter_annotator": _inter_annotator(gold, boot),
-        "judge_pass_rate": round(float(pred.mean()), 4) if n else None,
-        "bootstrap": {
-            "n_resamples": n_resamples,
-            "seed": seed,
-            "confidence": 0.95,
-            "method": "percentile",
-        },
-    }
-    return report
+        protocol_errors=ProtocolErrorCounts(
+            len(errored),
+            round(len(errored) / n_items, 4) if n_items else None,
+            dict(sorted(kinds.items())),
+            tuple(errored[:100]),
+        ),
+        raw_agreement=boot(raw_agreement_batch, y, pred),
+        kappa=boot(cohen_kappa_batch, y, pred),
+        mcc=boot(mcc_batch, y, pred),
+        auroc=boot(auroc_batch, y, s),
+        sweep=tuple(SweepPoint(t, boot(mcc_batch, y, s >= t)) for t in SWEEP_THRESHOLDS),
+        inter_annotator=_inter_annotator(gold, boot),
+        judge_pass_rate=round(float(pred.mean()), 4) if n else None,
+        bootstrap=BootstrapSettings(n_resamples, seed),
+    )
 
 
-def _inter_annotator(gold: GoldSet, boot: Any) -> dict[str, Any]:
+def _inter_annotator(gold: GoldSet, boot: Any) -> InterAnnotator:
     if gold.layout != "two_annotators":
-        return {
-            "available": False,
-            "reason": f"single-label set (label field {gold.label_field!r}): "
-            "no second annotator to compare",
-        }
+        return InterAnnotator(
+            False,
+            f"single-label set (label field {gold.label_field!r}): no second annotator to compare",
+        )
     a = np.asarray([bool(i.annotator_a) for i in gold.items], dtype=np.bool_)
     b = np.asarray([bool(i.annotator_b) for i in gold.items], dtype=np.bool_)
-    return {
-        "available": True,
-        "raw_agreement": boot(raw_agreement_batch, a, b),
-        "kappa": boot(cohen_kappa_batch, a, b),
-    }
+    return InterAnnotator(
+        True,
+        raw_agreement=boot(raw_agreement_batch, a, b),
+        kappa=boot(cohen_kappa_batch, a, b),
+    )

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+
+import msgspec
 
 from groundtrace.collectors.errors import ConfigError
 
@@ -30,8 +31,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class DivergenceWeights:
+class DivergenceWeights(msgspec.Struct, frozen=True):
     """Weights of the three divergence terms (non-negative, summing to 1).
 
     Attributes:
@@ -54,10 +54,6 @@ class DivergenceWeights:
     def as_tuple(self) -> tuple[float, float, float]:
         """``(used, answer, confidence)``."""
         return (self.used, self.answer, self.confidence)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping."""
-        return {"used": self.used, "answer": self.answer, "confidence": self.confidence}
 
 
 #: SPEC default weights 0.5 / 0.3 / 0.2.

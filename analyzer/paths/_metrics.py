@@ -10,9 +10,8 @@ dropped and counted (``dropped_resamples``). A metric with nothing to measure ha
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -25,14 +24,12 @@ __all__ = ["MetricValue", "PathMetrics", "compute_metrics"]
 FloatArray = npt.NDArray[np.float64]
 
 
-@dataclass(frozen=True, slots=True)
-class MetricValue:
+class MetricValue(msgspec.Struct, frozen=True):
     """A metric with its percentile bootstrap interval.
 
     Attributes:
         value: the observed value (``None``: nothing to measure, see ``note``).
-        ci_low: lower interval bound.
-        ci_high: upper interval bound.
+        ci: the interval ``(low, high)`` (``(None, None)`` when ``value`` is ``None``).
         n: the number of cases it is computed over.
         numerator: numerator of the observed value.
         denominator: denominator of the observed value.
@@ -41,29 +38,25 @@ class MetricValue:
     """
 
     value: float | None
-    ci_low: float | None
-    ci_high: float | None
+    ci: tuple[float | None, float | None]
     n: int
     numerator: float
     denominator: float
     note: str | None = None
     dropped_resamples: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "value": self.value,
-            "ci": [self.ci_low, self.ci_high],
-            "n": self.n,
-            "numerator": self.numerator,
-            "denominator": self.denominator,
-            "note": self.note,
-            "dropped_resamples": self.dropped_resamples,
-        }
+    @property
+    def ci_low(self) -> float | None:
+        """Lower interval bound."""
+        return self.ci[0]
+
+    @property
+    def ci_high(self) -> float | None:
+        """Upper interval bound."""
+        return self.ci[1]
 
 
-@dataclass(frozen=True, slots=True)
-class PathMetrics:
+class PathMetrics(msgspec.Struct, frozen=True):
     """Every path metric, the quadrant matrix and the masked failures.
 
     Attributes:
@@ -72,10 +65,12 @@ class PathMetrics:
         citation_recall: required sources read and cited / required sources.
         text_score: share of strict cases with a reference whose answer is correct.
         conditional_text_score: the same over path-passing cases only.
-        quadrants: ``{"text_correct|path_pass": MetricValue}`` (share and count of each cell).
+        quadrants: ``{"text_correct|path_pass": MetricValue}`` (share and count -- the
+            numerator -- of each cell).
         masked_failures: case ids with a correct text but a failed path.
         status_counts: cases per status (strict and not).
-        settings: the bootstrap settings (seed recorded).
+        settings: the bootstrap settings (seed recorded; ``bootstrap`` in JSON).
+        bootstrap_method: how the intervals were computed.
     """
 
     path_pass_rate: MetricValue
@@ -86,24 +81,8 @@ class PathMetrics:
     quadrants: dict[str, MetricValue]
     masked_failures: tuple[str, ...]
     status_counts: dict[str, int]
-    settings: StatsSettings
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "path_pass_rate": self.path_pass_rate.to_dict(),
-            "citation_precision": self.citation_precision.to_dict(),
-            "citation_recall": self.citation_recall.to_dict(),
-            "text_score": self.text_score.to_dict(),
-            "conditional_text_score": self.conditional_text_score.to_dict(),
-            "quadrants": {
-                key: {**value.to_dict(), "count": int(value.numerator)}
-                for key, value in self.quadrants.items()
-            },
-            "masked_failures": list(self.masked_failures),
-            "status_counts": self.status_counts,
-            "bootstrap": {**self.settings.to_dict(), "method": "percentile, cases resampled"},
-        }
+    settings: StatsSettings = msgspec.field(name="bootstrap")
+    bootstrap_method: str = "percentile, cases resampled"
 
 
 def _ratio(
@@ -112,7 +91,7 @@ def _ratio(
     n = len(num)
     total_num, total_den = float(sum(num)), float(sum(den))
     if n == 0 or total_den == 0:
-        return MetricValue(None, None, None, n, total_num, total_den, note=empty_note)
+        return MetricValue(None, (None, None), n, total_num, total_den, note=empty_note)
     counts = bootstrap_counts(n, settings.n_resamples, settings.seed)
     num_b = counts @ np.asarray(num, dtype=np.float64)
     den_b = counts @ np.asarray(den, dtype=np.float64)
@@ -125,8 +104,7 @@ def _ratio(
         low = high = value
     return MetricValue(
         value,
-        float(low),
-        float(high),
+        (float(low), float(high)),
         n,
         total_num,
         total_den,

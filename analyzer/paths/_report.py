@@ -7,8 +7,9 @@ external assets).
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
+
+from groundtrace.analyzer._results import write
 
 from ._metrics import MetricValue
 from ._run import PathReport
@@ -159,7 +160,5 @@ def write_report(report: PathReport, out_dir: Path) -> Path:
     (out_dir / "summary.md").write_text(markdown, encoding="utf-8")
     (out_dir / "report.html").write_text(_html(report, markdown), encoding="utf-8")
     path = out_dir / "report.json"
-    path.write_text(
-        json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str), encoding="utf-8"
-    )
+    write(path, report)
     return path

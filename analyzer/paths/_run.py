@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
+import msgspec
+
+from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import Trace
@@ -19,9 +20,10 @@ from ._validate import validate_case
 __all__ = ["PathReport", "validate_traces"]
 
 
-@dataclass(frozen=True, slots=True)
-class PathReport:
+class PathReport(Result, frozen=True, kw_only=True):
     """Verdicts of every case with a trace, the metrics, and what could not be joined.
+
+    The record of ``report.json`` (``verdicts`` is ``cases`` in JSON).
 
     Attributes:
         verdicts: one per (case, trace) pair, in case-file order.
@@ -33,25 +35,13 @@ class PathReport:
         notes: anything else the reader should know (read errors...).
     """
 
-    verdicts: tuple[CaseVerdict, ...]
+    verdicts: tuple[CaseVerdict, ...] = msgspec.field(name="cases")
     metrics: PathMetrics
     missing_traces: tuple[str, ...] = ()
     unmatched_traces: tuple[str, ...] = ()
     quote_threshold: float = DEFAULT_QUOTE_THRESHOLD
     tools_config: str | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report: ``cases`` and ``metrics`` plus the join bookkeeping."""
-        return {
-            "cases": [v.to_dict() for v in self.verdicts],
-            "metrics": self.metrics.to_dict(),
-            "missing_traces": list(self.missing_traces),
-            "unmatched_traces": list(self.unmatched_traces),
-            "quote_threshold": self.quote_threshold,
-            "tools_config": self.tools_config,
-            "notes": list(self.notes),
-        }
+    notes: tuple[str, ...] = ()
 
 
 def validate_traces(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+import msgspec
 
 __all__ = [
     "STATUS_PRECEDENCE",
@@ -76,8 +77,7 @@ class CallErrorCode(StrEnum):
     DISALLOWED_COMMAND = "disallowed_command"
 
 
-@dataclass(frozen=True, slots=True)
-class CallError:
+class CallError(msgspec.Struct, frozen=True):
     """One call-level error with what it concerns.
 
     Attributes:
@@ -94,20 +94,11 @@ class CallError:
     executed_index: int | None = None
     argument: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "code": self.code.value,
-            "message": self.message,
-            "required_index": self.required_index,
-            "executed_index": self.executed_index,
-            "argument": self.argument,
-        }
 
-
-@dataclass(frozen=True, slots=True)
-class CaseVerdict:
+class CaseVerdict(msgspec.Struct, frozen=True):
     """Both channels of one case, side by side (never merged).
+
+    In JSON, ``case_id`` is ``id`` and ``text_f1`` is ``text_score``.
 
     Attributes:
         case_id: the case.
@@ -126,12 +117,12 @@ class CaseVerdict:
         details: further evidence (quote matches, values checked...).
     """
 
-    case_id: str
+    case_id: str = msgspec.field(name="id")
     trace_id: str | None
     status: PathStatus
     issues: tuple[dict[str, Any], ...] = ()
     text_em: bool | None = None
-    text_f1: float | None = None
+    text_f1: float | None = msgspec.field(default=None, name="text_score")
     text_correct: bool | None = None
     cited: tuple[str, ...] = ()
     cited_read: tuple[str, ...] = ()
@@ -139,7 +130,7 @@ class CaseVerdict:
     required_cited: tuple[str, ...] = ()
     read: tuple[str, ...] = ()
     call_errors: tuple[CallError, ...] = ()
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
 
     @property
     def path_pass(self) -> bool | None:
@@ -147,24 +138,3 @@ class CaseVerdict:
         if self.status is PathStatus.NOT_REQUIRED:
             return None
         return self.status is PathStatus.PASS
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (``text_score`` is the token F1)."""
-        return {
-            "id": self.case_id,
-            "trace_id": self.trace_id,
-            "status": self.status.value,
-            "text_score": self.text_f1,
-            "text_em": self.text_em,
-            "text_correct": self.text_correct,
-            "details": {
-                "issues": list(self.issues),
-                "cited": list(self.cited),
-                "cited_read": list(self.cited_read),
-                "required_reads": list(self.required_reads),
-                "required_cited": list(self.required_cited),
-                "read": list(self.read),
-                "call_errors": [e.to_dict() for e in self.call_errors],
-                **self.details,
-            },
-        }

@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.cases import Case, normalise_resource
 from groundtrace.analyzer.metrics import normalise_answer, score_answer
 from groundtrace.collectors.model import ToolCall, Trace
@@ -201,7 +202,7 @@ def validate_case(
             required = case.required_calls[r]
             if err.code is CallErrorCode.WRONG_ORDER:
                 issues.append(
-                    _issue(PathStatus.MISSING_COMMAND, err.message, required=required.to_dict())
+                    _issue(PathStatus.MISSING_COMMAND, err.message, required=to_builtins(required))
                 )
                 continue
             failed_fit = [
@@ -246,7 +247,7 @@ def validate_case(
                         arguments=calls[same_ok[0]].arguments
                         if diagnosis.executed_index is None
                         else calls[diagnosis.executed_index].arguments,
-                        required=required.to_dict(),
+                        required=to_builtins(required),
                     )
                 )
             else:
@@ -254,7 +255,7 @@ def validate_case(
                     _issue(
                         PathStatus.MISSING_COMMAND,
                         f"required call {required.name} never ran",
-                        required=required.to_dict(),
+                        required=to_builtins(required),
                     )
                 )
         if case.exclusive_tools:

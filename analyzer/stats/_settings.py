@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Literal
+
+import msgspec
 
 from groundtrace.collectors.errors import ConfigError
 
@@ -13,8 +14,7 @@ __all__ = ["Alternative", "StatsSettings"]
 Alternative = Literal["two-sided", "greater", "less"]
 
 
-@dataclass(frozen=True, slots=True)
-class StatsSettings:
+class StatsSettings(msgspec.Struct, frozen=True):
     """How paired deltas are summarised; every field is a profile setting.
 
     Attributes:
@@ -42,7 +42,3 @@ class StatsSettings:
             raise ConfigError("must be >= 1", field="n_permutations")
         if not 0.0 < self.confidence < 1.0:
             raise ConfigError("must lie strictly between 0 and 1", field="confidence")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The settings as a JSON-ready mapping (for reports and run records)."""
-        return asdict(self)

@@ -16,9 +16,8 @@ Edge cases are explicit and recorded in ``note``:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -44,8 +43,7 @@ FloatArray = npt.NDArray[np.float64]
 ArrayLikeFloat = npt.ArrayLike
 
 
-@dataclass(frozen=True, slots=True)
-class DeltaSummary:
+class DeltaSummary(msgspec.Struct, frozen=True):
     """Mean of one paired delta vector with its CI and tests; records how it was computed.
 
     Attributes:
@@ -97,13 +95,8 @@ class DeltaSummary:
             return False
         return self.ci_low > 0.0 or self.ci_high < 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping of every field."""
-        return asdict(self)
 
-
-@dataclass(frozen=True, slots=True)
-class PairedSummary:
+class PairedSummary(msgspec.Struct, frozen=True):
     """Means per condition plus the summary of their paired difference.
 
     Attributes:
@@ -117,10 +110,6 @@ class PairedSummary:
     mean_original: float | None
     mean_counterfactual: float | None
     delta: DeltaSummary
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping of every field."""
-        return asdict(self)
 
 
 def _as_vector(label: str, values: ArrayLikeFloat) -> FloatArray:

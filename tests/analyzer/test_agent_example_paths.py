@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import app
 from groundtrace.analyzer.cli._registry import register_all
@@ -91,7 +92,7 @@ def test_metrics(report: PathReport) -> None:
     assert m.citation_precision.value is not None and m.citation_precision.value < 1.0
     low, high = m.path_pass_rate.ci_low, m.path_pass_rate.ci_high
     assert low is not None and high is not None and low < 0.4 < high
-    assert m.to_dict()["bootstrap"]["seed"] == 42
+    assert to_builtins(m)["bootstrap"]["seed"] == 42
 
 
 def test_cli_json_and_reports(run_dir: Path, tmp_path: Path) -> None:
@@ -109,7 +110,7 @@ def test_cli_json_and_reports(run_dir: Path, tmp_path: Path) -> None:
     assert statuses["scale_max"] == "fabricated_quote"
     assert payload["metrics"]["path_pass_rate"]["value"] == pytest.approx(0.4)
     assert len(payload["metrics"]["path_pass_rate"]["ci"]) == 2
-    assert payload["metrics"]["quadrants"]["text_correct|path_fail"]["count"] == 8
+    assert payload["metrics"]["quadrants"]["text_correct|path_fail"]["numerator"] == 8
     assert payload["metrics"]["bootstrap"]["seed"] == 7
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "Masked failures" in summary and "**express** `both_failed`" in summary

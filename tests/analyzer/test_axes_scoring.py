@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.interventions import (
     Gold,
     Outcome,
@@ -124,7 +125,7 @@ def test_operator_summary_means_and_one_sided_divergence() -> None:
     dup = out["DUPLICATE"]
     assert dup.axes["correctness"].delta.p_value == 1.0
     assert dup.divergence.ci_low == dup.divergence.ci_high == 0.0
-    assert out["REMOVE"].to_dict()["axes"]["grounding"]["delta"]["seed"] == 1
+    assert to_builtins(out["REMOVE"])["axes"]["grounding"]["delta"]["seed"] == 1
 
 
 def test_weight_sensitivity_table() -> None:

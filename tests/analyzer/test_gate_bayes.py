@@ -148,7 +148,7 @@ def test_simulation_separates_regression_from_improvement() -> None:
     for c in cells:
         assert c.promote_rate + c.review_rate + c.block_rate == pytest.approx(1.0)
     again = simulate(sizes=(200,), profiles=profiles, reps=100)
-    assert [c.to_dict() for c in again] == [c.to_dict() for c in cells]
+    assert again == cells
 
 
 def test_gate_simulate_cli_json() -> None:

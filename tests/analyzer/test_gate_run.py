@@ -216,10 +216,15 @@ def test_judge_layer_runs_review_only_without_a_validation_record(runs: Path) ->
 
 def test_judge_checks_modes_and_protocol_errors() -> None:
     from groundtrace.analyzer.gate import CheckResult, CheckStatus, Decision, decide_case
-    from groundtrace.analyzer.gate._judge_layer import JudgeLayer, judge_checks
+    from groundtrace.analyzer.gate._judge_layer import (
+        JudgeLayer,
+        JudgeVerdict,
+        VerdictError,
+        judge_checks,
+    )
 
     modes = {"adherence": "block", "answer_relevance": "review", "context_relevance": "observe"}
-    low = {"scores": {"adherence": 0.2, "answer_relevance": 0.1, "context_relevance": 0.0}}
+    low = JudgeVerdict({"adherence": 0.2, "answer_relevance": 0.1, "context_relevance": 0.0})
     validated = JudgeLayer(0.8, modes, {"adherence": (True, "criteria met")})
     results = {r.name: r for r in judge_checks(low, validated)}
     assert results["adherence"].blocking and results["adherence"].status is CheckStatus.FAIL
@@ -228,12 +233,12 @@ def test_judge_checks_modes_and_protocol_errors() -> None:
     unvalidated = JudgeLayer(0.8, modes)
     results = judge_checks(low, unvalidated)
     assert decide_case("c", "general", results).decision is Decision.MANUAL_REVIEW
-    broken = {"scores": {}, "errors": [{"metric": "adherence", "kind": "malformed_json"}]}
+    broken = JudgeVerdict({}, (VerdictError("adherence", "malformed_json"),))
     results = judge_checks(broken, validated)
     assert results[0].status is CheckStatus.PROTOCOL_ERROR
     # alone, a protocol error means no metric produced a result
     assert decide_case("c", "general", results).decision is Decision.NOT_EVALUABLE
     answered = CheckResult("deterministic", "answer_present", CheckStatus.PASS)
     assert decide_case("c", "general", [answered, *results]).decision is Decision.MANUAL_REVIEW
-    good = {"scores": {"adherence": 0.95, "answer_relevance": 0.9, "context_relevance": 0.9}}
+    good = JudgeVerdict({"adherence": 0.95, "answer_relevance": 0.9, "context_relevance": 0.9})
     assert decide_case("c", "general", judge_checks(good, validated)).decision is Decision.PROMOTE

@@ -7,9 +7,17 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
-from groundtrace.analyzer.interventions import PlanSettings, RunConfig, run_interventions
+from groundtrace.analyzer._results import read
+from groundtrace.analyzer.interventions import (
+    InterventionSummary,
+    PlanSettings,
+    RunConfig,
+    UnitRow,
+    run_interventions,
+)
 from groundtrace.analyzer.llm import CallCache, RetryPolicy
 from groundtrace.collectors import ReadReport, read_traces
 from tests.conftest import SHARED_DATA
@@ -43,9 +51,9 @@ def test_function_replay_records_linked_counterfactuals_and_resumes(
         [demo_dir / "traces"], config, cases_path=demo_dir / "cases.jsonl", pool_dataset=HOTPOT
     )
     rows = _rows(out)
-    assert first.summary["items"] == 3
-    assert len(rows) == first.summary["calls"]["units_total"] > 3 * 4
-    assert first.summary["calls"]["run_now"] == len(rows)
+    assert first.summary.items == 3
+    assert len(rows) == first.summary.calls.units_total > 3 * 4
+    assert first.summary.calls.run_now == len(rows)
     assert all(r["status"] == "ok" for r in rows)
     for row in rows:
         if row["operator"] == "REMOVE":
@@ -57,8 +65,12 @@ def test_function_replay_records_linked_counterfactuals_and_resumes(
             assert row["target_id"] not in row["evidence_ids"]
         if row["operator"] == "ZERO":
             assert row["evidence_ids"] == []
-    assert set(first.summary["operators"]) >= {"REMOVE", "REPLACE", "DUPLICATE", "ZERO"}
-    assert first.summary["operators"]["REMOVE"]["axes"]["correctness"]["n"] == 3
+    assert set(first.summary.operators) >= {"REMOVE", "REPLACE", "DUPLICATE", "ZERO"}
+    assert first.summary.operators["REMOVE"].axes["correctness"].n == 3
+    # the files are the typed records: they decode back to what the run returned
+    assert read(out / "summary.json", InterventionSummary) == first.summary
+    lines = (out / "results.jsonl").read_bytes().splitlines()
+    assert [msgspec.json.decode(line, type=UnitRow) for line in lines] == first.rows
 
     cf = list(read_traces([out / "counterfactual_traces"], report=ReadReport()))
     by_id = {t.trace_id: t for t in cf}
@@ -72,9 +84,9 @@ def test_function_replay_records_linked_counterfactuals_and_resumes(
     again = run_interventions(
         [demo_dir / "traces"], config, cases_path=demo_dir / "cases.jsonl", pool_dataset=HOTPOT
     )
-    assert again.summary["calls"]["run_now"] == 0
-    assert again.summary["calls"]["from_journal"] == len(rows)
-    assert again.summary["operators"] == first.summary["operators"]
+    assert again.summary.calls.run_now == 0
+    assert again.summary.calls.from_journal == len(rows)
+    assert again.summary.operators == first.summary.operators
     assert (out / "summary.md").read_text().count("| REMOVE |") >= 3
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html
@@ -85,12 +97,12 @@ def test_without_cases_gold_axes_are_skipped_with_reason(demo_dir: Path, tmp_pat
         [demo_dir / "traces"],
         RunConfig(out_dir=tmp_path / "run", plan=PlanSettings(operators=("REMOVE", "ZERO"))),
     )
-    skipped = result.summary["skipped_axes"]
+    skipped = result.summary.skipped_axes
     assert "correctness" in skipped and "grounding" in skipped
-    axes = result.summary["operators"]["REMOVE"]["axes"]
-    assert "correctness" not in axes and "grounding" not in axes
-    assert axes["divergence"]["n"] == 3
-    assert axes["confidence_shift"]["n"] == 3
+    remove = result.summary.operators["REMOVE"]
+    assert "correctness" not in remove.axes and "grounding" not in remove.axes
+    assert remove.axes["divergence"].n == 3
+    assert remove.confidence_shift.n == 3
 
 
 def _answering(req: ServerRequest) -> Reply:
@@ -143,9 +155,9 @@ def test_endpoint_replay_kill_and_resume_repeats_no_call(demo_dir: Path, tmp_pat
     repeated = set(first) & set(second)
     assert len(repeated) == len(set(first)) - completed_calls <= 1
     assert len(second) == len(set(second))
-    calls_summary = result.summary["calls"]
-    assert calls_summary["from_journal"] == 3
-    assert calls_summary["model_calls_made"] == len(second)
+    calls_summary = result.summary.calls
+    assert calls_summary.from_journal == 3
+    assert calls_summary.model_calls_made == len(second)
     assert all(r["status"] == "ok" for r in _rows(out))
     sent = json.loads(second[0])
     assert sent["temperature"] == 0 and sent["seed"] == 0
@@ -175,13 +187,16 @@ def test_endpoint_replay_retries_429_and_records_500_failures(
             [demo_dir / "traces"], config, cases_path=demo_dir / "cases.jsonl"
         )
     s = result.summary
-    assert s["calls"]["retries"] >= 6
-    assert s["failed_units"] == {"ZERO": 3}
-    assert s["failure_kinds"] == {"http_error": 3}
-    assert "ZERO" not in s["operators"]
-    assert s["operators"]["REMOVE"]["axes"]["divergence"]["n"] == 3
-    zero_rows = [r for r in result.rows if r["operator"] == "ZERO"]
-    assert all(r["status"] == "failed" and "500" in r["error"]["message"] for r in zero_rows)
+    assert s.calls.retries is not None and s.calls.retries >= 6
+    assert s.failed_units == {"ZERO": 3}
+    assert s.failure_kinds == {"http_error": 3}
+    assert "ZERO" not in s.operators
+    assert s.operators["REMOVE"].axes["divergence"].n == 3
+    zero_rows = [r for r in result.rows if r.operator == "ZERO"]
+    assert all(
+        r.status == "failed" and r.error is not None and "500" in (r.error.message or "")
+        for r in zero_rows
+    )
 
 
 def test_zero_evidence_never_sends_an_empty_enum() -> None:

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.interventions import (
     EvidenceChunk,
     JointItem,
@@ -42,7 +43,7 @@ def test_rates_hand_worked() -> None:
     assert s.mean_synergy.mean == pytest.approx(0.0)
     assert s.mean_drop_joint.mean == pytest.approx(0.75)
     assert s.mean_drop_first.mean == pytest.approx(0.375)
-    assert s.to_dict()["mean_synergy"]["seed"] == 5
+    assert to_builtins(s)["mean_synergy"]["seed"] == 5
 
 
 def test_joint_support_pair_eligibility() -> None:

@@ -98,11 +98,9 @@ def test_every_bad_reply_becomes_a_recorded_protocol_error(tmp_path: Path) -> No
     # Per-metric errors leave the other metrics scored.
     assert by_name["range"].scores[Metric.CONTEXT_RELEVANCE] == 0.9
     summary = summarize_results(results, threshold=0.8)
-    assert summary["needs_review"] == len(expected)
-    assert summary["metrics"]["adherence"]["errors_by_kind"] == {
-        k.value: 1 for k in expected.values()
-    }
-    assert summary["metrics"]["adherence"]["scored"] == 1
+    assert summary.needs_review == len(expected)
+    assert summary.metrics["adherence"].errors_by_kind == {k.value: 1 for k in expected.values()}
+    assert summary.metrics["adherence"].scored == 1
 
 
 def test_rerun_is_served_from_cache(tmp_path: Path) -> None:

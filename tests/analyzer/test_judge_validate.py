@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import httpx2
+import msgspec
 import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -20,10 +21,12 @@ from groundtrace.analyzer.judge import (
     GATE_ELIGIBLE,
     REVIEW_ONLY,
     AcceptanceProfile,
+    JudgeValidation,
     LexicalJudge,
     LLMJudge,
     Metric,
     RowFilter,
+    ValidationRecord,
     build_record,
     check_record,
     grade_set,
@@ -100,7 +103,9 @@ def _mock_judge(mode: str, seed: int = 0) -> LLMJudge:
     return LLMJudge(client, f"{mode}-judge")
 
 
-def _validate(gold_path: Path, judge: LLMJudge | LexicalJudge) -> tuple[dict, dict]:  # type: ignore[type-arg]
+def _validate(
+    gold_path: Path, judge: LLMJudge | LexicalJudge
+) -> tuple[JudgeValidation, ValidationRecord]:
     gold = load_gold(gold_path)
     results = asyncio.run(judge_all(judge, [i.case for i in gold.items]))
     profile = AcceptanceProfile()
@@ -111,34 +116,35 @@ def _validate(gold_path: Path, judge: LLMJudge | LexicalJudge) -> tuple[dict, di
 def test_random_scores_with_perfect_json_fail_and_go_review_only(tmp_path: Path) -> None:
     gold = _write_gold(tmp_path / "gold.jsonl", 160)
     report, record = _validate(gold, _mock_judge("random"))
-    assert report["protocol_errors"]["count"] == 0
-    assert report["grade"]["value"] == "decision"
-    assert record["mode"] == REVIEW_ONLY
-    failed = {c["name"] for c in record["criteria"] if not c["passed"]}
+    assert report.protocol_errors.count == 0
+    assert report.grade.value == "decision"
+    assert record.mode == REVIEW_ONLY
+    failed = {c.name for c in record.criteria if not c.passed}
     assert {"kappa_ci_low", "auroc"} <= failed and "protocol_error_rate" not in failed
-    assert report["kappa"]["ci_low"] < 0.4
+    assert report.kappa.ci_low is not None and report.kappa.ci_low < 0.4
 
 
 def test_oracle_scores_pass_and_are_gate_eligible(tmp_path: Path) -> None:
     gold = _write_gold(tmp_path / "gold.jsonl", 160)
     report, record = _validate(gold, _mock_judge("oracle"))
-    assert record["mode"] == GATE_ELIGIBLE and record["reasons"] == []
-    assert report["kappa"]["value"] == 1.0 and report["auroc"]["value"] == 1.0
-    assert report["mcc"]["value"] == 1.0
+    assert record.mode == GATE_ELIGIBLE and record.reasons == ()
+    assert report.kappa.value == 1.0 and report.auroc.value == 1.0
+    assert report.mcc.value == 1.0
     # Inter-annotator agreement is measured on the two annotators and matches sklearn.
     rows = [json.loads(x) for x in gold.read_text().splitlines()]
     a = [r["annotator_a"] for r in rows]
     b = [r["annotator_b"] == "pass" for r in rows]
-    ia = report["inter_annotator"]
-    assert ia["available"] and ia["kappa"]["value"] == pytest.approx(cohen_kappa_score(a, b))
+    ia = report.inter_annotator
+    assert ia.available and ia.kappa is not None
+    assert ia.kappa.value == pytest.approx(cohen_kappa_score(a, b))
 
 
 def test_small_gold_set_is_smoke_grade_and_not_gate_eligible(tmp_path: Path) -> None:
     gold = _write_gold(tmp_path / "gold.jsonl", 40)
     report, record = _validate(gold, _mock_judge("oracle"))
-    assert report["grade"]["value"] == "smoke"
-    assert record["mode"] == REVIEW_ONLY
-    assert any(r.startswith("grade:") for r in record["reasons"])
+    assert report.grade.value == "smoke"
+    assert record.mode == REVIEW_ONLY
+    assert any(r.startswith("grade:") for r in record.reasons)
 
 
 @pytest.mark.parametrize(
@@ -154,11 +160,11 @@ def test_small_gold_set_is_smoke_grade_and_not_gate_eligible(tmp_path: Path) -> 
 )
 def test_grade_rules(n: int, n_pass: int, grade: str, reason: str | None) -> None:
     out = grade_set(n, n_pass)
-    assert out["value"] == grade
+    assert out.value == grade
     if reason is None:
-        assert out["reasons"] == []
+        assert out.reasons == ()
     else:
-        assert any(reason in r for r in out["reasons"])
+        assert any(reason in r for r in out.reasons)
 
 
 def test_changed_fingerprint_invalidates_the_record(tmp_path: Path) -> None:
@@ -171,8 +177,9 @@ def test_changed_fingerprint_invalidates_the_record(tmp_path: Path) -> None:
     assert not moved.valid and moved.mode == REVIEW_ONLY and moved.changed == ("threshold",)
     other = LLMJudge(judge.client, "another-model")
     assert check_record(record, other.fingerprint(0.8)).changed == ("model",)
-    tampered = json.loads(json.dumps(record))
-    tampered["fingerprint"]["model"] = "another-model"
+    tampered = msgspec.structs.replace(
+        record, fingerprint={**record.fingerprint, "model": "another-model"}
+    )
     out = check_record(tampered, other.fingerprint(0.8))
     assert not out.valid and "altered" in out.reason
 
@@ -209,9 +216,10 @@ def test_lexical_judge_on_constructed_halueval_rows(shared_data: Path) -> None:
     )
     results = asyncio.run(judge_all(LexicalJudge(), [i.case for i in gold.items]))
     report = meta_evaluate(gold, results, metric=Metric.ADHERENCE, threshold=0.8)
-    assert report["auroc"]["value"] > 0.85 and report["kappa"]["ci_low"] > 0.4
+    assert report.auroc.value is not None and report.auroc.value > 0.85
+    assert report.kappa.ci_low is not None and report.kappa.ci_low > 0.4
     # Answers without content words ("No") cannot be scored: counted, not imputed.
-    assert report["protocol_errors"]["by_kind"] == {"missing": report["n_items"] - report["n"]}
+    assert report.protocol_errors.by_kind == {"missing": report.n_items - report.n}
 
 
 def test_bad_gold_rows_fail_with_file_line_and_field(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.cases import Case, RequiredCall, parse_case
 from groundtrace.analyzer.paths import (
     CaseVerdict,
@@ -232,7 +233,8 @@ def test_required_call_order() -> None:
 
 def test_case_verdict_json_has_both_channels() -> None:
     v = check(case(), trace(read(DOC_X, X_TEXT), cited=(DOC_X,)))
-    data = v.to_dict()
+    data = to_builtins(v)
+    assert data["id"] == v.case_id
     assert data["status"] == "pass" and data["text_score"] == 1.0
-    assert data["details"]["read"] == [DOC_X]
-    assert RequiredCall("f", {"a": [1]}).to_dict() == {"name": "f", "arguments": {"a": [1]}}
+    assert data["read"] == [DOC_X]
+    assert to_builtins(RequiredCall("f", {"a": [1]})) == {"name": "f", "arguments": {"a": [1]}}

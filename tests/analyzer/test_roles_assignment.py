@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.interventions import (
     Gold,
     ItemInterventions,
@@ -96,7 +97,7 @@ def test_aggregate_redundant_and_not_evaluable_rates() -> None:
     assert not out[Role.CONSTRUCTIVE].asserted
     corrective = out[Role.CORRECTIVE]
     assert not corrective.asserted and corrective.rate.n == 0  # no ZERO trace anywhere
-    assert corrective.to_dict()["rate"]["mean"] is None
+    assert to_builtins(corrective)["rate"]["mean"] is None
 
 
 def test_thresholds_validated() -> None:

@@ -49,8 +49,8 @@ def test_gemma_interventions_complete(tmp_path: Path, shared_data: Path) -> None
     assert result.questions == 4
     for run in (endpoint, function):
         s = run.summary
-        assert s["items"] == 4
-        ok = sum(1 for r in run.rows if r["status"] == "ok")
-        assert ok + sum(s["failed_units"].values()) == s["calls"]["units_total"]
-        assert "REMOVE" in s["operators"], (run.out_dir, s["failed_units"], s["calls"])
-        assert s["operators"]["REMOVE"]["axes"]["divergence"]["n"] >= 1
+        assert s.items == 4
+        ok = sum(1 for r in run.rows if r.status == "ok")
+        assert ok + sum(s.failed_units.values()) == s.calls.units_total
+        assert "REMOVE" in s.operators, (run.out_dir, s.failed_units, s.calls)
+        assert s.operators["REMOVE"].axes["divergence"].n >= 1

@@ -74,4 +74,4 @@ def test_gemma_judge_scores_or_reports_protocol_errors(
     again = asyncio.run(judge_all(again_judge, cases))
     assert again_judge.client.stats.api_calls == 0
     assert again_judge.client.stats.cache_hits == len(cases)
-    assert [r.as_dict()["scores"] for r in again] == [r.as_dict()["scores"] for r in first]
+    assert [r.scores for r in again] == [r.scores for r in first]

@@ -1,0 +1,124 @@
+"""Analysis results as typed, versioned records, encoded and decoded with msgspec.
+
+Every result an analysis writes (an intervention run's summary, a path report, a judge
+validation record, a gate report...) is a :class:`Result`: a ``msgspec.Struct`` whose first
+key is ``format_version`` (``"MAJOR.MINOR"``). A reader accepts every minor version of its
+major version; a file of another major version, or a field of the wrong type, fails with an
+:class:`~groundtrace.collectors.errors.InputError` that names the file and the field.
+
+Usage::
+
+    data = encode(report)                       # bytes, JSON
+    again = decode(data, PathReport, source="paths.json")
+    assert again == report
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+
+from groundtrace.collectors.errors import InputError
+
+__all__ = ["RESULT_FORMAT_VERSION", "Result", "decode", "encode", "read", "to_builtins", "write"]
+
+#: Format version of every result record. Bump the minor version for additions readers may
+#: ignore, the major version for changes they cannot read.
+RESULT_FORMAT_VERSION = "1.0"
+
+_VERSION_FIELD = "format_version"
+_AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+
+R = TypeVar("R", bound="Result")
+
+
+class Result(msgspec.Struct, frozen=True):
+    """Base of every analysis result: carries the result-format version, its first key.
+
+    Subclasses are declared ``frozen=True, kw_only=True`` (their fields follow the version).
+    """
+
+    format_version: str = RESULT_FORMAT_VERSION
+
+
+class _Header(msgspec.Struct):
+    format_version: Any = None
+
+
+def _major(version: str) -> str:
+    return version.split(".", 1)[0]
+
+
+def encode(record: msgspec.Struct, *, indent: int = 0) -> bytes:
+    """The record as JSON bytes (``indent`` > 0 pretty-prints)."""
+    data = msgspec.json.encode(record)
+    return msgspec.json.format(data, indent=indent) if indent else data
+
+
+def to_builtins(record: Any) -> Any:
+    """The record as plain dicts, lists and scalars: exactly what its JSON decodes to."""
+    return msgspec.json.decode(msgspec.json.encode(record))
+
+
+def decode(data: bytes | str, kind: type[R], *, source: str = "<result>") -> R:
+    """Read a result record, checking its format version and every field's type.
+
+    Raises:
+        InputError: not JSON, another major format version, or a field of the wrong type
+            (the message names ``source`` and the field's JSON path).
+    """
+    try:
+        header = msgspec.json.decode(data, type=_Header)
+    except msgspec.DecodeError as exc:
+        raise InputError(f"not a {kind.__name__} record: {exc}", path=source) from None
+    version = header.format_version
+    if not isinstance(version, str):
+        raise InputError(
+            f"not a {kind.__name__} record: no result format version", path=source,
+            field=_VERSION_FIELD,
+        )  # fmt: skip
+    if _major(version) != _major(RESULT_FORMAT_VERSION):
+        raise InputError(
+            f"result format {version} cannot be read by this groundtrace (it reads "
+            f"{_major(RESULT_FORMAT_VERSION)}.x)", path=source, field=_VERSION_FIELD,
+        )  # fmt: skip
+    try:
+        return msgspec.json.decode(data, type=kind)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        match = _AT.search(message)
+        field = match.group("path").lstrip(".") if match else None
+        reason = message[: match.start()] if match else message
+        raise InputError(
+            f"{reason} in a {kind.__name__} record", path=source, field=field
+        ) from None
+
+
+def write(path: str | Path, record: Result) -> None:
+    """Write ``record`` to ``path`` as indented JSON (UTF-8; the folder is created).
+
+    Raises:
+        InputError: the file cannot be written.
+    """
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(encode(record, indent=2) + b"\n")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", path=str(path)) from None
+
+
+def read(path: str | Path, kind: type[R]) -> R:
+    """:func:`decode` the file at ``path``.
+
+    Raises:
+        InputError: the file cannot be read or is not a valid record of ``kind``.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
+    return decode(data, kind, source=str(path))
