@@ -1,7 +1,7 @@
 """The ``groundtrace`` command line: a thin layer over the public API.
 
 Each command group lives in its own private module and is registered here. Errors raised on
-purpose (:class:`groundtrace.collectors.errors.GroundtraceError`) become a one-line message and
+purpose (:class:`groundtrace.analyzer.errors.GroundtraceError`) become a one-line message and
 the error's exit code, never a traceback.
 
 Usage::

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from groundtrace.collectors.errors import GroundtraceError
+from groundtrace.analyzer.errors import GroundtraceError
 
 __all__ = ["app", "console", "err_console", "handle_errors"]
 

@@ -8,7 +8,7 @@ from typing import Annotated, Final
 
 import typer
 
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.collectors.model import dumps
 from groundtrace.collectors.phoenix import DEFAULT_PAGE_SIZE, pull_phoenix_traces
 from groundtrace.collectors.receiver import Receiver, ReceiverLimits

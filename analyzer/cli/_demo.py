@@ -10,7 +10,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from groundtrace.analyzer.demo import DemoConfig, DemoError, DemoResult, run_demo
+from groundtrace.analyzer.demo import DemoConfig, DemoResult, run_demo
+from groundtrace.analyzer.errors import DemoError
 
 from ._app import console, err_console, handle_errors
 

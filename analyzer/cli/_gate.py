@@ -11,6 +11,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.gate import (
     BUILTIN_PROFILES,
     SCENARIOS,
@@ -31,7 +32,6 @@ from groundtrace.analyzer.gate._judge_layer import (
 from groundtrace.analyzer.gate._report import write_report
 from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces, verify_report
 from groundtrace.analyzer.judge import LexicalJudge, load_record
-from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.readers import ReadReport, read_traces
 
 from ._app import console, err_console, handle_errors

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.interventions import (
     PlanSettings,
     RunConfig,
@@ -17,7 +18,6 @@ from groundtrace.analyzer.interventions import (
     run_interventions,
 )
 from groundtrace.analyzer.interventions._pool import Hardness
-from groundtrace.collectors.errors import ConfigError
 
 from ._app import console, err_console, handle_errors
 

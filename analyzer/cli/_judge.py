@@ -13,6 +13,7 @@ from typing import Annotated, Any, Final, TypeVar
 
 import typer
 
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.judge import (
     AcceptanceProfile,
     Judge,
@@ -35,7 +36,6 @@ from groundtrace.analyzer.judge import (
 from groundtrace.analyzer.judge._cases import cases_from_traces
 from groundtrace.analyzer.judge._report import write_json
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
-from groundtrace.collectors.errors import ConfigError, InputError
 
 from ._app import console, err_console, handle_errors
 

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.paths import (
     DEFAULT_QUOTE_THRESHOLD,
     PathCase,
@@ -21,7 +22,6 @@ from groundtrace.analyzer.paths import (
 )
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors import ReadReport, Trace, read_traces
-from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.transcripts import read_transcripts
 
 from ._app import console, handle_errors

@@ -12,7 +12,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from groundtrace.collectors import ReadReport, Trace, TraceReadError, read_traces
+from groundtrace.analyzer.errors import TraceReadError
+from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.collectors.transcripts import read_transcripts
 
 from ._app import console, err_console, handle_errors

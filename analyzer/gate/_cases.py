@@ -8,7 +8,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors.jsonl import read_jsonl
 
 __all__ = [

@@ -20,8 +20,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors import Trace
-from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.readers import ReadReport, read_traces
 
 from ._bayes import Decision, RiskResult, StratumCounts, compare, most_severe

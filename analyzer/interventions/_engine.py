@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.replay import ReplayChunk, ReplayUnit
 from groundtrace.collectors import Trace
-from groundtrace.collectors.errors import ConfigError
 
 from ._engine_cases import CaseGold
 from ._joint import MAX_SHAPLEY_PLAYERS, joint_support_pair

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from groundtrace.analyzer.replay import (
     CounterfactualRecorder,
@@ -34,7 +35,6 @@ from groundtrace.analyzer.replay import (
 )
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors import ReadReport, Trace, read_traces
-from groundtrace.collectors.errors import ConfigError, InputError
 
 from ._axes import AxisSettings
 from ._engine import ItemPlan, PlanSettings, plan_item

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from groundtrace.collectors.errors import ConfigError, InputError
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.collectors.jsonl import read_jsonl
 
 from ._types import JudgeCase

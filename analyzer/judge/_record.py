@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from groundtrace.collectors.errors import ConfigError, InputError
+from groundtrace.analyzer.errors import ConfigError, InputError
 
 from ._fingerprint import fingerprint_digest
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 
 __all__ = ["render_validation_markdown", "write_json"]
 

@@ -15,7 +15,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.analyzer.errors import ConfigError
 
 from ._evidence import jaccard_distance
 from ._text import normalise_answer

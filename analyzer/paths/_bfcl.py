@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors.jsonl import read_jsonl
 
 from ._calls import CallMatch, ExecutedCall, check_calls

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors.jsonl import read_jsonl
 
 from ._tools_config import normalise_resource

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 
 from ._cases import PathCase
 from ._types import RequiredCall

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.analyzer.errors import ConfigError
 
 __all__ = ["ToolsConfig", "load_tools_config", "normalise_resource"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.analyzer.errors import ConfigError
 
 __all__ = ["Alternative", "StatsSettings"]
 

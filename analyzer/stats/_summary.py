@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 
 from ._bootstrap import bootstrap_mean_ci
 from ._settings import Alternative, StatsSettings

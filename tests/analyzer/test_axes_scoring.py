@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.interventions import (
     Gold,
     Outcome,
@@ -21,7 +22,6 @@ from groundtrace.analyzer.metrics import (
     trace_divergence,
 )
 from groundtrace.analyzer.stats import StatsSettings
-from groundtrace.collectors.errors import ConfigError, InputError
 
 TITLES = {"c1": "Paris", "c2": "Rome", "c3": "Paris", "c4": "Oslo"}
 

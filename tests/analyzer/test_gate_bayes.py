@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import app
 from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.gate import (
     BayesSettings,
     Decision,
@@ -25,7 +26,6 @@ from groundtrace.analyzer.gate import (
     most_severe,
     simulate,
 )
-from groundtrace.collectors.errors import ConfigError
 
 
 def _exact_rho(a: StratumCounts, b: StratumCounts, delta: float) -> float:

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli._app import app
 from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.judge import (
     GATE_ELIGIBLE,
     REVIEW_ONLY,
@@ -32,7 +33,6 @@ from groundtrace.analyzer.judge import (
     meta_evaluate,
 )
 from groundtrace.analyzer.llm import ModelClient
-from groundtrace.collectors.errors import ConfigError, InputError
 
 GROUNDEDNESS = "groundedness/rag_groundedness_binary_dev.jsonl"
 

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import app
 from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.paths import (
     CaseVerdict,
     PathStatus,
@@ -19,7 +20,6 @@ from groundtrace.analyzer.paths import (
     read_path_cases,
 )
 from groundtrace.analyzer.stats import StatsSettings
-from groundtrace.collectors.errors import ConfigError, InputError
 
 
 def write(path: Path, *rows: object) -> Path:
