@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from groundtrace.analyzer.cli import app
-from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.paths import (
     PathReport,
     load_tools_config,
@@ -38,6 +37,8 @@ EXPECTED_STATUS = {
     "wrong_currency": "param_error",
     "ignored_result": "unused_result",
 }
+
+app = build_app()
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +97,6 @@ def test_metrics(report: PathReport) -> None:
 
 def test_cli_json_and_reports(run_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "paths"
-    register_all()
     result = CliRunner().invoke(
         app,
         ["paths", str(run_dir / "traces"), "--cases", str(CASES), "--tools-config", str(TOOLS),
