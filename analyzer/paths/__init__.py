@@ -29,21 +29,14 @@ The BFCL-style call checker works on its own::
 from __future__ import annotations
 
 from ._bfcl import BfclItem, check_item, concrete_calls, read_bfcl
-from ._calls import (
-    CallMatch,
-    ExecutedCall,
-    check_calls,
-    diagnose_call,
-    standardise_string,
-    value_matches,
-)
+from ._calls import CallMatch, ExecutedCall, check_calls
 from ._cases import PathCase, parse_case, read_path_cases
 from ._metrics import MetricValue, PathMetrics, compute_metrics
-from ._quotes import DEFAULT_QUOTE_THRESHOLD, QuoteMatch, best_quote_match, normalise_snippet
+from ._quotes import DEFAULT_QUOTE_THRESHOLD, QuoteMatch, best_quote_match
 from ._report import write_report
 from ._run import PathReport, validate_traces
 from ._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
-from ._tools_config import ToolsConfig, load_tools_config, normalise_resource
+from ._tools_config import ToolsConfig, load_tools_config
 from ._types import (
     STATUS_PRECEDENCE,
     CallError,
@@ -79,17 +72,12 @@ __all__ = [
     "check_item",
     "compute_metrics",
     "concrete_calls",
-    "diagnose_call",
     "load_tools_config",
-    "normalise_resource",
-    "normalise_snippet",
     "parse_case",
     "read_bfcl",
     "read_path_cases",
-    "standardise_string",
     "tau_bench_cases",
     "validate_case",
     "validate_traces",
-    "value_matches",
     "write_report",
 ]
