@@ -31,7 +31,7 @@ from ._axes import (
     score_outcome,
     summarise_operators,
 )
-from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, evidence_set, parse_operators, plan_item
+from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, parse_operators
 from ._engine_cases import CaseGold, read_case_file, read_pool_dataset
 from ._joint import (
     MAX_SHAPLEY_PLAYERS,
@@ -99,11 +99,9 @@ __all__ = [
     "choose_replacement",
     "compare",
     "divergence_sensitivity",
-    "evidence_set",
     "joint_support_pair",
     "operator_table_md",
     "parse_operators",
-    "plan_item",
     "random_target",
     "read_case_file",
     "read_pool_dataset",
