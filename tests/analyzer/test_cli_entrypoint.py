@@ -161,3 +161,12 @@ def test_every_command_module_is_in_the_one_table() -> None:
     modules = {info.name for info in pkgutil.iter_modules(cli.__path__)} - support
     assert {m.__name__.rpartition(".")[2] for m in _registry.COMMANDS} == modules
     assert isinstance(cli.build_app(), typer.Typer)
+
+
+def test_the_defaults_the_commands_spell_out_are_the_librarys() -> None:
+    from groundtrace.analyzer.cli import _collect, _paths
+    from groundtrace.analyzer.paths import DEFAULT_QUOTE_THRESHOLD
+    from groundtrace.collectors.phoenix import DEFAULT_PAGE_SIZE
+
+    assert _collect.PAGE_SIZE == DEFAULT_PAGE_SIZE
+    assert _paths.QUOTE_THRESHOLD == DEFAULT_QUOTE_THRESHOLD
