@@ -94,11 +94,22 @@ def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
     return [m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)]
 
 
+COMMANDS = ("demo", "traces", "gate", "judge", "collect", "paths", "interventions")
+
+
 def test_help_loads_neither_the_analyses_nor_the_collectors() -> None:
     run = _groundtrace("--help")
     assert run["code"] == 0, run["stderr"]
-    for name in ("demo", "traces", "gate", "judge", "collect", "paths", "interventions"):
+    for name in COMMANDS:
         assert name in run["stdout"]
+    assert _loaded(run["modules"], (*HEAVY, "groundtrace.collectors")) == []
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_the_help_of_each_command_loads_no_analysis(command: str) -> None:
+    run = _groundtrace(command, "--help")
+    assert run["code"] == 0, run["stderr"]
+    assert "Usage: groundtrace " + command in run["stdout"]
     assert _loaded(run["modules"], (*HEAVY, "groundtrace.collectors")) == []
 
 
