@@ -133,10 +133,19 @@ def test_without_typer_the_entry_point_names_the_analyzer_extra() -> None:
     )
 
 
-def test_a_command_whose_dependency_is_missing_names_its_extra() -> None:
-    run = _groundtrace("gate", "simulate", "--reps", "1", "--samples", "10", blocked=("numpy",))
+@pytest.mark.parametrize(
+    ("blocked", "args"),
+    [
+        ("numpy", ("gate", "simulate", "--reps", "1", "--samples", "10")),
+        ("scipy", ("judge", "validate", "--gold", "gold.jsonl", "--out", "out")),
+    ],
+)
+def test_a_command_whose_dependency_is_missing_names_its_extra(
+    blocked: str, args: tuple[str, ...]
+) -> None:
+    run = _groundtrace(*args, blocked=(blocked,))
     assert run["code"] == 2, run["stderr"]
-    assert "needs the 'analyzer' extra (numpy is not installed)" in run["stderr"]
+    assert f"needs the 'analyzer' extra ({blocked} is not installed)" in run["stderr"]
     assert "pip install 'groundtrace[analyzer]'" in run["stderr"]
     assert "Traceback" not in run["stderr"]
 
