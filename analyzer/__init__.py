@@ -3,7 +3,8 @@
 Sub-packages: ``metrics`` and ``stats`` (axes and seeded statistics), ``interventions``
 (evidence utility by counterfactual replay), ``judge`` (LLM-judge checks and their
 meta-evaluation), ``gate`` (the release gate), ``llm`` (the shared model client),
-``backends`` (local model backends), ``cli`` (the ``groundtrace`` command).
+``backends`` (local model backends), ``errors`` (the one exception tree and its exit codes),
+``cli`` (the ``groundtrace`` command).
 
 Usage::
 

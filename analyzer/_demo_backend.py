@@ -13,9 +13,9 @@ from typing import Final
 
 import httpx
 
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.analyzer.errors import BackendUnavailableError, ConfigError
 
-from .backends import LEXICAL_MODEL, BackendUnavailableError, LlamaServer
+from .backends import LEXICAL_MODEL, LlamaServer
 
 __all__ = ["Backend", "import_example_app", "open_backend"]
 

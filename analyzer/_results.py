@@ -4,7 +4,7 @@ Every result an analysis writes (an intervention run's summary, a path report, a
 validation record, a gate report...) is a :class:`Result`: a ``msgspec.Struct`` whose first
 key is ``format_version`` (``"MAJOR.MINOR"``). A reader accepts every minor version of its
 major version; a file of another major version, or a field of the wrong type, fails with an
-:class:`~groundtrace.collectors.errors.InputError` that names the file and the field.
+:class:`~groundtrace.analyzer.errors.InputError` that names the file and the field.
 
 Usage::
 
@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 
 __all__ = ["RESULT_FORMAT_VERSION", "Result", "decode", "encode", "read", "to_builtins", "write"]
 

@@ -26,25 +26,22 @@ from typing import TYPE_CHECKING, Any
 import openai
 
 from groundtrace.analyzer._results import to_builtins
-from groundtrace.collectors.errors import ConfigError, GroundtraceError, InputError
+from groundtrace.analyzer.errors import (
+    BackendUnavailableError,
+    ConfigError,
+    InputError,
+)
 
 from ._demo_backend import Backend, import_example_app, open_backend
 from ._demo_summary import TraceSummary, summarise_traces
-from .backends import BackendUnavailableError
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.interventions import InterventionSummary
 
-__all__ = ["DemoConfig", "DemoError", "DemoResult", "run_demo"]
+__all__ = ["DemoConfig", "DemoResult", "run_demo"]
 
 #: Called after each question with (done, total).
 Progress = Callable[[int, int], None]
-
-
-class DemoError(GroundtraceError):
-    """The demo ran but its traces do not account for every question."""
-
-    exit_code: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,7 @@ from .model import (
     Usage,
 )
 from .normalize import Convention, build_trace, build_traces, detect_convention
-from .readers import ReadReport, iter_input_files, read_spans, read_traces
+from .readers import ReadReport, read_spans, read_traces
 from .spans import SourceLocation, SpanEvent, SpanRecord, SpanStatus
 
 __all__ = [
@@ -68,7 +68,6 @@ __all__ = [
     "build_trace",
     "build_traces",
     "detect_convention",
-    "iter_input_files",
     "read_spans",
     "read_traces",
 ]

@@ -1,18 +1,17 @@
-"""The exception tree of the collectors and the analyzer (they fail closed).
+"""The root of groundtrace's exception tree and the errors of reading input.
 
 Every error the collectors or the analyzer raise on purpose is a :class:`GroundtraceError`;
 foreign errors (``json.JSONDecodeError``, ``google.protobuf`` decode errors, ``OSError``...) are
-mapped to one of these at the boundary, with the file and line that caused them. The CLI maps
-them to exit codes and prints the message, never a traceback.
+mapped to one of these at the boundary, with the file and line that caused them. The analyzer's
+own errors extend this tree in :mod:`groundtrace.analyzer.errors`, which documents all of it
+with its exit codes.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "ConfigError",
     "GroundtraceError",
     "InputError",
-    "ReplayError",
     "TraceReadError",
 ]
 
@@ -54,11 +53,3 @@ class InputError(GroundtraceError):
 
 class TraceReadError(InputError):
     """A trace file (or a record in it) could not be read."""
-
-
-class ConfigError(InputError):
-    """A profile, tools config or CLI option is invalid."""
-
-
-class ReplayError(GroundtraceError):
-    """A replay could not be set up (e.g. the entry point cannot be imported)."""

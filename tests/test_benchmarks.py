@@ -93,3 +93,15 @@ def test_collectors_read_benchmark_prints_every_stage() -> None:
     out = _run("bench_collectors_read.py", "--traces", "50", "--repeats", "1")
     for stage in ("json.loads pass", "read_spans", "read_traces", "targets:"):
         assert stage in out
+
+
+def test_cli_startup_reports_both_ratios_against_the_sdk() -> None:
+    report = json.loads(_run("cli_startup.py", "--rounds", "1"))
+    assert set(report["cpu_s"]) == {"sdk", "help", "traces_summary"}
+    assert all(_positive(v) for v in report["cpu_s"].values())
+    assert set(report["ratios"]) == {"help", "traces_summary"}
+    for name, ratio in report["ratios"].items():
+        assert ratio == pytest.approx(report["cpu_s"][name] / report["cpu_s"]["sdk"], rel=0.01)
+    assert report["within_target"] == all(
+        r <= report["target_ratio"] for r in report["ratios"].values()
+    )

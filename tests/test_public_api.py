@@ -1,41 +1,23 @@
 """Every public module declares ``__all__`` and every name in it resolves.
 
 Public modules are ``groundtrace.sdk``, ``groundtrace.collectors``, ``groundtrace.analyzer`` and
-all their submodules whose dotted path has no component starting with ``_``.
+all their submodules whose dotted path has no component starting with ``_``
+(:mod:`tests.support.surface`); the names themselves are pinned by ``test_public_surface.py``.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import subprocess
 import sys
 from types import ModuleType
 
 import pytest
 
-ROOTS = ("groundtrace.sdk", "groundtrace.collectors", "groundtrace.analyzer")
-
+from tests.support.surface import ROOTS, public_modules
 
 IMPORT_ERRORS: list[str] = []
-
-
-def _public_module_names() -> list[str]:
-    names: list[str] = []
-    for root in ROOTS:
-        names.append(root)
-        package = importlib.import_module(root)
-        for info in pkgutil.walk_packages(
-            package.__path__, prefix=root + ".", onerror=IMPORT_ERRORS.append
-        ):
-            parts = info.name.split(".")
-            if any(part.startswith("_") for part in parts):
-                continue
-            names.append(info.name)
-    return sorted(names)
-
-
-PUBLIC_MODULES = _public_module_names()
+PUBLIC_MODULES = public_modules(IMPORT_ERRORS)
 
 
 def test_the_three_packages_are_found() -> None:

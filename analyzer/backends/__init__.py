@@ -15,26 +15,15 @@ Usage::
 
 from __future__ import annotations
 
-from ._errors import BackendUnavailableError
-from ._lexical_prompt import parse_prompt, prompt_text
-from ._lexical_reader import Chunk, ReaderAnswer, read
-from ._lexical_server import LEXICAL_MODEL, LexicalServer, handle, lexical_client, lexical_transport
-from ._llama import GEMMA_MODEL_ALIAS, LlamaServer, gemma_model_path, model_cache_dir
+from ._lexical_server import LEXICAL_MODEL, LexicalServer, lexical_client, lexical_transport
+from ._llama import GEMMA_MODEL_ALIAS, LlamaServer, gemma_model_path
 
 __all__ = [
     "GEMMA_MODEL_ALIAS",
     "LEXICAL_MODEL",
-    "BackendUnavailableError",
-    "Chunk",
     "LexicalServer",
     "LlamaServer",
-    "ReaderAnswer",
     "gemma_model_path",
-    "handle",
     "lexical_client",
     "lexical_transport",
-    "model_cache_dir",
-    "parse_prompt",
-    "prompt_text",
-    "read",
 ]

@@ -23,7 +23,7 @@ from typing import Final, Self
 
 import httpx
 
-from ._errors import BackendUnavailableError
+from groundtrace.analyzer.errors import BackendUnavailableError
 
 __all__ = ["GEMMA_MODEL_ALIAS", "LlamaServer", "gemma_model_path", "model_cache_dir"]
 

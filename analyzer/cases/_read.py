@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors.jsonl import read_jsonl
 
 from ._layouts import LAYOUTS, LayoutError, bfcl_calls, layout_of, to_case

@@ -1,4 +1,4 @@
-"""The root Typer application and the shared error handling of every command."""
+"""The consoles and the error handling shared by every command."""
 
 from __future__ import annotations
 
@@ -10,17 +10,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from groundtrace.collectors.errors import GroundtraceError
+from ._extras import missing_extra
 
-__all__ = ["app", "console", "err_console", "handle_errors"]
+__all__ = ["console", "err_console", "handle_errors"]
 
-app = typer.Typer(
-    name="groundtrace",
-    help="Trace RAG services and agents, then explain why they answered what they did.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
 console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
 
@@ -29,14 +22,22 @@ R = TypeVar("R")
 
 
 def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Map :class:`GroundtraceError` to a clear message and its exit code."""
+    """Map :class:`GroundtraceError` (and a missing extra) to a clear message and exit code."""
 
     @wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from groundtrace.analyzer.errors import GroundtraceError
+
         try:
             return func(*args, **kwargs)
+        except ModuleNotFoundError as exc:
+            error = missing_extra(exc)
+            if error is None:
+                raise
+            message, code = str(error), error.exit_code
         except GroundtraceError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-            raise typer.Exit(exc.exit_code) from None
+            message, code = str(exc), exc.exit_code
+        err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+        raise typer.Exit(code) from None
 
     return wrapper

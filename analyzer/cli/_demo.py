@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from groundtrace.analyzer.demo import DemoConfig, DemoError, DemoResult, run_demo
-
 from ._app import console, err_console, handle_errors
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.demo import DemoResult
 
 __all__ = ["register"]
 
@@ -54,6 +55,8 @@ def _print_summary(result: DemoResult) -> None:
 
 
 def _check_complete(result: DemoResult) -> None:
+    from groundtrace.analyzer.errors import DemoError
+
     summary = result.summary
     if summary.missing_cases or summary.read_errors:
         details = []
@@ -104,6 +107,8 @@ def register(app: typer.Typer) -> None:
         the inputs of the other analyses. Exits 1 when the traces read back do not cover every
         question, 2 on bad input, 3 when the model backend is unavailable.
         """
+        from groundtrace.analyzer.demo import DemoConfig, run_demo
+
         config = DemoConfig(model=model, dataset=dataset, questions=questions, out=out,
                             top_k=top_k, interventions=interventions)  # fmt: skip
         if as_json:

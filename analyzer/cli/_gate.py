@@ -5,37 +5,18 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from groundtrace.analyzer._results import encode, to_builtins
-from groundtrace.analyzer.cases import Case, read_cases
-from groundtrace.analyzer.gate import (
-    BUILTIN_PROFILES,
-    SCENARIOS,
-    CaseOutcome,
-    Profile,
-    load_profile,
-    simulate,
-)
-from groundtrace.analyzer.gate._curate import curate, scan_case_file
-from groundtrace.analyzer.gate._judge_layer import (
-    JUDGE_MODES,
-    JudgeLayer,
-    JudgeSnapshot,
-    eligibility,
-    judge_verdicts,
-)
-from groundtrace.analyzer.gate._report import write_report
-from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces, verify_report
-from groundtrace.analyzer.judge import LexicalJudge, load_record
-from groundtrace.collectors.errors import InputError
-from groundtrace.collectors.readers import ReadReport, read_traces
-
 from ._app import console, err_console, handle_errors
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.cases import Case
+    from groundtrace.analyzer.gate import CaseOutcome, Profile
+    from groundtrace.analyzer.gate._judge_layer import JudgeSnapshot
 
 __all__ = ["register"]
 
@@ -56,6 +37,9 @@ def simulate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Operating characteristics of the gate vs the naive gate (SPEC 4.5 study)."""
+    from groundtrace.analyzer._results import to_builtins
+    from groundtrace.analyzer.gate import BUILTIN_PROFILES, SCENARIOS, load_profile, simulate
+
     profiles = {
         name: dataclasses.replace(load_profile(name).bayes, samples=samples)
         for name in BUILTIN_PROFILES
@@ -124,6 +108,15 @@ def run_command(
     Exit codes: 0 promote, 10 manual review, 20 block, 30 not evaluable; 2 on bad input or a
     blocking curation finding (the gate did not run).
     """
+    from groundtrace.analyzer._results import encode
+    from groundtrace.analyzer.cases import read_cases
+    from groundtrace.analyzer.errors import InputError
+    from groundtrace.analyzer.gate import load_profile
+    from groundtrace.analyzer.gate._curate import scan_case_file
+    from groundtrace.analyzer.gate._report import write_report
+    from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces
+    from groundtrace.collectors.readers import ReadReport
+
     blocking = [f for f in scan_case_file(cases) if f.blocking] if cases.is_file() else []
     if blocking:
         for finding in blocking[:20]:
@@ -165,6 +158,16 @@ def _judge_data(
     cases: list[Case],
     outcomes: dict[str, dict[str, CaseOutcome]],
 ) -> JudgeSnapshot:
+    from groundtrace.analyzer.errors import InputError
+    from groundtrace.analyzer.gate._judge_layer import (
+        JUDGE_MODES,
+        JudgeLayer,
+        JudgeSnapshot,
+        eligibility,
+        judge_verdicts,
+    )
+    from groundtrace.analyzer.judge import LexicalJudge, load_record
+
     if name != "lexical":
         raise InputError(f"unknown judge {name!r} (the gate runs the offline 'lexical' judge)")
     judge = LexicalJudge()
@@ -193,6 +196,8 @@ def verify_command(
     report: Annotated[Path, typer.Argument(help="report.json of a gate run.")],
 ) -> None:
     """Re-derive a gate decision from its stored snapshots; exit 1 if it differs."""
+    from groundtrace.analyzer.gate._run import verify_report
+
     same, explanation = verify_report(report)
     console.print(("verified: " if same else "MISMATCH: ") + explanation, markup=False)
     raise typer.Exit(0 if same else 1)
@@ -206,6 +211,10 @@ def curate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
 ) -> None:
     """Draft gate cases from traces: PII/secrets redacted before storing, findings flagged."""
+    from groundtrace.analyzer._results import to_builtins
+    from groundtrace.analyzer.gate._curate import curate
+    from groundtrace.collectors.readers import ReadReport, read_traces
+
     read = ReadReport()
     drafted, findings = curate(read_traces(traces, report=read))
     out.parent.mkdir(parents=True, exist_ok=True)

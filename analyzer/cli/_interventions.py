@@ -3,28 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from groundtrace.analyzer._results import encode, to_builtins
-from groundtrace.analyzer.interventions import (
-    PlanSettings,
-    RunConfig,
-    operator_table_md,
-    parse_operators,
-    run_interventions,
-)
-from groundtrace.analyzer.interventions._pool import Hardness
-from groundtrace.collectors.errors import ConfigError
-
 from ._app import console, err_console, handle_errors
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.interventions import Hardness
 
 __all__ = ["register"]
 
 
 def _kwargs(pairs: list[str]) -> dict[str, str]:
+    from groundtrace.analyzer.errors import ConfigError
+
     out: dict[str, str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
@@ -35,6 +29,9 @@ def _kwargs(pairs: list[str]) -> dict[str, str]:
 
 
 def _hardness(value: str) -> Hardness | None:
+    from groundtrace.analyzer.errors import ConfigError
+    from groundtrace.analyzer.interventions import Hardness
+
     if value == "any":
         return None
     try:
@@ -90,6 +87,15 @@ def register(app: typer.Typer) -> None:
         CIs, assigns evidence roles and runs joint ablation. Writes results.jsonl,
         summary.json, summary.md and report.html into OUT; a killed run resumes there.
         """
+        from groundtrace.analyzer._results import encode, to_builtins
+        from groundtrace.analyzer.interventions import (
+            PlanSettings,
+            RunConfig,
+            operator_table_md,
+            parse_operators,
+            run_interventions,
+        )
+
         if replay is None and endpoint is None:
             replay = "recorded"
         plan = PlanSettings(

@@ -2,43 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shlex
 import sys
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import msgspec
 import typer
 
-from groundtrace.analyzer._results import encode, write
-from groundtrace.analyzer.judge import (
-    AcceptanceProfile,
-    Judge,
-    JudgeCase,
-    JudgeResult,
-    LexicalJudge,
-    LLMJudge,
-    Metric,
-    NotJudgeable,
-    RowFilter,
-    build_record,
-    check_record,
-    judge_all,
-    load_cases,
-    load_gold,
-    load_record,
-    meta_evaluate,
-    render_validation_markdown,
-    summarize_results,
-)
-from groundtrace.analyzer.judge._cases import cases_from_traces
-from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
-from groundtrace.collectors.errors import ConfigError, InputError
-
 from ._app import console, err_console, handle_errors
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.judge import Judge, JudgeCase, JudgeResult, Metric
+    from groundtrace.analyzer.llm import ModelClient
 
 __all__ = ["API_KEY_ENV", "register"]
 
@@ -70,6 +48,8 @@ MaxTokensOpt = Annotated[int, typer.Option(help="Reply token budget of the judge
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
+    import asyncio
+
     return asyncio.run(coro)
 
 
@@ -83,6 +63,10 @@ def _make_judge(
     seed: int,
     max_tokens: int,
 ) -> tuple[Judge, ModelClient | None]:
+    from groundtrace.analyzer.errors import ConfigError
+    from groundtrace.analyzer.judge import LexicalJudge, LLMJudge
+    from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
+
     if spec == "lexical":
         return LexicalJudge(), None
     if not spec.startswith(("http://", "https://")):
@@ -103,6 +87,8 @@ def _make_judge(
 async def _judge_with_progress(
     judge: Judge, cases: Sequence[JudgeCase], client: ModelClient | None, quiet: bool
 ) -> list[JudgeResult]:
+    from groundtrace.analyzer.judge import judge_all
+
     done = 0
 
     def tick(_: JudgeResult) -> None:
@@ -119,6 +105,9 @@ async def _judge_with_progress(
 
 
 def _write_judgments(path: Path, results: Sequence[JudgeResult]) -> None:
+    from groundtrace.analyzer._results import encode
+    from groundtrace.analyzer.errors import InputError
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", encoding="utf-8") as handle:
@@ -129,6 +118,9 @@ def _write_judgments(path: Path, results: Sequence[JudgeResult]) -> None:
 
 
 def _metric(name: str) -> Metric:
+    from groundtrace.analyzer.errors import ConfigError
+    from groundtrace.analyzer.judge import Metric
+
     try:
         return Metric(name)
     except ValueError:
@@ -178,6 +170,17 @@ def validate_command(
     judgments.jsonl in OUT. The groundedness layout is read with e.g.
     --label-field supported --filter 'label_origin~human'.
     """
+    from groundtrace.analyzer._results import encode, write
+    from groundtrace.analyzer.errors import ConfigError, InputError
+    from groundtrace.analyzer.judge import (
+        AcceptanceProfile,
+        RowFilter,
+        build_record,
+        load_gold,
+        meta_evaluate,
+        render_validation_markdown,
+    )
+
     metric = _metric(dimension)
     profile = AcceptanceProfile.from_file(profile_file) if profile_file else AcceptanceProfile()
     working = profile.threshold if threshold is None else threshold
@@ -252,6 +255,11 @@ def check_command(
     Exit 0 when the record applies and the metric is gate-eligible, 1 when the metric must run
     review-only (criteria not met, or the fingerprint changed).
     """
+    from groundtrace.analyzer._results import encode
+    from groundtrace.analyzer.errors import ConfigError
+    from groundtrace.analyzer.judge import LexicalJudge, LLMJudge, check_record, load_record
+    from groundtrace.analyzer.llm import ModelClient
+
     record = load_record(record_path)
     if judge == "lexical":
         fingerprint = LexicalJudge().fingerprint(threshold)
@@ -299,6 +307,10 @@ def run_command(
     Writes judgments.jsonl and summary.json in OUT. Traces without a query, an answer or
     evidence content are listed as not judgeable, never scored.
     """
+    from groundtrace.analyzer._results import encode, write
+    from groundtrace.analyzer.errors import ConfigError
+    from groundtrace.analyzer.judge import NotJudgeable, load_cases, summarize_results
+    from groundtrace.analyzer.judge._cases import cases_from_traces
     from groundtrace.collectors.readers import ReadReport, read_traces
 
     if not traces and cases_file is None:

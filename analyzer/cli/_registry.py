@@ -1,33 +1,49 @@
-"""Registers every command group on the root app (imported lazily by ``main``)."""
+"""The table of command modules and the one way they are added to the root app.
+
+Every command module exposes ``register(app)`` and imports at module level only typer, rich and
+the standard library; what a command needs is imported in its body, when it runs, so
+``groundtrace --help`` loads no analysis stack.
+"""
 
 from __future__ import annotations
 
-import importlib
+from typing import Final, Protocol
 
-from ._app import app
+import typer
 
-__all__ = ["COMMAND_MODULES", "register_all"]
+from . import _collect, _demo, _gate, _interventions, _judge, _paths, _traces
 
-#: Private modules of this package that each expose ``register(app)``.
-COMMAND_MODULES: tuple[str, ...] = (
-    "_gate",
-    "_collect",
-    "_judge",
-    "_demo",
-    "_traces",
-    "_paths",
-    "_interventions",
+__all__ = ["COMMANDS", "CommandModule", "build_app"]
+
+
+class CommandModule(Protocol):
+    """What a command module provides."""
+
+    def register(self, app: typer.Typer) -> None:
+        """Add this module's command or command group to ``app``."""
+
+
+#: The command modules, in the order ``groundtrace --help`` lists them.
+COMMANDS: Final[tuple[CommandModule, ...]] = (
+    _gate,
+    _collect,
+    _judge,
+    _demo,
+    _traces,
+    _paths,
+    _interventions,
 )
 
-_registered = False
 
-
-def register_all() -> None:
-    """Import each command module and let it add its commands (idempotent)."""
-    global _registered
-    if _registered:
-        return
-    for name in COMMAND_MODULES:
-        module = importlib.import_module(f"{__package__}.{name}")
+def build_app() -> typer.Typer:
+    """A new root app with every command registered."""
+    app = typer.Typer(
+        name="groundtrace",
+        help="Trace RAG services and agents, then explain why they answered what they did.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    for module in COMMANDS:
         module.register(app)
-    _registered = True
+    return app

@@ -7,15 +7,15 @@ from collections import Counter
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
-from groundtrace.collectors import ReadReport, Trace, TraceReadError, read_traces
-from groundtrace.collectors.transcripts import read_transcripts
-
 from ._app import console, err_console, handle_errors
+
+if TYPE_CHECKING:
+    from groundtrace.collectors import ReadReport, Trace
 
 __all__ = ["register", "traces_app"]
 
@@ -44,6 +44,9 @@ StrictOpt = Annotated[
 
 
 def _traces(paths: list[str], fmt: InputFormat, report: ReadReport) -> Iterator[Trace]:
+    from groundtrace.collectors import read_traces
+    from groundtrace.collectors.transcripts import read_transcripts
+
     if fmt is InputFormat.TRANSCRIPT:
         return read_transcripts(paths, report=report)
     return read_traces(paths, report=report)
@@ -57,6 +60,8 @@ def _print_errors(report: ReadReport, limit: int = 20) -> None:
 
 
 def _finish(report: ReadReport, strict: bool) -> None:
+    from groundtrace.analyzer.errors import TraceReadError
+
     if strict and report.errors:
         err_console.print(
             f"[bold red]error:[/] {len(report.errors)} read error(s) (--strict)", markup=True
@@ -113,6 +118,8 @@ def summary(
     strict: StrictOpt = False,
 ) -> None:
     """Count traces, steps by action, findings by kind and read errors."""
+    from groundtrace.collectors import ReadReport
+
     report = ReadReport()
     result = summarise(_traces(paths, fmt, report), report)
     if as_json:
@@ -140,6 +147,8 @@ def convert(
     strict: StrictOpt = False,
 ) -> None:
     """Write the normalised trace model (τ JSONL) of the inputs."""
+    from groundtrace.collectors import ReadReport
+
     report = ReadReport()
     count = 0
     out.parent.mkdir(parents=True, exist_ok=True)

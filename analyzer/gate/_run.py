@@ -23,8 +23,8 @@ import msgspec
 
 from groundtrace.analyzer._results import Result, read
 from groundtrace.analyzer.cases import Case
+from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors import Trace
-from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.readers import ReadReport, read_traces
 
 from ._bayes import Decision, RiskResult, StratumCounts, compare, most_severe

@@ -31,7 +31,7 @@ from ._axes import (
     score_outcome,
     summarise_operators,
 )
-from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, evidence_set, parse_operators, plan_item
+from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, parse_operators
 from ._joint import (
     MAX_SHAPLEY_PLAYERS,
     JointItem,
@@ -139,11 +139,9 @@ __all__ = [
     "choose_replacement",
     "compare",
     "divergence_sensitivity",
-    "evidence_set",
     "joint_support_pair",
     "operator_table_md",
     "parse_operators",
-    "plan_item",
     "random_target",
     "run_interventions",
     "run_interventions_async",

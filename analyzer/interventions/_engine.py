@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from groundtrace.analyzer.cases import Case
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.replay import ReplayChunk, ReplayUnit
 from groundtrace.collectors import Trace
-from groundtrace.collectors.errors import ConfigError
 
 from ._joint import MAX_SHAPLEY_PLAYERS, joint_support_pair
 from ._pool import Hardness, PoolCandidate, build_replacement_pool, choose_replacement

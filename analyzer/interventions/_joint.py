@@ -22,8 +22,8 @@ from math import factorial
 import msgspec
 import numpy as np
 
+from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.stats import DeltaSummary, StatsSettings, summarise_deltas
-from groundtrace.collectors.errors import InputError
 
 from ._targets import EvidenceChunk
 

@@ -53,9 +53,9 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.metrics import normalise_answer, score_answer
 from groundtrace.analyzer.stats import DeltaSummary, StatsSettings, summarise_deltas
-from groundtrace.collectors.errors import ConfigError
 
 from ._axes import AxisSettings, Comparison, Gold, Outcome, compare
 

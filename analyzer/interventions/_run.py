@@ -26,6 +26,7 @@ import msgspec
 
 from groundtrace.analyzer._results import encode, write
 from groundtrace.analyzer.cases import Case, read_cases
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from groundtrace.analyzer.replay import (
     CounterfactualRecorder,
@@ -37,7 +38,6 @@ from groundtrace.analyzer.replay import (
 )
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors import ReadReport, Trace, read_traces
-from groundtrace.collectors.errors import ConfigError, InputError
 
 from ._axes import AxisSettings
 from ._engine import ItemPlan, PlanSettings, plan_item

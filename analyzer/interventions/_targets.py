@@ -20,7 +20,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 
 __all__ = ["EvidenceChunk", "TargetChoice", "TargetRule", "random_target", "select_target"]
 

@@ -32,10 +32,9 @@ from ._agreement import (
     mcc_batch,
     raw_agreement_batch,
 )
-from ._fingerprint import fingerprint, fingerprint_digest
 from ._gold import GoldItem, GoldSet, RowFilter, load_cases, load_gold
-from ._lexical import LEXICAL_VERSION, LexicalJudge, content_tokens
-from ._llm_judge import LLMJudge, build_prompt
+from ._lexical import LEXICAL_VERSION, LexicalJudge
+from ._llm_judge import LLMJudge
 from ._protocol import SCORE_MAX, SCORE_MIN, failure_errors, parse_judge_reply
 from ._record import (
     GATE_ELIGIBLE,
@@ -110,14 +109,10 @@ __all__ = [
     "ValidationRecord",
     "auroc_batch",
     "bootstrap_statistic",
-    "build_prompt",
     "build_record",
     "check_record",
     "cohen_kappa_batch",
-    "content_tokens",
     "failure_errors",
-    "fingerprint",
-    "fingerprint_digest",
     "grade_set",
     "judge_all",
     "load_cases",

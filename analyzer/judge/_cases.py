@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from groundtrace.analyzer.cases import Case
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors.model import Trace
 
 from ._types import JudgeCase

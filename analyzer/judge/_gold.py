@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from groundtrace.analyzer.cases import parse_case, read_cases
-from groundtrace.collectors.errors import ConfigError, InputError
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.collectors.jsonl import read_jsonl
 
 from ._cases import judge_case

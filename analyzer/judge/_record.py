@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from groundtrace.analyzer._results import Result, read
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.analyzer.errors import ConfigError
 
 from ._agreement import Statistic
 from ._fingerprint import fingerprint_digest

@@ -21,13 +21,11 @@ Usage::
 from __future__ import annotations
 
 from ._cache import CallCache
-from ._client import PLACEHOLDER_API_KEY, ClientStats, ModelClient
-from ._retry import RETRYABLE_STATUS, RetryPolicy
-from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind, cache_key
+from ._client import ClientStats, ModelClient
+from ._retry import RetryPolicy
+from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind
 
 __all__ = [
-    "PLACEHOLDER_API_KEY",
-    "RETRYABLE_STATUS",
     "CallCache",
     "CallFailure",
     "CallResult",
@@ -37,5 +35,4 @@ __all__ = [
     "FailureKind",
     "ModelClient",
     "RetryPolicy",
-    "cache_key",
 ]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.analyzer.errors import ConfigError
 
 from ._evidence import jaccard_distance
 from ._text import normalise_answer

@@ -31,16 +31,9 @@ The BFCL-style call checker works on its own::
 from __future__ import annotations
 
 from ._bfcl import check_item, concrete_calls
-from ._calls import (
-    CallMatch,
-    ExecutedCall,
-    check_calls,
-    diagnose_call,
-    standardise_string,
-    value_matches,
-)
+from ._calls import CallMatch, ExecutedCall, check_calls
 from ._metrics import MetricValue, PathMetrics, compute_metrics
-from ._quotes import DEFAULT_QUOTE_THRESHOLD, QuoteMatch, best_quote_match, normalise_snippet
+from ._quotes import DEFAULT_QUOTE_THRESHOLD, QuoteMatch, best_quote_match
 from ._report import write_report
 from ._run import PathReport, validate_traces
 from ._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
@@ -76,13 +69,9 @@ __all__ = [
     "check_item",
     "compute_metrics",
     "concrete_calls",
-    "diagnose_call",
     "load_tools_config",
-    "normalise_snippet",
-    "standardise_string",
     "tau_bench_cases",
     "validate_case",
     "validate_traces",
-    "value_matches",
     "write_report",
 ]

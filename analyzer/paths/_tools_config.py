@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from groundtrace.analyzer.cases import normalise_resource
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.analyzer.errors import ConfigError
 
 __all__ = ["ToolsConfig", "load_tools_config"]
 

@@ -23,11 +23,11 @@ Usage::
 
 from __future__ import annotations
 
-from ._capture import CounterfactualRecorder, trace_id_of
-from ._endpoint import EndpointReplayer, captured_call, rebuild_request
-from ._function import FunctionReplayer, resolve_entrypoint
+from ._capture import CounterfactualRecorder
+from ._endpoint import EndpointReplayer
+from ._function import FunctionReplayer
 from ._journal import Journal
-from ._types import ReplayChunk, ReplayUnit, UnitResult, UnitStatus, restrict_ids
+from ._types import ReplayChunk, ReplayUnit, UnitResult, UnitStatus
 
 __all__ = [
     "CounterfactualRecorder",
@@ -38,9 +38,4 @@ __all__ = [
     "ReplayUnit",
     "UnitResult",
     "UnitStatus",
-    "captured_call",
-    "rebuild_request",
-    "resolve_entrypoint",
-    "restrict_ids",
-    "trace_id_of",
 ]

@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from groundtrace.analyzer.errors import ReplayError
 from groundtrace.collectors import Trace
-from groundtrace.collectors.errors import ReplayError
 from groundtrace.sdk import parse_answer
 
 from ._capture import CounterfactualRecorder, trace_id_of

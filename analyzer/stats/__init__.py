@@ -15,14 +15,7 @@ Usage::
 from __future__ import annotations
 
 from ._bootstrap import bootstrap_mean_ci, bootstrap_means
-from ._resample import (
-    SIGN_STREAM,
-    bootstrap_counts,
-    bootstrap_indices,
-    exact_sign_matrix,
-    percentile_interval,
-    sign_flip_matrix,
-)
+from ._resample import SIGN_STREAM, bootstrap_counts, bootstrap_indices, percentile_interval
 from ._settings import Alternative, StatsSettings
 from ._signflip import sign_flip_pvalues
 from ._summary import (
@@ -46,9 +39,7 @@ __all__ = [
     "bootstrap_indices",
     "bootstrap_mean_ci",
     "bootstrap_means",
-    "exact_sign_matrix",
     "percentile_interval",
-    "sign_flip_matrix",
     "sign_flip_pvalues",
     "summarise_deltas",
     "summarise_paired",

@@ -6,7 +6,7 @@ from typing import Literal
 
 import msgspec
 
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.analyzer.errors import ConfigError
 
 __all__ = ["Alternative", "StatsSettings"]
 

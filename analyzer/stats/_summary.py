@@ -21,7 +21,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 
 from ._bootstrap import bootstrap_mean_ci
 from ._settings import Alternative, StatsSettings

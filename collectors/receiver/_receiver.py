@@ -17,7 +17,7 @@ from typing import Final
 import h11
 from google.rpc import status_pb2  # type: ignore[import-untyped]
 
-from groundtrace.collectors.errors import ConfigError
+from groundtrace.collectors.errors import InputError
 
 from ._http import BodyTooLarge, HttpConnection, IdleTimeout, Reply, header
 from ._otlp_json import (
@@ -202,7 +202,7 @@ class Receiver:
         """Serve in a background thread; return once the socket is bound.
 
         Raises:
-            ConfigError: the address cannot be bound or the directory cannot be used.
+            InputError: the address cannot be bound or the directory cannot be used.
         """
         ready = threading.Event()
         self._thread = threading.Thread(
@@ -212,7 +212,7 @@ class Receiver:
         )
         self._thread.start()
         if not ready.wait(timeout):
-            raise ConfigError(f"receiver did not start within {timeout} s")
+            raise InputError(f"receiver did not start within {timeout} s")
         if self._startup_error is not None:
             self._thread.join()
             raise self._startup_error
@@ -232,7 +232,7 @@ class Receiver:
         """Serve in the calling (main) thread until SIGTERM or SIGINT, then shut down cleanly.
 
         Raises:
-            ConfigError: the address cannot be bound or the directory cannot be used.
+            InputError: the address cannot be bound or the directory cannot be used.
         """
 
         def ready() -> None:
@@ -263,7 +263,7 @@ class Receiver:
                 self._on_connection, self.host, self._requested_port, reuse_address=True
             )
         except OSError as exc:
-            self._startup_error = ConfigError(
+            self._startup_error = InputError(
                 f"cannot start the receiver on {self.host}:{self._requested_port}: {exc}"
             )
             ready()

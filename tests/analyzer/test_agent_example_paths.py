@@ -11,8 +11,7 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.cases import read_cases
-from groundtrace.analyzer.cli import app
-from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.paths import (
     PathReport,
     load_tools_config,
@@ -39,6 +38,8 @@ EXPECTED_STATUS = {
     "wrong_currency": "param_error",
     "ignored_result": "unused_result",
 }
+
+app = build_app()
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +98,6 @@ def test_metrics(report: PathReport) -> None:
 
 def test_cli_json_and_reports(run_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "paths"
-    register_all()
     result = CliRunner().invoke(
         app,
         ["paths", str(run_dir / "traces"), "--cases", str(CASES), "--tools-config", str(TOOLS),

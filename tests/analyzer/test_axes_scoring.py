@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from groundtrace.analyzer._results import to_builtins
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.interventions import (
     Gold,
     Outcome,
@@ -22,7 +23,6 @@ from groundtrace.analyzer.metrics import (
     trace_divergence,
 )
 from groundtrace.analyzer.stats import StatsSettings
-from groundtrace.collectors.errors import ConfigError, InputError
 
 TITLES = {"c1": "Paris", "c2": "Rome", "c3": "Paris", "c4": "Oslo"}
 

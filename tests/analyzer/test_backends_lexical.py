@@ -7,14 +7,10 @@ import json
 import openai
 import pytest
 
-from groundtrace.analyzer.backends import (
-    Chunk,
-    LexicalServer,
-    handle,
-    lexical_client,
-    parse_prompt,
-    read,
-)
+from groundtrace.analyzer.backends import LexicalServer, lexical_client
+from groundtrace.analyzer.backends._lexical_prompt import parse_prompt
+from groundtrace.analyzer.backends._lexical_reader import Chunk, read
+from groundtrace.analyzer.backends._lexical_server import handle
 
 JAWS = Chunk("d1", "Jaws (film)", "Jaws is a 1975 thriller film directed by Steven Spielberg.")
 DUCKS = Chunk("d2", "Mallard", "The mallard is a dabbling duck that breeds in the Americas.")

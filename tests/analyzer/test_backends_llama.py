@@ -8,12 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from groundtrace.analyzer.backends import (
-    BackendUnavailableError,
-    LlamaServer,
-    _llama,
-    gemma_model_path,
-)
+from groundtrace.analyzer.backends import LlamaServer, _llama, gemma_model_path
+from groundtrace.analyzer.errors import BackendUnavailableError
 
 
 def test_cached_model_is_reused_when_size_matches(tmp_path: Path) -> None:

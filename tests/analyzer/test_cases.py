@@ -24,10 +24,10 @@ from groundtrace.analyzer.cases import (
     parse_case,
     read_cases,
 )
+from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.interventions._run import _cases
 from groundtrace.analyzer.judge import JudgeCase, load_cases
 from groundtrace.analyzer.paths import AIRLINE_WRITE_TOOLS, tau_bench_cases
-from groundtrace.collectors.errors import InputError
 
 HOTPOT_SAMPLE = (
     Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from groundtrace.analyzer._demo_backend import import_example_app
-from groundtrace.collectors.errors import InputError
+from groundtrace.analyzer.errors import InputError
 
 import_example_app()
 from examples.hotpot_rag.cases import DEFAULT_DATASET, case_record, load_cases  # noqa: E402

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from groundtrace.analyzer.cli._app import app
-from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.demo import DemoConfig, run_demo
 from groundtrace.collectors.readers import ReadReport, read_traces
 from tests.conftest import SHARED_DATA
 
 HOTPOT = SHARED_DATA / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
+
+app = build_app()
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +74,6 @@ def test_cases_file_joins_traces_by_case_id(demo_run) -> None:
 
 
 def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
-    register_all()
     dataset = tmp_path / "three.json"
     items = [json.loads(line) for line in HOTPOT.read_text().splitlines()[300:303]]
     dataset.write_text(json.dumps(items))
@@ -104,7 +104,6 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
 
 
 def test_cli_errors_are_clear(tmp_path: Path) -> None:
-    register_all()
     runner = CliRunner()
     bad_model = runner.invoke(app, ["demo", "--model", "gpt-9", "--out", str(tmp_path / "a")])
     assert bad_model.exit_code == 2
@@ -145,7 +144,6 @@ def test_demo_against_url_of_http_lexical_server(tmp_path: Path) -> None:
 def test_failing_model_server_is_a_clear_error(tmp_path: Path) -> None:
     from tests.support.openai_server import OpenAICompatServer, Reply
 
-    register_all()
     with OpenAICompatServer(handler=lambda req: Reply(status=500)) as srv:
         result = CliRunner().invoke(
             app, ["demo", "--model", srv.base_url, "--questions", "1", "--out", str(tmp_path)]

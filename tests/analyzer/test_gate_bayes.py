@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 from typer.testing import CliRunner
 
-from groundtrace.analyzer.cli import app
-from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.cli import build_app
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.gate import (
     BayesSettings,
     Decision,
@@ -25,7 +25,8 @@ from groundtrace.analyzer.gate import (
     most_severe,
     simulate,
 )
-from groundtrace.collectors.errors import ConfigError
+
+app = build_app()
 
 
 def _exact_rho(a: StratumCounts, b: StratumCounts, delta: float) -> float:
@@ -152,7 +153,6 @@ def test_simulation_separates_regression_from_improvement() -> None:
 
 
 def test_gate_simulate_cli_json() -> None:
-    register_all()
     result = CliRunner().invoke(
         app, ["gate", "simulate", "--reps", "20", "--samples", "200", "--json"]
     )

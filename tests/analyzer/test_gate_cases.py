@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groundtrace.analyzer.cases import Case, ExpectedSource, read_cases
+from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.gate import (
     CaseOutcome,
     CheckResult,
@@ -24,7 +25,6 @@ from groundtrace.analyzer.gate import (
     fold,
     run_guardrails,
 )
-from groundtrace.collectors.errors import InputError
 
 DOCS = (
     RetrievedItem(

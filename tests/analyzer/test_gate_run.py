@@ -9,8 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 import groundtrace.sdk as gt
-from groundtrace.analyzer.cli import app
-from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.cli import build_app
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
 
 DOCS = {
@@ -41,6 +40,8 @@ QUESTIONS = {
     "q2": ("When will my order ship?", "p2", "2 business days"),
     "q3": ("How long is the warranty?", "p3", "12 months"),
 }
+
+app = build_app()
 
 
 def _run_app(out: Path, version: str, top_k: int, mistakes: set[str]) -> None:
@@ -102,7 +103,6 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _gate(root: Path, candidate: str, out: str, *extra: str) -> tuple[int, dict]:
-    register_all()
     result = CliRunner().invoke(
         app,
         [
@@ -169,7 +169,6 @@ def test_not_evaluable_without_traces(runs: Path, tmp_path: Path) -> None:
 
 
 def test_curate_redacts_and_gate_refuses_unredacted_cases(runs: Path, tmp_path: Path) -> None:
-    register_all()
     out = tmp_path / "curated.jsonl"
     result = CliRunner().invoke(
         app, ["gate", "curate", str(runs / "baseline"), "--out", str(out), "--json"]

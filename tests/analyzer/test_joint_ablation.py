@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groundtrace.analyzer._results import to_builtins
+from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.interventions import (
     EvidenceChunk,
     JointItem,
@@ -17,7 +18,6 @@ from groundtrace.analyzer.interventions import (
     summarise_joint,
 )
 from groundtrace.analyzer.stats import StatsSettings
-from groundtrace.collectors.errors import InputError
 
 
 def test_drops_and_synergy_hand_worked() -> None:

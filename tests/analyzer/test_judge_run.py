@@ -7,14 +7,14 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from groundtrace.analyzer.cli._app import app
-from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.cli import build_app
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collectors"
 
+app = build_app()
+
 
 def test_run_on_traces_scores_judgeable_ones_and_lists_the_rest(tmp_path: Path) -> None:
-    register_all()
     out = tmp_path / "run"
     res = CliRunner().invoke(
         app,
@@ -38,6 +38,5 @@ def test_run_on_traces_scores_judgeable_ones_and_lists_the_rest(tmp_path: Path) 
 
 
 def test_run_without_inputs_is_a_clear_error(tmp_path: Path) -> None:
-    register_all()
     res = CliRunner().invoke(app, ["judge", "run", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "give trace paths" in res.output

@@ -15,8 +15,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
 
-from groundtrace.analyzer.cli._app import app
-from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.cli import build_app
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.judge import (
     GATE_ELIGIBLE,
     REVIEW_ONLY,
@@ -35,9 +35,10 @@ from groundtrace.analyzer.judge import (
     meta_evaluate,
 )
 from groundtrace.analyzer.llm import ModelClient
-from groundtrace.collectors.errors import ConfigError, InputError
 
 GROUNDEDNESS = "groundedness/rag_groundedness_binary_dev.jsonl"
+
+app = build_app()
 
 
 def _write_gold(path: Path, n: int, *, fail_share: float = 0.5, seed: int = 0) -> Path:
@@ -249,7 +250,6 @@ STAT_KEYS = {"value", "ci_low", "ci_high"}
 
 
 def test_cli_validate_json_files_and_check(tmp_path: Path) -> None:
-    register_all()
     runner = CliRunner()
     gold = _write_gold(tmp_path / "gold.jsonl", 120)
     out = tmp_path / "out"
@@ -294,7 +294,6 @@ def test_cli_validate_json_files_and_check(tmp_path: Path) -> None:
 
 
 def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
-    register_all()
     runner = CliRunner()
     gold = _write_gold(tmp_path / "gold.jsonl", 10)
     res = runner.invoke(
@@ -309,7 +308,6 @@ def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
 
 
 def test_cli_run_on_a_case_file_counts_protocol_errors(tmp_path: Path) -> None:
-    register_all()
     cases = tmp_path / "cases.jsonl"
     cases.write_text(
         json.dumps(

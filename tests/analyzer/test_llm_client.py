@@ -18,8 +18,8 @@ from groundtrace.analyzer.llm import (
     FailureKind,
     ModelClient,
     RetryPolicy,
-    cache_key,
 )
+from groundtrace.analyzer.llm._types import cache_key
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
 
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05, seed=7)

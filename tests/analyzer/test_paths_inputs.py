@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.analyzer.cases import read_cases
-from groundtrace.analyzer.cli import app
-from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.cli import build_app
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.paths import (
     CaseVerdict,
     PathStatus,
@@ -19,7 +19,8 @@ from groundtrace.analyzer.paths import (
     load_tools_config,
 )
 from groundtrace.analyzer.stats import StatsSettings
-from groundtrace.collectors.errors import ConfigError, InputError
+
+app = build_app()
 
 
 def write(path: Path, *rows: object) -> Path:
@@ -127,7 +128,6 @@ def test_cli_bad_case_file_exits_2_without_traceback(tmp_path: Path) -> None:
     cases = write(tmp_path / "c.jsonl", {"id": "a", "ordered": 1})
     traces = tmp_path / "t.jsonl"
     traces.write_text("")
-    register_all()
     result = CliRunner().invoke(
         app, ["paths", str(traces), "--cases", str(cases), "--out", str(tmp_path / "o")]
     )

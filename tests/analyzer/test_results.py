@@ -16,6 +16,7 @@ import msgspec
 import pytest
 
 from groundtrace.analyzer._results import RESULT_FORMAT_VERSION, Result, decode, encode, read, write
+from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.gate import Case, CaseOutcome, GateReport, RetrievedItem, load_profile
 from groundtrace.analyzer.gate._report import write_report
 from groundtrace.analyzer.gate._run import evaluate, verify_report
@@ -51,7 +52,6 @@ from groundtrace.analyzer.metrics import DivergenceWeights
 from groundtrace.analyzer.paths import CallError, CallErrorCode, CaseVerdict, PathReport, PathStatus
 from groundtrace.analyzer.paths._metrics import compute_metrics
 from groundtrace.analyzer.stats import StatsSettings, summarise_deltas
-from groundtrace.collectors.errors import InputError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 STATS = StatsSettings(n_resamples=200, seed=3, n_permutations=200)

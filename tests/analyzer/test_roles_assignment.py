@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from groundtrace.analyzer._results import to_builtins
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.interventions import (
     Gold,
     ItemInterventions,
@@ -15,7 +16,6 @@ from groundtrace.analyzer.interventions import (
     assign_roles,
 )
 from groundtrace.analyzer.stats import StatsSettings
-from groundtrace.collectors.errors import ConfigError
 
 TITLES = {"g": "Gold page", "x": "Other page"}
 GOLD = Gold("Paris", frozenset({"Gold page"}))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.stats import (
     StatsSettings,
     bootstrap_counts,
@@ -17,7 +18,6 @@ from groundtrace.analyzer.stats import (
     summarise_deltas,
     summarise_paired,
 )
-from groundtrace.collectors.errors import ConfigError, InputError
 
 
 def _exact_p(d: np.ndarray, alternative: str) -> float:

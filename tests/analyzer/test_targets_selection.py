@@ -6,13 +6,13 @@ from collections import Counter
 
 import pytest
 
+from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.interventions import (
     EvidenceChunk,
     TargetRule,
     random_target,
     select_target,
 )
-from groundtrace.collectors.errors import InputError
 
 R = [
     EvidenceChunk("a", "Alpha", rank=0),

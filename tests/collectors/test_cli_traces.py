@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from groundtrace.analyzer.cli import app
-from groundtrace.analyzer.cli._registry import register_all
+from groundtrace.analyzer.cli import build_app
 from groundtrace.collectors import Trace
 from tests.support.otlp_spans import TRACE_A, TRACE_B, agent_trace, rag_trace, write_jsonl
+
+app = build_app()
 
 
 @pytest.fixture(scope="module")
 def runner() -> CliRunner:
-    register_all()
     return CliRunner()
 
 

@@ -421,9 +421,9 @@ def test_a_torn_tail_is_cut_when_the_directory_is_reopened(tmp_path: Path) -> No
 
 
 def test_starting_on_a_busy_port_is_a_clear_error(receiver: Receiver, tmp_path: Path) -> None:
-    from groundtrace.collectors.errors import ConfigError
+    from groundtrace.collectors.errors import InputError
 
-    with pytest.raises(ConfigError, match="cannot start the receiver"):
+    with pytest.raises(InputError, match="cannot start the receiver"):
         Receiver("127.0.0.1", receiver.port, tmp_path / "other").start()
 
 

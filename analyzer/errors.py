@@ -1,0 +1,85 @@
+"""The one exception tree of groundtrace's collectors and analyzer (both fail closed).
+
+Every error raised on purpose is a :class:`GroundtraceError`; foreign errors
+(``json.JSONDecodeError``, protobuf decode errors, ``OSError``, HTTP errors...) are mapped to
+one of these at the boundary, with the file, line and field that caused them. The reading
+errors live in :mod:`groundtrace.collectors.errors` (the collectors may not import the
+analyzer) and are re-exported here, so analyzer code imports every error from this module.
+The ``groundtrace`` command prints the message (never a traceback) and exits with the
+error's ``exit_code``::
+
+    GroundtraceError              exit 2  root of every error raised on purpose
+    ├── InputError                exit 2  a user-supplied file or value is invalid
+    │   │                                 (carries path, line, field)
+    │   ├── TraceReadError        exit 2  a trace file, or a record in it, cannot be read
+    │   └── ConfigError           exit 2  a profile, tools config or option is invalid
+    ├── MissingExtraError         exit 2  a command needs an extra that is not installed
+    ├── ReplayError               exit 2  a replay cannot be set up
+    ├── DemoError                 exit 1  the demo's traces do not cover every question
+    └── BackendUnavailableError   exit 3  a model backend cannot be started or reached
+
+Other exit codes are decisions, not errors: ``gate run`` exits 0 promote, 10 manual review,
+20 block, 30 not evaluable; ``gate verify``, ``judge check`` and ``paths --fail-on-failure``
+exit 1 on a negative result.
+
+Usage::
+
+    from groundtrace.analyzer.errors import GroundtraceError
+
+    try:
+        run()
+    except GroundtraceError as exc:
+        raise SystemExit(exc.exit_code) from exc
+"""
+
+from __future__ import annotations
+
+from groundtrace.collectors.errors import GroundtraceError, InputError, TraceReadError
+
+__all__ = [
+    "BackendUnavailableError",
+    "ConfigError",
+    "DemoError",
+    "GroundtraceError",
+    "InputError",
+    "MissingExtraError",
+    "ReplayError",
+    "TraceReadError",
+]
+
+
+class ConfigError(InputError):
+    """A profile, tools config or CLI option is invalid."""
+
+
+class MissingExtraError(GroundtraceError):
+    """A command needs an optional dependency group (an extra) that is not installed.
+
+    Attributes:
+        extra: the extra to install, e.g. ``"analyzer"``.
+        module: the top-level module that could not be imported.
+    """
+
+    def __init__(self, extra: str, module: str) -> None:
+        self.extra = extra
+        self.module = module
+        super().__init__(
+            f"this command needs the {extra!r} extra ({module} is not installed): "
+            f"pip install 'groundtrace[{extra}]'"
+        )
+
+
+class ReplayError(GroundtraceError):
+    """A replay could not be set up (e.g. the entry point cannot be imported)."""
+
+
+class DemoError(GroundtraceError):
+    """The demo ran but its traces do not account for every question."""
+
+    exit_code: int = 1
+
+
+class BackendUnavailableError(GroundtraceError):
+    """A model backend could not be started or reached (missing package, model or server)."""
+
+    exit_code: int = 3
