@@ -16,8 +16,9 @@ import msgspec
 import pytest
 
 from groundtrace.analyzer._results import RESULT_FORMAT_VERSION, Result, decode, encode, read, write
+from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.gate import Case, CaseOutcome, GateReport, RetrievedItem, load_profile
+from groundtrace.analyzer.gate import CaseOutcome, GateReport, RetrievedItem, load_profile
 from groundtrace.analyzer.gate._report import write_report
 from groundtrace.analyzer.gate._run import evaluate, verify_report
 from groundtrace.analyzer.interventions import (
@@ -150,7 +151,7 @@ def judge_run_summary() -> JudgeRunSummary:
 
 def _gate_inputs() -> tuple[list[Case], dict[str, CaseOutcome], dict[str, CaseOutcome]]:
     cases = [
-        Case(f"q{i}", "How long is the return window?", "30 days", required_context=("p1",))
+        Case(f"q{i}", "How long is the return window?", "30 days", support_titles=("p1",))
         for i in range(6)
     ]
     good = (RetrievedItem("p1", "Returns", "policy.md", "v1", "Returns within 30 days."),)
