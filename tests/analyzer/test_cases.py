@@ -338,6 +338,15 @@ def test_the_case_models_own_layout_and_its_aliases() -> None:
     gate = parse_case({"case_id": "g", "required_context": ["d1"], "stratum": "critical",
                        "critical": False})  # fmt: skip
     assert gate.support_titles == ("d1",) and gate.critical is False
+    # the gate's curated drafts read back, their provenance kept
+    draft = {"case_id": "t", "question": "q", "reference_answer": None, "required_context": [],
+             "reference_origin": "observed answer (review before use)",
+             "source_trace_id": "abc", "app_version": None}  # fmt: skip
+    assert parse_case(draft).metadata == {
+        "reference_origin": "observed answer (review before use)",
+        "source_trace_id": "abc",
+        "app_version": None,
+    }
 
 
 @pytest.mark.parametrize(
