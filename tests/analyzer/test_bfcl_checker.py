@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -18,13 +17,14 @@ from groundtrace.analyzer.paths import (
     concrete_calls,
     read_bfcl,
 )
+from tests.support.data import DATA
 
 CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
 
 
 @pytest.fixture(scope="module")
-def items(shared_data: Path) -> list[BfclItem]:
-    folder = shared_data / "agent_tools" / "bfcl_v4"
+def items() -> list[BfclItem]:
+    folder = DATA / "agent_tools" / "bfcl_v4"
     return [it for c in CATEGORIES for it in read_bfcl(folder / f"BFCL_v4_{c}.jsonl")]
 
 

@@ -33,8 +33,11 @@ from groundtrace.analyzer.judge import (
 )
 from groundtrace.analyzer.llm import ModelClient
 from groundtrace.collectors.errors import ConfigError, InputError
+from tests.support.data import DATA
 
-GROUNDEDNESS = "groundedness/rag_groundedness_binary_dev.jsonl"
+#: HaluEval and RAGBench rows shipped for the tests; the shared sample adds RAGTruth (human labels).
+GROUNDEDNESS = DATA / "groundedness/halueval_ragbench_dev.jsonl"
+SHARED_GROUNDEDNESS = "groundedness/rag_groundedness_binary_dev.jsonl"
 
 
 def _write_gold(path: Path, n: int, *, fail_share: float = 0.5, seed: int = 0) -> Path:
@@ -177,8 +180,35 @@ def test_changed_fingerprint_invalidates_the_record(tmp_path: Path) -> None:
     assert not out.valid and "altered" in out.reason
 
 
-def test_groundedness_layout_with_label_field_and_filters(shared_data: Path) -> None:
-    path = shared_data / GROUNDEDNESS
+def test_groundedness_layout_with_label_field_and_filters() -> None:
+    judged = load_gold(
+        GROUNDEDNESS, label_field="supported", filters=(RowFilter.parse("source~RAGBench"),)
+    )
+    assert judged.layout == "single_label" and len(judged.items) == 40
+    assert sum(i.label for i in judged.items) == 20
+    # 'human' alone also matches "not human" in the origins: the filter is literal.
+    loose = load_gold(
+        GROUNDEDNESS, label_field="supported", filters=(RowFilter.parse("label_origin~human"),)
+    )
+    assert len(loose.items) > len(judged.items)
+    rest = load_gold(
+        GROUNDEDNESS, label_field="supported", filters=(RowFilter.parse("source!~RAGBench"),)
+    )
+    assert len(rest.items) + len(judged.items) == 540
+    balanced = load_gold(
+        GROUNDEDNESS,
+        label_field="supported",
+        filters=(RowFilter.parse("source~HaluEval"),),
+        sample=150,
+        stratify=True,
+        seed=3,
+    )
+    assert sum(i.label for i in balanced.items) == 75 and len(balanced.items) == 150
+    assert balanced.sample == {"size": 150, "stratify": True, "seed": 3, "drawn": 150}
+
+
+def test_human_labelled_groundedness_rows_of_the_shared_sample(shared_data: Path) -> None:
+    path = shared_data / SHARED_GROUNDEDNESS
     human = load_gold(path, label_field="supported", filters=(RowFilter.parse("source~RAGTruth"),))
     assert human.layout == "single_label" and len(human.items) == 414
     assert sum(i.label for i in human.items) == 339
@@ -201,9 +231,9 @@ def test_groundedness_layout_with_label_field_and_filters(shared_data: Path) -> 
     assert balanced.sample == {"size": 150, "stratify": True, "seed": 3, "drawn": 150}
 
 
-def test_lexical_judge_on_constructed_halueval_rows(shared_data: Path) -> None:
+def test_lexical_judge_on_constructed_halueval_rows() -> None:
     gold = load_gold(
-        shared_data / GROUNDEDNESS,
+        GROUNDEDNESS,
         label_field="supported",
         filters=(RowFilter.parse("source~HaluEval"),),
     )
