@@ -1,8 +1,9 @@
 """The built wheel in a fresh environment: `groundtrace demo` runs as an ordinary install.
 
-Builds the wheel of this checkout, installs it with the extra the lexical demo needs into a new
-virtual environment in a temporary directory (pinned by constraints.txt, from the package index
-pip is configured with), and runs the demo from an empty directory there, so neither the
+Builds the wheel of a clean copy of this checkout (no stale ``build/`` folder can add files to
+it, and the checkout stays as it was), installs it with the extra the lexical demo needs into
+a new virtual environment in a temporary directory (pinned by constraints.txt, from the package
+index pip is configured with), and runs the demo from an empty directory there, so neither the
 checkout nor its ``examples/`` folder can be on the import path.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +22,10 @@ import pytest
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
 REPO = Path(__file__).resolve().parents[2]
+#: What a build of the checkout must not see: environments, caches, earlier build output.
+_NOT_SOURCE = shutil.ignore_patterns(
+    ".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", "*.so", ".*_cache", "runs"
+)
 
 
 def _run(command: list[str], *, cwd: Path, timeout: float) -> str:
@@ -36,9 +42,11 @@ def _run(command: list[str], *, cwd: Path, timeout: float) -> str:
 
 
 def test_the_installed_wheel_runs_the_demo_from_any_directory(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    shutil.copytree(REPO, source, ignore=_NOT_SOURCE, symlinks=True)
     wheels = tmp_path / "wheels"
     _run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(REPO)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)],
         cwd=tmp_path,
         timeout=600,
     )
