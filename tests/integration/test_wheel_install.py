@@ -1,10 +1,13 @@
-"""The built wheel in a fresh environment: `groundtrace demo` runs as an ordinary install.
+"""The built wheel in fresh environments: the light base install, and the demo as a user runs it.
 
 Builds the wheel of a clean copy of this checkout (no stale ``build/`` folder can add files to
-it, and the checkout stays as it was), installs it with the extra the lexical demo needs into
-a new virtual environment in a temporary directory (pinned by constraints.txt, from the package
-index pip is configured with), and runs the demo from an empty directory there, so neither the
-checkout nor its ``examples/`` folder can be on the import path.
+it, and the checkout stays as it was) and installs it into new virtual environments in a
+temporary directory (pinned by constraints.txt, from the package index pip is configured with):
+
+* alone: the SDK configures and records, and the collectors' file readers read the traces
+  back, with none of the analyzer's dependencies installed;
+* with the extra the lexical demo needs: ``groundtrace demo`` runs from an empty directory, so
+  neither the checkout nor its ``examples/`` folder can be on the import path.
 """
 
 from __future__ import annotations
@@ -41,36 +44,88 @@ def _run(command: list[str], *, cwd: Path, timeout: float) -> str:
     return done.stdout
 
 
-def test_the_installed_wheel_runs_the_demo_from_any_directory(tmp_path: Path) -> None:
-    source = tmp_path / "source"
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    build = tmp_path_factory.mktemp("wheel")
+    source = build / "source"
     shutil.copytree(REPO, source, ignore=_NOT_SOURCE, symlinks=True)
-    wheels = tmp_path / "wheels"
+    wheels = build / "wheels"
     _run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)],
-        cwd=tmp_path,
+        cwd=build,
         timeout=600,
     )
-    (wheel,) = wheels.glob("groundtrace-*.whl")
-    venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path, timeout=120)
-    python = venv / "bin" / "python"
+    (built,) = wheels.glob("groundtrace-*.whl")
+    return built
+
+
+def _install(requirement: str, venv: Path) -> Path:
+    """A new venv at ``venv`` with ``requirement`` installed; returns its ``bin`` folder."""
+    _run([sys.executable, "-m", "venv", str(venv)], cwd=venv.parent, timeout=120)
     _run(
-        [str(python), "-m", "pip", "install", "-q", "-c", str(REPO / "constraints.txt"),
-         f"{wheel}[plots]"],
-        cwd=tmp_path,
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+         "-c", str(REPO / "constraints.txt"), requirement],
+        cwd=venv.parent,
         timeout=600,
     )  # fmt: skip
+    return venv / "bin"
+
+
+#: Run by the base install's Python: record one request to files, read it back.
+_BASE_SCRIPT = """
+import importlib.util, sys, tempfile
+import groundtrace.sdk as gt
+gt.configure(exporter="none")
+gt.shutdown()
+out = tempfile.mkdtemp()
+gt.configure(service_name="base", exporter="file", file_path=out, capture_content=True)
+
+@gt.retrieve(retriever="bm25", k=1)
+def search(question):
+    return [{"id": "d1", "content": "Paris is the capital of France.", "score": 1.0}]
+
+@gt.answer
+def respond(question, evidence):
+    return {"answer": "Paris", "confidence": 0.9, "cited_ids": ["d1"]}
+
+@gt.request(app_version="1.0")
+def handle(question, case_id=None):
+    return respond(question, search(question))["answer"]
+
+handle("What is the capital of France?", case_id="c1")
+gt.shutdown()
+from groundtrace.collectors import ReadReport, read_traces
+report = ReadReport()
+(trace,) = read_traces([out], report=report)
+assert not report.errors and trace.answer == "Paris", (report.errors, trace.answer)
+assert [e.id for e in trace.evidence] == ["d1"]
+heavy = ("numpy", "scipy", "typer", "rich", "matplotlib", "yaml", "h11", "openai", "httpx")
+print(sorted(name for name in heavy if importlib.util.find_spec(name) is not None))
+"""
+
+
+def test_the_base_install_records_and_reads_traces_without_the_analyzer_stack(
+    wheel: Path, tmp_path: Path
+) -> None:
+    bin_dir = _install(str(wheel), tmp_path / "venv")
+    out = _run([str(bin_dir / "python"), "-c", _BASE_SCRIPT], cwd=tmp_path, timeout=120)
+    assert out.strip() == "[]"  # none of the analyzer's dependencies is installed
+
+
+def test_the_installed_wheel_runs_the_demo_from_any_directory(wheel: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    bin_dir = _install(f"{wheel}[plots]", venv)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     where = _run(
-        [str(python), "-c", "import groundtrace.examples as e; print(e.__file__)"],
+        [str(bin_dir / "python"), "-c", "import groundtrace.examples as e; print(e.__file__)"],
         cwd=elsewhere,
         timeout=60,
     )
     assert Path(where.strip()).is_relative_to(venv)
 
     out = _run(
-        [str(venv / "bin" / "groundtrace"), "demo", "--model", "lexical", "--questions", "3",
+        [str(bin_dir / "groundtrace"), "demo", "--model", "lexical", "--questions", "3",
          "--out", "demo", "--json"],
         cwd=elsewhere,
         timeout=300,
