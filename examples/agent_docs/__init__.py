@@ -9,8 +9,10 @@ quote...). See :mod:`groundtrace.examples.agent_docs.app`.
 Usage::
 
     python -m groundtrace.examples.agent_docs --out runs/agent
-    groundtrace paths runs/agent/traces --cases examples/agent_docs/cases.jsonl \
-        --tools-config examples/agent_docs/tools.toml --out runs/agent/paths
+    groundtrace paths runs/agent/traces --cases CASES --tools-config TOOLS --out runs/agent/paths
+
+where ``CASES`` and ``TOOLS`` are the ``cases.jsonl`` and ``tools.toml`` shipped beside the
+app (the first command prints their installed paths).
 """
 
 __all__: list[str] = []
