@@ -37,7 +37,8 @@ lint:
 	$(BIN)/ruff format --check .
 
 typecheck:
-	$(BIN)/mypy -p groundtrace.sdk -p groundtrace.collectors -p groundtrace.analyzer
+	$(BIN)/mypy -p groundtrace.sdk -p groundtrace.collectors -p groundtrace.analyzer \
+		-p groundtrace.examples
 
 unit:
 	$(BIN)/python -m pytest -q -m "not integration"

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import importlib
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import Final
 
 import httpx
 
@@ -17,9 +13,7 @@ from groundtrace.analyzer.errors import BackendUnavailableError, ConfigError
 
 from .backends import LEXICAL_MODEL, LlamaServer
 
-__all__ = ["Backend", "import_example_app", "open_backend"]
-
-_APP_MODULE: Final = "examples.hotpot_rag.app"
+__all__ = ["Backend", "open_backend"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,31 +31,6 @@ class Backend:
     model: str
     base_url: str
     log_path: Path | None = None
-
-
-def import_example_app() -> ModuleType:
-    """Import ``examples.hotpot_rag.app`` (from a repository checkout).
-
-    ``examples`` is not an installed package: when it is not importable, the checkout root
-    (the parent of the ``analyzer`` folder of this installation) is put on ``sys.path`` so
-    the recorded replay entry point ``examples.hotpot_rag.app:answer`` resolves too.
-
-    Raises:
-        ConfigError: the example app cannot be found.
-    """
-    try:
-        return importlib.import_module(_APP_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name not in {"examples", "examples.hotpot_rag", _APP_MODULE}:
-            raise
-    root = Path(__file__).resolve().parents[1]
-    if (root / "examples" / "hotpot_rag" / "app.py").is_file():
-        sys.path.insert(0, str(root))
-        return importlib.import_module(_APP_MODULE)
-    raise ConfigError(
-        "the demo app `examples.hotpot_rag` is not importable: run from a groundtrace "
-        "repository checkout"
-    )
 
 
 def _first_model(base_url: str) -> str:
@@ -92,8 +61,9 @@ def open_backend(model: str) -> Iterator[Backend]:
         ConfigError: ``model`` is none of the above.
     """
     if model == "lexical":
-        app = import_example_app()
-        yield Backend("lexical", LEXICAL_MODEL, str(app.LEXICAL_BASE_URL))
+        from groundtrace.examples.hotpot_rag.app import LEXICAL_BASE_URL
+
+        yield Backend("lexical", LEXICAL_MODEL, LEXICAL_BASE_URL)
     elif model == "gemma":
         with LlamaServer() as server:
             yield Backend("gemma", server.model, server.base_url, server.log_path)

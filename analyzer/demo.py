@@ -1,10 +1,11 @@
 """The demo job: run the instrumented HotpotQA RAG app, capture its traces, read them back.
 
 Steps: configure the SDK (content capture on, OTLP-JSON file exporter to ``OUT/traces/``),
-instrument ``openai``, run the example app (``examples.hotpot_rag``) on N questions against
-the chosen model, shut the SDK down (flush + fsync), write the case file ``OUT/cases.jsonl``
-(case_id, question, reference_answer, gold_support_titles, type, level), then read the traces
-back with the collectors and score the recorded answers against the cases (soft EM/F1).
+instrument ``openai``, run the example app (:mod:`groundtrace.examples.hotpot_rag`) on N
+questions against the chosen model, shut the SDK down (flush + fsync), write the case file
+``OUT/cases.jsonl`` (case_id, question, reference_answer, gold_support_titles, type, level),
+then read the traces back with the collectors and score the recorded answers against the
+cases (soft EM/F1).
 
 Usage::
 
@@ -32,7 +33,7 @@ from groundtrace.analyzer.errors import (
     InputError,
 )
 
-from ._demo_backend import Backend, import_example_app, open_backend
+from ._demo_backend import Backend, open_backend
 from ._demo_summary import TraceSummary, summarise_traces
 
 if TYPE_CHECKING:
@@ -164,8 +165,8 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
         raise ConfigError("must be at least 1", field="--questions")
     if config.top_k < 1:
         raise ConfigError("must be at least 1", field="--top-k")
-    app = import_example_app()
-    from examples.hotpot_rag.cases import DEFAULT_DATASET, case_record, load_cases
+    from groundtrace.examples.hotpot_rag import app
+    from groundtrace.examples.hotpot_rag.cases import DEFAULT_DATASET, case_record, load_cases
 
     cases = load_cases(config.dataset or DEFAULT_DATASET, limit=config.questions)
     if not cases:

@@ -45,12 +45,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import groundtrace.sdk as gt
 from groundtrace.collectors import read_spans, read_traces
 from groundtrace.collectors.receiver import request_to_json_line
+from groundtrace.examples.hotpot_rag.cases import DEFAULT_DATASET
 
-REPO = Path(__file__).resolve().parents[1]
+#: The HotpotQA questions: the 600 of the shared sample when GROUNDTRACE_SHARED_DATA names it,
+#: else the 200 shipped with the example app.
 DATA = (
-    Path(os.environ.get("GROUNDTRACE_SHARED_DATA", REPO.parent / "shared" / "data"))
-    / "hotpotqa"
-    / "hotpotqa_dev_distractor_600.jsonl"
+    Path(os.environ["GROUNDTRACE_SHARED_DATA"]) / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
+    if "GROUNDTRACE_SHARED_DATA" in os.environ
+    else DEFAULT_DATASET
 )
 PROTO = "application/x-protobuf"
 

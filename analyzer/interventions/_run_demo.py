@@ -28,10 +28,7 @@ def run_interventions_for_demo(
         The run summary (what ``groundtrace interventions --json`` prints).
     """
     if dataset is None:
-        from groundtrace.analyzer._demo_backend import import_example_app
-
-        import_example_app()
-        from examples.hotpot_rag.cases import DEFAULT_DATASET
+        from groundtrace.examples.hotpot_rag.cases import DEFAULT_DATASET
 
         dataset = DEFAULT_DATASET
     config = RunConfig(out_dir=out_dir / "interventions", limit=limit, concurrency=concurrency)

@@ -1,13 +1,12 @@
 """Function replay: call the app's recorded ANSWER entry point with perturbed evidence.
 
 The ANSWER step of the app is decorated ``@answer(replayable=True)``, which records an
-importable entry point ``module:qualname`` (e.g. ``examples.hotpot_rag.app:answer``), the
-names of its query and evidence parameters and its other JSON-serialisable keyword arguments.
+importable entry point ``module:qualname`` (e.g. ``groundtrace.examples.hotpot_rag.app:answer``),
+the names of its query and evidence parameters and its other JSON-serialisable keyword arguments.
 Replay imports it and calls ``fn(**kwargs, <query_param>=query, <evidence_param>=evidence)``
 inside :meth:`CounterfactualRecorder.scope`, so the counterfactual trace is recorded by the
-same SDK. The entry point's module must be importable: from an installed package, from the
-current directory, or from the groundtrace checkout (``examples`` lives at its root); both
-folders are tried, in that order, when a plain import fails.
+same SDK. The entry point's module must be importable as it is: install the application (or
+put its folder on ``PYTHONPATH``); replay does not change ``sys.path``.
 
 The reply is read with :func:`groundtrace.sdk.parse_answer` (a mapping return value is
 serialised to JSON first), so answer, confidence and used chunks follow one convention.
@@ -18,9 +17,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from groundtrace.analyzer.errors import ReplayError
@@ -31,25 +28,6 @@ from ._capture import CounterfactualRecorder, trace_id_of
 from ._types import ReplayUnit, UnitResult, UnitStatus, restrict_ids
 
 __all__ = ["FunctionReplayer", "resolve_entrypoint"]
-
-_CHECKOUT_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _import(module: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        top = module.split(".", 1)[0]
-        if exc.name is None or exc.name.split(".", 1)[0] != top:
-            raise
-    for root in (Path.cwd(), _CHECKOUT_ROOT):
-        if (root / top).exists() and str(root) not in sys.path:
-            sys.path.append(str(root))
-            try:
-                return importlib.import_module(module)
-            except ModuleNotFoundError:
-                continue
-    return importlib.import_module(module)
 
 
 def resolve_entrypoint(entrypoint: str) -> Callable[..., Any]:
@@ -62,13 +40,13 @@ def resolve_entrypoint(entrypoint: str) -> Callable[..., Any]:
     if not sep or not module_name or not qualname:
         raise ReplayError(f"entry point {entrypoint!r} is not of the form module:qualname")
     try:
-        obj: Any = _import(module_name)
+        obj: Any = importlib.import_module(module_name)
         for part in qualname.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
         raise ReplayError(
-            f"cannot import the replay entry point {entrypoint!r}: {exc} (run from the "
-            "application's folder or install it so the module is importable)"
+            f"cannot import the replay entry point {entrypoint!r}: {exc} (install the "
+            "application or put its folder on PYTHONPATH so the module is importable)"
         ) from exc
     if not callable(obj):
         raise ReplayError(f"replay entry point {entrypoint!r} is not callable")

@@ -4,13 +4,15 @@ Tools ``search(query)``, ``read_document(path)`` and ``lookup_price(sku, currenc
 small fictional product handbook (``docs/``); a deterministic planner answers with cited
 paths and quotes, and on some questions commits realistic faults (answers from a stale
 cache, reads the wrong file, cites a path it only saw in search results, fabricates a
-quote...). See :mod:`examples.agent_docs.app`.
+quote...). See :mod:`groundtrace.examples.agent_docs.app`.
 
 Usage::
 
-    python -m examples.agent_docs --out runs/agent
-    groundtrace paths runs/agent/traces --cases examples/agent_docs/cases.jsonl \
-        --tools-config examples/agent_docs/tools.toml --out runs/agent/paths
+    python -m groundtrace.examples.agent_docs --out runs/agent
+    groundtrace paths runs/agent/traces --cases CASES --tools-config TOOLS --out runs/agent/paths
+
+where ``CASES`` and ``TOOLS`` are the ``cases.jsonl`` and ``tools.toml`` shipped beside the
+app (the first command prints their installed paths).
 """
 
 __all__: list[str] = []

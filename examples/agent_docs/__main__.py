@@ -1,4 +1,4 @@
-"""``python -m examples.agent_docs --out runs/agent``: run every task, write the traces."""
+"""``python -m groundtrace.examples.agent_docs --out runs/agent``: run every task, write traces."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ Every fault but ``ignored_result`` is *correct by luck*: the text channel cannot
 
 Usage::
 
-    from examples.agent_docs.app import run
+    from groundtrace.examples.agent_docs.app import run
 
     results = run("runs/agent")   # traces in runs/agent/traces/
 """

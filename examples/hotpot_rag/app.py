@@ -13,12 +13,12 @@ Per question the corpus is the question's context paragraphs (ids ``<_id>:<index
   evidence), or every chunk it was shown when it names none.
 
 :func:`answer` is the importable entry point replay calls with perturbed evidence:
-``examples.hotpot_rag.app:answer``.
+``groundtrace.examples.hotpot_rag.app:answer``.
 
 Usage::
 
-    from examples.hotpot_rag.app import run_case
-    from examples.hotpot_rag.cases import load_cases
+    from groundtrace.examples.hotpot_rag.app import run_case
+    from groundtrace.examples.hotpot_rag.cases import load_cases
 
     result = run_case(load_cases(limit=1)[0], model="lexical", base_url=LEXICAL_BASE_URL)
 """

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,7 @@ from groundtrace.analyzer.paths import (
     validate_traces,
 )
 from groundtrace.collectors import ReadReport, read_traces
-
-# ``examples`` is not an installed package: import it from the checkout
-_ROOT = str(Path(__file__).resolve().parents[2])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-from examples.agent_docs.app import EXAMPLE_DIR, FAULTS, LUCKY_FAULTS, run  # noqa: E402
+from groundtrace.examples.agent_docs.app import EXAMPLE_DIR, FAULTS, LUCKY_FAULTS, run
 
 CASES = EXAMPLE_DIR / "cases.jsonl"
 TOOLS = EXAMPLE_DIR / "tools.toml"

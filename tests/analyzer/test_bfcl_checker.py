@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -16,6 +15,7 @@ from groundtrace.analyzer.paths import (
     check_item,
     concrete_calls,
 )
+from tests.support.data import DATA
 
 
 def schemas(item: Case) -> dict[str, dict]:
@@ -30,8 +30,8 @@ CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
 
 
 @pytest.fixture(scope="module")
-def items(shared_data: Path) -> list[Case]:
-    folder = shared_data / "agent_tools" / "bfcl_v4"
+def items() -> list[Case]:
+    folder = DATA / "agent_tools" / "bfcl_v4"
     return [it for c in CATEGORIES for it in read_cases(folder / f"BFCL_v4_{c}.jsonl")]
 
 

@@ -7,11 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from groundtrace.analyzer._demo_backend import import_example_app
 from groundtrace.analyzer.errors import InputError
-
-import_example_app()
-from examples.hotpot_rag.cases import DEFAULT_DATASET, case_record, load_cases  # noqa: E402
+from groundtrace.examples.hotpot_rag.cases import DEFAULT_DATASET, case_record, load_cases
 
 ITEM = {
     "_id": "q1",

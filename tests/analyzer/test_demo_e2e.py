@@ -11,9 +11,7 @@ from typer.testing import CliRunner
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.demo import DemoConfig, run_demo
 from groundtrace.collectors.readers import ReadReport, read_traces
-from tests.conftest import SHARED_DATA
-
-HOTPOT = SHARED_DATA / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
+from tests.support.data import HOTPOT
 
 app = build_app()
 
@@ -75,7 +73,7 @@ def test_cases_file_joins_traces_by_case_id(demo_run) -> None:
 
 def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
     dataset = tmp_path / "three.json"
-    items = [json.loads(line) for line in HOTPOT.read_text().splitlines()[300:303]]
+    items = [json.loads(line) for line in HOTPOT.read_text().splitlines()[150:153]]
     dataset.write_text(json.dumps(items))
     result = CliRunner().invoke(
         app,

@@ -20,11 +20,8 @@ from groundtrace.analyzer.interventions import (
 )
 from groundtrace.analyzer.llm import CallCache, RetryPolicy
 from groundtrace.collectors import ReadReport, read_traces
-from tests.conftest import SHARED_DATA
+from tests.support.data import HOTPOT
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
-
-HOTPOT = SHARED_DATA / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
-pytestmark = pytest.mark.skipif(not HOTPOT.is_file(), reason="HotpotQA sample not available")
 
 FAST_RETRY = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.02, jitter=0.0)
 

@@ -35,8 +35,11 @@ from groundtrace.analyzer.judge import (
     meta_evaluate,
 )
 from groundtrace.analyzer.llm import ModelClient
+from tests.support.data import DATA
 
-GROUNDEDNESS = "groundedness/rag_groundedness_binary_dev.jsonl"
+#: HaluEval and RAGBench rows shipped for the tests; the shared sample adds RAGTruth (human labels).
+GROUNDEDNESS = DATA / "groundedness/halueval_ragbench_dev.jsonl"
+SHARED_GROUNDEDNESS = "groundedness/rag_groundedness_binary_dev.jsonl"
 
 app = build_app()
 
@@ -185,22 +188,43 @@ def test_changed_fingerprint_invalidates_the_record(tmp_path: Path) -> None:
     assert not out.valid and "altered" in out.reason
 
 
-def test_groundedness_layout_with_label_field_and_filters(shared_data: Path) -> None:
-    path = shared_data / GROUNDEDNESS
-    human = load_gold(path, label_field="supported", filters=(RowFilter.parse("source~RAGTruth"),))
-    assert human.layout == "single_label" and len(human.items) == 414
-    assert sum(i.label for i in human.items) == 339
+@pytest.mark.parametrize(
+    ("tier", "source", "n", "n_supported", "n_rows", "balanced_source"),
+    [
+        ("shipped", "RAGBench", 40, 20, 540, "HaluEval"),
+        # the human-labelled RAGTruth rows may not be redistributed: the optional shared tier
+        ("shared", "RAGTruth", 414, 339, 1320, "RAGTruth"),
+    ],
+)
+def test_groundedness_layout_with_label_field_and_filters(
+    request: pytest.FixtureRequest,
+    tier: str,
+    source: str,
+    n: int,
+    n_supported: int,
+    n_rows: int,
+    balanced_source: str,
+) -> None:
+    if tier == "shipped":
+        path = GROUNDEDNESS
+    else:
+        path = request.getfixturevalue("shared_data") / SHARED_GROUNDEDNESS
+    chosen = load_gold(
+        path, label_field="supported", filters=(RowFilter.parse(f"source~{source}"),)
+    )
+    assert chosen.layout == "single_label" and len(chosen.items) == n
+    assert sum(i.label for i in chosen.items) == n_supported
     # 'human' alone also matches "not human" in the other origins: the filter is literal.
     loose = load_gold(
         path, label_field="supported", filters=(RowFilter.parse("label_origin~human"),)
     )
-    assert len(loose.items) > len(human.items)
-    rest = load_gold(path, label_field="supported", filters=(RowFilter.parse("source!~RAGTruth"),))
-    assert len(rest.items) + len(human.items) == 1320
+    assert len(loose.items) > len(chosen.items)
+    rest = load_gold(path, label_field="supported", filters=(RowFilter.parse(f"source!~{source}"),))
+    assert len(rest.items) + len(chosen.items) == n_rows
     balanced = load_gold(
         path,
         label_field="supported",
-        filters=(RowFilter.parse("source~RAGTruth"),),
+        filters=(RowFilter.parse(f"source~{balanced_source}"),),
         sample=150,
         stratify=True,
         seed=3,
@@ -209,9 +233,9 @@ def test_groundedness_layout_with_label_field_and_filters(shared_data: Path) -> 
     assert balanced.sample == {"size": 150, "stratify": True, "seed": 3, "drawn": 150}
 
 
-def test_lexical_judge_on_constructed_halueval_rows(shared_data: Path) -> None:
+def test_lexical_judge_on_constructed_halueval_rows() -> None:
     gold = load_gold(
-        shared_data / GROUNDEDNESS,
+        GROUNDEDNESS,
         label_field="supported",
         filters=(RowFilter.parse("source~HaluEval"),),
     )

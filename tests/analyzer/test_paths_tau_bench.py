@@ -16,11 +16,12 @@ from groundtrace.analyzer.paths import (
 )
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.transcripts import read_transcripts
+from tests.support.data import DATA
 
 
 @pytest.fixture(scope="module")
-def source(shared_data: Path) -> Path:
-    return shared_data / "agent_tools" / "tau_bench_traces" / "gpt-4o-airline_dev_40.jsonl"
+def source() -> Path:
+    return DATA / "agent_tools" / "tau_bench_traces" / "gpt-4o-airline_dev_40.jsonl"
 
 
 @pytest.fixture(scope="module")

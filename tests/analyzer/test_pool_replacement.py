@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 from rank_bm25 import BM25Okapi
 
 from groundtrace.analyzer.interventions import (
@@ -16,7 +15,7 @@ from groundtrace.analyzer.interventions import (
     joint_support_pair,
     select_target,
 )
-from tests.conftest import SHARED_DATA
+from tests.support.data import HOTPOT
 
 TARGET = EvidenceChunk("t", "Eiffel Tower", "the eiffel tower is a wrought iron tower in paris", 0)
 R = [TARGET, EvidenceChunk("r2", "Paris", "paris is the capital of france", 1)]
@@ -78,10 +77,6 @@ def test_empty_cell_and_empty_pool_return_none() -> None:
     assert sum(c is not None for c in cells) <= 2
 
 
-HOTPOT = SHARED_DATA / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
-
-
-@pytest.mark.skipif(not HOTPOT.exists(), reason="shared HotpotQA sample not available")
 def test_pool_on_real_hotpotqa_distractor_items() -> None:
     """BM25 top-5 of the 10 HotpotQA paragraphs as R, the other 5 as candidates."""
     with HOTPOT.open(encoding="utf-8") as fh:

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
 from groundtrace.collectors import Trace
+from tests.support.data import DATA
 from tests.support.otlp_spans import TRACE_A, TRACE_B, agent_trace, rag_trace, write_jsonl
 
 app = build_app()
@@ -78,8 +79,8 @@ def test_convert_writes_tau_jsonl(runner: CliRunner, traces_dir: Path, tmp_path:
     assert traces[0].answer == "Steven Spielberg"
 
 
-def test_convert_transcripts(runner: CliRunner, shared_data: Path, tmp_path: Path) -> None:
-    src = shared_data / "agent_tools/tau_bench_traces/gpt-4o-airline_dev_40.jsonl"
+def test_convert_transcripts(runner: CliRunner, tmp_path: Path) -> None:
+    src = DATA / "agent_tools/tau_bench_traces/gpt-4o-airline_dev_40.jsonl"
     out = tmp_path / "tau.jsonl"
     result = runner.invoke(
         app, ["traces", "convert", str(src), "--out", str(out), "--format", "transcript"]

@@ -14,6 +14,7 @@ import groundtrace.sdk as gt
 from groundtrace.collectors import ReadReport, SpanEvent, SpanRecord, SpanStatus, read_traces
 from groundtrace.collectors.normalize import build_traces
 from groundtrace.collectors.receiver import Receiver
+from tests.support.data import HOTPOT
 
 
 def _value(value: Any) -> Any:
@@ -74,8 +75,8 @@ def run_app(cases: list[dict[str, Any]]) -> None:
         handle(case["question"], case, case_id=case["_id"])
 
 
-def test_exported_spans_come_back_as_the_same_traces(tmp_path: Path, shared_data: Path) -> None:
-    lines = (shared_data / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl").open(encoding="utf-8")
+def test_exported_spans_come_back_as_the_same_traces(tmp_path: Path) -> None:
+    lines = HOTPOT.open(encoding="utf-8")
     cases = [json.loads(next(lines)) for _ in range(5)]
     lines.close()
     memory = InMemorySpanExporter()

@@ -9,21 +9,20 @@ import pytest
 
 from groundtrace.collectors import ReadReport, TraceReadError
 from groundtrace.collectors.transcripts import read_transcripts, transcript_to_trace
+from tests.support.data import DATA
 
-TAU = Path("agent_tools/tau_bench_traces/gpt-4o-airline_dev_40.jsonl")
+TAU = DATA / "agent_tools/tau_bench_traces/gpt-4o-airline_dev_40.jsonl"
 
 
 @pytest.fixture(scope="module")
-def rows(shared_data: Path) -> list[dict]:
-    with open(shared_data / TAU, encoding="utf-8") as handle:
+def rows() -> list[dict]:
+    with open(TAU, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle]
 
 
-def test_all_forty_trajectories_convert_with_matching_tool_counts(
-    shared_data: Path, rows: list[dict]
-) -> None:
+def test_all_forty_trajectories_convert_with_matching_tool_counts(rows: list[dict]) -> None:
     report = ReadReport()
-    traces = list(read_transcripts([shared_data / TAU], report=report))
+    traces = list(read_transcripts([TAU], report=report))
     assert report.ok and len(traces) == 40 == len(rows)
     assert len({t.trace_id for t in traces}) == 40
     for row, trace in zip(rows, traces, strict=True):

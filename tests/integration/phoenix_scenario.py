@@ -16,7 +16,7 @@ run under ``unshare -n`` (only a loopback exists there). It
 
 Usage (as the test runs it)::
 
-    unshare -n sh -c 'ip link set lo up && python tests/integration/phoenix_scenario.py DATA'
+    unshare -n sh -c 'ip link set lo up && python -m tests.integration.phoenix_scenario DATA'
 """
 
 from __future__ import annotations
@@ -32,26 +32,23 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))  # for tests.support
-
-import httpx  # noqa: E402
-import openai  # noqa: E402
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: E402
-from opentelemetry.sdk.resources import Resource  # noqa: E402
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
+import httpx
+import openai
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 
-import groundtrace.sdk as gt  # noqa: E402
-from groundtrace.collectors import SpanEvent, SpanRecord, SpanStatus  # noqa: E402
-from groundtrace.collectors.model import Trace, loads  # noqa: E402
-from groundtrace.collectors.normalize import build_traces  # noqa: E402
-from groundtrace.collectors.phoenix import pull_phoenix_traces  # noqa: E402
-from groundtrace.sdk import semconv as sc  # noqa: E402
-from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
-from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest  # noqa: E402
+import groundtrace.sdk as gt
+from groundtrace.collectors import SpanEvent, SpanRecord, SpanStatus
+from groundtrace.collectors.model import Trace, loads
+from groundtrace.collectors.normalize import build_traces
+from groundtrace.collectors.phoenix import pull_phoenix_traces
+from groundtrace.sdk import semconv as sc
+from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
+from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
 
 #: Python of the environment that has Arize Phoenix installed. Phoenix pins OpenTelemetry versions
 #: that conflict with other instrumentations the test suite uses, so it gets its own venv.

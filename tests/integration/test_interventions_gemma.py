@@ -7,14 +7,15 @@ from pathlib import Path
 import pytest
 
 from groundtrace.analyzer.interventions import PlanSettings, RunConfig, run_interventions
+from tests.support.data import HOTPOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(1800)]
 
 OPERATORS = ("REMOVE", "REPLACE", "DUPLICATE", "ZERO", "JOINT_REMOVE")
 
 
-def test_gemma_interventions_complete(tmp_path: Path, shared_data: Path) -> None:
-    hotpot = shared_data / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
+def test_gemma_interventions_complete(tmp_path: Path) -> None:
+    hotpot = HOTPOT
     from groundtrace.analyzer.backends import LlamaServer
     from groundtrace.analyzer.demo import DemoConfig, run_demo
 

@@ -23,6 +23,7 @@ from groundtrace.analyzer.judge import (
     load_gold,
 )
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
+from tests.support.data import DATA
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(900)]
 
@@ -33,13 +34,11 @@ def gemma() -> Iterator[LlamaServer]:
         yield server
 
 
-def test_gemma_judge_scores_or_reports_protocol_errors(
-    gemma: LlamaServer, shared_data: Path, tmp_path: Path
-) -> None:
+def test_gemma_judge_scores_or_reports_protocol_errors(gemma: LlamaServer, tmp_path: Path) -> None:
     gold = load_gold(
-        shared_data / "groundedness/rag_groundedness_binary_dev.jsonl",
+        DATA / "groundedness/halueval_ragbench_dev.jsonl",
         label_field="supported",
-        filters=(RowFilter.parse("source~RAGTruth"),),
+        filters=(RowFilter.parse("source~RAGBench"),),
         sample=4,
         stratify=True,
         seed=1,

@@ -18,15 +18,16 @@ from typing import Any
 
 import pytest
 
+from tests.support.data import HOTPOT
+
 # Phoenix alone can take minutes to start on a busy 2-core machine: above the default timeout.
 pytestmark = [pytest.mark.integration, pytest.mark.phoenix, pytest.mark.timeout(1200)]
 
-SCENARIO = Path(__file__).with_name("phoenix_scenario.py")
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def result(shared_data: Path) -> dict[str, Any]:
+def result() -> dict[str, Any]:
     phoenix_python = os.environ.get("GROUNDTRACE_PHOENIX_PYTHON", sys.executable)
     probe = subprocess.run(
         [phoenix_python, "-c", "import phoenix"], capture_output=True, check=False
@@ -38,8 +39,7 @@ def result(shared_data: Path) -> dict[str, Any]:
         )
     if shutil.which("unshare") is None or shutil.which("ip") is None:
         pytest.fail("unshare and ip (util-linux, iproute2) are needed for the private namespace")
-    data = shared_data / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
-    command = shlex.join([sys.executable, str(SCENARIO), str(data)])
+    command = shlex.join([sys.executable, "-m", "tests.integration.phoenix_scenario", str(HOTPOT)])
     inner = f"ip link set lo up && {command}"
     proc = subprocess.run(
         ["unshare", "-n", "sh", "-c", inner],
