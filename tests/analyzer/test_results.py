@@ -44,6 +44,7 @@ from groundtrace.analyzer.judge import (
     ValidationRecord,
     build_record,
     judge_all,
+    load_record,
     meta_evaluate,
     summarize_results,
 )
@@ -243,6 +244,14 @@ def test_a_file_without_version_is_not_a_record(tmp_path: Path) -> None:
     assert err.value.field == "format_version" and "no result format version" in str(err.value)
 
 
+def test_a_validation_record_from_before_versioning_still_loads(tmp_path: Path) -> None:
+    data = _fixture("judge_validation_record")
+    del data["format_version"]  # records carried only their schema id before
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(data))
+    assert load_record(path) == read(FIXTURES / "judge_validation_record.json", ValidationRecord)
+
+
 @pytest.mark.parametrize(
     ("name", "kind", "change", "field"),
     [
@@ -275,7 +284,7 @@ def test_unreadable_and_malformed_files_are_input_errors(tmp_path: Path) -> None
     with pytest.raises(InputError, match="cannot read"):
         read(tmp_path / "missing.json", PathReport)
     (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(InputError, match="not a PathReport record"):
+    with pytest.raises(InputError, match="not a PathReport: "):
         read(tmp_path / "bad.json", PathReport)
 
 
