@@ -16,9 +16,9 @@ import msgspec
 import pytest
 
 from groundtrace.analyzer._results import RESULT_FORMAT_VERSION, Result, decode, encode, read, write
-from groundtrace.analyzer.gate import Case, CaseOutcome, GateReport, RetrievedItem, load_profile
+from groundtrace.analyzer.gate import Case, CaseOutcome, RetrievedItem, load_profile
 from groundtrace.analyzer.gate._report import write_report
-from groundtrace.analyzer.gate._run import evaluate, verify_report
+from groundtrace.analyzer.gate._run import GateReport, evaluate, verify_report
 from groundtrace.analyzer.interventions import (
     AxisEffect,
     CallCounts,
