@@ -11,7 +11,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from groundtrace.analyzer._results import encode, to_builtins
+from groundtrace.analyzer._results import encode, to_builtins, write
 from groundtrace.analyzer.gate import (
     BUILTIN_PROFILES,
     SCENARIOS,
@@ -22,7 +22,7 @@ from groundtrace.analyzer.gate import (
     read_cases,
     simulate,
 )
-from groundtrace.analyzer.gate._curate import curate, scan_case_file
+from groundtrace.analyzer.gate._curate import CurationReport, curate, scan_case_file
 from groundtrace.analyzer.gate._judge_layer import (
     JUDGE_MODES,
     JudgeLayer,
@@ -213,16 +213,14 @@ def curate_command(
     out.write_text(
         "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in drafted), encoding="utf-8"
     )
-    summary = {
-        "cases": len(drafted),
-        "findings": to_builtins(findings),
-        "read_errors": [str(e) for e in read.errors],
-    }
-    (out.parent / (out.stem + ".curation.json")).write_text(
-        json.dumps(summary, indent=2), encoding="utf-8"
+    summary = CurationReport(
+        cases=len(drafted),
+        findings=tuple(findings),
+        read_errors=tuple(str(e) for e in read.errors),
     )
+    write(out.parent / (out.stem + ".curation.json"), summary)
     if as_json:
-        typer.echo(json.dumps(summary))
+        typer.echo(encode(summary).decode())
     else:
         console.print(f"{len(drafted)} case(s) written to {out}")
         for f in findings:

@@ -17,6 +17,7 @@ import pytest
 
 from groundtrace.analyzer._results import RESULT_FORMAT_VERSION, Result, decode, encode, read, write
 from groundtrace.analyzer.gate import Case, CaseOutcome, RetrievedItem, load_profile
+from groundtrace.analyzer.gate._curate import CurationFinding, CurationReport
 from groundtrace.analyzer.gate._report import write_report
 from groundtrace.analyzer.gate._run import GateReport, evaluate, verify_report
 from groundtrace.analyzer.interventions import (
@@ -169,6 +170,14 @@ def gate_report() -> GateReport:
     return msgspec.structs.replace(report, snapshots=snapshots)
 
 
+def curation_report() -> CurationReport:
+    findings = (
+        CurationFinding("coverage_gap", "no case in stratum 'critical'"),
+        CurationFinding("privacy", "email redacted", case_id="q1"),
+    )
+    return CurationReport(cases=2, findings=findings, read_errors=("t.jsonl:3: bad line",))
+
+
 BUILDERS: dict[str, Callable[[], Result]] = {
     "paths_report": path_report,
     "interventions_summary": intervention_summary,
@@ -176,6 +185,7 @@ BUILDERS: dict[str, Callable[[], Result]] = {
     "judge_validation_record": validation_record,
     "judge_run_summary": judge_run_summary,
     "gate_report": gate_report,
+    "gate_curation": curation_report,
 }
 
 
