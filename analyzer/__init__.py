@@ -11,8 +11,30 @@ Usage::
     from groundtrace.analyzer.gate import load_profile, simulate
 
     cells = simulate(profiles={"balanced_default": load_profile("balanced_default").bayes})
+
+Every analysis writes its results as typed records with a format version (:class:`Result`);
+read one back with :func:`read`::
+
+    from groundtrace.analyzer import read
+    from groundtrace.analyzer.paths import PathReport
+
+    report = read("out/paths/report.json", PathReport)
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._results import RESULT_FORMAT_VERSION, Result, decode, encode, read, to_builtins, write
+
+__all__ = ["RESULT_FORMAT_VERSION", "Result", "decode", "encode", "read", "to_builtins", "write"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the result helpers on first use (``import groundtrace.analyzer`` stays cheap)."""
+    if name in __all__:
+        from . import _results
+
+        return getattr(_results, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -63,26 +63,35 @@ def to_builtins(record: Any) -> Any:
     return msgspec.json.decode(msgspec.json.encode(record))
 
 
-def decode(data: bytes | str, kind: type[R], *, source: str = "<result>") -> R:
+def decode(
+    data: bytes | str, kind: type[R], *, source: str = "<result>", legacy: bool = False
+) -> R:
     """Read a result record, checking its format version and every field's type.
 
+    Args:
+        data: the JSON text.
+        kind: the record type.
+        source: the file name the errors name.
+        legacy: read a file without ``format_version`` as the current version (for a kind
+            whose files carried their own schema id before results were versioned).
+
     Raises:
-        InputError: not JSON, another major format version, or a field of the wrong type
-            (the message names ``source`` and the field's JSON path).
+        InputError: not JSON, no or another major format version, or a field of the wrong
+            type (the message names ``source`` and the field's JSON path).
     """
     try:
-        header = msgspec.json.decode(data, type=_Header)
+        version = msgspec.json.decode(data, type=_Header).format_version
     except msgspec.DecodeError as exc:
-        raise InputError(f"not a {kind.__name__} record: {exc}", path=source) from None
-    version = header.format_version
-    if not isinstance(version, str):
+        raise InputError(f"not a {kind.__name__}: {exc}", path=source) from None
+    if version is None and not legacy:
         raise InputError(
-            f"not a {kind.__name__} record: no result format version", path=source,
-            field=_VERSION_FIELD,
-        )  # fmt: skip
-    if _major(version) != _major(RESULT_FORMAT_VERSION):
+            f"not a {kind.__name__}: no result format version", path=source, field=_VERSION_FIELD
+        )
+    if version is not None and (
+        not isinstance(version, str) or _major(version) != _major(RESULT_FORMAT_VERSION)
+    ):
         raise InputError(
-            f"result format {version} cannot be read by this groundtrace (it reads "
+            f"result format {version!r} cannot be read by this groundtrace (it reads "
             f"{_major(RESULT_FORMAT_VERSION)}.x)", path=source, field=_VERSION_FIELD,
         )  # fmt: skip
     try:
@@ -92,9 +101,20 @@ def decode(data: bytes | str, kind: type[R], *, source: str = "<result>") -> R:
         match = _AT.search(message)
         field = match.group("path").lstrip(".") if match else None
         reason = message[: match.start()] if match else message
-        raise InputError(
-            f"{reason} in a {kind.__name__} record", path=source, field=field
-        ) from None
+        raise InputError(f"{reason} in a {kind.__name__}", path=source, field=field) from None
+
+
+def read(path: str | Path, kind: type[R], *, legacy: bool = False) -> R:
+    """:func:`decode` the file at ``path``.
+
+    Raises:
+        InputError: the file cannot be read or is not a valid record of ``kind``.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
+    return decode(data, kind, source=str(path), legacy=legacy)
 
 
 def write(path: str | Path, record: Result) -> None:
@@ -109,16 +129,3 @@ def write(path: str | Path, record: Result) -> None:
         target.write_bytes(encode(record, indent=2) + b"\n")
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror}", path=str(path)) from None
-
-
-def read(path: str | Path, kind: type[R]) -> R:
-    """:func:`decode` the file at ``path``.
-
-    Raises:
-        InputError: the file cannot be read or is not a valid record of ``kind``.
-    """
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    return decode(data, kind, source=str(path))

@@ -211,8 +211,8 @@ def curate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
 ) -> None:
     """Draft gate cases from traces: PII/secrets redacted before storing, findings flagged."""
-    from groundtrace.analyzer._results import to_builtins
-    from groundtrace.analyzer.gate._curate import curate
+    from groundtrace.analyzer._results import encode, write
+    from groundtrace.analyzer.gate._curate import CurationReport, curate
     from groundtrace.collectors.readers import ReadReport, read_traces
 
     read = ReadReport()
@@ -221,16 +221,14 @@ def curate_command(
     out.write_text(
         "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in drafted), encoding="utf-8"
     )
-    summary = {
-        "cases": len(drafted),
-        "findings": to_builtins(findings),
-        "read_errors": [str(e) for e in read.errors],
-    }
-    (out.parent / (out.stem + ".curation.json")).write_text(
-        json.dumps(summary, indent=2), encoding="utf-8"
+    summary = CurationReport(
+        cases=len(drafted),
+        findings=tuple(findings),
+        read_errors=tuple(str(e) for e in read.errors),
     )
+    write(out.parent / (out.stem + ".curation.json"), summary)
     if as_json:
-        typer.echo(json.dumps(summary))
+        typer.echo(encode(summary).decode())
     else:
         console.print(f"{len(drafted)} case(s) written to {out}")
         for f in findings:

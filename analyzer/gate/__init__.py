@@ -33,7 +33,6 @@ from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import BUILTIN_RULES, Rule, run_guardrails
 from ._match import SynonymMatcher, fold
 from ._profile import BUILTIN_PROFILES, Profile, load_profile
-from ._run import DatasetSnapshot, GateReport, GateRun, Snapshots
 from ._simulate import SCENARIOS, Scenario, SimulationCell, simulate
 
 __all__ = [
@@ -45,10 +44,7 @@ __all__ = [
     "CaseOutcome",
     "CheckResult",
     "CheckStatus",
-    "DatasetSnapshot",
     "Decision",
-    "GateReport",
-    "GateRun",
     "Histogram",
     "Profile",
     "RetrievedItem",
@@ -57,7 +53,6 @@ __all__ = [
     "RunDecision",
     "Scenario",
     "SimulationCell",
-    "Snapshots",
     "StratumCounts",
     "StratumRisk",
     "StratumThresholds",

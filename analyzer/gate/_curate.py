@@ -15,13 +15,14 @@ from typing import Any
 
 import msgspec
 
+from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.cases import STRATA
 from groundtrace.collectors import Trace
 from groundtrace.sdk.redaction import Redactor
 
 from ._match import fold
 
-__all__ = ["CurationFinding", "curate", "scan_case_file"]
+__all__ = ["CurationFinding", "CurationReport", "curate", "scan_case_file"]
 
 
 class CurationFinding(msgspec.Struct, frozen=True):
@@ -31,6 +32,14 @@ class CurationFinding(msgspec.Struct, frozen=True):
     message: str
     case_id: str | None = None
     blocking: bool = False
+
+
+class CurationReport(Result, frozen=True, kw_only=True):
+    """``<cases>.curation.json``: what ``gate curate`` drafted and found."""
+
+    cases: int
+    findings: tuple[CurationFinding, ...]
+    read_errors: tuple[str, ...] = ()
 
 
 def _redact(redactor: Redactor, text: str | None, fired: set[str]) -> str | None:

@@ -253,7 +253,10 @@ def check_record(record: ValidationRecord, fingerprint: Mapping[str, Any]) -> Re
 def load_record(path: str | Path) -> ValidationRecord:
     """Read a validation record JSON file.
 
+    A record written before results were versioned (it has no ``format_version`` but its
+    own ``schema`` id, checked by :func:`check_record`) reads as the current version.
+
     Raises:
         InputError: unreadable, of another result format, or a field of the wrong type.
     """
-    return read(path, ValidationRecord)
+    return read(path, ValidationRecord, legacy=True)

@@ -18,9 +18,10 @@ import pytest
 from groundtrace.analyzer._results import RESULT_FORMAT_VERSION, Result, decode, encode, read, write
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.gate import CaseOutcome, GateReport, RetrievedItem, load_profile
+from groundtrace.analyzer.gate import CaseOutcome, RetrievedItem, load_profile
+from groundtrace.analyzer.gate._curate import CurationFinding, CurationReport
 from groundtrace.analyzer.gate._report import write_report
-from groundtrace.analyzer.gate._run import evaluate, verify_report
+from groundtrace.analyzer.gate._run import GateReport, evaluate, verify_report
 from groundtrace.analyzer.interventions import (
     AxisEffect,
     CallCounts,
@@ -46,6 +47,7 @@ from groundtrace.analyzer.judge import (
     ValidationRecord,
     build_record,
     judge_all,
+    load_record,
     meta_evaluate,
     summarize_results,
 )
@@ -169,6 +171,14 @@ def gate_report() -> GateReport:
     return msgspec.structs.replace(report, snapshots=snapshots)
 
 
+def curation_report() -> CurationReport:
+    findings = (
+        CurationFinding("coverage_gap", "no case in stratum 'critical'"),
+        CurationFinding("privacy", "email redacted", case_id="q1"),
+    )
+    return CurationReport(cases=2, findings=findings, read_errors=("t.jsonl:3: bad line",))
+
+
 BUILDERS: dict[str, Callable[[], Result]] = {
     "paths_report": path_report,
     "interventions_summary": intervention_summary,
@@ -176,6 +186,7 @@ BUILDERS: dict[str, Callable[[], Result]] = {
     "judge_validation_record": validation_record,
     "judge_run_summary": judge_run_summary,
     "gate_report": gate_report,
+    "gate_curation": curation_report,
 }
 
 
@@ -244,6 +255,14 @@ def test_a_file_without_version_is_not_a_record(tmp_path: Path) -> None:
     assert err.value.field == "format_version" and "no result format version" in str(err.value)
 
 
+def test_a_validation_record_from_before_versioning_still_loads(tmp_path: Path) -> None:
+    data = _fixture("judge_validation_record")
+    del data["format_version"]  # records carried only their schema id before
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(data))
+    assert load_record(path) == read(FIXTURES / "judge_validation_record.json", ValidationRecord)
+
+
 @pytest.mark.parametrize(
     ("name", "kind", "change", "field"),
     [
@@ -276,7 +295,7 @@ def test_unreadable_and_malformed_files_are_input_errors(tmp_path: Path) -> None
     with pytest.raises(InputError, match="cannot read"):
         read(tmp_path / "missing.json", PathReport)
     (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(InputError, match="not a PathReport record"):
+    with pytest.raises(InputError, match="not a PathReport: "):
         read(tmp_path / "bad.json", PathReport)
 
 
