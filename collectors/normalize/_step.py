@@ -14,21 +14,6 @@ _MAX_STEP_STRING = 256
 _MAX_STEP_LIST = 32
 
 
-def _small_list(value: list[Any]) -> bool:
-    """At most 32 items, each a number, a boolean or a string of at most 256 characters."""
-    if len(value) > _MAX_STEP_LIST:
-        return False
-    for x in value:
-        if type(x) is str:
-            if len(x) > _MAX_STEP_STRING:
-                return False
-        elif not (
-            isinstance(x, bool | int | float) or (isinstance(x, str) and len(x) <= _MAX_STEP_STRING)
-        ):
-            return False
-    return True
-
-
 #: OTLP/JSON's spelling of the doubles JSON has no number for.
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
@@ -36,6 +21,26 @@ _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 def _json_number(value: float) -> float | str:
     """``value``, or OTLP/JSON's spelling of it when it is not finite."""
     return value if isfinite(value) else _NON_FINITE[repr(value)]
+
+
+def _kept_list(value: list[Any]) -> list[Any] | None:
+    """``value`` when it has at most 32 items, each a number, a boolean or a string of at most
+    256 characters (a copy when a double in it is not finite); ``None``: leave it out."""
+    if len(value) > _MAX_STEP_LIST:
+        return None
+    finite = True
+    for x in value:
+        kind = type(x)
+        if kind is str:
+            if len(x) > _MAX_STEP_STRING:
+                return None
+        elif kind is float:
+            finite = finite and isfinite(x)
+        elif not (
+            isinstance(x, bool | int | float) or (isinstance(x, str) and len(x) <= _MAX_STEP_STRING)
+        ):
+            return None
+    return value if finite else [_json_number(x) if type(x) is float else x for x in value]
 
 
 def step_attributes(attrs: dict[str, AttributeValue]) -> dict[str, Any]:
@@ -52,8 +57,12 @@ def step_attributes(attrs: dict[str, AttributeValue]) -> dict[str, Any]:
         elif type(value) is float:
             if not isfinite(value):
                 out[key] = _json_number(value)
-        elif value is None or (isinstance(value, list) and not _small_list(value)):
+        elif value is None:
             del out[key]
-        elif isinstance(value, list) and any(type(x) is float and not isfinite(x) for x in value):
-            out[key] = [_json_number(x) if type(x) is float else x for x in value]
+        elif isinstance(value, list):
+            kept = _kept_list(value)
+            if kept is None:
+                del out[key]
+            elif kept is not value:
+                out[key] = kept
     return out

@@ -129,6 +129,10 @@ def test_non_finite_double_attributes_survive_conversion_to_json(tmp_path: Path)
     span["attributes"] += [
         {"key": "x.nan", "value": {"doubleValue": "NaN"}},
         {"key": "x.inf", "value": {"doubleValue": "-Infinity"}},
+        {
+            "key": "x.list",
+            "value": {"arrayValue": {"values": [{"doubleValue": 1.5}, {"doubleValue": "NaN"}]}},
+        },
     ]
     path = tmp_path / "nan.jsonl"
     path.write_text(_lines(obj))
@@ -136,6 +140,7 @@ def test_non_finite_double_attributes_survive_conversion_to_json(tmp_path: Path)
     step = next(s for s in trace.steps if s.span_id == span["spanId"])
     # spelled as OTLP/JSON spells them: τ holds JSON values and reads back as it was written
     assert step.attributes["x.inf"] == "-Infinity"
+    assert step.attributes["x.list"] == [1.5, "NaN"]
     assert type(trace).from_json(trace.to_json()) == trace
     as_json = json.loads(trace.to_json())  # no ValueError: JSON has no NaN
     attrs = next(s for s in as_json["steps"] if s["span_id"] == span["spanId"])["attributes"]
