@@ -30,7 +30,6 @@ from ._capture_record import (
     record_query,
 )
 from ._record import AttributeValue, Recorder
-from ._record_evidence import CompiledPlan
 from ._record_tool import (
     PathsHook,
     parameters_schema,
@@ -113,8 +112,6 @@ class StepSpec:
             passed, so the extra kwargs must be read from each call.
         schema_on_root: the schema version is written when the span is a root (it is not
             among the static attributes already).
-        evidence_plan: RETRIEVE/RERANK: one cell holding how the step's evidence was last
-            recorded by a compiled builder, with the settings it holds for.
     """
 
     action: sc.Action
@@ -135,8 +132,6 @@ class StepSpec:
     replayable: bool = False
     replay_extra: bool = False
     schema_on_root: bool = True
-    #: RETRIEVE/RERANK: the compiled evidence plan of the last settings seen (one cell)
-    evidence_plan: list[CompiledPlan | None] = field(default_factory=lambda: [None])
 
 
 def _layout(fn: Callable[..., Any]) -> tuple[inspect.Signature | None, tuple[str, ...], bool, bool]:

@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 from . import semconv as sc
 from ._attributes import safe_json
+from ._evidence_attributes import record_evidence
 from ._record import Recorder, text_of
 from ._record_answer import record_answer, record_selected
-from ._record_evidence import MAPPERS, compiled_plan, record_evidence
 from ._record_request import RequestFields, record_request
 from ._record_tool import record_tool_arguments, record_tool_result
-from ._runtime import logger
 
 if TYPE_CHECKING:
     from ._capture import Step, StepSpec
@@ -215,30 +214,11 @@ def _inputs_io(step: Step, rec: Recorder, args: tuple[Any, ...], kwargs: Mapping
 
 
 def _result_evidence(step: Step, rec: Recorder, result: Any, total: int | None) -> None:
-    spec = step.spec
-    to_evidence = spec.options.to_evidence
+    to_evidence = step.spec.options.to_evidence
     if to_evidence is not None:
         result = to_evidence(result)
         total = None
-    elif total is None and type(result) is list and result and not MAPPERS:
-        # the hot case: the builder this step used last, if the settings are still the same
-        # (the plan is one tuple, replaced as a whole: threads never see half of one)
-        settings = rec.settings
-        plan = spec.evidence_plan[0]
-        if plan is None or plan[0] is not settings:
-            plan = compiled_plan(settings, spec.action, result[0])
-            spec.evidence_plan[0] = plan
-        _, builder, table, max_length, most = plan
-        if builder is not None and len(result) <= most:
-            try:
-                if builder(rec.attrs, result, table, max_length, len(result)):
-                    return
-            except Exception:
-                logger.debug("compiled evidence builder failed", exc_info=True)
-            # declined: the general path need not offer the items to the builder again
-            record_evidence(rec, result, spec.action, compiled=False)
-            return
-    record_evidence(rec, result, spec.action, total=total)
+    record_evidence(rec, result, step.spec.action, total=total)
 
 
 def _result_select(step: Step, rec: Recorder, result: Any, total: int | None) -> None:

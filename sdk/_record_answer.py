@@ -16,8 +16,8 @@ from typing import Any, Final
 
 from . import semconv as sc
 from ._attributes import json_list
+from ._evidence import evidence_ids
 from ._record import Recorder, as_float, as_sequence, field_getter, first_field, text_of
-from ._record_evidence import evidence_ids
 
 __all__ = ["AnswerFields", "normalize_answer", "record_answer", "record_selected"]
 
