@@ -62,8 +62,6 @@ _FIELD_NAMES: Final = (
 _ID, _TITLE, _SOURCE, _RANK, _SCORE, _VERSION, _CONTENT, _META = range(len(_FIELD_NAMES))
 #: The fields also looked up in an item's nested metadata.
 _FROM_METADATA: Final = (_ID, _TITLE, _SOURCE, _VERSION)
-_FIRST_NAME_OF_FIELD: Final = tuple(names[0] for names in _FIELD_NAMES)
-_FIRST_NAMES: Final = frozenset(_FIRST_NAME_OF_FIELD)
 #: Field name -> field: one lookup per key of a mapping.
 _FIELD_OF: Final[dict[str, int]] = {
     name: slot for slot, names in enumerate(_FIELD_NAMES) for name in names
@@ -118,8 +116,6 @@ class EvidenceItem(msgspec.Struct, gc=False):
 
 def _mapping_fields(item: Mapping[Any, Any]) -> tuple[list[Any], dict[str, Any]]:
     """The raw field values of a mapping (one pass over its items) and its scalar extras."""
-    if _FIRST_NAMES.issuperset(item):  # only first names: each field has its one name
-        return list(map(item.get, _FIRST_NAME_OF_FIELD)), {}
     values: list[Any] = [None] * len(_FIELD_NAMES)
     extra: dict[str, Any] = {}
     field_of = _FIELD_OF.get
@@ -166,49 +162,59 @@ def evidence_fields(item: object, position: int) -> EvidenceFields:
         if isinstance(item, _TEXTS):
             text = text_of(item) or ""
             return content_id(text), position + 1, None, None, pair_score, None, text, {}
-    extra: dict[str, Any] = {}
     if type(item) is dict or isinstance(item, Mapping):
         try:
-            values, extra = _mapping_fields(item)
+            values, metadata = _mapping_fields(item)
         except Exception:
             logger.debug("unreadable evidence mapping", exc_info=True)
-            values = [None] * len(_FIELD_NAMES)
+            values, metadata = [None] * len(_FIELD_NAMES), {}
     else:
-        values = _object_fields(item)
-    metadata = extra
-    nested = values[_META]
+        values, metadata = _object_fields(item), {}
+    ev_id, title, source, rank, score, version, content, nested = values
     if nested is not None and isinstance(nested, Mapping):
-        try:
-            metadata = {str(k): v for k, v in nested.items()}
-        except Exception:
-            logger.debug("unreadable evidence metadata", exc_info=True)
-        else:
-            for key, value in extra.items():
-                metadata.setdefault(key, value)
-            for slot in _FROM_METADATA:
-                if values[slot] is None:
-                    values[slot] = first_field(metadata.get, _FIELD_NAMES[slot])
-    raw_id, title, source, rank, score, version, content, _ = values
+        metadata, ev_id, title, source, version = _with_nested(nested, metadata, values)
     if content is not None and type(content) is not str:
         content = text_of(content)
-    if raw_id is None:
-        raw_id = content_id(content) if content else None
-    elif type(raw_id) is not str:
-        raw_id = text_of(raw_id)
+    if ev_id is None:
+        ev_id = content_id(content) if content else None
+    elif type(ev_id) is not str:
+        ev_id = text_of(ev_id)
     if type(rank) is not int:  # a bool is not a rank; another integral number is
         integral = rank is not None and type(rank) is not bool
         rank = int(rank) if integral and isinstance(rank, numbers.Integral) else position + 1
-    number = as_float(score) if score is not None else None
+    if type(score) is not float:
+        score = as_float(score) if score is not None else None
+    elif score - score != 0:  # not finite
+        score = None
     return (
-        raw_id,
+        ev_id,
         rank,
         title if title is None or type(title) is str else text_of(title),
         source if source is None or type(source) is str else text_of(source),
-        number if number is not None else pair_score,
+        score if score is not None else pair_score,
         version if version is None or type(version) is str else text_of(version),
         content,
         metadata,
     )
+
+
+def _with_nested(
+    nested: Mapping[Any, Any], extra: dict[str, Any], values: list[Any]
+) -> tuple[dict[str, Any], Any, Any, Any, Any]:
+    """The metadata of an item with nested metadata (which wins over its other keys), and
+    its id, title, source and version, looked up there when the item has none."""
+    try:
+        metadata = {str(k): v for k, v in nested.items()}
+    except Exception:
+        logger.debug("unreadable evidence metadata", exc_info=True)
+        metadata = extra
+    else:
+        for key, value in extra.items():
+            metadata.setdefault(key, value)
+        for slot in _FROM_METADATA:
+            if values[slot] is None:
+                values[slot] = first_field(metadata.get, _FIELD_NAMES[slot])
+    return metadata, values[_ID], values[_TITLE], values[_SOURCE], values[_VERSION]
 
 
 def normalize_item(item: object, position: int) -> EvidenceItem:

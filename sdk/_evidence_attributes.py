@@ -14,7 +14,7 @@ One list of normalised items (:mod:`._evidence`) is written three ways:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any, Final
 
@@ -22,6 +22,7 @@ from . import semconv as sc
 from ._attributes import safe_json
 from ._evidence import evidence_fields
 from ._record import AttributeValue, Recorder, as_sequence, content_hash
+from ._step import Step, find_query, record_query
 
 __all__ = ["document_attributes", "evidence_attributes", "list_attributes", "record_evidence"]
 
@@ -181,3 +182,18 @@ def record_evidence(
 ) -> None:
     """Record a returned evidence list on a RETRIEVE or RERANK span."""
     rec.attrs.update(evidence_attributes(rec, value, action, total))
+
+
+def retrieval_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    """RETRIEVE / RERANK: the query among the arguments."""
+    spec = step.spec
+    record_query(step, spec.action, find_query(spec, args, kwargs))
+
+
+def evidence_result(step: Step, result: Any, total: int | None) -> None:
+    """RETRIEVE / RERANK: the returned evidence list (through ``to_evidence`` if given)."""
+    to_evidence = step.spec.options.to_evidence
+    if to_evidence is not None:
+        result = to_evidence(result)
+        total = None
+    record_evidence(step, result, step.spec.action, total=total)
