@@ -7,9 +7,8 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from . import semconv as sc
-from ._attributes import safe_json
 from ._record import Recorder, text_of
-from ._step import Step, arguments_of, find_query
+from ._step import Step, arguments_of, find_query, io_result
 
 __all__ = [
     "RequestFields",
@@ -28,8 +27,6 @@ _APP_NAME: Final = sc.GT_APP_NAME
 _APP_VERSION: Final = sc.GT_APP_VERSION
 _OUTPUT: Final = sc.OI_OUTPUT_VALUE
 _OUTPUT_MIME: Final = sc.OI_OUTPUT_MIME_TYPE
-_TEXT: Final = "text/plain"
-_JSON: Final = "application/json"
 
 
 class RequestFields:
@@ -177,12 +174,10 @@ def request_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any])
 
 def request_result(step: Step, result: Any, total: int | None) -> None:
     """REQUEST: the returned answer (``answer`` capture; a non-string with ``io`` too)."""
-    capture = step.settings.capture
-    if "answer" not in capture:
+    if "answer" not in step.settings.capture:
         return
     if isinstance(result, str):
         step.attrs[_OUTPUT] = step.text(_OUTPUT, result)
-        step.attrs[_OUTPUT_MIME] = _TEXT
-    elif result is not None and "io" in capture:
-        step.attrs[_OUTPUT] = step.text(_OUTPUT, safe_json(result))
-        step.attrs[_OUTPUT_MIME] = _JSON
+        step.attrs[_OUTPUT_MIME] = "text/plain"
+    else:
+        io_result(step, result, total)
