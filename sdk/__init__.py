@@ -42,7 +42,7 @@ if _typing.TYPE_CHECKING:
     from ._config import configure, shutdown
     from ._context import StepHandle, StepScope, request_context, step
     from ._decorators import answer, infer, request, rerank, retrieve, select, tool, verify
-    from ._record_evidence import register_evidence_mapper, unregister_evidence_mapper
+    from ._evidence import register_evidence_mapper, unregister_evidence_mapper
     from ._threads import instrument_threads, uninstrument_threads, with_current_context
     from .redaction import Redactor
     from .rendering import (
@@ -69,7 +69,7 @@ _SURFACE: dict[str, tuple[str, ...]] = {
         "tool",
         "verify",
     ),
-    "._record_evidence": ("register_evidence_mapper", "unregister_evidence_mapper"),
+    "._evidence": ("register_evidence_mapper", "unregister_evidence_mapper"),
     "._threads": ("instrument_threads", "uninstrument_threads", "with_current_context"),
     ".redaction": ("Redactor",),
     ".rendering": (

@@ -1,46 +1,81 @@
-"""The span-lifecycle core shared by every decorator adapter and context manager.
+"""How a step starts: its spec, built once per decorated function, and its span per call.
 
-A :class:`StepSpec` is built once per decorated function (span name, static attributes,
-parameter layout); a :class:`Step` lives for one call: it starts the span, records inputs,
-attaches/detaches the span's context around the code that runs *inside* the step, records
-the result or the error, and ends the span. Every method fails open: telemetry errors are
-logged at debug level and never reach the application.
+:func:`build_spec` precomputes the span name, static attributes and parameter layout of a
+step and picks the recorders of its action (:data:`INPUT_RECORDERS`,
+:data:`RESULT_RECORDERS`), so a call runs only the code of its own action; :func:`begin`
+starts the span of one call and records its inputs; :class:`GenCollector` gathers what a
+generator step yields. Everything fails open: telemetry errors are logged at debug level.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
 from opentelemetry import context as otel_context
-from opentelemetry import trace
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
-from opentelemetry.trace import Span, Status, StatusCode, Tracer
+from opentelemetry.trace import Tracer
 
 from . import semconv as sc
-from ._attributes import safe_str
-from ._capture_record import (
-    INPUT_RECORDERS,
-    RESULT_RECORDERS,
-    InputRecorder,
-    ResultRecorder,
-    record_query,
-)
-from ._record import AttributeValue, Recorder
-from ._record_evidence import CompiledPlan
+from ._evidence_attributes import evidence_result, retrieval_inputs
+from ._record import AttributeValue
+from ._record_answer import answer_inputs, answer_result, select_result
+from ._record_request import request_inputs, request_result
 from ._record_tool import (
-    PathsHook,
     parameters_schema,
     record_tool_error,
+    tool_inputs,
+    tool_result,
     tool_static_attributes,
 )
-from ._runtime import _STATE, Settings, active_tracer, logger
+from ._runtime import _STATE, active_tracer, logger
+from ._step import (
+    ErrorRecorder,
+    InputRecorder,
+    ResultRecorder,
+    Step,
+    StepOptions,
+    StepSpec,
+    io_inputs,
+    io_result,
+)
 from ._threads import ensure_thread_propagation
 
-__all__ = ["GenCollector", "Step", "StepOptions", "StepSpec", "begin", "build_spec"]
+__all__ = [
+    "ERROR_RECORDERS",
+    "INPUT_RECORDERS",
+    "RESULT_RECORDERS",
+    "GenCollector",
+    "begin",
+    "build_spec",
+]
+
+#: The input recorder of each action.
+INPUT_RECORDERS: Final[dict[sc.Action, InputRecorder]] = {
+    sc.Action.REQUEST: request_inputs,
+    sc.Action.RETRIEVE: retrieval_inputs,
+    sc.Action.RERANK: retrieval_inputs,
+    sc.Action.SELECT: io_inputs,
+    sc.Action.VERIFY: io_inputs,
+    sc.Action.INFER: io_inputs,
+    sc.Action.ANSWER: answer_inputs,
+    sc.Action.TOOL: tool_inputs,
+}
+#: The result recorder of each action.
+RESULT_RECORDERS: Final[dict[sc.Action, ResultRecorder]] = {
+    sc.Action.REQUEST: request_result,
+    sc.Action.RETRIEVE: evidence_result,
+    sc.Action.RERANK: evidence_result,
+    sc.Action.SELECT: select_result,
+    sc.Action.VERIFY: io_result,
+    sc.Action.INFER: io_result,
+    sc.Action.ANSWER: answer_result,
+    sc.Action.TOOL: tool_result,
+}
+#: The error recorder of the actions that have one.
+ERROR_RECORDERS: Final[dict[sc.Action, ErrorRecorder]] = {sc.Action.TOOL: record_tool_error}
 
 _EVIDENCE_ACTIONS: Final = frozenset({sc.Action.RETRIEVE, sc.Action.RERANK, sc.Action.SELECT})
 
@@ -63,80 +98,6 @@ _NO_KWARGS: Final[Mapping[str, Any]] = MappingProxyType({})
 _get_current: Final = otel_context.get_current
 _attach: Final = otel_context.attach
 _detach: Final = otel_context.detach
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StepOptions:
-    """Options of a step; each decorator exposes the ones that apply to its action."""
-
-    name: str | None = None
-    attributes: Mapping[str, AttributeValue] | None = None
-    query_param: str | None = None
-    # RETRIEVE / RERANK
-    retriever: str | None = None
-    k: int | None = None
-    mode: str | None = None
-    data_source: str | None = None
-    model: str | None = None
-    to_evidence: Callable[[Any], Any] | None = None
-    # ANSWER
-    to_answer: Callable[[Any], Any] | None = None
-    replayable: bool = False
-    evidence_param: str | None = None
-    # TOOL
-    paths: tuple[str, ...] = ()
-    paths_hook: PathsHook | None = None
-    call_id_param: str = "call_id"
-    description: str | None = None
-    # REQUEST
-    app_name: str | None = None
-    app_version: str | None = None
-    source_id: str | None = None
-    case_id_param: str = "case_id"
-    session_id_param: str = "session_id"
-    user_id_param: str = "user_id"
-    source_id_param: str = "source_id"
-
-
-@dataclass(frozen=True, slots=True)
-class StepSpec:
-    """Everything about a step that does not change from call to call.
-
-    Attributes:
-        on_inputs: records the call's arguments by the convention of the action.
-        on_result: records the return value by the convention of the action.
-        query_index: position of ``query_param`` among the positional parameters.
-        request_indexes: REQUEST: positions of the id parameters (case/session/user/source)
-            among the positional parameters; None when arguments are read by binding.
-        replayable: ANSWER: the replay entry point is recorded (so are the extra kwargs).
-        replay_extra: ANSWER: some argument other than the query and the evidence can be
-            passed, so the extra kwargs must be read from each call.
-        schema_on_root: the schema version is written when the span is a root (it is not
-            among the static attributes already).
-        evidence_plan: RETRIEVE/RERANK: one cell holding how the step's evidence was last
-            recorded by a compiled builder, with the settings it holds for.
-    """
-
-    action: sc.Action
-    options: StepOptions
-    span_name: str
-    static: dict[str, AttributeValue]
-    on_inputs: InputRecorder
-    on_result: ResultRecorder
-    positional: tuple[str, ...] = ()
-    varargs: bool = False
-    skip_first: bool = False
-    signature: inspect.Signature | None = None
-    query_param: str | None = None
-    query_index: int | None = None
-    evidence_param: str | None = None
-    replay_skip: frozenset[str] = field(default_factory=frozenset)
-    request_indexes: Mapping[str, int] | None = None
-    replayable: bool = False
-    replay_extra: bool = False
-    schema_on_root: bool = True
-    #: RETRIEVE/RERANK: the compiled evidence plan of the last settings seen (one cell)
-    evidence_plan: list[CompiledPlan | None] = field(default_factory=lambda: [None])
 
 
 def _layout(fn: Callable[..., Any]) -> tuple[inspect.Signature | None, tuple[str, ...], bool, bool]:
@@ -264,6 +225,7 @@ def build_spec(
         static=static,
         on_inputs=INPUT_RECORDERS[action],
         on_result=RESULT_RECORDERS[action],
+        on_error=ERROR_RECORDERS.get(action),
         positional=positional,
         varargs=varargs,
         skip_first=skip_first,
@@ -277,97 +239,6 @@ def build_spec(
         replay_extra=replay_extra,
         schema_on_root=_SCHEMA_KEY not in static,
     )
-
-
-class Step(Recorder):
-    """One running step: its span, the context it runs in and, while its span records, the
-    attributes it gathers (a step is its own :class:`~._record.Recorder`)."""
-
-    __slots__ = ("arguments", "ctx", "recording", "span", "spec")
-
-    def __init__(
-        self,
-        spec: StepSpec,
-        span: Span,
-        current: Settings,
-        parent: otel_context.Context | None = None,
-    ) -> None:
-        # the Recorder's fields, set here rather than through its __init__ (hot path)
-        self.settings = current
-        self.attrs = {}
-        self.truncated = None
-        self.fired = None
-        self.spec = spec
-        self.span = span
-        self.recording: bool = span.is_recording()
-        self.arguments: dict[str, Any] | None = None
-        #: the context with the step's span current, attached around the step's code
-        self.ctx = trace.set_span_in_context(span, parent)
-
-    @property
-    def rec(self) -> Recorder | None:
-        """The recorder of the step's attributes; None when the span does not record (or
-        the step has ended)."""
-        return self if self.recording else None
-
-    # -- context -------------------------------------------------------------------------
-    def attach(self) -> object:
-        """Make the step's span current; returns the token for :meth:`detach`."""
-        return _attach(self.ctx)
-
-    @staticmethod
-    def detach(token: object) -> None:
-        """Restore the context that was current before :meth:`attach`."""
-        _detach(token)  # type: ignore[arg-type]
-
-    # -- recording -----------------------------------------------------------------------
-    def record_query(self, query: object) -> None:
-        """Record the query a RETRIEVE/RERANK/ANSWER step works on (query capture only)."""
-        if self.recording:
-            record_query(self, self.spec.action, query)
-
-    def succeed(self, result: object, total: int | None = None) -> None:
-        """Record the step's return value by the convention of its action."""
-        if not self.recording:
-            return
-        try:
-            self.spec.on_result(self, self, result, total)
-        except Exception:
-            logger.debug("recording result of %s failed", self.spec.span_name, exc_info=True)
-
-    def fail(self, exc: BaseException) -> None:
-        """Record an exception raised by the step (the caller re-raises it unchanged)."""
-        span = self.span
-        try:
-            if self.recording:
-                self.attrs[sc.ERROR_TYPE] = type(exc).__qualname__
-                if self.spec.action is _TOOL:
-                    record_tool_error(self, exc)
-            span.set_status(Status(StatusCode.ERROR, f"{type(exc).__qualname__}: {safe_str(exc)}"))
-            span.record_exception(exc)
-        except Exception:
-            logger.debug("recording exception on %s failed", self.spec.span_name, exc_info=True)
-
-    def set_attribute(self, key: str, value: AttributeValue) -> None:
-        """Set an extra attribute (written when the step ends)."""
-        if self.recording:
-            self.attrs[key] = value
-
-    def close(self) -> None:
-        """Write the gathered attributes and end the span."""
-        span = self.span
-        if self.recording:
-            self.recording = False
-            try:
-                attrs = self.final() if self.truncated or self.fired else self.attrs
-                if attrs:
-                    span.set_attributes(attrs)
-            except Exception:
-                logger.debug("writing attributes of %s failed", self.spec.span_name, exc_info=True)
-        try:
-            span.end()
-        except Exception:
-            logger.debug("ending span %s failed", self.spec.span_name, exc_info=True)
 
 
 def begin(
@@ -404,7 +275,7 @@ def begin(
         try:
             if spec.schema_on_root and (not parent or getattr(span, "parent", False) is None):
                 step.attrs[_SCHEMA_KEY] = sc.SCHEMA_VERSION  # a root span
-            spec.on_inputs(step, step, args, _NO_KWARGS if kwargs is None else kwargs)
+            spec.on_inputs(step, args, _NO_KWARGS if kwargs is None else kwargs)
         except Exception:
             logger.debug("recording inputs of %s failed", spec.span_name, exc_info=True)
     return step

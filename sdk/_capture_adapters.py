@@ -2,7 +2,7 @@
 
 Each adapter first asks whether any span could record (cached tracer, ``off`` flag, the global
 provider slot: a few attribute loads) and calls straight through if not; otherwise it starts a
-:class:`~._capture.Step`, runs the user code with the step's context attached, records the
+:class:`~._step.Step`, runs the user code with the step's context attached, records the
 result or the exception and ends the span. The span's context is attached only while the
 user's code runs: a generator's consumer never sees the generator's span as current, and an
 abandoned generator leaves nothing attached.
@@ -19,8 +19,9 @@ from opentelemetry.context import attach as _attach
 from opentelemetry.context import detach as _detach
 
 from . import semconv as sc
-from ._capture import GenCollector, StepOptions, StepSpec, begin, build_spec
+from ._capture import GenCollector, begin, build_spec
 from ._runtime import _STATE, active_tracer, is_suppressed
+from ._step import StepOptions, StepSpec
 
 __all__ = ["make_decorator", "wrap"]
 

@@ -14,13 +14,14 @@ from typing import Any
 from opentelemetry.trace import INVALID_SPAN, Span
 
 from . import semconv as sc
-from ._capture import Step, StepOptions, begin, build_spec
+from ._capture import begin, build_spec
+from ._evidence_attributes import record_evidence
 from ._record import AttributeValue
 from ._record_answer import record_answer, record_selected
-from ._record_evidence import record_evidence
 from ._record_request import RequestFields, record_request
 from ._record_tool import record_tool_result
 from ._runtime import logger
+from ._step import Step, StepOptions
 
 __all__ = ["StepHandle", "StepScope", "request_context", "step"]
 

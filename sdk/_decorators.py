@@ -12,10 +12,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
 from . import semconv as sc
-from ._capture import StepOptions
 from ._capture_adapters import make_decorator
 from ._record import AttributeValue
-from ._record_tool import PathsHook
+from ._step import PathsHook, StepOptions
 
 __all__ = ["answer", "infer", "request", "rerank", "retrieve", "select", "tool", "verify"]
 

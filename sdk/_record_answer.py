@@ -10,16 +10,26 @@ from ``quotes``/``quoted``/``snippets``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from . import semconv as sc
 from ._attributes import json_list
+from ._evidence import evidence_ids
 from ._record import Recorder, as_float, as_sequence, field_getter, first_field, text_of
-from ._record_evidence import evidence_ids
+from ._step import Step, arguments_of, find_query, record_query
 
-__all__ = ["AnswerFields", "normalize_answer", "record_answer", "record_selected"]
+__all__ = [
+    "AnswerFields",
+    "answer_inputs",
+    "answer_result",
+    "normalize_answer",
+    "record_answer",
+    "record_selected",
+    "select_result",
+]
 
 _TEXT_KEYS: Final = ("answer", "text", "response", "output", "final_answer")
 _CONFIDENCE_KEYS: Final = ("confidence", "score", "probability")
@@ -43,6 +53,8 @@ _OUTPUT: Final = sc.OI_OUTPUT_VALUE
 _OUTPUT_MIME: Final = sc.OI_OUTPUT_MIME_TYPE
 _SELECTED_IDS: Final = sc.GT_SELECTED_IDS
 _EVIDENCE_COUNT: Final = sc.GT_EVIDENCE_COUNT
+#: ``json.dumps(..., ensure_ascii=False)``, built once.
+_SPACED_JSON: Final = json.JSONEncoder(ensure_ascii=False)
 
 
 @dataclass(slots=True)
@@ -166,3 +178,42 @@ def record_selected(rec: Recorder, value: object) -> None:
     attrs[_EVIDENCE_COUNT] = len(seq)
     attrs[_OUTPUT] = rec.text(_OUTPUT, json_list(ids))
     attrs[_OUTPUT_MIME] = "application/json"
+
+
+def _jsonable(value: object) -> bool:
+    try:
+        json.dumps(value)
+    except Exception:
+        return False
+    return True
+
+
+def answer_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    """ANSWER: the query and, for a replayable step, the other keyword arguments."""
+    spec = step.spec
+    record_query(step, sc.Action.ANSWER, find_query(spec, args, kwargs))
+    if spec.replayable:
+        if not spec.replay_extra:  # the function takes nothing but the query and the evidence
+            step.attrs[sc.GT_REPLAY_KWARGS] = "{}"
+            return
+        skip = spec.replay_skip
+        extra = {k: v for k, v in arguments_of(spec, args, kwargs).items() if k not in skip}
+        if extra:
+            extra = {k: v for k, v in extra.items() if _jsonable(v)}
+        step.attrs[sc.GT_REPLAY_KWARGS] = _SPACED_JSON.encode(extra) if extra else "{}"
+
+
+def select_result(step: Step, result: Any, total: int | None) -> None:
+    """SELECT: the returned evidence items or ids (through ``to_evidence`` if given)."""
+    to_evidence = step.spec.options.to_evidence
+    if to_evidence is not None:
+        result = to_evidence(result)
+    record_selected(step, result)
+
+
+def answer_result(step: Step, result: Any, total: int | None) -> None:
+    """ANSWER: the returned answer (through ``to_answer`` if given)."""
+    to_answer = step.spec.options.to_answer
+    if to_answer is not None:
+        result = to_answer(result)
+    record_answer(step, result)

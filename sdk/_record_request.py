@@ -8,8 +8,15 @@ from typing import Any, Final
 
 from . import semconv as sc
 from ._record import Recorder, text_of
+from ._step import Step, arguments_of, find_query, io_result
 
-__all__ = ["RequestFields", "app_identity", "record_request"]
+__all__ = [
+    "RequestFields",
+    "app_identity",
+    "record_request",
+    "request_inputs",
+    "request_result",
+]
 
 _NOTHING: Final[Mapping[str, object]] = MappingProxyType({})
 _SCHEMA: Final = sc.GT_SCHEMA_VERSION
@@ -18,6 +25,8 @@ _INPUT: Final = sc.OI_INPUT_VALUE
 _INPUT_MIME: Final = sc.OI_INPUT_MIME_TYPE
 _APP_NAME: Final = sc.GT_APP_NAME
 _APP_VERSION: Final = sc.GT_APP_VERSION
+_OUTPUT: Final = sc.OI_OUTPUT_VALUE
+_OUTPUT_MIME: Final = sc.OI_OUTPUT_MIME_TYPE
 
 
 class RequestFields:
@@ -113,3 +122,62 @@ def record_request(
         attrs[_APP_NAME] = name
     if version is not None and static.get(_APP_VERSION) != version:
         attrs[_APP_VERSION] = version
+
+
+_ABSENT: Final[Any] = object()
+
+
+def _named(
+    indexes: Mapping[str, int], name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> Any:
+    """The argument of parameter ``name`` (``_ABSENT`` when not passed)."""
+    if name in kwargs:
+        return kwargs[name]
+    index = indexes.get(name)
+    return args[index] if index is not None and index < len(args) else _ABSENT
+
+
+def request_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    """REQUEST: the query and the case/session/user/source ids among the arguments."""
+    spec = step.spec
+    options = spec.options
+    indexes = spec.request_indexes
+    if indexes is None:  # a signature read by binding: varargs or unknown
+        arguments = arguments_of(spec, args, kwargs)
+        case_id = arguments.get(options.case_id_param)
+        session_id = arguments.get(options.session_id_param)
+        user_id = arguments.get(options.user_id_param)
+        source_id = arguments.get(options.source_id_param, options.source_id)
+    elif indexes or kwargs:
+        case_id = _named(indexes, options.case_id_param, args, kwargs)
+        session_id = _named(indexes, options.session_id_param, args, kwargs)
+        user_id = _named(indexes, options.user_id_param, args, kwargs)
+        source_id = _named(indexes, options.source_id_param, args, kwargs)
+        case_id = None if case_id is _ABSENT else case_id
+        session_id = None if session_id is _ABSENT else session_id
+        user_id = None if user_id is _ABSENT else user_id
+        source_id = options.source_id if source_id is _ABSENT else source_id
+    else:  # the function has none of the id parameters
+        case_id = session_id = user_id = None
+        source_id = options.source_id
+    fields = RequestFields(
+        query=find_query(spec, args, kwargs),
+        case_id=case_id,
+        session_id=session_id,
+        user_id=user_id,
+        source_id=source_id,
+        app_name=options.app_name,
+        app_version=options.app_version,
+    )
+    record_request(step, fields, step.span, spec.static)
+
+
+def request_result(step: Step, result: Any, total: int | None) -> None:
+    """REQUEST: the returned answer (``answer`` capture; a non-string with ``io`` too)."""
+    if "answer" not in step.settings.capture:
+        return
+    if isinstance(result, str):
+        step.attrs[_OUTPUT] = step.text(_OUTPUT, result)
+        step.attrs[_OUTPUT_MIME] = "text/plain"
+    else:
+        io_result(step, result, total)

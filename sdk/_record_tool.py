@@ -17,6 +17,7 @@ from . import semconv as sc
 from ._attributes import safe_json
 from ._record import AttributeValue, Recorder, content_hash, text_of
 from ._runtime import logger
+from ._step import PathsHook, Step, arguments_of
 
 __all__ = [
     "PathsHook",
@@ -25,11 +26,11 @@ __all__ = [
     "record_tool_error",
     "record_tool_result",
     "result_text",
+    "tool_inputs",
+    "tool_result",
     "tool_static_attributes",
 ]
 
-#: ``paths_hook(arguments, result) -> paths``: the paths/resources a tool call read.
-PathsHook = Callable[[Mapping[str, Any], Any], Iterable[Any]]
 
 _OK: Final = sc.ToolStatus.OK.value
 _STATUS: Final = sc.GT_TOOL_STATUS
@@ -173,3 +174,19 @@ def record_tool_error(rec: Recorder, exc: BaseException) -> None:
     status = sc.ToolStatus.TIMEOUT if isinstance(exc, TimeoutError) else sc.ToolStatus.ERROR
     rec.attrs[sc.GT_TOOL_STATUS] = status.value
     rec.attrs[sc.GT_TOOL_ERROR_TYPE] = type(exc).__qualname__
+
+
+def tool_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    """TOOL: the call id and the arguments (kept for ``paths`` and ``paths_hook``)."""
+    arguments = arguments_of(step.spec, args, kwargs)
+    call_id = arguments.pop(step.spec.options.call_id_param, None)
+    if call_id is None:
+        call_id = arguments.pop("tool_call_id", None)
+    step.arguments = arguments
+    record_tool_arguments(step, arguments, call_id)
+
+
+def tool_result(step: Step, result: Any, total: int | None) -> None:
+    """TOOL: status ok, the paths read and the result."""
+    options = step.spec.options
+    record_tool_result(step, result, step.arguments, options.paths, options.paths_hook)

@@ -43,8 +43,8 @@ from opentelemetry import trace
 
 from . import semconv as sc
 from ._attributes import safe_str
+from ._evidence import EvidenceItem, normalize_evidence
 from ._record import as_float, text_of
-from ._record_evidence import EvidenceItem, normalize_evidence
 from ._runtime import logger, settings
 
 __all__ = [

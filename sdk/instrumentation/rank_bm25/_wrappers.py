@@ -20,8 +20,9 @@ from opentelemetry.trace import Span, Tracer
 
 from groundtrace.sdk import semconv as sc
 from groundtrace.sdk._attributes import safe_json, safe_str
+from groundtrace.sdk._evidence import normalize_item
+from groundtrace.sdk._evidence_attributes import record_evidence
 from groundtrace.sdk._record import AttributeValue, Recorder
-from groundtrace.sdk._record_evidence import normalize_item, record_evidence
 from groundtrace.sdk._runtime import Settings, logger
 from groundtrace.sdk.instrumentation._base import active_settings, record_failure
 
