@@ -237,7 +237,9 @@ def evidence_ids(value: object, limit: int | None = None) -> list[str]:
         items = items[:limit]
     ids: list[str] = []
     for i, item in enumerate(items):
-        if isinstance(item, str):
+        if type(item) is dict and not _MAPPERS and type(item.get("id")) is str:
+            ids.append(item["id"])  # the first of the id names holds it: the item's id
+        elif isinstance(item, str):
             ids.append(item)
         elif isinstance(item, int) and not isinstance(item, bool):
             ids.append(str(item))
