@@ -10,10 +10,13 @@ Path issues found (every one is kept in ``issues``, the status is the most speci
 
 * ``zero_call_citation`` -- the answer cites sources but no tool call ran at all;
 * ``timeout`` / ``tool_error`` -- a required read or call ran but timed out / failed (a
-  call without a recorded result counts as failed);
-* ``param_error`` -- the required tool ran successfully, but with arguments outside the
-  constraints (the BFCL-style error code says which); also a command outside
-  ``allowed_commands`` or an extra successful call of an ``exclusive_tools`` tool;
+  call without a recorded result counts as failed); a call counts as the required one only
+  when its arguments fit (the argument matcher of the required-call check), never by tool
+  name alone;
+* ``param_error`` -- the required tool ran, but with arguments outside the constraints (the
+  BFCL-style error code says which; a call of it that also failed says so in the message);
+  also a command outside ``allowed_commands`` or an extra successful call of an
+  ``exclusive_tools`` tool;
 * ``missing_command`` -- a required read or call never ran (or not in the required order);
 * ``invalid_quote`` -- a cited source was never read successfully (even if it appears in
   the prompt or in search results: the evidence says where it was seen);
@@ -210,12 +213,13 @@ def validate_case(
                 for i, c in enumerate(calls)
                 if c.status != _OK and diagnose_call(required, executed[i]) is None
             ]
-            same_ok = [i for i in ok_indices if executed[i].name == required.name]
-            same_failed = [
+            # a failed call is "the required call ran but errored" only when its arguments
+            # fit; a call of the same tool with other arguments is a parameter error
+            same_name = [i for i in ok_indices if executed[i].name == required.name] or [
                 i for i, c in enumerate(calls) if c.status != _OK and c.name == required.name
             ]
-            if failed_fit or (same_failed and not same_ok):
-                i = (failed_fit or same_failed)[0]
+            if failed_fit:
+                i = failed_fit[0]
                 issues.append(
                     _issue(
                         _failure_status(calls[i]),
@@ -226,27 +230,31 @@ def validate_case(
                         arguments=calls[i].arguments,
                     )
                 )
-            elif same_ok:
+            elif same_name:
                 diagnosis = err
                 if err.executed_index is None or err.code is CallErrorCode.MISSING_CALL:
                     diagnosis = (
                         diagnose_call(
                             required,
-                            executed[same_ok[0]],
+                            executed[same_name[0]],
                             required_index=r,
-                            executed_index=same_ok[0],
+                            executed_index=same_name[0],
                         )
                         or err
                     )
+                i = same_name[0] if diagnosis.executed_index is None else diagnosis.executed_index
                 issues.append(
                     _issue(
                         PathStatus.PARAM_ERROR,
-                        diagnosis.message,
+                        diagnosis.message
+                        + (
+                            ""
+                            if calls[i].status == _OK
+                            else f" (and that call {calls[i].status or 'recorded no result'})"
+                        ),
                         code=diagnosis.code.value,
                         call_index=diagnosis.executed_index,
-                        arguments=calls[same_ok[0]].arguments
-                        if diagnosis.executed_index is None
-                        else calls[diagnosis.executed_index].arguments,
+                        arguments=calls[i].arguments,
                         required=to_builtins(required),
                     )
                 )
