@@ -26,6 +26,9 @@ Path issues found (every one is kept in ``issues``, the status is the most speci
   the answer nor any model output shown to the user (multi-turn agents state values before
   their last message) carries it; values compare after the answer normalisation of
   :mod:`groundtrace.analyzer.metrics` (``$23,553`` carries ``23553``);
+* ``missing_value`` -- a required value (a case's ``required_values``, tau-bench
+  ``outputs``) that the answer and the model outputs never state, and that no successful
+  tool call returned: a required value must be in the answer whatever its source;
 * ``both_failed`` -- a command issue (timeout, tool_error, param_error, missing_command)
   and a citation issue (invalid_quote, fabricated_quote) in the same case.
 
@@ -387,7 +390,9 @@ def validate_case(
         ]
         in_answer = bool(wanted) and any(f" {wanted} " in t for t in told_norm)
         values.append({"value": value, "returned_by": sources, "in_answer": in_answer})
-        if sources and not in_answer:
+        if in_answer:
+            continue
+        if sources:
             issues.append(
                 _issue(
                     PathStatus.UNUSED_RESULT,
@@ -395,6 +400,15 @@ def validate_case(
                     "but the answer does not carry it",
                     value=value,
                     call_index=sources[0],
+                )
+            )
+        else:
+            issues.append(
+                _issue(
+                    PathStatus.MISSING_VALUE,
+                    f"required value {value!r} is not stated in the answer "
+                    "(and no successful tool call returned it)",
+                    value=value,
                 )
             )
     if values:

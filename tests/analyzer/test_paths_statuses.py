@@ -189,6 +189,25 @@ def test_unused_result() -> None:
     assert check(c, trace(read(DOC_X, X_TEXT), answer="a 1.5 litre jar")).status is PathStatus.PASS
 
 
+def test_required_value_never_stated_is_missing_value() -> None:
+    # tau-bench ``outputs`` / a case's ``required_values``: the user never hears the value,
+    # so the case fails even though no tool returned it (it used to pass silently).
+    c = case(required_values=["2 year"])
+    v = check(c, trace(read(DOC_OTHER, OTHER_TEXT), answer="1.5 litres"))
+    assert v.status is PathStatus.MISSING_VALUE and v.path_pass is False
+    assert v.issues[0]["value"] == "2 year" and "not stated" in v.issues[0]["message"]
+    assert v.details["required_values"] == [
+        {"value": "2 year", "returned_by": [], "in_answer": False}
+    ]
+    # stated in the answer: passes whatever the source of the value
+    stated = check(c, trace(read(DOC_OTHER, OTHER_TEXT), answer="1.5 litres, 2 year warranty"))
+    assert stated.status is PathStatus.PASS
+    # returned by a tool and dropped: unused_result names the call, and wins
+    dropped = check(case(required_values=["2 year", "10 kg"]), trace(read(DOC_X, X_TEXT)))
+    assert {i["status"] for i in dropped.issues} == {"unused_result", "missing_value"}
+    assert dropped.status is PathStatus.UNUSED_RESULT
+
+
 def test_fallback_to_recorded_paths_read_without_tools_config() -> None:
     call = ToolCall(
         span_id="c", name="cat", arguments={"file": DOC_X}, status="ok",
