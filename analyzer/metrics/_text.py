@@ -71,8 +71,9 @@ _FOLLOWS: Final[dict[str | None, frozenset[str]]] = {
     "zero": frozenset(),
 }
 _DIGITS_RE: Final = re.compile(r"\d+(?:\.\d+)?")
-#: "yes"/"no" as a whole answer word: the whole answer, or followed by punctuation.
-_STANCE_RE: Final = re.compile(r"[^\w]*(yes|no)\s*(?:[^\w\s]|$)")
+#: "yes"/"no" as a whole answer word: the whole answer, or followed by clause punctuation
+#: (not by a hyphen that joins a word: "no-one", "yes-man").
+_STANCE_RE: Final = re.compile(r"\W*(yes|no)(?:\s*[,.;:!?…—–\"”’')\]]|\s+-|\s*$)")
 _SPECIAL: Final = frozenset({"yes", "no", "noanswer"})
 
 _THOUSANDS_RE: Final = re.compile(r"(?<=\d),(?=\d{3}(?:\D|$))")

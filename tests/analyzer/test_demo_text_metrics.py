@@ -51,6 +51,8 @@ def test_yes_no_is_a_whole_answer_word_not_a_prefix() -> None:
     assert normalise_answer("No. They never met.") == "no"
     assert normalise_answer("“Yes” — both were") == "yes"
     assert normalise_answer("Yes Minister") == "yes minister"
+    assert normalise_answer("No-one knows") == "no 1 knows"  # not the stance "no"
+    assert normalise_answer("no - they are not") == "no"
 
 
 @pytest.mark.parametrize(
