@@ -113,7 +113,8 @@ class Case(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
         ordered: the required calls must be made in order (paths).
         allowed_commands: if given, any other executed tool is disallowed (paths).
         exclusive_tools: every successful call of these tools must be required (paths).
-        required_values: values from tool results the answer must carry (paths).
+        required_values: values the answer must state (paths: ``missing_value`` otherwise,
+            ``unused_result`` when a tool returned the value and the answer dropped it).
         tools: the functions declared to the model (BFCL).
         metadata: every other field of the row, unchanged (``type``, ``level``, ``notes``...).
     """

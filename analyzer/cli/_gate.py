@@ -166,13 +166,13 @@ def _judge_data(
         eligibility,
         judge_verdicts,
     )
-    from groundtrace.analyzer.judge import LexicalJudge, load_record
+    from groundtrace.analyzer.judge import DEFAULT_THRESHOLD, LexicalJudge, load_record
 
     if name != "lexical":
         raise InputError(f"unknown judge {name!r} (the gate runs the offline 'lexical' judge)")
     judge = LexicalJudge()
     settings = profile.data.get("judge", {})
-    threshold = float(settings.get("threshold", 0.8))
+    threshold = float(settings.get("threshold", DEFAULT_THRESHOLD))
     modes = dict(settings.get("modes", {"adherence": "review"}))
     bad = {m: v for m, v in modes.items() if v not in JUDGE_MODES}
     if bad:

@@ -15,7 +15,13 @@ import typer
 from ._app import console, err_console, handle_errors
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.judge import Judge, JudgeCase, JudgeResult, Metric
+    from groundtrace.analyzer.judge import (
+        AcceptanceProfile,
+        Judge,
+        JudgeCase,
+        JudgeResult,
+        Metric,
+    )
     from groundtrace.analyzer.llm import ModelClient
 
 __all__ = ["API_KEY_ENV", "register"]
@@ -45,6 +51,25 @@ ConcurrencyOpt = Annotated[int, typer.Option(help="Model calls in flight.")]
 TimeoutOpt = Annotated[float, typer.Option(help="Seconds per model call attempt.")]
 SeedOpt = Annotated[int, typer.Option("--judge-seed", help="Sampling seed sent to the model.")]
 MaxTokensOpt = Annotated[int, typer.Option(help="Reply token budget of the judge.")]
+RubricOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rubric",
+        help="Rubric of an endpoint judge: a shipped version (rag_triad_v1, the default) or "
+        "a FILE. Its text and version are part of the judge fingerprint.",
+    ),
+]
+ThresholdOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--threshold",
+        help="Working threshold, a score >= it passes (default: the --profile's, else 0.8). "
+        "Part of the judge fingerprint.",
+    ),
+]
+ProfileOpt = Annotated[
+    Path | None, typer.Option("--profile", help="Acceptance profile (TOML or JSON).")
+]
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
@@ -53,21 +78,42 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 
+def _settings(
+    profile_file: Path | None, threshold: float | None
+) -> tuple[AcceptanceProfile, float]:
+    """The acceptance profile and the working threshold, resolved alike by every command."""
+    from groundtrace.analyzer.errors import ConfigError
+    from groundtrace.analyzer.judge import AcceptanceProfile
+
+    profile = AcceptanceProfile.from_file(profile_file) if profile_file else AcceptanceProfile()
+    working = profile.threshold if threshold is None else threshold
+    if not 0.0 <= working <= 1.0:
+        raise ConfigError("--threshold must be within [0, 1]", field="--threshold")
+    return profile, working
+
+
 def _make_judge(
     spec: str,
     model: str | None,
-    out: Path,
+    out: Path | None,
     *,
+    rubric: str | None,
     concurrency: int,
     timeout: float,
     seed: int,
     max_tokens: int,
 ) -> tuple[Judge, ModelClient | None]:
+    """The judge as the options describe it (``out``: where the call cache lives, if any)."""
     from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.analyzer.judge import LexicalJudge, LLMJudge
+    from groundtrace.analyzer.judge import DEFAULT_RUBRIC, LexicalJudge, LLMJudge, load_rubric
     from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 
     if spec == "lexical":
+        if rubric is not None:
+            raise ConfigError(
+                "--rubric applies to an endpoint judge; the lexical judge has no rubric",
+                field="--rubric",
+            )
         return LexicalJudge(), None
     if not spec.startswith(("http://", "https://")):
         raise ConfigError("--judge must be 'lexical' or an http(s) URL", field="--judge")
@@ -76,12 +122,13 @@ def _make_judge(
     client = ModelClient(
         spec,
         api_key=os.environ.get(API_KEY_ENV),
-        cache=CallCache(out / "llm_cache.sqlite"),
+        cache=None if out is None else CallCache(out / "llm_cache.sqlite"),
         concurrency=concurrency,
         timeout=timeout,
         retry=RetryPolicy(seed=seed),
     )
-    return LLMJudge(client, model, seed=seed, max_tokens=max_tokens), client
+    chosen = DEFAULT_RUBRIC if rubric is None else load_rubric(rubric)
+    return LLMJudge(client, model, rubric=chosen, seed=seed, max_tokens=max_tokens), client
 
 
 async def _judge_with_progress(
@@ -137,9 +184,8 @@ def validate_command(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")],
     judge: JudgeOpt = "lexical",
     model: ModelOpt = None,
-    threshold: Annotated[
-        float | None, typer.Option(help="Working threshold (default: the profile's, 0.8).")
-    ] = None,
+    rubric: RubricOpt = None,
+    threshold: ThresholdOpt = None,
     dimension: Annotated[str, typer.Option(help="Metric the gold labels grade.")] = "adherence",
     label_field: Annotated[
         str | None,
@@ -152,9 +198,7 @@ def validate_command(
     sample: Annotated[int | None, typer.Option(help="Seeded random sample of N rows.")] = None,
     stratify: Annotated[bool, typer.Option(help="Sample N/2 rows from each class.")] = False,
     sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 20260709,
-    profile_file: Annotated[
-        Path | None, typer.Option("--profile", help="Acceptance profile (TOML or JSON).")
-    ] = None,
+    profile_file: ProfileOpt = None,
     concurrency: ConcurrencyOpt = 2,
     timeout: TimeoutOpt = 120.0,
     judge_seed: SeedOpt = 0,
@@ -171,9 +215,8 @@ def validate_command(
     --label-field supported --filter 'label_origin~human'.
     """
     from groundtrace.analyzer._results import encode, write
-    from groundtrace.analyzer.errors import ConfigError, InputError
+    from groundtrace.analyzer.errors import InputError
     from groundtrace.analyzer.judge import (
-        AcceptanceProfile,
         RowFilter,
         build_record,
         load_gold,
@@ -182,10 +225,7 @@ def validate_command(
     )
 
     metric = _metric(dimension)
-    profile = AcceptanceProfile.from_file(profile_file) if profile_file else AcceptanceProfile()
-    working = profile.threshold if threshold is None else threshold
-    if not 0.0 <= working <= 1.0:
-        raise ConfigError("--threshold must be within [0, 1]", field="--threshold")
+    profile, working = _settings(profile_file, threshold)
     gold_set = load_gold(
         gold,
         dimension=metric.value,
@@ -201,6 +241,7 @@ def validate_command(
         judge,
         model,
         out,
+        rubric=rubric,
         concurrency=concurrency,
         timeout=timeout,
         seed=judge_seed,
@@ -246,29 +287,37 @@ def check_command(
     record_path: Annotated[Path, typer.Option("--record", help="validation_record_*.json")],
     judge: JudgeOpt = "lexical",
     model: ModelOpt = None,
-    threshold: Annotated[float, typer.Option(help="Working threshold in use.")] = 0.8,
+    rubric: RubricOpt = None,
+    threshold: ThresholdOpt = None,
+    profile_file: ProfileOpt = None,
     judge_seed: SeedOpt = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Check a validation record against the judge as configured now.
 
-    Exit 0 when the record applies and the metric is gate-eligible, 1 when the metric must run
-    review-only (criteria not met, or the fingerprint changed).
+    The judge, rubric, threshold and profile options mean what they mean for ``judge
+    validate``: the same options give the same fingerprint. Exit 0 when the record applies
+    and the metric is gate-eligible, 1 when the metric must run review-only (criteria not
+    met, or the fingerprint changed).
     """
     from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.analyzer.judge import LexicalJudge, LLMJudge, check_record, load_record
-    from groundtrace.analyzer.llm import ModelClient
+    from groundtrace.analyzer.judge import check_record, load_record
 
     record = load_record(record_path)
-    if judge == "lexical":
-        fingerprint = LexicalJudge().fingerprint(threshold)
-    else:
-        if not model:
-            raise ConfigError("--model is required with an endpoint judge", field="--model")
-        client = ModelClient(judge)
-        fingerprint = LLMJudge(client, model, seed=judge_seed).fingerprint(threshold)
-    result = check_record(record, fingerprint)
+    _, working = _settings(profile_file, threshold)
+    the_judge, client = _make_judge(
+        judge,
+        model,
+        None,
+        rubric=rubric,
+        concurrency=1,
+        timeout=1.0,
+        seed=judge_seed,
+        max_tokens=1,
+    )
+    if client is not None:
+        _run(client.aclose())  # only the fingerprint is needed: no model call is made
+    result = check_record(record, the_judge.fingerprint(working))
     if as_json:
         typer.echo(encode(result).decode())
     else:
@@ -295,7 +344,9 @@ def run_command(
     ] = None,
     judge: JudgeOpt = "lexical",
     model: ModelOpt = None,
-    threshold: Annotated[float, typer.Option(help="Working threshold.")] = 0.8,
+    rubric: RubricOpt = None,
+    threshold: ThresholdOpt = None,
+    profile_file: ProfileOpt = None,
     concurrency: ConcurrencyOpt = 2,
     timeout: TimeoutOpt = 120.0,
     judge_seed: SeedOpt = 0,
@@ -315,6 +366,7 @@ def run_command(
 
     if not traces and cases_file is None:
         raise ConfigError("give trace paths and/or --cases", field="TRACES")
+    _, working = _settings(profile_file, threshold)
     cases: list[JudgeCase] = []
     skipped: list[NotJudgeable] = []
     read_errors: list[str] = []
@@ -330,6 +382,7 @@ def run_command(
         judge,
         model,
         out,
+        rubric=rubric,
         concurrency=concurrency,
         timeout=timeout,
         seed=judge_seed,
@@ -337,10 +390,10 @@ def run_command(
     )
     results = _run(_judge_with_progress(the_judge, cases, client, as_json))
     summary = msgspec.structs.replace(
-        summarize_results(results, threshold),
+        summarize_results(results, working),
         not_judgeable=tuple(skipped),
         read_errors=tuple(read_errors),
-        fingerprint=dict(the_judge.fingerprint(threshold)),
+        fingerprint=dict(the_judge.fingerprint(working)),
         client=None if client is None else client.stats.as_dict(),
     )
     write(out / "summary.json", summary)
@@ -356,7 +409,7 @@ def run_command(
     for name, m in summary.metrics.items():
         console.print(
             f"  {name}: scored {m.scored}, mean {m.mean}, pass {m.passed} / fail "
-            f"{m.failed} @ {threshold}, protocol errors {m.errors_by_kind or 0}",
+            f"{m.failed} @ {working}, protocol errors {m.errors_by_kind or 0}",
             highlight=False,
             markup=False,
         )

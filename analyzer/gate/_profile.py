@@ -2,7 +2,9 @@
 
 A profile holds every setting of the gate; the built-in ones live in ``profiles/`` next to
 this module. A decision is re-derivable from (dataset snapshot hash, profile snapshot hash,
-code version): :attr:`Profile.sha256` is the hash of the profile file's exact bytes.
+code version): :attr:`Profile.sha256` is the sha256 of the profile file's exact bytes, read
+without newline or encoding translation, so a CRLF copy of a file has another hash than the
+LF original and the snapshot names exactly the file that decided.
 """
 
 from __future__ import annotations
@@ -26,7 +28,18 @@ BUILTIN_PROFILES: tuple[str, ...] = ("balanced_default", "decision_grade")
 
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """A loaded profile: its identity, raw data, hash and the parsed Bayesian settings."""
+    """A loaded profile: its identity, raw data, hash and the parsed Bayesian settings.
+
+    Attributes:
+        name: the profile's ``profile.name``.
+        version: the profile's ``profile.version`` (``"0"`` when absent).
+        source: ``builtin:<name>`` or the file path.
+        sha256: sha256 of the file's exact bytes (no newline translation).
+        raw_text: the file's text, decoded as UTF-8 with its newlines as they are.
+        data: the parsed TOML.
+        bayes: the Bayesian decision settings.
+        min_evaluable: least share of evaluable cases (``coverage.min_evaluable``).
+    """
 
     name: str
     version: str
@@ -45,7 +58,13 @@ def _number(table: dict[str, Any], key: str, default: float, where: str) -> floa
     return float(value)
 
 
-def _parse(text: str, source: str) -> Profile:
+def _parse(raw: bytes, source: str) -> Profile:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not UTF-8 text: {exc.reason} at byte {exc.start}", path=source
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -87,7 +106,7 @@ def _parse(text: str, source: str) -> Profile:
         name=name,
         version=str(meta.get("version", "0")),
         source=source,
-        sha256=hashlib.sha256(text.encode()).hexdigest(),
+        sha256=hashlib.sha256(raw).hexdigest(),
         raw_text=text,
         data=data,
         bayes=settings,
@@ -99,10 +118,10 @@ def load_profile(name_or_path: str | Path) -> Profile:
     """Load a built-in profile by name or a profile file by path."""
     if str(name_or_path) in BUILTIN_PROFILES:
         ref = resources.files(__package__).joinpath("profiles", f"{name_or_path}.toml")
-        return _parse(ref.read_text(encoding="utf-8"), f"builtin:{name_or_path}")
+        return _parse(ref.read_bytes(), f"builtin:{name_or_path}")
     path = Path(name_or_path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read profile: {exc.strerror}", path=str(path)) from None
-    return _parse(text, str(path))
+    return _parse(raw, str(path))

@@ -148,8 +148,8 @@ def write_report(run: GateRun, out_dir: Path, junit: Path | None = None) -> Path
     (snapshots / f"dataset-{report.snapshots.dataset_sha256}.json").write_text(
         run.dataset_json, encoding="utf-8"
     )
-    (snapshots / f"profile-{report.snapshots.profile_sha256}.toml").write_text(
-        run.profile.raw_text, encoding="utf-8"
+    (snapshots / f"profile-{report.snapshots.profile_sha256}.toml").write_bytes(
+        run.profile.raw_text.encode("utf-8")
     )
     markdown = _markdown(report)
     (out_dir / "summary.md").write_text(markdown, encoding="utf-8")

@@ -277,12 +277,12 @@ def verify_report(report_path: Path) -> tuple[bool, str]:
     profile_path = folder / f"profile-{snaps.profile_sha256}.toml"
     try:
         dataset_text = dataset_path.read_text(encoding="utf-8")
-        profile_text = profile_path.read_text(encoding="utf-8")
+        profile_bytes = profile_path.read_bytes()
     except OSError as exc:
         raise InputError(f"snapshot missing: {exc.strerror}", path=str(exc.filename)) from None
     if _sha256(dataset_text) != snaps.dataset_sha256:
         raise InputError("dataset snapshot does not match its hash", path=str(dataset_path))
-    profile = _parse(profile_text, str(profile_path))
+    profile = _parse(profile_bytes, str(profile_path))
     if profile.sha256 != snaps.profile_sha256:
         raise InputError("profile snapshot does not match its hash", path=str(profile_path))
     try:

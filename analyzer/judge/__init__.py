@@ -65,11 +65,20 @@ from ._records import (
 from ._report import render_validation_markdown
 from ._rubric import DEFAULT_RUBRIC, OUTPUT_SCHEMA, Rubric, load_rubric
 from ._run import judge_all, summarize_results
-from ._types import Judge, JudgeCase, JudgeResult, Metric, ProtocolError, ProtocolErrorKind
+from ._types import (
+    DEFAULT_THRESHOLD,
+    Judge,
+    JudgeCase,
+    JudgeResult,
+    Metric,
+    ProtocolError,
+    ProtocolErrorKind,
+)
 from ._validate import SWEEP_THRESHOLDS, grade_set, meta_evaluate
 
 __all__ = [
     "DEFAULT_RUBRIC",
+    "DEFAULT_THRESHOLD",
     "GATE_ELIGIBLE",
     "LEXICAL_VERSION",
     "OUTPUT_SCHEMA",

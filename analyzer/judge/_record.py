@@ -17,6 +17,7 @@ from groundtrace.analyzer.errors import ConfigError
 from ._agreement import Statistic
 from ._fingerprint import fingerprint_digest
 from ._records import GoldSummary, JudgeValidation
+from ._types import DEFAULT_THRESHOLD
 
 __all__ = [
     "GATE_ELIGIBLE",
@@ -65,7 +66,7 @@ class AcceptanceProfile(msgspec.Struct, frozen=True):
     auroc_min: float = 0.7
     mcc_min: float | None = None
     max_protocol_error_rate: float = 0.05
-    threshold: float = 0.8
+    threshold: float = DEFAULT_THRESHOLD
     n_resamples: int = 1000
     seed: int = 20260709
     smoke_min: int = 30

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import msgspec
 
 __all__ = [
+    "DEFAULT_THRESHOLD",
     "Judge",
     "JudgeCase",
     "JudgeResult",
@@ -17,6 +18,11 @@ __all__ = [
     "ProtocolError",
     "ProtocolErrorKind",
 ]
+
+
+#: The working threshold (a score >= it passes) of ``judge validate``, ``run`` and ``check``
+#: and of an acceptance profile that sets none; it is part of the judge fingerprint.
+DEFAULT_THRESHOLD: Final = 0.8
 
 
 class Metric(StrEnum):

@@ -26,7 +26,7 @@ from ._records import (
     ProtocolErrorCounts,
     SweepPoint,
 )
-from ._types import JudgeResult, Metric
+from ._types import DEFAULT_THRESHOLD, JudgeResult, Metric
 
 __all__ = [
     "DECISION_MIN",
@@ -84,7 +84,7 @@ def meta_evaluate(
     results: Sequence[JudgeResult],
     *,
     metric: Metric,
-    threshold: float = 0.8,
+    threshold: float = DEFAULT_THRESHOLD,
     n_resamples: int = 1000,
     seed: int = 20260709,
     smoke_min: int = SMOKE_MIN,

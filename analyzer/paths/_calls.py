@@ -6,10 +6,11 @@ among them marks the argument optional. An executed call matches when
 * the function name is the same;
 * every non-optional argument is present and no argument is unknown (to the constraint,
   and to the declared function schema when one is given);
-* every value has the declared JSON type (``integer`` is an ``int`` but not a ``bool``;
-  a ``float`` parameter also accepts an ``int``; ``array``/``tuple`` are lists whose items
-  are checked against ``items.type``), unless the value is one the ground truth lists
-  itself (BFCL's "variable" rule: ``x="data['sales']"`` for an ``array`` parameter);
+* every value has the declared JSON type (``integer`` is an ``int``, neither a ``bool`` nor
+  a ``float``: ``600.0`` is refused; a ``float``/``number`` parameter also accepts an
+  ``int``; ``array``/``tuple`` are lists whose items are checked against ``items.type``),
+  unless the ground truth lists the value with another type itself (BFCL's "variable"
+  rule: ``x="data['sales']"`` for an ``array`` parameter);
 * every value is among the acceptable ones. Strings compare after BFCL's standardisation
   (spaces and ``,./-_*^`` removed, lower-cased, ``'`` read as ``"``); numbers compare
   numerically (``1 == 1.0``, but ``True`` is not ``1``); lists element-wise; a dict
@@ -151,6 +152,18 @@ def _type_ok(value: Any, schema: Mapping[str, Any]) -> bool:
     return True
 
 
+def _is_variable(value: Any, acceptable: Sequence[Any], param: Mapping[str, Any]) -> bool:
+    """BFCL's "variable" rule: the ground truth lists this value with a type other than the
+    declared one (``x="data['sales']"`` for an ``array`` parameter), so its type is no error.
+    A ground-truth value of the declared type gives no such licence: ``600.0`` for an
+    ``integer`` parameter whose ground truth is ``600`` is a type error."""
+    return any(
+        not _type_ok(wanted, param) and _single_matches(value, wanted)
+        for wanted in acceptable
+        if not (isinstance(wanted, str) and wanted == "")
+    )
+
+
 def diagnose_call(
     required: RequiredCall,
     executed: ExecutedCall,
@@ -201,10 +214,12 @@ def diagnose_call(
     for arg, value in executed.arguments.items():
         param = properties.get(arg)
         acceptable = required.arguments.get(arg)
-        # BFCL's "variable" rule: a value the ground truth itself lists is never a type error
-        # (e.g. ``x="data['sales']"`` for an ``array`` parameter)
         listed = acceptable is not None and value_matches(value, acceptable)
-        if isinstance(param, Mapping) and not listed and not _type_ok(value, param):
+        if (
+            isinstance(param, Mapping)
+            and not _type_ok(value, param)
+            and not _is_variable(value, acceptable or (), param)
+        ):
             return error(
                 CallErrorCode.WRONG_TYPE,
                 f"{required.name}: argument {arg!r} = {value!r} is not of type "

@@ -32,13 +32,18 @@ class PathStatus(StrEnum):
     ZERO_CALL_CITATION = "zero_call_citation"
     #: a quoted snippet does not occur in the content that was read
     FABRICATED_QUOTE = "fabricated_quote"
+    #: a required value was returned by a successful tool call, but the answer does not state it
     UNUSED_RESULT = "unused_result"
+    #: a required value is stated nowhere in the answer (and no successful tool call returned it)
+    MISSING_VALUE = "missing_value"
     #: the case has ``require_path = false``: no strict check, never a failure
     NOT_REQUIRED = "not_required"
 
 
 #: Most specific first: the first status of this tuple found in a case wins. Every issue
-#: found is still listed in :attr:`CaseVerdict.issues`.
+#: found is still listed in :attr:`CaseVerdict.issues`. ``unused_result`` comes before
+#: ``missing_value``: both say a required value is not in the answer, the first also names
+#: the tool call that returned it.
 STATUS_PRECEDENCE: tuple[PathStatus, ...] = (
     PathStatus.NOT_REQUIRED,
     PathStatus.ZERO_CALL_CITATION,
@@ -50,6 +55,7 @@ STATUS_PRECEDENCE: tuple[PathStatus, ...] = (
     PathStatus.INVALID_QUOTE,
     PathStatus.FABRICATED_QUOTE,
     PathStatus.UNUSED_RESULT,
+    PathStatus.MISSING_VALUE,
     PathStatus.PASS,
 )
 

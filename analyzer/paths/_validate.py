@@ -10,10 +10,13 @@ Path issues found (every one is kept in ``issues``, the status is the most speci
 
 * ``zero_call_citation`` -- the answer cites sources but no tool call ran at all;
 * ``timeout`` / ``tool_error`` -- a required read or call ran but timed out / failed (a
-  call without a recorded result counts as failed);
-* ``param_error`` -- the required tool ran successfully, but with arguments outside the
-  constraints (the BFCL-style error code says which); also a command outside
-  ``allowed_commands`` or an extra successful call of an ``exclusive_tools`` tool;
+  call without a recorded result counts as failed); a call counts as the required one only
+  when its arguments fit (the argument matcher of the required-call check), never by tool
+  name alone;
+* ``param_error`` -- the required tool ran, but with arguments outside the constraints (the
+  BFCL-style error code says which; a call of it that also failed says so in the message);
+  also a command outside ``allowed_commands`` or an extra successful call of an
+  ``exclusive_tools`` tool;
 * ``missing_command`` -- a required read or call never ran (or not in the required order);
 * ``invalid_quote`` -- a cited source was never read successfully (even if it appears in
   the prompt or in search results: the evidence says where it was seen);
@@ -23,6 +26,9 @@ Path issues found (every one is kept in ``issues``, the status is the most speci
   the answer nor any model output shown to the user (multi-turn agents state values before
   their last message) carries it; values compare after the answer normalisation of
   :mod:`groundtrace.analyzer.metrics` (``$23,553`` carries ``23553``);
+* ``missing_value`` -- a required value (a case's ``required_values``, tau-bench
+  ``outputs``) that the answer and the model outputs never state, and that no successful
+  tool call returned: a required value must be in the answer whatever its source;
 * ``both_failed`` -- a command issue (timeout, tool_error, param_error, missing_command)
   and a citation issue (invalid_quote, fabricated_quote) in the same case.
 
@@ -210,12 +216,13 @@ def validate_case(
                 for i, c in enumerate(calls)
                 if c.status != _OK and diagnose_call(required, executed[i]) is None
             ]
-            same_ok = [i for i in ok_indices if executed[i].name == required.name]
-            same_failed = [
+            # a failed call is "the required call ran but errored" only when its arguments
+            # fit; a call of the same tool with other arguments is a parameter error
+            same_name = [i for i in ok_indices if executed[i].name == required.name] or [
                 i for i, c in enumerate(calls) if c.status != _OK and c.name == required.name
             ]
-            if failed_fit or (same_failed and not same_ok):
-                i = (failed_fit or same_failed)[0]
+            if failed_fit:
+                i = failed_fit[0]
                 issues.append(
                     _issue(
                         _failure_status(calls[i]),
@@ -226,27 +233,31 @@ def validate_case(
                         arguments=calls[i].arguments,
                     )
                 )
-            elif same_ok:
+            elif same_name:
                 diagnosis = err
                 if err.executed_index is None or err.code is CallErrorCode.MISSING_CALL:
                     diagnosis = (
                         diagnose_call(
                             required,
-                            executed[same_ok[0]],
+                            executed[same_name[0]],
                             required_index=r,
-                            executed_index=same_ok[0],
+                            executed_index=same_name[0],
                         )
                         or err
                     )
+                i = same_name[0] if diagnosis.executed_index is None else diagnosis.executed_index
                 issues.append(
                     _issue(
                         PathStatus.PARAM_ERROR,
-                        diagnosis.message,
+                        diagnosis.message
+                        + (
+                            ""
+                            if calls[i].status == _OK
+                            else f" (and that call {calls[i].status or 'recorded no result'})"
+                        ),
                         code=diagnosis.code.value,
                         call_index=diagnosis.executed_index,
-                        arguments=calls[same_ok[0]].arguments
-                        if diagnosis.executed_index is None
-                        else calls[diagnosis.executed_index].arguments,
+                        arguments=calls[i].arguments,
                         required=to_builtins(required),
                     )
                 )
@@ -379,7 +390,9 @@ def validate_case(
         ]
         in_answer = bool(wanted) and any(f" {wanted} " in t for t in told_norm)
         values.append({"value": value, "returned_by": sources, "in_answer": in_answer})
-        if sources and not in_answer:
+        if in_answer:
+            continue
+        if sources:
             issues.append(
                 _issue(
                     PathStatus.UNUSED_RESULT,
@@ -387,6 +400,15 @@ def validate_case(
                     "but the answer does not carry it",
                     value=value,
                     call_index=sources[0],
+                )
+            )
+        else:
+            issues.append(
+                _issue(
+                    PathStatus.MISSING_VALUE,
+                    f"required value {value!r} is not stated in the answer "
+                    "(and no successful tool call returned it)",
+                    value=value,
                 )
             )
     if values:

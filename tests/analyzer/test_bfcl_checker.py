@@ -146,6 +146,26 @@ def test_optional_and_missing_arguments() -> None:
     assert check_calls(floats, [ExecutedCall("g", {"x": 2})], schemas=g_schema).ok
 
 
+def test_float_for_an_integer_parameter_is_a_type_error() -> None:
+    # A model that emits ``duration=600.0`` for an ``integer`` parameter is told the type is
+    # wrong, as BFCL does, even though 600.0 == 600 numerically.
+    required = [RequiredCall("timer", {"duration": [600]})]
+    schema = {"timer": {"properties": {"duration": {"type": "integer"}}, "required": ["duration"]}}
+    bad = check_calls(required, [ExecutedCall("timer", {"duration": 600.0})], schemas=schema)
+    assert [e.code for e in bad.errors] == [CallErrorCode.WRONG_TYPE]
+    assert "600.0" in bad.errors[0].message and "'integer'" in bad.errors[0].message
+    assert check_calls(required, [ExecutedCall("timer", {"duration": 600})], schemas=schema).ok
+    # an int for a float/number parameter stays accepted (BFCL converts it)
+    for declared in ("float", "number"):
+        g_schema = {"g": {"properties": {"x": {"type": declared}}, "required": ["x"]}}
+        floats = [RequiredCall("g", {"x": [600.0]})]
+        assert check_calls(floats, [ExecutedCall("g", {"x": 600})], schemas=g_schema).ok
+    # the variable rule still holds: a value the ground truth lists with another type
+    arrays = [RequiredCall("h", {"x": ["data['sales']"]})]
+    h_schema = {"h": {"properties": {"x": {"type": "array"}}, "required": ["x"]}}
+    assert check_calls(arrays, [ExecutedCall("h", {"x": "data['sales']"})], schemas=h_schema).ok
+
+
 def test_nested_dict_constraint() -> None:
     required = [RequiredCall("f", {"d": [{"k": ["v", "w"], "opt": ["", 1]}]})]
     assert check_calls(required, [ExecutedCall("f", {"d": {"k": "W"}})]).ok

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -124,6 +126,27 @@ def test_builtin_profiles_differ_only_where_the_spec_says() -> None:
     assert balanced.bayes.delta == grade.bayes.delta == 0.03
     assert balanced.bayes.tau_block == grade.bayes.tau_block == 0.8
     assert len(balanced.sha256) == 64 and balanced.sha256 != grade.sha256
+
+
+def test_profile_hash_is_of_the_exact_bytes(tmp_path) -> None:
+    # A user who checks a profile out with CRLF line ends sees another profile hash in the
+    # gate snapshot than the LF original: the hash names exactly the file that decided.
+    text = '[profile]\nname = "p"\nversion = "1"\n[bayes]\ntau_block = 0.9\n'
+    lf = tmp_path / "lf.toml"
+    crlf = tmp_path / "crlf.toml"
+    lf.write_bytes(text.encode())
+    crlf.write_bytes(text.replace("\n", "\r\n").encode())
+    lf_profile, crlf_profile = load_profile(lf), load_profile(crlf)
+    assert lf_profile.bayes == crlf_profile.bayes  # the same settings...
+    assert lf_profile.sha256 == hashlib.sha256(lf.read_bytes()).hexdigest()
+    assert crlf_profile.sha256 == hashlib.sha256(crlf.read_bytes()).hexdigest()
+    assert lf_profile.sha256 != crlf_profile.sha256  # ...but not the same file
+    assert crlf_profile.raw_text.encode() == crlf.read_bytes()
+    builtin = load_profile("balanced_default")
+    shipped = resources.files("groundtrace.analyzer.gate").joinpath(
+        "profiles", "balanced_default.toml"
+    )
+    assert builtin.sha256 == hashlib.sha256(shipped.read_bytes()).hexdigest()
 
 
 def test_profile_errors_name_file_and_field(tmp_path) -> None:

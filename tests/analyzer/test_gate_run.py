@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -135,6 +137,23 @@ def test_identical_runs_promote_and_verify(runs: Path) -> None:
     verified = CliRunner().invoke(app, ["gate", "verify", str(runs / "same" / "report.json")])
     assert verified.exit_code == 0, verified.output
     assert "verified" in verified.output
+
+
+def test_crlf_profile_is_snapshotted_byte_for_byte_and_verifies(runs: Path) -> None:
+    # A profile checked out with CRLF line ends: the report names the hash of those exact
+    # bytes, the snapshot holds them, and `gate verify` re-derives the decision from it.
+    shipped = resources.files("groundtrace.analyzer.gate").joinpath(
+        "profiles", "balanced_default.toml"
+    )
+    crlf = runs / "crlf.toml"
+    crlf.write_bytes(shipped.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    _, report = _gate(runs, "baseline", "crlf", "--profile", str(crlf))
+    digest = hashlib.sha256(crlf.read_bytes()).hexdigest()
+    assert report["snapshots"]["profile_sha256"] == digest
+    snapshot = runs / "crlf" / "snapshots" / f"profile-{digest}.toml"
+    assert snapshot.read_bytes() == crlf.read_bytes()
+    verified = CliRunner().invoke(app, ["gate", "verify", str(runs / "crlf" / "report.json")])
+    assert verified.exit_code == 0, verified.output
 
 
 def test_candidate_missing_required_context_blocks_with_reasons(runs: Path) -> None:

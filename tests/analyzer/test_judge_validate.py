@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.judge import (
+    DEFAULT_THRESHOLD,
     GATE_ELIGIBLE,
     REVIEW_ONLY,
     AcceptanceProfile,
@@ -36,6 +37,7 @@ from groundtrace.analyzer.judge import (
 )
 from groundtrace.analyzer.llm import ModelClient
 from tests.support.data import DATA
+from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
 
 #: HaluEval and RAGBench rows shipped for the tests; the shared sample adds RAGTruth (human labels).
 GROUNDEDNESS = DATA / "groundedness/halueval_ragbench_dev.jsonl"
@@ -355,3 +357,92 @@ def test_cli_run_on_a_case_file_counts_protocol_errors(tmp_path: Path) -> None:
     assert summary["cases"] == 2 and summary["needs_review"] == 1
     assert summary["metrics"]["adherence"]["errors_by_kind"] == {"missing": 1}
     assert summary["metrics"]["adherence"]["pass"] == 1
+
+
+def test_threshold_resolves_alike_in_validate_run_and_check(tmp_path: Path) -> None:
+    # A user validates under an acceptance profile with its own threshold; `judge check` and
+    # `judge run` with the same --profile use that threshold too (no fingerprint mismatch),
+    # and without one every command falls back to the one default.
+    runner = CliRunner()
+    gold = _write_gold(tmp_path / "gold.jsonl", 120)
+    profile = tmp_path / "acceptance.toml"
+    profile.write_text("[judge_acceptance]\nthreshold = 0.6\n", encoding="utf-8")
+    out = tmp_path / "out"
+    res = runner.invoke(
+        app,
+        ["judge", "validate", "--gold", str(gold), "--out", str(out), "--profile", str(profile)],
+    )
+    assert res.exit_code == 0, res.output
+    record = out / "validation_record_adherence.json"
+    assert json.loads(record.read_text())["fingerprint"]["threshold"] == 0.6
+    same = runner.invoke(
+        app, ["judge", "check", "--record", str(record), "--profile", str(profile), "--json"]
+    )
+    assert json.loads(same.stdout)["valid"] is True, same.output
+    bare = runner.invoke(app, ["judge", "check", "--record", str(record), "--json"])
+    assert json.loads(bare.stdout)["changed"] == ["threshold"]  # 0.8 is not 0.6
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        json.dumps({"id": "c", "question": "Capital?", "context": "Paris.", "answer": "Paris."})
+        + "\n",
+        encoding="utf-8",
+    )
+    run = runner.invoke(
+        app,
+        ["judge", "run", "--cases", str(cases), "--out", str(tmp_path / "run"),
+         "--profile", str(profile), "--json"],
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert json.loads(run.stdout)["fingerprint"]["threshold"] == 0.6
+    assert AcceptanceProfile().threshold == DEFAULT_THRESHOLD
+    default_out = tmp_path / "default"
+    res = runner.invoke(app, ["judge", "validate", "--gold", str(gold), "--out", str(default_out)])
+    fp = json.loads((default_out / "validation_record_adherence.json").read_text())["fingerprint"]
+    assert fp["threshold"] == DEFAULT_THRESHOLD
+
+
+def test_rubric_option_binds_the_record_to_the_rubric_file(tmp_path: Path) -> None:
+    # `judge validate --rubric FILE` sends the user's rubric and records its digest; `judge
+    # check` confirms the record only for that rubric; the lexical judge refuses --rubric.
+    runner = CliRunner()
+    gold = _write_gold(tmp_path / "gold.jsonl", 30)
+    rubric = tmp_path / "strict_v2.md"
+    rubric.write_bytes(b"Grade strictly.\r\nOnly the context counts.\r\n")
+
+    def handler(req: ServerRequest) -> Reply:
+        answer = last_user_text(req).split("ANSWER:\n", 1)[1]
+        score = 0.0 if "UNSUPPORTED" in answer else 1.0
+        return Reply(
+            content=json.dumps(
+                {"context_relevance": 1, "adherence": score, "answer_relevance": 1,
+                 "rationale": "-"}
+            )
+        )  # fmt: skip
+
+    out = tmp_path / "out"
+    with OpenAICompatServer(handler=handler) as srv:
+        endpoint = ["--judge", srv.base_url, "--model", "m"]
+        res = runner.invoke(
+            app,
+            ["judge", "validate", "--gold", str(gold), "--out", str(out), *endpoint,
+             "--rubric", str(rubric)],
+        )  # fmt: skip
+        assert res.exit_code == 0, res.output
+        assert all("Grade strictly." in last_user_text(r) for r in srv.requests)
+        record = out / "validation_record_adherence.json"
+        fp = json.loads(record.read_text())["fingerprint"]
+        assert fp["rubric_version"] == "strict_v2"
+        assert fp["rubric_sha256"] == hashlib.sha256(rubric.read_bytes()).hexdigest()
+        check = ["judge", "check", "--record", str(record), *endpoint, "--json"]
+        same = runner.invoke(app, [*check, "--rubric", str(rubric)])
+        assert json.loads(same.stdout)["valid"] is True, same.output
+        other = runner.invoke(app, check)  # the shipped default rubric
+        assert set(json.loads(other.stdout)["changed"]) == {"rubric_version", "rubric_sha256"}
+    lexical = runner.invoke(
+        app, ["judge", "validate", "--gold", str(gold), "--out", str(out), "--rubric", str(rubric)]
+    )
+    assert lexical.exit_code == 2 and "lexical judge has no rubric" in lexical.output
+    missing = runner.invoke(
+        app, [*check[:4], "--judge", "http://127.0.0.1:9/v1", "--model", "m", "--rubric", "nope"]
+    )
+    assert missing.exit_code == 2 and "cannot read rubric" in missing.output

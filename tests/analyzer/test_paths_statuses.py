@@ -129,6 +129,28 @@ def test_tool_error_and_timeout() -> None:
     assert check(case(), trace(failed, cited=(DOC_X,))).status is PathStatus.INVALID_QUOTE
 
 
+def test_failed_call_with_other_arguments_is_param_error_not_tool_error() -> None:
+    # The user is told the agent asked for the wrong currency, not that the required call
+    # ran and errored: a failed call counts as the required one only if its arguments fit.
+    c = case(required_calls=[{"name": "lookup_price", "arguments": {"currency": ["EUR"]}}])
+    usd = ToolCall(
+        span_id="u", name="lookup_price", arguments={"currency": "USD"}, status="error",
+        error_type="KeyError",
+    )  # fmt: skip
+    v = check(c, trace(usd))
+    assert v.status is PathStatus.PARAM_ERROR
+    assert v.issues[0]["code"] == "wrong_value" and v.issues[0]["arguments"] == {"currency": "USD"}
+    assert "'USD'" in v.issues[0]["message"] and "error" in v.issues[0]["message"]
+    # the same tool called with the required arguments and failing is a tool error
+    eur = ToolCall(
+        span_id="e", name="lookup_price", arguments={"currency": "EUR"}, status="error",
+        error_type="KeyError",
+    )  # fmt: skip
+    both = check(c, trace(usd, eur))
+    assert both.status is PathStatus.TOOL_ERROR
+    assert both.issues[0]["call_index"] == 1 and "KeyError" in both.issues[0]["message"]
+
+
 def test_zero_call_citation() -> None:
     v = check(case(required_reads=[DOC_X]), trace(cited=(DOC_X,), quotes=("1.5 litre jar",)))
     assert v.status is PathStatus.ZERO_CALL_CITATION
@@ -165,6 +187,25 @@ def test_unused_result() -> None:
     assert v.status is PathStatus.UNUSED_RESULT
     assert v.text_correct is False
     assert check(c, trace(read(DOC_X, X_TEXT), answer="a 1.5 litre jar")).status is PathStatus.PASS
+
+
+def test_required_value_never_stated_is_missing_value() -> None:
+    # tau-bench ``outputs`` / a case's ``required_values``: the user never hears the value,
+    # so the case fails even though no tool returned it (it used to pass silently).
+    c = case(required_values=["2 year"])
+    v = check(c, trace(read(DOC_OTHER, OTHER_TEXT), answer="1.5 litres"))
+    assert v.status is PathStatus.MISSING_VALUE and v.path_pass is False
+    assert v.issues[0]["value"] == "2 year" and "not stated" in v.issues[0]["message"]
+    assert v.details["required_values"] == [
+        {"value": "2 year", "returned_by": [], "in_answer": False}
+    ]
+    # stated in the answer: passes whatever the source of the value
+    stated = check(c, trace(read(DOC_OTHER, OTHER_TEXT), answer="1.5 litres, 2 year warranty"))
+    assert stated.status is PathStatus.PASS
+    # returned by a tool and dropped: unused_result names the call, and wins
+    dropped = check(case(required_values=["2 year", "10 kg"]), trace(read(DOC_X, X_TEXT)))
+    assert {i["status"] for i in dropped.issues} == {"unused_result", "missing_value"}
+    assert dropped.status is PathStatus.UNUSED_RESULT
 
 
 def test_fallback_to_recorded_paths_read_without_tools_config() -> None:
