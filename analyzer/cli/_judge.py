@@ -223,7 +223,7 @@ def validate_command(
     record = build_record(validation, fingerprint, profile)
     validation = msgspec.structs.replace(
         validation, mode=record.mode, fingerprint=fingerprint,
-        client=None if client is None else client.stats.as_dict(),
+        client=None if client is None else client.stats.snapshot(),
     )  # fmt: skip
     command = shlex.join(["groundtrace", *sys.argv[1:]])
     write(out / "validation.json", validation)
@@ -341,7 +341,7 @@ def run_command(
         not_judgeable=tuple(skipped),
         read_errors=tuple(read_errors),
         fingerprint=dict(the_judge.fingerprint(threshold)),
-        client=None if client is None else client.stats.as_dict(),
+        client=None if client is None else client.stats.snapshot(),
     )
     write(out / "summary.json", summary)
     _write_judgments(out / "judgments.jsonl", results)
