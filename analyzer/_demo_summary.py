@@ -52,28 +52,6 @@ class TraceSummary:
     with_confidence: int = 0
     per_case: list[dict[str, Any]] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form (rates are ``None`` when nothing was answered)."""
-        n = self.answered
-        return {
-            "traces": self.traces,
-            "spans": self.spans,
-            "spans_by_action": dict(sorted(self.spans_by_action.items())),
-            "findings_by_kind": dict(sorted(self.findings_by_kind.items())),
-            "read_errors": list(self.read_errors),
-            "answered": n,
-            "unmatched_traces": self.unmatched_traces,
-            "missing_cases": list(self.missing_cases),
-            "correct": self.correct,
-            "exact_match": self.exact,
-            "accuracy": self.correct / n if n else None,
-            "em_rate": self.exact / n if n else None,
-            "mean_f1": self.f1_sum / n if n else None,
-            "mean_confidence": (
-                self.confidence_sum / self.with_confidence if self.with_confidence else None
-            ),
-        }
-
 
 def _add_trace(summary: TraceSummary, trace: Trace, cases: Mapping[str, Mapping[str, Any]]) -> None:
     summary.traces += 1
