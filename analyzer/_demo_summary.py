@@ -18,19 +18,12 @@ __all__ = ["TraceSummary", "summarise_traces"]
 
 @dataclass(slots=True)
 class TraceSummary:
-    """What the traces say, joined to the cases by case id.
+    """What the traces say, joined to the cases by case id, counted as they are read.
+
+    The counters are those of :class:`~groundtrace.analyzer.demo.DemoReport` (``exact`` is
+    its ``exact_match``), which is built from this summary. Beside them:
 
     Attributes:
-        traces: traces read.
-        spans: spans read (all steps of all traces).
-        spans_by_action: span count per action (``None`` action counted as ``"other"``).
-        findings_by_kind: collector findings per kind.
-        read_errors: read errors (file:line: message).
-        answered: traces with an answer that joined to a case.
-        unmatched_traces: traces whose case id is missing or not in the case file.
-        missing_cases: case ids with no trace.
-        correct: soft-correct answers (EM or F1 >= 0.8).
-        exact: exact matches.
         f1_sum: sum of token F1 over answered traces.
         confidence_sum: sum of recorded confidences (traces that have one).
         with_confidence: traces with a recorded confidence.
