@@ -18,19 +18,12 @@ __all__ = ["TraceSummary", "summarise_traces"]
 
 @dataclass(slots=True)
 class TraceSummary:
-    """What the traces say, joined to the cases by case id.
+    """What the traces say, joined to the cases by case id, counted as they are read.
+
+    The counters are those of :class:`~groundtrace.analyzer.demo.DemoReport` (``exact`` is
+    its ``exact_match``), which is built from this summary. Beside them:
 
     Attributes:
-        traces: traces read.
-        spans: spans read (all steps of all traces).
-        spans_by_action: span count per action (``None`` action counted as ``"other"``).
-        findings_by_kind: collector findings per kind.
-        read_errors: read errors (file:line: message).
-        answered: traces with an answer that joined to a case.
-        unmatched_traces: traces whose case id is missing or not in the case file.
-        missing_cases: case ids with no trace.
-        correct: soft-correct answers (EM or F1 >= 0.8).
-        exact: exact matches.
         f1_sum: sum of token F1 over answered traces.
         confidence_sum: sum of recorded confidences (traces that have one).
         with_confidence: traces with a recorded confidence.
@@ -51,28 +44,6 @@ class TraceSummary:
     confidence_sum: float = 0.0
     with_confidence: int = 0
     per_case: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form (rates are ``None`` when nothing was answered)."""
-        n = self.answered
-        return {
-            "traces": self.traces,
-            "spans": self.spans,
-            "spans_by_action": dict(sorted(self.spans_by_action.items())),
-            "findings_by_kind": dict(sorted(self.findings_by_kind.items())),
-            "read_errors": list(self.read_errors),
-            "answered": n,
-            "unmatched_traces": self.unmatched_traces,
-            "missing_cases": list(self.missing_cases),
-            "correct": self.correct,
-            "exact_match": self.exact,
-            "accuracy": self.correct / n if n else None,
-            "em_rate": self.exact / n if n else None,
-            "mean_f1": self.f1_sum / n if n else None,
-            "mean_confidence": (
-                self.confidence_sum / self.with_confidence if self.with_confidence else None
-            ),
-        }
 
 
 def _add_trace(summary: TraceSummary, trace: Trace, cases: Mapping[str, Mapping[str, Any]]) -> None:

@@ -12,7 +12,7 @@ Usage::
     from groundtrace.analyzer.demo import DemoConfig, run_demo
 
     result = run_demo(DemoConfig(model="lexical", questions=5, out=Path("runs/demo")))
-    print(result.summary.as_dict()["accuracy"])
+    print(result.report.accuracy)           # the record `groundtrace demo --json` prints
 """
 
 from __future__ import annotations
@@ -20,26 +20,24 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+import msgspec
 import openai
 
-from groundtrace.analyzer._results import to_builtins
+from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.errors import (
     BackendUnavailableError,
     ConfigError,
     InputError,
 )
+from groundtrace.analyzer.interventions import InterventionSummary
 
 from ._demo_backend import Backend, open_backend
 from ._demo_summary import TraceSummary, summarise_traces
 
-if TYPE_CHECKING:
-    from groundtrace.analyzer.interventions import InterventionSummary
-
-__all__ = ["DemoConfig", "DemoResult", "run_demo"]
+__all__ = ["DemoBackend", "DemoConfig", "DemoReport", "DemoResult", "ExportCounts", "run_demo"]
 
 #: Called after each question with (done, total).
 Progress = Callable[[int, int], None]
@@ -67,7 +65,86 @@ class DemoConfig:
     interventions: int = 0
 
 
-@dataclass(slots=True)
+class DemoBackend(msgspec.Struct, frozen=True):
+    """The model endpoint a demo run talked to (``kind``: gemma, lexical or url)."""
+
+    kind: str
+    model: str
+    base_url: str
+
+
+class ExportCounts(msgspec.Struct, frozen=True):
+    """The SDK's span export counters at shutdown."""
+
+    exported: int
+    failed: int
+    dropped: int
+    queued: int
+
+
+class DemoReport(Result, frozen=True, kw_only=True):
+    """What ``groundtrace demo --json`` prints: the run and what its traces say.
+
+    Rates are ``None`` when nothing was measured (no answer, no recorded confidence).
+
+    Attributes:
+        model: the ``--model`` asked for.
+        backend: the endpoint used.
+        app_version: version label recorded on the traces.
+        top_k: BM25 depth of the app.
+        out: output directory.
+        traces_dir: directory of the OTLP-JSON lines trace files.
+        cases: the case file.
+        questions: questions run.
+        seconds: wall time of the app runs.
+        seconds_per_question: mean wall time per question (one model call each).
+        export_stats: the SDK's export counters at shutdown.
+        traces: traces read back.
+        spans: spans read back (all steps of all traces).
+        spans_by_action: span count per action (``"other"`` for none).
+        findings_by_kind: collector findings per kind.
+        read_errors: read errors (file:line: message).
+        answered: traces with an answer that joined to a case.
+        unmatched_traces: traces whose case id is missing or not in the case file.
+        missing_cases: case ids with no trace.
+        correct: soft-correct answers (EM or F1 >= 0.8).
+        exact_match: exact matches.
+        accuracy: ``correct / answered``.
+        em_rate: ``exact_match / answered``.
+        mean_f1: mean token F1 over answered traces.
+        mean_confidence: mean recorded confidence over traces that have one.
+        interventions: the interventions summary (``groundtrace interventions --json``), if run.
+    """
+
+    model: str
+    backend: DemoBackend
+    app_version: str
+    top_k: int
+    out: str
+    traces_dir: str
+    cases: str
+    questions: int
+    seconds: float
+    seconds_per_question: float
+    export_stats: ExportCounts
+    traces: int
+    spans: int
+    spans_by_action: dict[str, int]
+    findings_by_kind: dict[str, int]
+    read_errors: tuple[str, ...]
+    answered: int
+    unmatched_traces: int
+    missing_cases: tuple[str, ...]
+    correct: int
+    exact_match: int
+    accuracy: float | None
+    em_rate: float | None
+    mean_f1: float | None
+    mean_confidence: float | None
+    interventions: InterventionSummary | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DemoResult:
     """Where everything is and what the traces say.
 
@@ -76,45 +153,16 @@ class DemoResult:
         backend: the model endpoint used.
         traces_dir: directory of the OTLP-JSON lines trace files.
         cases_path: the case file.
-        questions: questions run.
-        app_version: version label recorded on the traces.
-        seconds: wall time of the app runs.
-        seconds_per_question: mean wall time per question (one model call each).
-        summary: the traces read back and scored.
-        export_stats: the SDK's export counters at shutdown.
-        interventions: the interventions summary (``groundtrace interventions --json``), if run.
+        summary: the traces read back and scored, with one row per joined trace.
+        report: the run's :class:`DemoReport`.
     """
 
     config: DemoConfig
     backend: Backend
     traces_dir: Path
     cases_path: Path
-    questions: int
-    app_version: str
-    seconds: float
-    seconds_per_question: float
     summary: TraceSummary
-    export_stats: dict[str, int] = field(default_factory=dict)
-    interventions: InterventionSummary | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (no per-case rows)."""
-        return {
-            "model": self.config.model,
-            "backend": {"kind": self.backend.kind, "model": self.backend.model,
-                        "base_url": self.backend.base_url},
-            "app_version": self.app_version,
-            "top_k": self.config.top_k,
-            "out": str(self.config.out),
-            "traces_dir": str(self.traces_dir),
-            "cases": str(self.cases_path),
-            "questions": self.questions,
-            "seconds": round(self.seconds, 3),
-            "seconds_per_question": round(self.seconds_per_question, 4),
-            "export_stats": self.export_stats,
-            **self.summary.as_dict(),
-            **({"interventions": to_builtins(self.interventions)} if self.interventions else {}),
-        }  # fmt: skip
+    report: DemoReport
 
 
 def _prepare_out(out: Path) -> tuple[Path, Path]:
@@ -131,16 +179,55 @@ def _prepare_out(out: Path) -> tuple[Path, Path]:
     return traces_dir, out / "cases.jsonl"
 
 
-def _export_stats() -> dict[str, int]:
+def _export_stats() -> ExportCounts:
     from groundtrace.sdk._config import export_stats
 
     stats = export_stats()
-    return {
-        "exported": stats.exported,
-        "failed": stats.failed,
-        "dropped": stats.dropped,
-        "queued": stats.queued,
-    }
+    return ExportCounts(stats.exported, stats.failed, stats.dropped, stats.queued)
+
+
+def _report(
+    config: DemoConfig,
+    backend: Backend,
+    *,
+    traces_dir: Path,
+    cases_path: Path,
+    version: str,
+    questions: int,
+    seconds: float,
+    stats: ExportCounts,
+    summary: TraceSummary,
+    interventions: InterventionSummary | None,
+) -> DemoReport:
+    n, with_confidence = summary.answered, summary.with_confidence
+    return DemoReport(
+        model=config.model,
+        backend=DemoBackend(backend.kind, backend.model, backend.base_url),
+        app_version=version,
+        top_k=config.top_k,
+        out=str(config.out),
+        traces_dir=str(traces_dir),
+        cases=str(cases_path),
+        questions=questions,
+        seconds=round(seconds, 3),
+        seconds_per_question=round(seconds / questions, 4),
+        export_stats=stats,
+        traces=summary.traces,
+        spans=summary.spans,
+        spans_by_action=dict(sorted(summary.spans_by_action.items())),
+        findings_by_kind=dict(sorted(summary.findings_by_kind.items())),
+        read_errors=tuple(summary.read_errors),
+        answered=n,
+        unmatched_traces=summary.unmatched_traces,
+        missing_cases=tuple(summary.missing_cases),
+        correct=summary.correct,
+        exact_match=summary.exact,
+        accuracy=summary.correct / n if n else None,
+        em_rate=summary.exact / n if n else None,
+        mean_f1=summary.f1_sum / n if n else None,
+        mean_confidence=summary.confidence_sum / with_confidence if with_confidence else None,
+        interventions=interventions,
+    )
 
 
 def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoResult:
@@ -219,16 +306,9 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
             )
 
     summary = summarise_traces(traces_dir, records)
-    return DemoResult(
-        config=config,
-        backend=backend,
-        traces_dir=traces_dir,
-        cases_path=cases_path,
-        questions=len(cases),
-        app_version=version,
-        seconds=elapsed,
-        seconds_per_question=elapsed / len(cases),
-        summary=summary,
-        export_stats=stats,
+    report = _report(
+        config, backend, traces_dir=traces_dir, cases_path=cases_path, version=version,
+        questions=len(cases), seconds=elapsed, stats=stats, summary=summary,
         interventions=interventions,
-    )
+    )  # fmt: skip
+    return DemoResult(config, backend, traces_dir, cases_path, summary, report)

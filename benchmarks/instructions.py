@@ -45,8 +45,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+# run as a script, this folder is first on sys.path: the sibling benchmarks import directly
 from ingest import make_spans, write_file
 from sdk_overhead import PAYLOADS
 
@@ -76,7 +75,6 @@ STAGES = ("floor_json_loads", "typed_decode", "read_spans", "tau")
 #: Child program for ``--sdk``: one variant of one decorator, called N times.
 SDK_CHILD = """
 import sys
-sys.path.insert(0, sys.argv[4])
 import sdk_overhead as b
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
@@ -111,10 +109,16 @@ _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 #: Children hash strings with one fixed seed: with random seeds, dict probing alone moves a
 #: count by a few percent from run to run.
 _CHILD_ENV = {**os.environ, "PYTHONHASHSEED": "0"}
+#: The ``--sdk`` child imports ``sdk_overhead`` from this folder, found on its PYTHONPATH.
+_HERE = str(Path(__file__).resolve().parent)
+_SDK_CHILD_ENV = {
+    **_CHILD_ENV,
+    "PYTHONPATH": os.pathsep.join(filter(None, (_HERE, os.environ.get("PYTHONPATH")))),
+}
 
 
-def instructions(program: str, *argv: str) -> int:
-    """Instructions a child Python process executes running ``program`` with ``argv``."""
+def instructions(program: str, *argv: str, env: dict[str, str] = _CHILD_ENV) -> int:
+    """Instructions a child Python process (environment ``env``) executes running ``program``."""
     done = subprocess.run(
         [
             "valgrind",
@@ -128,7 +132,7 @@ def instructions(program: str, *argv: str) -> int:
         capture_output=True,
         text=True,
         check=True,
-        env=_CHILD_ENV,
+        env=env,
     )
     found = _REFS.search(done.stderr)
     if found is None:
@@ -138,11 +142,10 @@ def instructions(program: str, *argv: str) -> int:
 
 def sdk_report(calls: int, decorators: list[str]) -> dict[str, Any]:
     """Instructions per call of each decorator and its raw span, and their ratios."""
-    here = str(Path(__file__).resolve().parent)
-    base = instructions(SDK_CHILD, decorators[0], "raw_span", "0", here)
+    base = instructions(SDK_CHILD, decorators[0], "raw_span", "0", env=_SDK_CHILD_ENV)
     per_call = {
         f"{variant}.{name}": round(
-            (instructions(SDK_CHILD, name, variant, str(calls), here) - base) / calls
+            (instructions(SDK_CHILD, name, variant, str(calls), env=_SDK_CHILD_ENV) - base) / calls
         )
         for name in decorators
         for variant in ("raw_span", "groundtrace")

@@ -42,10 +42,6 @@ class RequiredCall(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=
     name: str
     arguments: dict[str, list[Any]] = {}
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {"name": self.name, "arguments": self.arguments}
-
 
 class ExpectedSource(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     """A source the answer must rest on, optionally at a given document version."""

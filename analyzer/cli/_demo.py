@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,38 +18,38 @@ __all__ = ["register"]
 
 
 def _print_summary(result: DemoResult) -> None:
-    data = result.as_dict()
+    report = result.report
     console.print(f"traces:     {result.traces_dir}")
     console.print(f"case file:  {result.cases_path}")
     console.print(
         f"model:      {result.backend.kind} ({result.backend.model}) at {result.backend.base_url}"
     )
-    console.print(f"app:        hotpot-rag {result.app_version}")
+    console.print(f"app:        hotpot-rag {report.app_version}")
     table = Table(title="demo summary", show_header=True)
     table.add_column("what")
     table.add_column("value", justify="right")
-    table.add_row("questions", str(result.questions))
-    table.add_row("traces read back", str(data["traces"]))
-    table.add_row("spans", str(data["spans"]))
-    for action, count in data["spans_by_action"].items():
+    table.add_row("questions", str(report.questions))
+    table.add_row("traces read back", str(report.traces))
+    table.add_row("spans", str(report.spans))
+    for action, count in report.spans_by_action.items():
         table.add_row(f"  spans {action}", str(count))
-    answered = data["answered"]
-    if answered:
-        table.add_row("answers correct (EM or F1>=0.8)", f"{data['correct']}/{answered}")
-        table.add_row("exact match", f"{data['exact_match']}/{answered}")
-        table.add_row("mean token F1", f"{data['mean_f1']:.3f}")
+    answered = report.answered
+    if report.mean_f1 is not None:
+        table.add_row("answers correct (EM or F1>=0.8)", f"{report.correct}/{answered}")
+        table.add_row("exact match", f"{report.exact_match}/{answered}")
+        table.add_row("mean token F1", f"{report.mean_f1:.3f}")
     else:
         table.add_row("answers correct", "no answers recorded")
-    if data["mean_confidence"] is not None:
-        table.add_row("mean confidence", f"{data['mean_confidence']:.3f}")
-    table.add_row("seconds per question", f"{data['seconds_per_question']:.3f}")
-    findings = data["findings_by_kind"]
+    if report.mean_confidence is not None:
+        table.add_row("mean confidence", f"{report.mean_confidence:.3f}")
+    table.add_row("seconds per question", f"{report.seconds_per_question:.3f}")
+    findings = report.findings_by_kind
     table.add_row("findings", str(sum(findings.values())))
     for kind, count in findings.items():
         table.add_row(f"  {kind}", str(count))
-    table.add_row("read errors", str(len(data["read_errors"])))
-    table.add_row("spans lost in export", str(data["export_stats"].get("dropped", 0)
-                                              + data["export_stats"].get("failed", 0)))  # fmt: skip
+    table.add_row("read errors", str(len(report.read_errors)))
+    lost = report.export_stats.dropped + report.export_stats.failed
+    table.add_row("spans lost in export", str(lost))
     console.print(table)
 
 
@@ -112,8 +111,10 @@ def register(app: typer.Typer) -> None:
         config = DemoConfig(model=model, dataset=dataset, questions=questions, out=out,
                             top_k=top_k, interventions=interventions)  # fmt: skip
         if as_json:
+            from groundtrace.analyzer._results import encode
+
             result = run_demo(config)
-            typer.echo(json.dumps(result.as_dict()))
+            typer.echo(encode(result.report).decode())
         else:
             with Progress(
                 TextColumn("[bold]running hotpot-rag"),
@@ -129,12 +130,12 @@ def register(app: typer.Typer) -> None:
                                                                      total=total)
                 )  # fmt: skip
             _print_summary(result)
-            if result.interventions is not None:
+            if result.report.interventions is not None:
                 from groundtrace.analyzer.interventions import operator_table_md
 
                 console.print(
                     f"\n[bold]Evidence interventions[/] on {config.interventions} traces "
                     f"({result.config.out / 'interventions'}):"
                 )
-                console.print(operator_table_md(result.interventions), markup=False)
+                console.print(operator_table_md(result.report.interventions), markup=False)
         _check_complete(result)

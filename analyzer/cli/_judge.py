@@ -264,7 +264,7 @@ def validate_command(
     record = build_record(validation, fingerprint, profile)
     validation = msgspec.structs.replace(
         validation, mode=record.mode, fingerprint=fingerprint,
-        client=None if client is None else client.stats.as_dict(),
+        client=None if client is None else client.stats.snapshot(),
     )  # fmt: skip
     command = shlex.join(["groundtrace", *sys.argv[1:]])
     write(out / "validation.json", validation)
@@ -394,7 +394,7 @@ def run_command(
         not_judgeable=tuple(skipped),
         read_errors=tuple(read_errors),
         fingerprint=dict(the_judge.fingerprint(working)),
-        client=None if client is None else client.stats.as_dict(),
+        client=None if client is None else client.stats.snapshot(),
     )
     write(out / "summary.json", summary)
     _write_judgments(out / "judgments.jsonl", results)

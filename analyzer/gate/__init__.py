@@ -24,14 +24,12 @@ from ._bayes import (
     StratumRisk,
     StratumThresholds,
     compare,
-    decide,
-    most_severe,
 )
 from ._cases import CaseOutcome, CheckResult, CheckStatus, RetrievedItem
 from ._checks import deterministic_checks
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import BUILTIN_RULES, Rule, run_guardrails
-from ._match import SynonymMatcher, fold
+from ._match import SynonymMatcher
 from ._profile import BUILTIN_PROFILES, Profile, load_profile
 from ._simulate import SCENARIOS, Scenario, SimulationCell, simulate
 
@@ -58,13 +56,10 @@ __all__ = [
     "StratumThresholds",
     "SynonymMatcher",
     "compare",
-    "decide",
     "decide_case",
     "decide_run",
     "deterministic_checks",
-    "fold",
     "load_profile",
-    "most_severe",
     "run_guardrails",
     "simulate",
 ]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 __all__ = ["CaseOutcome", "CheckResult", "CheckStatus", "RetrievedItem"]
 
@@ -70,15 +69,3 @@ class CheckResult:
     blocking: bool = False
     detail: str = ""
     evidence: tuple[str, ...] = field(default=())
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {
-            "layer": self.layer,
-            "name": self.name,
-            "status": self.status.value,
-            "critical": self.critical,
-            "blocking": self.blocking,
-            "detail": self.detail,
-            "evidence": list(self.evidence),
-        }

@@ -2,51 +2,24 @@
 
 Usage::
 
-    from groundtrace.analyzer.interventions import (
-        Gold, Outcome, compare, summarise_operators, select_target,
-    )
+    from pathlib import Path
 
-    gold = Gold(reference="Paris", support_titles=frozenset({"France"}))
-    orig = Outcome("Paris", 0.9, frozenset({"c1"}), {"c1": "France"})
-    cf = Outcome("Lyon", 0.6, frozenset(), {})
-    comparison = compare(orig, cf, gold)       # deltas per axis and D
-    summary = summarise_operators({"REMOVE": [comparison] * 30})
+    from groundtrace.analyzer.interventions import PlanSettings, RunConfig, run_interventions
+
+    config = RunConfig(Path("runs/interventions"), plan=PlanSettings(operators=("REMOVE",)))
+    result = run_interventions(["runs/demo/traces"], config, cases_path="runs/demo/cases.jsonl")
+    print(result.summary.operators["REMOVE"].axes["correctness"].mean_delta)
+
+The steps behind the run (axes and comparisons, targets, the replacement pool, roles,
+joint ablation) live in the private modules of this package.
 """
 
 from __future__ import annotations
 
-from ._axes import (
-    DELTA_AXES,
-    DIVERGENCE,
-    REPORTED_AXES,
-    AxisScores,
-    AxisSettings,
-    Comparison,
-    Gold,
-    OperatorSummary,
-    Outcome,
-    SensitivityRow,
-    compare,
-    divergence_sensitivity,
-    score_outcome,
-    summarise_operators,
-)
+from ._axes import DELTA_AXES, DIVERGENCE, REPORTED_AXES, AxisSettings, SensitivityRow
 from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, parse_operators
-from ._joint import (
-    MAX_SHAPLEY_PLAYERS,
-    JointItem,
-    JointSummary,
-    joint_support_pair,
-    shapley_values,
-    summarise_joint,
-)
-from ._pool import (
-    Hardness,
-    PoolCandidate,
-    ReplacementPool,
-    build_replacement_pool,
-    choose_replacement,
-)
+from ._joint import MAX_SHAPLEY_PLAYERS
+from ._pool import Hardness, PoolCandidate
 from ._records import (
     AxisEffect,
     CallCounts,
@@ -70,18 +43,10 @@ from ._records import (
     UnitRow,
 )
 from ._report import operator_table_md, write_reports
-from ._roles import (
-    AggregateRole,
-    ItemInterventions,
-    ItemRoles,
-    Role,
-    RoleThresholds,
-    aggregate_roles,
-    assign_roles,
-)
+from ._roles import Role, RoleThresholds
 from ._run import RunConfig, RunResult, run_interventions, run_interventions_async
 from ._run_demo import run_interventions_for_demo
-from ._targets import EvidenceChunk, TargetChoice, TargetRule, random_target, select_target
+from ._targets import EvidenceChunk, TargetChoice, TargetRule
 
 __all__ = [
     "ALL_OPERATORS",
@@ -89,34 +54,23 @@ __all__ = [
     "DIVERGENCE",
     "MAX_SHAPLEY_PLAYERS",
     "REPORTED_AXES",
-    "AggregateRole",
     "AxisEffect",
-    "AxisScores",
     "AxisSettings",
     "CallCounts",
-    "Comparison",
     "CounterfactualAnswer",
     "DivergenceParts",
     "Estimate",
     "EvidenceChunk",
-    "Gold",
     "Hardness",
     "InputCounts",
     "InterventionStatistics",
     "InterventionSummary",
-    "ItemInterventions",
     "ItemPlan",
-    "ItemRoles",
-    "JointItem",
     "JointResult",
-    "JointSummary",
     "OperatorResult",
-    "OperatorSummary",
     "OriginalAnswer",
-    "Outcome",
     "PlanSettings",
     "PoolCandidate",
-    "ReplacementPool",
     "ReplaySettings",
     "Role",
     "RoleThresholds",
@@ -133,23 +87,10 @@ __all__ = [
     "TargetRule",
     "UnitError",
     "UnitRow",
-    "aggregate_roles",
-    "assign_roles",
-    "build_replacement_pool",
-    "choose_replacement",
-    "compare",
-    "divergence_sensitivity",
-    "joint_support_pair",
     "operator_table_md",
     "parse_operators",
-    "random_target",
     "run_interventions",
     "run_interventions_async",
     "run_interventions_for_demo",
-    "score_outcome",
-    "select_target",
-    "shapley_values",
-    "summarise_joint",
-    "summarise_operators",
     "write_reports",
 ]

@@ -6,11 +6,12 @@ the reports (``summary.md``, ``report.html``) render from it and from the :class
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Self
 
 import msgspec
 
 from groundtrace.analyzer._results import Result
+from groundtrace.analyzer.llm import ClientCounts
 from groundtrace.analyzer.metrics import DivergenceWeights
 from groundtrace.analyzer.stats import DeltaSummary, StatsSettings
 
@@ -189,8 +190,8 @@ class CallCounts(msgspec.Struct, frozen=True, omit_defaults=True):
     served_from_cache: int
     coalesced: int | None = None
     retries: int | None = None
-    #: the model client's counters (``ClientStats``), endpoint replay only
-    client: dict[str, Any] | None = None
+    #: the model client's counters, endpoint replay only
+    client: ClientCounts | None = None
 
 
 class RunSeeds(msgspec.Struct, frozen=True):

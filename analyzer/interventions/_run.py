@@ -280,7 +280,7 @@ async def run_interventions_async(
         s = replayer.client.stats
         calls = CallCounts(
             mode, total, counters["from_journal"], counters["run_now"], s.api_calls,
-            s.cache_hits, s.coalesced, s.retries, s.as_dict(),
+            s.cache_hits, s.coalesced, s.retries, s.snapshot(),
         )  # fmt: skip
     else:
         calls = CallCounts(

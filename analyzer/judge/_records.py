@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from groundtrace.analyzer._results import Result
+from groundtrace.analyzer.llm import ClientCounts
 
 from ._agreement import Statistic
 
@@ -122,7 +123,7 @@ class JudgeValidation(Result, frozen=True, kw_only=True):
     bootstrap: BootstrapSettings
     mode: str | None = None
     fingerprint: dict[str, Any] | None = None
-    client: dict[str, Any] | None = None
+    client: ClientCounts | None = None
 
 
 class MetricSummary(msgspec.Struct, frozen=True):
@@ -153,4 +154,4 @@ class JudgeRunSummary(Result, frozen=True, kw_only=True):
     not_judgeable: tuple[NotJudgeable, ...] = ()
     read_errors: tuple[str, ...] = ()
     fingerprint: dict[str, Any] = msgspec.field(default_factory=dict)
-    client: dict[str, Any] | None = None
+    client: ClientCounts | None = None

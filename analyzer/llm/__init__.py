@@ -15,13 +15,13 @@ Usage::
         print(result.text)
     else:
         print(result.kind, result.message)
-    print(client.stats.as_dict())  # calls made vs served from the cache
+    print(client.stats.snapshot())  # calls made vs served from the cache
 """
 
 from __future__ import annotations
 
 from ._cache import CallCache
-from ._client import ClientStats, ModelClient
+from ._client import ClientCounts, ClientStats, ModelClient
 from ._retry import RetryPolicy
 from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind
 
@@ -31,6 +31,7 @@ __all__ = [
     "CallResult",
     "ChatRequest",
     "ChatResponse",
+    "ClientCounts",
     "ClientStats",
     "FailureKind",
     "ModelClient",

@@ -9,18 +9,36 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
+import msgspec
 import openai
 
 from ._cache import CallCache
 from ._retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind, cache_key
 
-__all__ = ["ClientStats", "ModelClient"]
+__all__ = ["ClientCounts", "ClientStats", "ModelClient"]
 
 _log = logging.getLogger(__name__)
 
 #: Sent when the endpoint needs no key (local servers); the openai client insists on one.
 PLACEHOLDER_API_KEY = "not-needed"
+
+
+class ClientCounts(msgspec.Struct, frozen=True, kw_only=True):
+    """A snapshot of :class:`ClientStats`, as stored in judge and intervention results.
+
+    Attributes are those of :class:`ClientStats`; ``failures`` is sorted by kind and
+    ``backoff_seconds`` rounded to milliseconds.
+    """
+
+    requests: int
+    cache_hits: int
+    coalesced: int
+    api_calls: int
+    retries: int
+    completed: int
+    failures: dict[str, int]
+    backoff_seconds: float
 
 
 @dataclass(slots=True)
@@ -47,18 +65,18 @@ class ClientStats:
     failures: Counter[str] = field(default_factory=Counter)
     backoff_seconds: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready counters."""
-        return {
-            "requests": self.requests,
-            "cache_hits": self.cache_hits,
-            "coalesced": self.coalesced,
-            "api_calls": self.api_calls,
-            "retries": self.retries,
-            "completed": self.completed,
-            "failures": dict(sorted(self.failures.items())),
-            "backoff_seconds": round(self.backoff_seconds, 3),
-        }
+    def snapshot(self) -> ClientCounts:
+        """The counters as they stand now, as the record a result stores."""
+        return ClientCounts(
+            requests=self.requests,
+            cache_hits=self.cache_hits,
+            coalesced=self.coalesced,
+            api_calls=self.api_calls,
+            retries=self.retries,
+            completed=self.completed,
+            failures=dict(sorted(self.failures.items())),
+            backoff_seconds=round(self.backoff_seconds, 3),
+        )
 
 
 class ModelClient:

@@ -7,7 +7,7 @@ import pytest
 
 from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.errors import ConfigError, InputError
-from groundtrace.analyzer.interventions import (
+from groundtrace.analyzer.interventions._axes import (
     Gold,
     Outcome,
     compare,

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from groundtrace.analyzer._demo_summary import TraceSummary
+from groundtrace.analyzer._results import decode
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.demo import DemoConfig, run_demo
+from groundtrace.analyzer.demo import DemoConfig, DemoReport, ExportCounts, _report, run_demo
 from groundtrace.collectors.readers import ReadReport, read_traces
 from tests.support.data import HOTPOT
 
@@ -42,7 +44,28 @@ def test_summary_counts_match_traces(demo_run) -> None:
         assert summary.spans_by_action[action] == 4, action
     assert summary.answered == 4
     assert summary.missing_cases == [] and summary.unmatched_traces == 0
-    assert demo_run.export_stats["dropped"] == 0
+    assert demo_run.report.export_stats.dropped == 0
+
+
+def test_report_is_the_run_summed_up(demo_run) -> None:
+    report, summary = demo_run.report, demo_run.summary
+    assert report.questions == 4 and report.traces == summary.traces == 4
+    assert report.spans_by_action == dict(sorted(summary.spans_by_action.items()))
+    assert report.accuracy == summary.correct / 4 and report.mean_f1 == summary.f1_sum / 4
+    assert report.traces_dir == str(demo_run.traces_dir) and report.cases == str(
+        demo_run.cases_path
+    )
+    assert report.interventions is None
+
+
+def test_rates_are_none_when_nothing_was_measured(demo_run) -> None:
+    empty = _report(
+        demo_run.config, demo_run.backend, traces_dir=demo_run.traces_dir,
+        cases_path=demo_run.cases_path, version="v", questions=1, seconds=0.1,
+        stats=ExportCounts(0, 0, 0, 0), summary=TraceSummary(), interventions=None,
+    )  # fmt: skip
+    assert empty.answered == 0
+    assert (empty.accuracy, empty.em_rate, empty.mean_f1, empty.mean_confidence) == (None,) * 4
 
 
 def test_cases_file_joins_traces_by_case_id(demo_run) -> None:
@@ -96,6 +119,16 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
     summary = json.loads(result.stdout)
     assert summary["questions"] == 3 and summary["traces"] == 3
     assert summary["app_version"] == "1.0.0+bm25-top2"
+    assert set(summary) == {
+        "format_version", "model", "backend", "app_version", "top_k", "out", "traces_dir",
+        "cases", "questions", "seconds", "seconds_per_question", "export_stats", "traces",
+        "spans", "spans_by_action", "findings_by_kind", "read_errors", "answered",
+        "unmatched_traces", "missing_cases", "correct", "exact_match", "accuracy", "em_rate",
+        "mean_f1", "mean_confidence", "interventions",
+    }  # fmt: skip
+    assert summary["interventions"]["items"] == 3
+    assert summary["backend"]["kind"] == "lexical" and summary["export_stats"]["dropped"] == 0
+    assert decode(result.stdout, DemoReport).answered == 3
     traces = list(read_traces([tmp_path / "out" / "traces"]))
     assert {t.request.case_id for t in traces} == {i["_id"] for i in items}
     assert all(len(t.evidence) <= 2 for t in traces)

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.interventions import (
-    EvidenceChunk,
+from groundtrace.analyzer.interventions import EvidenceChunk
+from groundtrace.analyzer.interventions._joint import (
     JointItem,
     joint_support_pair,
     shapley_values,

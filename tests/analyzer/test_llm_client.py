@@ -8,8 +8,10 @@ import time
 from pathlib import Path
 
 import httpx2
+import msgspec
 import pytest
 
+from groundtrace.analyzer.interventions import CallCounts
 from groundtrace.analyzer.llm import (
     CallCache,
     CallFailure,
@@ -142,6 +144,17 @@ def test_client_error_is_not_retried_and_becomes_a_typed_failure(tmp_path: Path)
     assert result.kind is FailureKind.HTTP_ERROR and result.status == 400
     assert "bad" in (result.raw or "")
     assert client.stats.failures == {"http_error": 1}
+
+
+def test_counters_snapshot_is_what_results_store(tmp_path: Path) -> None:
+    with OpenAICompatServer(handler=lambda req: Reply(status=400, error_message="bad")) as srv:
+        client = _client(srv, tmp_path)
+        asyncio.run(client.complete(_req("x")))
+    counts = client.stats.snapshot()
+    assert (counts.requests, counts.api_calls, counts.completed) == (1, 1, 0)
+    assert counts.failures == {"http_error": 1}
+    calls = CallCounts("endpoint", 1, 0, 1, counts.api_calls, counts.cache_hits, client=counts)
+    assert msgspec.json.decode(msgspec.json.encode(calls), type=CallCounts) == calls
 
 
 def test_persistent_429_fails_after_max_attempts_and_is_not_cached(tmp_path: Path) -> None:

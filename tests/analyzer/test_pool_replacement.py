@@ -7,14 +7,10 @@ import re
 
 from rank_bm25 import BM25Okapi
 
-from groundtrace.analyzer.interventions import (
-    EvidenceChunk,
-    Hardness,
-    build_replacement_pool,
-    choose_replacement,
-    joint_support_pair,
-    select_target,
-)
+from groundtrace.analyzer.interventions import EvidenceChunk, Hardness
+from groundtrace.analyzer.interventions._joint import joint_support_pair
+from groundtrace.analyzer.interventions._pool import build_replacement_pool, choose_replacement
+from groundtrace.analyzer.interventions._targets import select_target
 from tests.support.data import HOTPOT
 
 TARGET = EvidenceChunk("t", "Eiffel Tower", "the eiffel tower is a wrought iron tower in paris", 0)

@@ -17,6 +17,7 @@ import pytest
 
 from groundtrace.analyzer._results import RESULT_FORMAT_VERSION, Result, decode, encode, read, write
 from groundtrace.analyzer.cases import Case
+from groundtrace.analyzer.demo import DemoBackend, DemoReport, ExportCounts
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.gate import CaseOutcome, RetrievedItem, load_profile
 from groundtrace.analyzer.gate._curate import CurationFinding, CurationReport
@@ -51,6 +52,7 @@ from groundtrace.analyzer.judge import (
     meta_evaluate,
     summarize_results,
 )
+from groundtrace.analyzer.llm import ClientCounts
 from groundtrace.analyzer.metrics import DivergenceWeights
 from groundtrace.analyzer.paths import CallError, CallErrorCode, CaseVerdict, PathReport, PathStatus
 from groundtrace.analyzer.paths._metrics import compute_metrics
@@ -148,7 +150,22 @@ def validation_record() -> ValidationRecord:
 def judge_run_summary() -> JudgeRunSummary:
     judge = LexicalJudge()
     results = asyncio.run(judge_all(judge, [i.case for i in _gold().items[:6]]))
-    return summarize_results(results, 0.8)
+    counts = ClientCounts(requests=6, cache_hits=2, coalesced=0, api_calls=5, retries=1,
+                          completed=4, failures={"timeout": 1}, backoff_seconds=0.25)  # fmt: skip
+    return msgspec.structs.replace(summarize_results(results, 0.8), client=counts)
+
+
+def demo_report() -> DemoReport:
+    return DemoReport(
+        model="lexical", backend=DemoBackend("lexical", "lexical", "http://lexical.invalid/v1"),
+        app_version="1.0.0+bm25-top5", top_k=5, out="demo", traces_dir="demo/traces",
+        cases="demo/cases.jsonl", questions=2, seconds=0.5, seconds_per_question=0.25,
+        export_stats=ExportCounts(10, 0, 0, 0), traces=2, spans=10,
+        spans_by_action={"ANSWER": 2, "LLM": 2, "REQUEST": 2, "RETRIEVE": 2, "SELECT": 2},
+        findings_by_kind={"no_citation": 1}, read_errors=(), answered=2, unmatched_traces=0,
+        missing_cases=(), correct=1, exact_match=1, accuracy=0.5, em_rate=0.5, mean_f1=0.75,
+        mean_confidence=None, interventions=intervention_summary(),
+    )  # fmt: skip
 
 
 def _gate_inputs() -> tuple[list[Case], dict[str, CaseOutcome], dict[str, CaseOutcome]]:
@@ -187,6 +204,7 @@ BUILDERS: dict[str, Callable[[], Result]] = {
     "judge_run_summary": judge_run_summary,
     "gate_report": gate_report,
     "gate_curation": curation_report,
+    "demo_report": demo_report,
 }
 
 

@@ -6,12 +6,10 @@ import pytest
 
 from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.errors import ConfigError
-from groundtrace.analyzer.interventions import (
-    Gold,
+from groundtrace.analyzer.interventions import Role, RoleThresholds
+from groundtrace.analyzer.interventions._axes import Gold, Outcome
+from groundtrace.analyzer.interventions._roles import (
     ItemInterventions,
-    Outcome,
-    Role,
-    RoleThresholds,
     aggregate_roles,
     assign_roles,
 )

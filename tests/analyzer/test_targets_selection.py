@@ -7,12 +7,8 @@ from collections import Counter
 import pytest
 
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.interventions import (
-    EvidenceChunk,
-    TargetRule,
-    random_target,
-    select_target,
-)
+from groundtrace.analyzer.interventions import EvidenceChunk, TargetRule
+from groundtrace.analyzer.interventions._targets import random_target, select_target
 
 R = [
     EvidenceChunk("a", "Alpha", rank=0),

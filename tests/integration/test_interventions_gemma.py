@@ -47,7 +47,7 @@ def test_gemma_interventions_complete(tmp_path: Path) -> None:
             cases_path=demo / "cases.jsonl",
             pool_dataset=hotpot,
         )
-    assert result.questions == 4
+    assert result.report.questions == 4
     for run in (endpoint, function):
         s = run.summary
         assert s.items == 4
