@@ -22,8 +22,10 @@ from groundtrace.collectors.model import (
 from groundtrace.collectors.spans import AttributeValue, SpanRecord
 from groundtrace.sdk import semconv as sc
 
+from . import _ext_genai as genai
 from . import _ext_groundtrace as gt
-from . import _ext_others as other
+from . import _ext_openinference as oi
+from . import _ext_traceloop as tl
 from ._convention import Convention, action_of, detect_convention
 from ._fields import AnswerFields, LLMFields, RequestFields, ToolFields, merge
 from ._step import step_attributes
@@ -66,12 +68,12 @@ def _head(key: str, parts: int = 1) -> str:
 #: it is not run; span events also feed the GenAI extractor.
 _LLM_KEYS: tuple[tuple[LLMExtractor, tuple[str, ...], frozenset[str], bool], ...] = (
     (gt.llm_fields, (_head(sc.GT_LLM_REQUEST, 2),), frozenset(), False),
-    (other.oi_llm, (_head(sc.OI_LLM_MODEL_NAME),), frozenset({sc.OI_INPUT_VALUE}), False),
-    (other.genai_llm, (_head(sc.GENAI_SYSTEM),), frozenset(), True),
+    (oi.oi_llm, (_head(sc.OI_LLM_MODEL_NAME),), frozenset({sc.OI_INPUT_VALUE}), False),
+    (genai.genai_llm, (_head(sc.GENAI_SYSTEM),), frozenset(), True),
     (
-        other.traceloop_llm,
+        tl.traceloop_llm,
         (sc.GENAI_LEGACY_PROMPT + ".", sc.GENAI_LEGACY_COMPLETION + "."),
-        frozenset(other.TRACELOOP_LLM_KEYS),
+        frozenset(tl.TRACELOOP_LLM_KEYS),
         False,
     ),
 )
@@ -97,12 +99,12 @@ def _llm_extractors(attrs: dict[str, AttributeValue], events: bool) -> tuple[LLM
 
 
 _TOOL_EXTRACTORS: dict[Convention, tuple[ToolExtractor, ...]] = {
-    Convention.GROUNDTRACE: (gt.tool_call, other.oi_tool, other.genai_tool),
-    Convention.OPENINFERENCE: (other.oi_tool, other.genai_tool),
-    Convention.GENAI: (other.genai_tool,),
-    Convention.TRACELOOP: (other.traceloop_tool, other.genai_tool),
+    Convention.GROUNDTRACE: (gt.tool_call, oi.oi_tool, genai.genai_tool),
+    Convention.OPENINFERENCE: (oi.oi_tool, genai.genai_tool),
+    Convention.GENAI: (genai.genai_tool,),
+    Convention.TRACELOOP: (tl.traceloop_tool, genai.genai_tool),
 }
-_EVIDENCE_EXTRACTORS = (gt.evidence, other.oi_evidence, other.genai_evidence)
+_EVIDENCE_EXTRACTORS = (gt.evidence, oi.oi_evidence, genai.genai_evidence)
 
 
 class _Builder:
@@ -200,9 +202,9 @@ class _Builder:
                         sc.GT_SCHEMA_VERSION,
                     )
             elif convention is Convention.OPENINFERENCE:
-                self._foreign_request(other.oi_request(view))
+                self._foreign_request(oi.oi_request(view))
             elif convention is Convention.TRACELOOP:
-                self._foreign_request(other.traceloop_request(view))
+                self._foreign_request(tl.traceloop_request(view))
         elif action in (_RETRIEVE, _RERANK):
             self.retrieval_steps += 1
             for extract in _EVIDENCE_EXTRACTORS:

@@ -12,10 +12,20 @@ from groundtrace.collectors.spans import AttributeValue, SourceLocation, SpanRec
 
 from ._flat import GROUPED_PREFIXES, grouped_subset, indexed_groups
 
-__all__ = ["SpanView", "location_text"]
+__all__ = ["SpanView", "json_or_none", "location_text"]
 
 # spans of one input line share one SourceLocation: remember the last one's text
 _last_location: tuple[SourceLocation | None, str | None] = (None, None)
+
+
+def json_or_none(raw: object) -> Any:
+    """``raw`` decoded as JSON, or ``None`` when it is not a string of valid JSON."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        return orjson.loads(raw)
+    except ValueError:
+        return None
 
 
 def location_text(location: SourceLocation | None) -> str | None:
