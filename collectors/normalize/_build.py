@@ -26,7 +26,7 @@ from . import _ext_genai as genai
 from . import _ext_groundtrace as gt
 from . import _ext_openinference as oi
 from . import _ext_traceloop as tl
-from ._convention import Convention, action_of, detect_convention
+from ._convention import Convention, action_of, detect_convention, unknown_kind
 from ._fields import AnswerFields, LLMFields, RequestFields, ToolFields, merge
 from ._step import step_attributes
 from ._structure import check_structure
@@ -149,6 +149,14 @@ class _Builder:
         else:
             found = action_of(convention, attrs, is_root)
             action = None if found is None else found.value
+            kind_key = unknown_kind(convention, attrs)
+            if kind_key is not None:
+                view.finding(
+                    FindingKind.UNKNOWN_SPAN_KIND,
+                    f"span {span.span_id} has {kind_key} {attrs[kind_key]!r}, which the "
+                    f"{convention_name} convention does not define; the span is not interpreted",
+                    kind_key,
+                )
         self.steps.append(
             Step(
                 span.span_id,
@@ -212,6 +220,11 @@ class _Builder:
                 if items is not None:
                     self.evidence.extend(items)
                     break
+            else:
+                view.finding(
+                    FindingKind.CONTENT_NOT_CAPTURED,
+                    f"{action} span {view.span.span_id} records no readable documents",
+                )
         elif action == _SELECT:
             ids = view.strings(sc.GT_SELECTED_IDS)
             if ids is not None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from groundtrace.collectors.model import Evidence, Message, RequestedToolCall
 from groundtrace.collectors.spans import AttributeValue
 from groundtrace.sdk import semconv as sc
@@ -62,25 +64,26 @@ def oi_request(v: SpanView) -> RequestFields:
     )
 
 
-def oi_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
-    """``retrieval.documents.{i}.document.*`` (or reranker output documents) as evidence."""
-    prefix = (
-        sc.OI_RERANKER_OUTPUT_DOCUMENTS
-        if stage == sc.Action.RERANK.value
-        else sc.OI_RETRIEVAL_DOCUMENTS
-    )
-    groups = v.groups(prefix)
-    if not groups:
+def _number_or_none(v: SpanView, key: str, value: object) -> float | None:
+    """``value`` as a float; anything but a number is reported under ``key``."""
+    if value is None:
         return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        v.bad(key, "a number", value)
+        return None
+    return float(value)
+
+
+def _flat_evidence(
+    v: SpanView, prefix: str, groups: list[tuple[int, dict[str, AttributeValue]]], stage: str
+) -> list[Evidence]:
+    """Evidence from flattened ``{prefix}.{i}.document.*`` groups."""
     out = []
     for rank, (index, doc) in enumerate(groups, start=1):
         key = sc.indexed(prefix, index, "")
         doc_id = doc.get(sc.OI_DOCUMENT_ID)
         content = doc.get(sc.OI_DOCUMENT_CONTENT)
-        score = doc.get(sc.OI_DOCUMENT_SCORE)
-        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-            v.bad(key + sc.OI_DOCUMENT_SCORE, "a number", score)
-            score = None
+        score = _number_or_none(v, key + sc.OI_DOCUMENT_SCORE, doc.get(sc.OI_DOCUMENT_SCORE))
         metadata: Any = doc.get(sc.OI_DOCUMENT_METADATA)
         if isinstance(metadata, str):
             try:
@@ -94,12 +97,107 @@ def oi_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
                 step_span_id=v.span.span_id,
                 stage=stage,
                 rank=rank,
-                score=None if score is None else float(score),
+                score=score,
                 content=content if isinstance(content, str) else None,
                 metadata=metadata if isinstance(metadata, dict) else {},
             )
         )
     return out
+
+
+#: Field names of one document in ``output.value``, first match wins: OpenInference's own
+#: (``@tracer.retriever``), LangChain's ``Document`` and plain ``text``.
+_DOC_ID_FIELDS = ("id", "document_id")
+_DOC_CONTENT_FIELDS = ("content", "page_content", "text")
+
+
+def _first(doc: dict[str, Any], names: tuple[str, ...]) -> Any:
+    for name in names:
+        value = doc.get(name)
+        if value is not None:
+            return value
+    return None
+
+
+def _output_documents(v: SpanView) -> list[Any] | None:
+    """The documents of ``output.value``: a JSON list, or an object with a ``documents`` list.
+
+    ``None`` when the span has no ``output.value``; a ``bad_attribute_type`` finding when it
+    holds something else.
+    """
+    raw = v.attrs.get(sc.OI_OUTPUT_VALUE)
+    if raw is None:
+        return None
+    decoded = json_or_none(raw)
+    if isinstance(decoded, dict):
+        decoded = decoded.get("documents")
+    if isinstance(decoded, list):
+        return decoded
+    v.bad(sc.OI_OUTPUT_VALUE, 'a JSON list of documents or {"documents": [...]}', raw)
+    return None
+
+
+def _output_evidence(v: SpanView, docs: list[Any], stage: str) -> list[Evidence]:
+    """Evidence from the documents of ``output.value`` (a string is a document's text)."""
+    out = []
+    for rank, item in enumerate(docs, start=1):
+        field = f"{sc.OI_OUTPUT_VALUE}[{rank - 1}]"
+        doc = {"content": item} if isinstance(item, str) else item
+        if not isinstance(doc, dict):
+            v.bad(field, "a document object or text", doc)
+            continue
+        doc_id = _first(doc, _DOC_ID_FIELDS)
+        content = _first(doc, _DOC_CONTENT_FIELDS)
+        metadata = doc.get("metadata")
+        out.append(
+            Evidence(
+                id=None if doc_id is None else str(doc_id),
+                step_span_id=v.span.span_id,
+                stage=stage,
+                rank=rank,
+                score=_number_or_none(v, field + ".score", doc.get("score")),
+                content=content if isinstance(content, str) else None,
+                metadata=metadata if isinstance(metadata, dict) else {},
+            )
+        )
+    return out
+
+
+def oi_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
+    """The documents of a RETRIEVER (or RERANKER) span as evidence.
+
+    Read from ``retrieval.documents.{i}.document.*`` (``reranker.output_documents`` for a
+    reranker) or, when those are absent, from ``output.value`` (what OpenInference's
+    ``@tracer.retriever`` writes). LangChain's instrumentor writes both, the ids only in
+    ``output.value``: a flattened document without an id takes the id of the
+    ``output.value`` document of the same rank when both lists have the same length.
+    """
+    prefix = (
+        sc.OI_RERANKER_OUTPUT_DOCUMENTS
+        if stage == sc.Action.RERANK.value
+        else sc.OI_RETRIEVAL_DOCUMENTS
+    )
+    groups = v.groups(prefix)
+    if not groups:
+        docs = _output_documents(v)
+        return None if docs is None else _output_evidence(v, docs, stage)
+    flat = _flat_evidence(v, prefix, groups, stage)
+    if any(e.id is None for e in flat) and sc.OI_OUTPUT_VALUE in v.attrs:
+        decoded = json_or_none(v.attrs[sc.OI_OUTPUT_VALUE])
+        docs = decoded.get("documents") if isinstance(decoded, dict) else decoded
+        if isinstance(docs, list) and len(docs) == len(flat):
+            ids = [_first(d, _DOC_ID_FIELDS) if isinstance(d, dict) else None for d in docs]
+            flat = [
+                e if e.id is not None or i is None else msgspec.structs.replace(e, id=str(i))
+                for e, i in zip(flat, ids, strict=True)
+            ]
+    return flat
+
+
+def _finish_reasons(v: SpanView) -> tuple[str, ...] | None:
+    """``llm.finish_reason`` (OpenInference records the first choice's only)."""
+    reason = v.string(sc.OI_LLM_FINISH_REASON)
+    return None if reason is None else (reason,)
 
 
 def oi_llm(v: SpanView) -> LLMFields:
@@ -115,6 +213,7 @@ def oi_llm(v: SpanView) -> LLMFields:
         input_tokens=v.integer(sc.OI_LLM_TOKEN_COUNT_PROMPT),
         output_tokens=v.integer(sc.OI_LLM_TOKEN_COUNT_COMPLETION),
         total_tokens=v.integer(sc.OI_LLM_TOKEN_COUNT_TOTAL),
+        finish_reasons=_finish_reasons(v),
         output_text=output_text,
         tool_calls=tool_calls,
     )
