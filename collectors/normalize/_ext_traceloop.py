@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from groundtrace.collectors.model import Message, RequestedToolCall
+from typing import Any
+
+from groundtrace.collectors.model import FindingKind, Message, RequestedToolCall
 from groundtrace.sdk import semconv as sc
 
 from ._fields import LLMFields, RequestFields, ToolFields
@@ -78,11 +80,56 @@ def traceloop_llm(v: SpanView) -> LLMFields:
     )
 
 
+#: Keyword arguments that name the query of a workflow call, in order of preference.
+_QUERY_KWARGS = ("query", "question", "input")
+
+
+def _call_query(call: dict[str, Any]) -> str | None:
+    """The query of a recorded call ``{"args": [...], "kwargs": {...}}``: a ``query`` /
+    ``question`` / ``input`` keyword, else the first string positional argument."""
+    kwargs, args = call.get("kwargs"), call.get("args")
+    if isinstance(kwargs, dict):
+        for name in _QUERY_KWARGS:
+            value = kwargs.get(name)
+            if isinstance(value, str):
+                return value
+    if isinstance(args, list):
+        for arg in args:
+            if isinstance(arg, str):
+                return arg
+    return None
+
+
+def _entity_query(v: SpanView) -> str | None:
+    """The query in ``traceloop.entity.input`` (the decorator records the call's arguments)."""
+    text = v.text(sc.TRACELOOP_ENTITY_INPUT)
+    decoded = json_or_none(text)
+    if isinstance(decoded, str):
+        return decoded
+    if not isinstance(decoded, dict) or not ({"args", "kwargs"} & decoded.keys()):
+        return text  # not a recorded call: the text as written
+    query = _call_query(decoded)
+    if query is None:
+        v.finding(
+            FindingKind.NO_QUERY,
+            f"{sc.TRACELOOP_ENTITY_INPUT} of span {v.span.span_id} has no string argument "
+            f"and no {'/'.join(_QUERY_KWARGS)} keyword",
+            sc.TRACELOOP_ENTITY_INPUT,
+        )
+    return query
+
+
+def _entity_answer(v: SpanView) -> str | None:
+    """``traceloop.entity.output``: a JSON string un-quoted, anything else kept as its text."""
+    text = v.text(sc.TRACELOOP_ENTITY_OUTPUT)
+    decoded = json_or_none(text)
+    return decoded if isinstance(decoded, str) else text
+
+
 def traceloop_request(v: SpanView) -> RequestFields:
-    """Request fields of a Traceloop workflow root (entity input/output as recorded)."""
-    return RequestFields(
-        query=v.text(sc.TRACELOOP_ENTITY_INPUT), answer=v.text(sc.TRACELOOP_ENTITY_OUTPUT)
-    )
+    """Request fields of a Traceloop workflow root: the query and the answer decoded from the
+    entity input and output."""
+    return RequestFields(query=_entity_query(v), answer=_entity_answer(v))
 
 
 def traceloop_tool(v: SpanView) -> ToolFields:

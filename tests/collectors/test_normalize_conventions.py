@@ -1,0 +1,188 @@
+"""Every major convention, current and previous, read into τ; what cannot be read is a finding.
+
+Attribute layouts are those the real instrumentations write (OpenInference's ``@tracer``
+decorators and LangChain instrumentor, OpenLLMetry's decorators, the OTel GenAI openai
+instrumentation); ``test_interop_instrumentations.py`` runs the instrumentations themselves.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from groundtrace.collectors import SpanRecord, Trace, build_traces
+from groundtrace.collectors.spans import SourceLocation
+from groundtrace.sdk import semconv as sc
+from tests.support.otlp_spans import TRACE_A, sid
+
+OI_KIND = sc.OI_SPAN_KIND
+DOCS = [
+    {"id": "d1", "content": "Jaws is a 1975 film.", "score": 0.9, "metadata": {"src": "wiki"}},
+    {"page_content": "Spielberg directed it.", "metadata": {}},
+]
+
+
+def _trace(*spans: tuple[str | None, dict[str, Any]]) -> Trace:
+    """One trace: the first span is the root, the others its children, in order."""
+    records = [
+        SpanRecord(
+            trace_id=TRACE_A,
+            span_id=sid(i + 1),
+            parent_span_id=None if i == 0 else sid(1),
+            name=name or f"span{i}",
+            start_time_unix_nano=100 * i + 1,
+            end_time_unix_nano=100 * i + 50,
+            attributes=attrs,
+            location=SourceLocation("mem.jsonl", i + 1),
+        )
+        for i, (name, attrs) in enumerate(spans)
+    ]
+    (trace,) = list(build_traces(records))
+    return trace
+
+
+def _chain(query: str = "Who directed Jaws?", answer: str = "Steven Spielberg") -> Any:
+    return "rag", {OI_KIND: "CHAIN", sc.OI_INPUT_VALUE: query, sc.OI_OUTPUT_VALUE: answer}
+
+
+# --- OpenInference ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wrap", [lambda d: d, lambda d: {"documents": d}])
+def test_openinference_retriever_documents_in_output_value_become_evidence(wrap: Any) -> None:
+    retriever = {OI_KIND: "RETRIEVER", sc.OI_OUTPUT_VALUE: json.dumps(wrap(DOCS))}
+    trace = _trace(_chain(), ("retrieve", retriever))
+    assert [(e.id, e.rank, e.score, e.content) for e in trace.evidence] == [
+        ("d1", 1, 0.9, "Jaws is a 1975 film."),
+        (None, 2, None, "Spielberg directed it."),
+    ]
+    assert trace.evidence[0].metadata == {"src": "wiki"}
+    assert trace.steps[1].action == "RETRIEVE"
+    assert (trace.request.query, trace.answer) == ("Who directed Jaws?", "Steven Spielberg")
+    assert not trace.findings_of("no_retrieval")
+
+
+def test_openinference_plain_text_documents_in_output_value() -> None:
+    retriever = {OI_KIND: "RETRIEVER", sc.OI_OUTPUT_VALUE: '["doc a", "doc b"]'}
+    trace = _trace(_chain(), ("retrieve", retriever))
+    assert [(e.rank, e.content) for e in trace.evidence] == [(1, "doc a"), (2, "doc b")]
+
+
+def test_langchain_flattened_documents_take_their_ids_from_output_value() -> None:
+    docs = [{"id": "d2", "page_content": "Alien.", "metadata": {}, "type": "Document"}]
+    retriever = {
+        OI_KIND: "RETRIEVER",
+        sc.OI_OUTPUT_VALUE: json.dumps({"documents": docs}),
+        sc.indexed(sc.OI_RETRIEVAL_DOCUMENTS, 0, sc.OI_DOCUMENT_CONTENT): "Alien.",
+    }
+    (evidence,) = _trace(_chain(), ("retrieve", retriever)).evidence
+    assert (evidence.id, evidence.content) == ("d2", "Alien.")
+
+
+def test_retriever_output_that_is_no_document_list_is_a_finding() -> None:
+    retriever = {OI_KIND: "RETRIEVER", sc.OI_OUTPUT_VALUE: "three documents"}
+    trace = _trace(_chain(), ("retrieve", retriever))
+    assert trace.evidence == ()
+    (bad,) = trace.findings_of("bad_attribute_type")
+    assert bad.field == sc.OI_OUTPUT_VALUE and bad.span_id == sid(2)
+    assert bad.location == "mem.jsonl:2"
+    assert any(sid(2) in f.message for f in trace.findings_of("content_not_captured"))
+
+
+def test_retriever_without_documents_is_a_finding_not_a_silent_gap() -> None:
+    trace = _trace(_chain(), ("retrieve", {OI_KIND: "RETRIEVER", sc.OI_INPUT_VALUE: "q"}))
+    (finding,) = trace.findings_of("content_not_captured")
+    assert finding.span_id == sid(2) and "no readable documents" in finding.message
+
+
+def test_openinference_finish_reason_is_read() -> None:
+    llm = {
+        OI_KIND: "LLM",
+        sc.OI_LLM_MODEL_NAME: "m",
+        sc.OI_LLM_FINISH_REASON: "length",
+    }
+    (call,) = _trace(_chain(), ("chat", llm)).llm_calls
+    assert call.finish_reasons == ("length",)
+
+
+def test_every_openinference_span_kind_is_mapped() -> None:
+    kinds = [k.value for k in sc.OpenInferenceSpanKind]
+    trace = _trace(_chain(), *[(k, {OI_KIND: k}) for k in kinds])
+    actions = {s.name: s.action for s in trace.steps[1:]}
+    assert actions == {
+        "CHAIN": None,
+        "RETRIEVER": "RETRIEVE",
+        "RERANKER": "RERANK",
+        "LLM": "LLM",
+        "TOOL": "TOOL",
+        "AGENT": None,  # an agent below the root is a step, not the request
+        "EMBEDDING": None,
+        "GUARDRAIL": None,
+        "EVALUATOR": None,
+        "UNKNOWN": None,
+        "PROMPT": None,
+        "DECISION": None,
+    }
+    assert not trace.findings_of("unknown_span_kind")
+
+
+def test_an_unknown_span_kind_is_a_finding() -> None:
+    trace = _trace(_chain(), ("odd", {OI_KIND: "TELEPORTER"}))
+    (finding,) = trace.findings_of("unknown_span_kind")
+    assert finding.field == sc.OI_SPAN_KIND and finding.span_id == sid(2)
+    assert "'TELEPORTER'" in finding.message
+
+
+# --- OpenLLMetry / Traceloop ----------------------------------------------------------------
+
+
+def _workflow(entity_input: str, entity_output: str) -> Any:
+    return "rag.workflow", {
+        sc.TRACELOOP_SPAN_KIND: "workflow",
+        sc.TRACELOOP_ENTITY_NAME: "rag",
+        sc.TRACELOOP_ENTITY_INPUT: entity_input,
+        sc.TRACELOOP_ENTITY_OUTPUT: entity_output,
+    }
+
+
+@pytest.mark.parametrize(
+    ("entity_input", "query"),
+    [
+        ('{"args": ["Who directed Jaws?"], "kwargs": {}}', "Who directed Jaws?"),
+        ('{"args": [3, "Who?"], "kwargs": {}}', "Who?"),
+        ('{"args": [], "kwargs": {"question": "Q2"}}', "Q2"),
+        ('{"args": [], "kwargs": {"k": 2, "query": "Q3"}}', "Q3"),
+        ('{"args": [], "kwargs": {"input": "Q4"}}', "Q4"),
+    ],
+)
+def test_traceloop_query_is_decoded_from_entity_input(entity_input: str, query: str) -> None:
+    trace = _trace(_workflow(entity_input, '"ok"'))
+    assert trace.request.query == query
+    assert trace.answer == "ok"
+
+
+def test_traceloop_structured_output_is_kept_as_text() -> None:
+    trace = _trace(_workflow('{"args": ["q"], "kwargs": {}}', '{"answer": "x"}'))
+    assert trace.answer == '{"answer": "x"}'
+
+
+def test_traceloop_input_without_a_query_is_a_finding() -> None:
+    trace = _trace(_workflow('{"args": [1, 2], "kwargs": {"k": 3}}', '"ok"'))
+    assert trace.request.query is None
+    fields = [f.field for f in trace.findings_of("no_query")]
+    assert sc.TRACELOOP_ENTITY_INPUT in fields
+
+
+def test_traceloop_tool_arguments_and_result() -> None:
+    tool = {
+        sc.TRACELOOP_SPAN_KIND: "tool",
+        sc.TRACELOOP_ENTITY_NAME: "lookup",
+        sc.TRACELOOP_ENTITY_INPUT: '{"args": [], "kwargs": {"title": "Jaws"}}',
+        sc.TRACELOOP_ENTITY_OUTPUT: '{"director": "Spielberg"}',
+    }
+    trace = _trace(_workflow('{"args": ["q"], "kwargs": {}}', '"ok"'), ("lookup.tool", tool))
+    (call,) = trace.tool_calls
+    assert (call.name, call.arguments) == ("lookup", {"title": "Jaws"})
+    assert call.result_content == '{"director": "Spielberg"}'
