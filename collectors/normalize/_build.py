@@ -213,6 +213,8 @@ class _Builder:
                 self._foreign_request(oi.oi_request(view))
             elif convention is Convention.TRACELOOP:
                 self._foreign_request(tl.traceloop_request(view))
+            elif convention is Convention.GENAI:
+                self._foreign_request(genai.genai_request(view))
         elif action in (_RETRIEVE, _RERANK):
             self.retrieval_steps += 1
             for extract in _EVIDENCE_EXTRACTORS:
@@ -271,6 +273,12 @@ class _Builder:
         extractors = _llm_extractors(view.attrs, bool(view.span.events))
         f = merge(LLMFields, [extract(view) for extract in extractors])
         span = view.span
+        if not f.messages and not f.output_messages and f.output_text is None:
+            view.finding(
+                FindingKind.CONTENT_NOT_CAPTURED,
+                f"LLM span {span.span_id} records no message content (content capture may be "
+                "off, or the content was sent as log records, which are not read)",
+            )
         return LLMCall(
             span.span_id,
             f.model,

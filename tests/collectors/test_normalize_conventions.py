@@ -8,12 +8,13 @@ instrumentation); ``test_interop_instrumentations.py`` runs the instrumentations
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from groundtrace.collectors import SpanRecord, Trace, build_traces
-from groundtrace.collectors.spans import SourceLocation
+from groundtrace.collectors.spans import SourceLocation, SpanEvent
 from groundtrace.sdk import semconv as sc
 from tests.support.otlp_spans import TRACE_A, sid
 
@@ -24,8 +25,9 @@ DOCS = [
 ]
 
 
-def _trace(*spans: tuple[str | None, dict[str, Any]]) -> Trace:
-    """One trace: the first span is the root, the others its children, in order."""
+def _trace(*spans: tuple[str | None, dict[str, Any]], events: Sequence[SpanEvent] = ()) -> Trace:
+    """One trace: the first span is the root, the others its children, in order; ``events``
+    go on the last span."""
     records = [
         SpanRecord(
             trace_id=TRACE_A,
@@ -36,6 +38,7 @@ def _trace(*spans: tuple[str | None, dict[str, Any]]) -> Trace:
             end_time_unix_nano=100 * i + 50,
             attributes=attrs,
             location=SourceLocation("mem.jsonl", i + 1),
+            events=list(events) if i == len(spans) - 1 else [],
         )
         for i, (name, attrs) in enumerate(spans)
     ]
@@ -186,3 +189,155 @@ def test_traceloop_tool_arguments_and_result() -> None:
     (call,) = trace.tool_calls
     assert (call.name, call.arguments) == ("lookup", {"title": "Jaws"})
     assert call.result_content == '{"director": "Spielberg"}'
+
+
+# --- OTel GenAI, current (gen-ai-dev/1.42.0-dev) and previous -------------------------------
+
+INPUT = [{"role": "user", "parts": [{"type": "text", "content": "Who directed Jaws?"}]}]
+OUTPUT = [
+    {
+        "role": "assistant",
+        "parts": [
+            {"type": "text", "content": "Let me look."},
+            {"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"title": "Jaws"}},
+        ],
+        "finish_reason": "tool_calls",
+    }
+]
+TOOL_DEFS = [{"type": "function", "name": "lookup", "parameters": {"type": "object"}}]
+
+
+def _chat(**extra: Any) -> dict[str, Any]:
+    return {
+        sc.GENAI_OPERATION_NAME: "chat",
+        sc.GENAI_REQUEST_MODEL: "m",
+        sc.GENAI_PROVIDER_NAME: "openai",
+        sc.GENAI_SYSTEM: "az.ai.openai",
+        **extra,
+    }
+
+
+def _agent(**extra: Any) -> Any:
+    return "invoke_agent", {sc.GENAI_OPERATION_NAME: "invoke_agent", **extra}
+
+
+def test_genai_structured_messages_instructions_and_tool_definitions() -> None:
+    chat = _chat(
+        **{
+            sc.GENAI_INPUT_MESSAGES: json.dumps(INPUT),
+            sc.GENAI_OUTPUT_MESSAGES: json.dumps(OUTPUT),
+            sc.GENAI_SYSTEM_INSTRUCTIONS: json.dumps([{"type": "text", "content": "Be brief."}]),
+            sc.GENAI_TOOL_DEFINITIONS: json.dumps(TOOL_DEFS),
+        }
+    )
+    (call,) = _trace(_agent(), ("chat m", chat)).llm_calls
+    assert call.provider == "openai"  # gen_ai.provider.name supersedes gen_ai.system
+    assert [(m.role, m.content) for m in call.messages] == [
+        ("system", "Be brief."),
+        ("user", "Who directed Jaws?"),
+    ]
+    assert call.output_text == "Let me look."
+    ((call_id, name, arguments),) = [(c.id, c.name, c.arguments) for c in call.tool_calls]
+    assert (call_id, name, json.loads(arguments or "")) == ("c1", "lookup", {"title": "Jaws"})
+    assert call.finish_reasons == ("tool_calls",)  # per choice, from the output messages
+    assert call.params["tools"] == TOOL_DEFS
+    assert call.convention == "genai"
+
+
+def test_genai_operation_details_event() -> None:
+    details = SpanEvent(
+        sc.GENAI_EVENT_OPERATION_DETAILS,
+        5,
+        {sc.GENAI_INPUT_MESSAGES: json.dumps(INPUT), sc.GENAI_OUTPUT_MESSAGES: json.dumps(OUTPUT)},
+    )
+    trace = _trace(_agent(), ("chat m", _chat()), events=[details])
+    (call,) = trace.llm_calls
+    assert call.messages[0].content == "Who directed Jaws?" and call.output_text == "Let me look."
+    assert call.finish_reasons == ("tool_calls",)
+    assert not trace.findings_of("content_not_captured")
+
+
+def test_genai_previous_per_message_events_are_still_read() -> None:
+    # the choice event's body as OTLP delivers it: a key-value list (a dict)
+    choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "message": {"content": "S."}}
+    events = [
+        SpanEvent(sc.GENAI_EVENT_SYSTEM_MESSAGE, 2, {sc.CONTENT: "Be brief."}),
+        SpanEvent(sc.GENAI_EVENT_USER_MESSAGE, 3, {sc.CONTENT: "Who directed Jaws?"}),
+        SpanEvent(sc.GENAI_EVENT_CHOICE, 4, choice),
+    ]
+    old = {sc.GENAI_OPERATION_NAME: "chat", sc.GENAI_REQUEST_MODEL: "m", sc.GENAI_SYSTEM: "openai"}
+    (call,) = _trace(_agent(), ("chat m", old), events=events).llm_calls
+    assert [m.role for m in call.messages] == ["system", "user"]
+    assert (call.output_text, call.finish_reasons, call.provider) == (
+        "S.",
+        ("stop",),
+        "openai",
+    )
+
+
+def test_genai_chat_without_content_is_a_finding() -> None:
+    trace = _trace(_agent(), ("chat m", _chat(**{sc.GENAI_USAGE_INPUT_TOKENS: 9})))
+    (call,) = trace.llm_calls
+    assert call.usage.input_tokens == 9 and call.messages == ()
+    (finding,) = trace.findings_of("content_not_captured")
+    assert finding.span_id == sid(2) and "log records" in finding.message
+
+
+def test_genai_retrieval_span_is_a_retrieve_step_with_evidence() -> None:
+    docs = [{"id": "d1", "score": 0.8, "content": "Jaws (1975)."}, {"id": "d2", "score": 0.5}]
+    retrieval = {
+        sc.GENAI_OPERATION_NAME: "retrieval",
+        sc.GENAI_DATA_SOURCE_ID: "wiki",
+        sc.GENAI_REQUEST_TOP_K: 2,
+        sc.GENAI_RETRIEVAL_QUERY_TEXT: "Jaws director",
+        sc.GENAI_RETRIEVAL_DOCUMENTS: json.dumps(docs),
+    }
+    trace = _trace(_agent(), ("retrieval wiki", retrieval))
+    step = trace.steps[1]
+    assert step.action == "RETRIEVE" and step.convention == "genai"
+    assert step.attributes[sc.GENAI_DATA_SOURCE_ID] == "wiki"
+    assert step.attributes[sc.GENAI_REQUEST_TOP_K] == 2
+    assert step.attributes[sc.GENAI_RETRIEVAL_QUERY_TEXT] == "Jaws director"
+    assert [(e.id, e.rank, e.score, e.content) for e in trace.evidence] == [
+        ("d1", 1, 0.8, "Jaws (1975)."),
+        ("d2", 2, 0.5, None),
+    ]
+
+
+def test_genai_retrieval_without_the_opt_in_documents_is_a_finding() -> None:
+    retrieval = {sc.GENAI_OPERATION_NAME: "retrieval", sc.GENAI_DATA_SOURCE_ID: "wiki"}
+    trace = _trace(_agent(), ("retrieval wiki", retrieval))
+    assert trace.evidence == () and trace.steps[1].action == "RETRIEVE"
+    assert [f.span_id for f in trace.findings_of("content_not_captured")] == [sid(2)]
+
+
+def test_genai_execute_tool_span_is_a_tool_call() -> None:
+    tool = {
+        sc.GENAI_OPERATION_NAME: "execute_tool",
+        sc.GENAI_TOOL_NAME: "lookup",
+        sc.GENAI_TOOL_CALL_ID: "c1",
+        sc.GENAI_TOOL_CALL_ARGUMENTS: '{"title": "Jaws"}',
+        sc.GENAI_TOOL_CALL_RESULT: '{"director": "Spielberg"}',
+    }
+    (call,) = _trace(_agent(), ("execute_tool lookup", tool)).tool_calls
+    assert (call.name, call.call_id, call.arguments) == ("lookup", "c1", {"title": "Jaws"})
+    assert call.result_content == '{"director": "Spielberg"}' and call.status == "ok"
+
+
+def test_genai_agent_root_gives_query_answer_and_conversation() -> None:
+    root = _agent(
+        **{
+            sc.GENAI_INPUT_MESSAGES: json.dumps(INPUT),
+            sc.GENAI_OUTPUT_MESSAGES: json.dumps(OUTPUT),
+            sc.GENAI_CONVERSATION_ID: "conv-1",
+        }
+    )
+    trace = _trace(root)
+    assert (trace.request.query, trace.answer) == ("Who directed Jaws?", "Let me look.")
+    assert trace.request.session_id == "conv-1"
+
+
+def test_genai_unknown_operation_is_a_finding() -> None:
+    trace = _trace(_agent(), ("dream", {sc.GENAI_OPERATION_NAME: "dream"}))
+    (finding,) = trace.findings_of("unknown_span_kind")
+    assert finding.field == sc.GENAI_OPERATION_NAME and finding.span_id == sid(2)
