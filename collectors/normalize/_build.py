@@ -43,6 +43,7 @@ _SELECT = sc.Action.SELECT.value
 _ANSWER = sc.Action.ANSWER.value
 _TOOL = sc.Action.TOOL.value
 _LLM = sc.Action.LLM.value
+_TOOL_OK = sc.ToolStatus.OK.value
 _GROUNDTRACE = Convention.GROUNDTRACE
 _SCHEMA_MAJOR = sc.SCHEMA_VERSION.split(".", 1)[0]
 # findings that name no span and carry a fixed message are shared (Finding is frozen)
@@ -254,6 +255,17 @@ class _Builder:
         if status is None:
             error = span.status.code == "ERROR"
             status = sc.ToolStatus.ERROR.value if error else sc.ToolStatus.OK.value
+        if (
+            status == _TOOL_OK
+            and f.result_content is None
+            and f.result_hash is None
+            and f.result_size is None
+        ):
+            view.finding(
+                FindingKind.NO_TOOL_RESULT,
+                f"TOOL span {span.span_id} succeeded but records no result "
+                "(content capture may be off)",
+            )
         return ToolCall(
             span.span_id,
             f.name,

@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
+from tests.support.instrumented import openai_methods
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, ToolCallReply
 
 pytestmark = pytest.mark.integration
@@ -61,25 +62,6 @@ def _instrumentor(name: str) -> Any:
     return TraceloopInstrumentor()
 
 
-def _openai_methods() -> dict[tuple[type, str], Any]:
-    """Every method defined on the classes of ``openai.resources`` (for restoring them)."""
-    import importlib
-    import inspect
-    import pkgutil
-
-    import openai.resources as resources
-
-    found: dict[tuple[type, str], Any] = {}
-    for info in pkgutil.walk_packages(resources.__path__, "openai.resources."):
-        module = importlib.import_module(info.name)
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ == info.name:
-                for name, value in vars(cls).items():
-                    if callable(value):
-                        found[(cls, name)] = value
-    return found
-
-
 @pytest.fixture(params=["openinference", "traceloop"])
 def traces(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, list[Trace]]]:
     path = tmp_path / "spans.jsonl"
@@ -87,7 +69,7 @@ def traces(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     instrumentor = _instrumentor(request.param)
-    originals = _openai_methods()
+    originals = openai_methods()
     instrumentor.instrument(tracer_provider=provider)
     try:
         with OpenAICompatServer(handler=_handler) as srv:

@@ -341,3 +341,10 @@ def test_genai_unknown_operation_is_a_finding() -> None:
     trace = _trace(_agent(), ("dream", {sc.GENAI_OPERATION_NAME: "dream"}))
     (finding,) = trace.findings_of("unknown_span_kind")
     assert finding.field == sc.GENAI_OPERATION_NAME and finding.span_id == sid(2)
+
+
+def test_a_successful_tool_call_without_a_result_is_a_finding() -> None:
+    tool = {sc.GENAI_OPERATION_NAME: "execute_tool", sc.GENAI_TOOL_NAME: "lookup"}
+    trace = _trace(_agent(), ("execute_tool lookup", tool))
+    (finding,) = trace.findings_of("no_tool_result")
+    assert finding.span_id == sid(2) and trace.tool_calls[0].status == "ok"
