@@ -74,6 +74,20 @@ def test_openllmetry_openai() -> None:
     assert {"no_query", "no_answer", "no_retrieval"} <= _kinds(plain)
 
 
+def test_openllmetry_decorators_and_openai() -> None:
+    trace = _one(SCENARIOS["openllmetry-decorators"]())
+    # the workflow's recorded call arguments and JSON-quoted return value, decoded
+    assert (trace.request.query, trace.answer) == (QUERY, ANSWER)
+    assert [s.action for s in trace.steps] == ["REQUEST", None, "TOOL", "LLM"]
+    (tool,) = trace.tool_calls
+    assert (tool.name, tool.arguments) == ("lookup", {"title": "Jaws"})
+    assert tool.result_content == '{"director": "Steven Spielberg"}'
+    (llm,) = trace.llm_calls
+    assert llm.output_text == ANSWER and llm.finish_reasons == ("stop",)
+    # a Traceloop task is not a retriever: its output is not taken for evidence
+    assert trace.evidence == () and _kinds(trace) == {"no_confidence", "no_retrieval"}
+
+
 def test_otel_genai_current_conventions() -> None:
     trace = _one(SCENARIOS["otel-genai-openai-latest"]())
     assert (trace.request.query, trace.answer) == (QUERY, ANSWER)

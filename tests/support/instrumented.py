@@ -22,9 +22,13 @@ import inspect
 import json
 import os
 import pkgutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -37,7 +41,18 @@ from groundtrace.collectors import SourceLocation, SpanRecord, Trace, build_trac
 from groundtrace.collectors.readers._otlp_proto import decode_message
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, ToolCallReply
 
-__all__ = ["ANSWER", "DOCS", "QUERY", "SCENARIOS", "Run", "openai_methods", "records_of", "summary"]
+__all__ = [
+    "ANSWER",
+    "DOCS",
+    "MESSAGES",
+    "QUERY",
+    "SCENARIOS",
+    "Run",
+    "handler",
+    "openai_methods",
+    "records_of",
+    "summary",
+]
 
 QUERY = "Who directed Jaws?"
 ANSWER = "Steven Spielberg"
@@ -72,16 +87,17 @@ class Run:
     traces: list[Trace]
 
 
-def records_of(spans: Sequence[ReadableSpan]) -> list[SpanRecord]:
-    """Finished SDK spans as the collectors' span records (through OTLP protobuf)."""
-    data = encode_spans(spans).SerializeToString()
+def records_of(spans: Sequence[ReadableSpan] | bytes) -> list[SpanRecord]:
+    """Finished SDK spans (or their OTLP protobuf) as the collectors' span records."""
+    data = spans if isinstance(spans, bytes) else encode_spans(spans).SerializeToString()
     errors: list[Any] = []
     records = decode_message(data, SourceLocation("memory"), errors)
     assert not errors, errors
     return records
 
 
-def _handler(req: ServerRequest) -> Reply:
+def handler(req: ServerRequest) -> Reply:
+    """The local server's reply: a ``lookup`` call when tools are offered, else the answer."""
     if req.body.get("tools"):
         return Reply(
             content=None,
@@ -172,7 +188,7 @@ def openinference_openai() -> Run:
 
     with (
         _instrumented(OpenAIInstrumentor()) as (provider, exporter),
-        OpenAICompatServer(handler=_handler) as srv,
+        OpenAICompatServer(handler=handler) as srv,
     ):
         tracer = OITracer(provider.get_tracer("rag-app"), config=TraceConfig())
         client = openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0)
@@ -205,10 +221,26 @@ def openllmetry_openai() -> Run:
 
     with (
         _instrumented(OpenAIInstrumentor()) as (_, exporter),
-        OpenAICompatServer(handler=_handler) as srv,
+        OpenAICompatServer(handler=handler) as srv,
     ):
         _chat_calls(openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0))
     return _run("openllmetry-openai", "OpenLLMetry (GenAI layout)", exporter)
+
+
+def openllmetry_decorators() -> Run:
+    """OpenLLMetry's ``@workflow`` / ``@task`` / ``@tool`` decorators and its openai
+    instrumentation, in a child process (:mod:`tests.support.traceloop_app`)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "spans.pb"
+        subprocess.run(
+            [sys.executable, "-m", "tests.support.traceloop_app", str(out)],
+            check=True,
+            capture_output=True,
+            cwd=Path(__file__).resolve().parents[2],
+            timeout=120,
+        )
+        records = records_of(out.read_bytes())
+    return Run("openllmetry decorators", "OpenLLMetry", records, list(build_traces(records)))
 
 
 def _genai_app(provider: TracerProvider, client: openai.OpenAI) -> None:
@@ -237,7 +269,7 @@ def _otel_genai(name: str, env: dict[str, str]) -> Run:
 
     with (
         _instrumented(OpenAIInstrumentor(), env) as (provider, exporter),  # type: ignore[no-untyped-call]
-        OpenAICompatServer(handler=_handler) as srv,
+        OpenAICompatServer(handler=handler) as srv,
     ):
         _genai_app(provider, openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0))
     return _run(name, "OTel GenAI", exporter)
@@ -306,6 +338,7 @@ def langchain_openinference() -> Run:
 SCENARIOS: dict[str, Callable[[], Run]] = {
     "openinference-openai": openinference_openai,
     "openllmetry-openai": openllmetry_openai,
+    "openllmetry-decorators": openllmetry_decorators,
     "otel-genai-openai-latest": otel_genai_openai_latest,
     "otel-genai-openai-previous": otel_genai_openai_previous,
     "langchain-openinference": langchain_openinference,
