@@ -9,6 +9,7 @@ from groundtrace.collectors.model import Evidence, Message
 from groundtrace.collectors.spans import AttributeValue
 from groundtrace.sdk import semconv as sc
 
+from ._documents import documents_evidence
 from ._fields import LLMFields, RequestFields, ToolFields
 from ._messages import as_text, message_from_obj, messages_from_list, text_and_calls
 from ._values import SpanView, json_or_none
@@ -176,31 +177,11 @@ def genai_request(v: SpanView) -> RequestFields:
 
 
 def genai_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
-    """``gen_ai.retrieval.documents`` (JSON list of ``{id, score}``) as evidence."""
+    """``gen_ai.retrieval.documents`` (JSON list of ``{id, score, content}``) as evidence."""
     docs = _json_list(v, sc.GENAI_RETRIEVAL_DOCUMENTS, v.attrs)
     if not isinstance(docs, list):
         return None
-    out = []
-    for rank, doc in enumerate(docs, start=1):
-        if not isinstance(doc, dict):
-            v.bad(f"{sc.GENAI_RETRIEVAL_DOCUMENTS}[{rank - 1}]", "an object", doc)
-            continue
-        score = doc.get("score")
-        doc_id = doc.get("id")
-        content = doc.get(sc.CONTENT)
-        out.append(
-            Evidence(
-                id=None if doc_id is None else str(doc_id),
-                step_span_id=v.span.span_id,
-                stage=stage,
-                rank=rank,
-                score=float(score)
-                if isinstance(score, int | float) and not isinstance(score, bool)
-                else None,
-                content=content if isinstance(content, str) else None,
-            )
-        )
-    return out
+    return documents_evidence(v, docs, sc.GENAI_RETRIEVAL_DOCUMENTS, stage)
 
 
 def genai_tool(v: SpanView) -> ToolFields:

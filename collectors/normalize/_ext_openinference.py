@@ -11,6 +11,7 @@ from groundtrace.collectors.model import Evidence, Message, RequestedToolCall
 from groundtrace.collectors.spans import AttributeValue
 from groundtrace.sdk import semconv as sc
 
+from ._documents import document_id, documents_evidence, number_or_none
 from ._fields import LLMFields, RequestFields, ToolFields
 from ._flat import indexed_groups
 from ._messages import text_and_calls
@@ -64,16 +65,6 @@ def oi_request(v: SpanView) -> RequestFields:
     )
 
 
-def _number_or_none(v: SpanView, key: str, value: object) -> float | None:
-    """``value`` as a float; anything but a number is reported under ``key``."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        v.bad(key, "a number", value)
-        return None
-    return float(value)
-
-
 def _flat_evidence(
     v: SpanView, prefix: str, groups: list[tuple[int, dict[str, AttributeValue]]], stage: str
 ) -> list[Evidence]:
@@ -83,7 +74,7 @@ def _flat_evidence(
         key = sc.indexed(prefix, index, "")
         doc_id = doc.get(sc.OI_DOCUMENT_ID)
         content = doc.get(sc.OI_DOCUMENT_CONTENT)
-        score = _number_or_none(v, key + sc.OI_DOCUMENT_SCORE, doc.get(sc.OI_DOCUMENT_SCORE))
+        score = number_or_none(v, key + sc.OI_DOCUMENT_SCORE, doc.get(sc.OI_DOCUMENT_SCORE))
         metadata: Any = doc.get(sc.OI_DOCUMENT_METADATA)
         if isinstance(metadata, str):
             try:
@@ -105,20 +96,6 @@ def _flat_evidence(
     return out
 
 
-#: Field names of one document in ``output.value``, first match wins: OpenInference's own
-#: (``@tracer.retriever``), LangChain's ``Document`` and plain ``text``.
-_DOC_ID_FIELDS = ("id", "document_id")
-_DOC_CONTENT_FIELDS = ("content", "page_content", "text")
-
-
-def _first(doc: dict[str, Any], names: tuple[str, ...]) -> Any:
-    for name in names:
-        value = doc.get(name)
-        if value is not None:
-            return value
-    return None
-
-
 def _output_documents(v: SpanView) -> list[Any] | None:
     """The documents of ``output.value``: a JSON list, or an object with a ``documents`` list.
 
@@ -135,32 +112,6 @@ def _output_documents(v: SpanView) -> list[Any] | None:
         return decoded
     v.bad(sc.OI_OUTPUT_VALUE, 'a JSON list of documents or {"documents": [...]}', raw)
     return None
-
-
-def _output_evidence(v: SpanView, docs: list[Any], stage: str) -> list[Evidence]:
-    """Evidence from the documents of ``output.value`` (a string is a document's text)."""
-    out = []
-    for rank, item in enumerate(docs, start=1):
-        field = f"{sc.OI_OUTPUT_VALUE}[{rank - 1}]"
-        doc = {"content": item} if isinstance(item, str) else item
-        if not isinstance(doc, dict):
-            v.bad(field, "a document object or text", doc)
-            continue
-        doc_id = _first(doc, _DOC_ID_FIELDS)
-        content = _first(doc, _DOC_CONTENT_FIELDS)
-        metadata = doc.get("metadata")
-        out.append(
-            Evidence(
-                id=None if doc_id is None else str(doc_id),
-                step_span_id=v.span.span_id,
-                stage=stage,
-                rank=rank,
-                score=_number_or_none(v, field + ".score", doc.get("score")),
-                content=content if isinstance(content, str) else None,
-                metadata=metadata if isinstance(metadata, dict) else {},
-            )
-        )
-    return out
 
 
 def oi_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
@@ -180,13 +131,13 @@ def oi_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
     groups = v.groups(prefix)
     if not groups:
         docs = _output_documents(v)
-        return None if docs is None else _output_evidence(v, docs, stage)
+        return None if docs is None else documents_evidence(v, docs, sc.OI_OUTPUT_VALUE, stage)
     flat = _flat_evidence(v, prefix, groups, stage)
     if any(e.id is None for e in flat) and sc.OI_OUTPUT_VALUE in v.attrs:
         decoded = json_or_none(v.attrs[sc.OI_OUTPUT_VALUE])
         docs = decoded.get("documents") if isinstance(decoded, dict) else decoded
         if isinstance(docs, list) and len(docs) == len(flat):
-            ids = [_first(d, _DOC_ID_FIELDS) if isinstance(d, dict) else None for d in docs]
+            ids = [document_id(d) for d in docs]
             flat = [
                 e if e.id is not None or i is None else msgspec.structs.replace(e, id=str(i))
                 for e, i in zip(flat, ids, strict=True)

@@ -20,36 +20,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
-from tests.support.instrumented import openai_methods
-from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, ToolCallReply
+from tests.support.instrumented import MESSAGES, TOOLS, handler, openai_methods
+from tests.support.openai_server import OpenAICompatServer
 
 pytestmark = pytest.mark.integration
-
-MESSAGES = [
-    {"role": "system", "content": "Answer briefly."},
-    {"role": "user", "content": "Who directed Jaws?"},
-]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "lookup",
-            "description": "Look a film up.",
-            "parameters": {"type": "object", "properties": {"title": {"type": "string"}}},
-        },
-    }
-]
-
-
-def _handler(req: ServerRequest) -> Reply:
-    if req.body.get("tools"):
-        return Reply(
-            content=None,
-            tool_calls=(ToolCallReply("lookup", '{"title": "Jaws"}', "call_1"),),
-            prompt_tokens=11,
-            completion_tokens=6,
-        )
-    return Reply(content="Steven Spielberg", prompt_tokens=9, completion_tokens=2)
 
 
 def _instrumentor(name: str) -> Any:
@@ -72,7 +46,7 @@ def traces(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
     originals = openai_methods()
     instrumentor.instrument(tracer_provider=provider)
     try:
-        with OpenAICompatServer(handler=_handler) as srv:
+        with OpenAICompatServer(handler=handler) as srv:
             client = openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0)
             client.chat.completions.create(
                 model="local-model", messages=MESSAGES, temperature=0.2, seed=3

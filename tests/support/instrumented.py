@@ -47,6 +47,7 @@ __all__ = [
     "MESSAGES",
     "QUERY",
     "SCENARIOS",
+    "TOOLS",
     "Run",
     "handler",
     "openai_methods",
