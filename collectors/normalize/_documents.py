@@ -8,7 +8,7 @@ from groundtrace.collectors.model import Evidence
 
 from ._values import SpanView
 
-__all__ = ["document_id", "documents_evidence", "number_or_none"]
+__all__ = ["document_id", "documents_evidence", "evidence_item", "number_or_none"]
 
 #: Field names of one document object, first match wins: OpenInference's ``@tracer.retriever``
 #: and GenAI's ``gen_ai.retrieval.documents`` (``id``, ``content``, ``score``), LangChain's
@@ -40,6 +40,27 @@ def document_id(doc: object) -> Any:
     return _first(doc, _ID_FIELDS) if isinstance(doc, dict) else None
 
 
+def evidence_item(
+    v: SpanView,
+    stage: str,
+    rank: int,
+    doc_id: Any,
+    content: Any,
+    score: float | None,
+    metadata: Any,
+) -> Evidence:
+    """One evidence item of this span (an id is kept as text; other types are dropped)."""
+    return Evidence(
+        id=None if doc_id is None else str(doc_id),
+        step_span_id=v.span.span_id,
+        stage=stage,
+        rank=rank,
+        score=score,
+        content=content if isinstance(content, str) else None,
+        metadata=metadata if isinstance(metadata, dict) else {},
+    )
+
+
 def documents_evidence(v: SpanView, docs: list[Any], key: str, stage: str) -> list[Evidence]:
     """Evidence from a list of document objects (a string is a document's text) read from
     attribute ``key``; an item that is neither is reported and skipped."""
@@ -50,18 +71,7 @@ def documents_evidence(v: SpanView, docs: list[Any], key: str, stage: str) -> li
         if not isinstance(doc, dict):
             v.bad(field, "a document object or text", doc)
             continue
-        doc_id = _first(doc, _ID_FIELDS)
-        content = _first(doc, _CONTENT_FIELDS)
-        metadata = doc.get("metadata")
-        out.append(
-            Evidence(
-                id=None if doc_id is None else str(doc_id),
-                step_span_id=v.span.span_id,
-                stage=stage,
-                rank=rank,
-                score=number_or_none(v, field + ".score", doc.get("score")),
-                content=content if isinstance(content, str) else None,
-                metadata=metadata if isinstance(metadata, dict) else {},
-            )
-        )
+        score = number_or_none(v, field + ".score", doc.get("score"))
+        content, metadata = _first(doc, _CONTENT_FIELDS), doc.get("metadata")
+        out.append(evidence_item(v, stage, rank, document_id(doc), content, score, metadata))
     return out

@@ -11,7 +11,7 @@ from groundtrace.collectors.model import Evidence, Message, RequestedToolCall
 from groundtrace.collectors.spans import AttributeValue
 from groundtrace.sdk import semconv as sc
 
-from ._documents import document_id, documents_evidence, number_or_none
+from ._documents import document_id, documents_evidence, evidence_item, number_or_none
 from ._fields import LLMFields, RequestFields, ToolFields
 from ._flat import indexed_groups
 from ._messages import text_and_calls
@@ -82,17 +82,7 @@ def _flat_evidence(
             except ValueError:
                 v.bad(key + sc.OI_DOCUMENT_METADATA, "JSON object text", metadata)
                 metadata = None
-        out.append(
-            Evidence(
-                id=None if doc_id is None else str(doc_id),
-                step_span_id=v.span.span_id,
-                stage=stage,
-                rank=rank,
-                score=score,
-                content=content if isinstance(content, str) else None,
-                metadata=metadata if isinstance(metadata, dict) else {},
-            )
-        )
+        out.append(evidence_item(v, stage, rank, doc_id, content, score, metadata))
     return out
 
 

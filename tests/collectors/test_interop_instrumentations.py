@@ -15,12 +15,10 @@ from typing import Any
 
 import openai
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
-from tests.support.instrumented import MESSAGES, TOOLS, handler, openai_methods
+from tests.support.instrumented import MESSAGES, TOOLS, handler, instrumented
 from tests.support.openai_server import OpenAICompatServer
 
 pytestmark = pytest.mark.integration
@@ -39,27 +37,15 @@ def _instrumentor(name: str) -> Any:
 @pytest.fixture(params=["openinference", "traceloop"])
 def traces(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, list[Trace]]]:
     path = tmp_path / "spans.jsonl"
-    exporter = OTLPJsonFileExporter(path)
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    instrumentor = _instrumentor(request.param)
-    originals = openai_methods()
-    instrumentor.instrument(tracer_provider=provider)
-    try:
-        with OpenAICompatServer(handler=handler) as srv:
-            client = openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0)
-            client.chat.completions.create(
-                model="local-model", messages=MESSAGES, temperature=0.2, seed=3
-            )
-            client.chat.completions.create(model="local-model", messages=MESSAGES, tools=TOOLS)
-    finally:
-        instrumentor.uninstrument()
-        provider.shutdown()
-        # opentelemetry-instrumentation-openai 0.62 leaves its wrappers in place on
-        # uninstrument(); put the originals back so later tests see an unpatched openai.
-        for (cls, name), value in originals.items():
-            if vars(cls).get(name) is not value:
-                setattr(cls, name, value)
+    with (
+        instrumented(_instrumentor(request.param), OTLPJsonFileExporter(path)),
+        OpenAICompatServer(handler=handler) as srv,
+    ):
+        client = openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0)
+        client.chat.completions.create(
+            model="local-model", messages=MESSAGES, temperature=0.2, seed=3
+        )
+        client.chat.completions.create(model="local-model", messages=MESSAGES, tools=TOOLS)
     report = ReadReport()
     result = list(read_traces([path], report=report))
     assert report.ok, report.errors

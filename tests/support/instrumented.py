@@ -34,7 +34,7 @@ from typing import Any
 import openai
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from groundtrace.collectors import SourceLocation, SpanRecord, Trace, build_traces
@@ -50,6 +50,7 @@ __all__ = [
     "TOOLS",
     "Run",
     "handler",
+    "instrumented",
     "openai_methods",
     "records_of",
     "summary",
@@ -138,16 +139,15 @@ def _reread_stability_opt_in() -> None:
 
 
 @contextmanager
-def _instrumented(
-    instrumentor: Any, env: dict[str, str] | None = None
-) -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
-    """A provider with an in-memory exporter, ``instrumentor`` on it for the block.
+def instrumented(
+    instrumentor: Any, exporter: SpanExporter, env: dict[str, str] | None = None
+) -> Iterator[TracerProvider]:
+    """A provider exporting to ``exporter``, with ``instrumentor`` on it for the block.
 
     ``env`` is set while instrumenting (instrumentations read their options then) and
     restored after; so are the ``openai`` methods (OpenLLMetry 0.62 leaves its wrappers in
     place on ``uninstrument()``).
     """
-    exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     saved = {k: os.environ.get(k) for k in env or {}}
@@ -156,7 +156,7 @@ def _instrumented(
     originals = openai_methods()
     instrumentor.instrument(tracer_provider=provider)
     try:
-        yield provider, exporter
+        yield provider
     finally:
         instrumentor.uninstrument()
         provider.shutdown()
@@ -187,8 +187,9 @@ def openinference_openai() -> Run:
     from openinference.instrumentation import OITracer, TraceConfig
     from openinference.instrumentation.openai import OpenAIInstrumentor
 
+    exporter = InMemorySpanExporter()
     with (
-        _instrumented(OpenAIInstrumentor()) as (provider, exporter),
+        instrumented(OpenAIInstrumentor(), exporter) as provider,
         OpenAICompatServer(handler=handler) as srv,
     ):
         tracer = OITracer(provider.get_tracer("rag-app"), config=TraceConfig())
@@ -220,8 +221,9 @@ def openllmetry_openai() -> Run:
     """OpenLLMetry's openai instrumentor (``opentelemetry-instrumentation-openai``)."""
     from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
+    exporter = InMemorySpanExporter()
     with (
-        _instrumented(OpenAIInstrumentor()) as (_, exporter),
+        instrumented(OpenAIInstrumentor(), exporter),
         OpenAICompatServer(handler=handler) as srv,
     ):
         _chat_calls(openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0))
@@ -268,8 +270,9 @@ def _genai_app(provider: TracerProvider, client: openai.OpenAI) -> None:
 def _otel_genai(name: str, env: dict[str, str]) -> Run:
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
+    exporter = InMemorySpanExporter()
     with (
-        _instrumented(OpenAIInstrumentor(), env) as (provider, exporter),  # type: ignore[no-untyped-call]
+        instrumented(OpenAIInstrumentor(), exporter, env) as provider,  # type: ignore[no-untyped-call]
         OpenAICompatServer(handler=handler) as srv,
     ):
         _genai_app(provider, openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0))
@@ -311,7 +314,8 @@ def langchain_openinference() -> Run:
     from langchain_core.vectorstores import InMemoryVectorStore
     from openinference.instrumentation.langchain import LangChainInstrumentor
 
-    with _instrumented(LangChainInstrumentor()) as (_, exporter):
+    exporter = InMemorySpanExporter()
+    with instrumented(LangChainInstrumentor(), exporter):
         store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
         store.add_documents([Document(page_content=text, id=i) for i, text in DOCS])
         retriever = store.as_retriever(search_kwargs={"k": 2})
