@@ -135,6 +135,24 @@ def oi_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
     return flat
 
 
+def _params(v: SpanView) -> dict[str, Any] | None:
+    """``llm.invocation_parameters``, with the tools offered (``llm.tools.{i}.tool.json_schema``)
+    as ``tools`` when the parameters do not list them."""
+    params: dict[str, Any] | None = v.json_value(sc.OI_LLM_INVOCATION_PARAMETERS, dict)
+    tools = []
+    for index, group in v.groups(sc.OI_LLM_TOOLS):
+        key = sc.indexed(sc.OI_LLM_TOOLS, index, sc.OI_TOOL_JSON_SCHEMA)
+        schema = group.get(sc.OI_TOOL_JSON_SCHEMA)
+        decoded = json_or_none(schema)
+        if isinstance(decoded, dict):
+            tools.append(decoded)
+        elif schema is not None:
+            v.bad(key, "JSON object text", schema)
+    if not tools or (params is not None and "tools" in params):
+        return params
+    return {**(params or {}), "tools": tools}
+
+
 def _finish_reasons(v: SpanView) -> tuple[str, ...] | None:
     """``llm.finish_reason`` (OpenInference records the first choice's only)."""
     reason = v.string(sc.OI_LLM_FINISH_REASON)
@@ -148,7 +166,7 @@ def oi_llm(v: SpanView) -> LLMFields:
     fields = LLMFields(
         model=v.string(sc.OI_LLM_MODEL_NAME),
         provider=v.string(sc.OI_LLM_PROVIDER) or v.string(sc.OI_LLM_SYSTEM),
-        params=v.json_value(sc.OI_LLM_INVOCATION_PARAMETERS, dict),
+        params=_params(v),
         messages=_oi_messages(v, sc.OI_LLM_INPUT_MESSAGES),
         output_messages=outputs,
         input_tokens=v.integer(sc.OI_LLM_TOKEN_COUNT_PROMPT),

@@ -348,3 +348,17 @@ def test_a_successful_tool_call_without_a_result_is_a_finding() -> None:
     trace = _trace(_agent(), ("execute_tool lookup", tool))
     (finding,) = trace.findings_of("no_tool_result")
     assert finding.span_id == sid(2) and trace.tool_calls[0].status == "ok"
+
+
+def test_openinference_tools_offered_are_the_calls_tool_parameters() -> None:
+    schema = {"type": "function", "function": {"name": "lookup"}}
+    llm = {
+        OI_KIND: "LLM",
+        sc.OI_LLM_INVOCATION_PARAMETERS: '{"temperature": 0}',
+        sc.indexed(sc.OI_LLM_TOOLS, 0, sc.OI_TOOL_JSON_SCHEMA): json.dumps(schema),
+        sc.indexed(sc.OI_LLM_TOOLS, 1, sc.OI_TOOL_JSON_SCHEMA): "not json",
+    }
+    trace = _trace(_chain(), ("chat", llm))
+    assert trace.llm_calls[0].params == {"temperature": 0, "tools": [schema]}
+    (bad,) = trace.findings_of("bad_attribute_type")
+    assert bad.field == sc.indexed(sc.OI_LLM_TOOLS, 1, sc.OI_TOOL_JSON_SCHEMA)
