@@ -15,7 +15,7 @@ from ._documents import document_id, documents_evidence, evidence_item, number_o
 from ._fields import LLMFields, RequestFields, ToolFields
 from ._flat import indexed_groups
 from ._messages import text_and_calls
-from ._values import SpanView, json_or_none
+from ._values import SpanView, json_or_none, query_in
 
 __all__ = ["oi_evidence", "oi_llm", "oi_request", "oi_tool"]
 
@@ -55,10 +55,22 @@ def _oi_messages(v: SpanView, prefix: str) -> tuple[Message, ...]:
     return tuple(out)
 
 
+def _root_query(v: SpanView) -> str | None:
+    """``input.value`` of the root: its text, or the ``query`` / ``question`` / ``input`` of a
+    JSON object input (a chain invoked with a dict), or a JSON string un-quoted."""
+    text = v.text(sc.OI_INPUT_VALUE)
+    if text is None or not text.startswith(("{", '"')):
+        return text
+    decoded = json_or_none(text)
+    if isinstance(decoded, str):
+        return decoded
+    return query_in(decoded) or text
+
+
 def oi_request(v: SpanView) -> RequestFields:
     """Request fields of an OpenInference root (CHAIN/AGENT) span."""
     return RequestFields(
-        query=v.text(sc.OI_INPUT_VALUE),
+        query=_root_query(v),
         session_id=v.text(sc.OI_SESSION_ID),
         user_id=v.text(sc.OI_USER_ID),
         answer=v.text(sc.OI_OUTPUT_VALUE),

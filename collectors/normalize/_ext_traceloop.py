@@ -10,7 +10,7 @@ from groundtrace.sdk import semconv as sc
 from ._fields import LLMFields, RequestFields, ToolFields
 from ._flat import indexed_groups
 from ._messages import text_and_calls
-from ._values import SpanView, json_or_none
+from ._values import QUERY_KEYS, SpanView, json_or_none, query_in
 
 __all__ = ["TRACELOOP_LLM_KEYS", "traceloop_llm", "traceloop_request", "traceloop_tool"]
 
@@ -80,24 +80,14 @@ def traceloop_llm(v: SpanView) -> LLMFields:
     )
 
 
-#: Keyword arguments that name the query of a workflow call, in order of preference.
-_QUERY_KWARGS = ("query", "question", "input")
-
-
 def _call_query(call: dict[str, Any]) -> str | None:
     """The query of a recorded call ``{"args": [...], "kwargs": {...}}``: a ``query`` /
     ``question`` / ``input`` keyword, else the first string positional argument."""
-    kwargs, args = call.get("kwargs"), call.get("args")
-    if isinstance(kwargs, dict):
-        for name in _QUERY_KWARGS:
-            value = kwargs.get(name)
-            if isinstance(value, str):
-                return value
-    if isinstance(args, list):
-        for arg in args:
-            if isinstance(arg, str):
-                return arg
-    return None
+    query = query_in(call.get("kwargs"))
+    args = call.get("args")
+    if query is None and isinstance(args, list):
+        query = next((arg for arg in args if isinstance(arg, str)), None)
+    return query
 
 
 def _entity_query(v: SpanView) -> str | None:
@@ -113,7 +103,7 @@ def _entity_query(v: SpanView) -> str | None:
         v.finding(
             FindingKind.NO_QUERY,
             f"{sc.TRACELOOP_ENTITY_INPUT} of span {v.span.span_id} has no string argument "
-            f"and no {'/'.join(_QUERY_KWARGS)} keyword",
+            f"and no {'/'.join(QUERY_KEYS)} keyword",
             sc.TRACELOOP_ENTITY_INPUT,
         )
     return query

@@ -100,6 +100,20 @@ def test_retriever_without_documents_is_a_finding_not_a_silent_gap() -> None:
     assert finding.span_id == sid(2) and "no readable documents" in finding.message
 
 
+@pytest.mark.parametrize(
+    ("value", "query"),
+    [
+        ('{"question": "Who directed Jaws?", "k": 2}', "Who directed Jaws?"),
+        ('"Who directed Jaws?"', "Who directed Jaws?"),
+        ('{"k": 2}', '{"k": 2}'),  # no query key: the input as recorded
+    ],
+)
+def test_openinference_root_query_from_a_json_input(value: str, query: str) -> None:
+    name, root = _chain()
+    trace = _trace((name, {**root, sc.OI_INPUT_VALUE: value}))
+    assert trace.request.query == query
+
+
 def test_openinference_finish_reason_is_read() -> None:
     llm = {
         OI_KIND: "LLM",
