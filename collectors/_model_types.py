@@ -64,6 +64,7 @@ class FindingKind(StrEnum):
     SCHEMA_VERSION_MISMATCH = "schema_version_mismatch"
     NO_TIMING = "no_timing"
     NO_TOOL_RESULT = "no_tool_result"
+    UNKNOWN_SPAN_KIND = "unknown_span_kind"
 
 
 class Finding(_Model, frozen=True):

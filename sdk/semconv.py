@@ -60,6 +60,7 @@ __all__ = [
     "GENAI_REQUEST_SEED",
     "GENAI_REQUEST_STOP_SEQUENCES",
     "GENAI_REQUEST_TEMPERATURE",
+    "GENAI_REQUEST_TOP_K",
     "GENAI_REQUEST_TOP_P",
     "GENAI_RESPONSE_FINISH_REASONS",
     "GENAI_RESPONSE_ID",
@@ -140,6 +141,7 @@ __all__ = [
     "OI_DOCUMENT_SCORE",
     "OI_INPUT_MIME_TYPE",
     "OI_INPUT_VALUE",
+    "OI_LLM_FINISH_REASON",
     "OI_LLM_INPUT_MESSAGES",
     "OI_LLM_INVOCATION_PARAMETERS",
     "OI_LLM_MODEL_NAME",
@@ -227,7 +229,7 @@ class Action(StrEnum):
 
 
 class OpenInferenceSpanKind(StrEnum):
-    """Values of ``openinference.span.kind`` that groundtrace emits or reads."""
+    """Values of ``openinference.span.kind`` that groundtrace emits or reads (all of them)."""
 
     CHAIN = "CHAIN"
     RETRIEVER = "RETRIEVER"
@@ -239,16 +241,22 @@ class OpenInferenceSpanKind(StrEnum):
     GUARDRAIL = "GUARDRAIL"
     EVALUATOR = "EVALUATOR"
     UNKNOWN = "UNKNOWN"
+    PROMPT = "PROMPT"
+    DECISION = "DECISION"
 
 
 class GenAIOperation(StrEnum):
-    """Values of ``gen_ai.operation.name`` used by groundtrace."""
+    """Values of ``gen_ai.operation.name`` groundtrace writes or reads (gen-ai-dev/1.42.0-dev)."""
 
     CHAT = "chat"
     TEXT_COMPLETION = "text_completion"
     RETRIEVAL = "retrieval"
     EXECUTE_TOOL = "execute_tool"
     INVOKE_AGENT = "invoke_agent"
+    GENERATE_CONTENT = "generate_content"
+    EMBEDDINGS = "embeddings"
+    CREATE_AGENT = "create_agent"
+    INVOKE_WORKFLOW = "invoke_workflow"
 
 
 class LLMApi(StrEnum):
@@ -662,3 +670,9 @@ def nested(prefix: str, index: int, middle: str, sub_index: int, suffix: str) ->
 ENV_PREFIX: Final = "GROUNDTRACE_"
 #: context key set by OTel to suppress instrumentation (honoured by decorators and instrumentors).
 SUPPRESS_INSTRUMENTATION_KEY_NAME: Final = "suppress_instrumentation"
+
+# Keys read from other conventions, added with the readers of their current versions
+#: str -- read only: OpenInference finish reason of the (first) choice. "stop"
+OI_LLM_FINISH_REASON: Final = "llm.finish_reason"
+#: int -- read only: GenAI retrieval span: documents requested (current name). 5
+GENAI_REQUEST_TOP_K: Final = "gen_ai.request.top_k"

@@ -22,9 +22,11 @@ from groundtrace.collectors.model import (
 from groundtrace.collectors.spans import AttributeValue, SpanRecord
 from groundtrace.sdk import semconv as sc
 
+from . import _ext_genai as genai
 from . import _ext_groundtrace as gt
-from . import _ext_others as other
-from ._convention import Convention, action_of, detect_convention
+from . import _ext_openinference as oi
+from . import _ext_traceloop as tl
+from ._convention import Convention, action_of, detect_convention, unknown_kind
 from ._fields import AnswerFields, LLMFields, RequestFields, ToolFields, merge
 from ._step import step_attributes
 from ._structure import check_structure
@@ -41,6 +43,7 @@ _SELECT = sc.Action.SELECT.value
 _ANSWER = sc.Action.ANSWER.value
 _TOOL = sc.Action.TOOL.value
 _LLM = sc.Action.LLM.value
+_TOOL_OK = sc.ToolStatus.OK.value
 _GROUNDTRACE = Convention.GROUNDTRACE
 _SCHEMA_MAJOR = sc.SCHEMA_VERSION.split(".", 1)[0]
 # findings that name no span and carry a fixed message are shared (Finding is frozen)
@@ -66,12 +69,12 @@ def _head(key: str, parts: int = 1) -> str:
 #: it is not run; span events also feed the GenAI extractor.
 _LLM_KEYS: tuple[tuple[LLMExtractor, tuple[str, ...], frozenset[str], bool], ...] = (
     (gt.llm_fields, (_head(sc.GT_LLM_REQUEST, 2),), frozenset(), False),
-    (other.oi_llm, (_head(sc.OI_LLM_MODEL_NAME),), frozenset({sc.OI_INPUT_VALUE}), False),
-    (other.genai_llm, (_head(sc.GENAI_SYSTEM),), frozenset(), True),
+    (oi.oi_llm, (_head(sc.OI_LLM_MODEL_NAME),), frozenset({sc.OI_INPUT_VALUE}), False),
+    (genai.genai_llm, (_head(sc.GENAI_SYSTEM),), frozenset(), True),
     (
-        other.traceloop_llm,
+        tl.traceloop_llm,
         (sc.GENAI_LEGACY_PROMPT + ".", sc.GENAI_LEGACY_COMPLETION + "."),
-        frozenset(other.TRACELOOP_LLM_KEYS),
+        frozenset(tl.TRACELOOP_LLM_KEYS),
         False,
     ),
 )
@@ -97,12 +100,12 @@ def _llm_extractors(attrs: dict[str, AttributeValue], events: bool) -> tuple[LLM
 
 
 _TOOL_EXTRACTORS: dict[Convention, tuple[ToolExtractor, ...]] = {
-    Convention.GROUNDTRACE: (gt.tool_call, other.oi_tool, other.genai_tool),
-    Convention.OPENINFERENCE: (other.oi_tool, other.genai_tool),
-    Convention.GENAI: (other.genai_tool,),
-    Convention.TRACELOOP: (other.traceloop_tool, other.genai_tool),
+    Convention.GROUNDTRACE: (gt.tool_call, oi.oi_tool, genai.genai_tool),
+    Convention.OPENINFERENCE: (oi.oi_tool, genai.genai_tool),
+    Convention.GENAI: (genai.genai_tool,),
+    Convention.TRACELOOP: (tl.traceloop_tool, genai.genai_tool),
 }
-_EVIDENCE_EXTRACTORS = (gt.evidence, other.oi_evidence, other.genai_evidence)
+_EVIDENCE_EXTRACTORS = (gt.evidence, oi.oi_evidence, genai.genai_evidence)
 
 
 class _Builder:
@@ -147,6 +150,14 @@ class _Builder:
         else:
             found = action_of(convention, attrs, is_root)
             action = None if found is None else found.value
+            kind_key = unknown_kind(convention, attrs)
+            if kind_key is not None:
+                view.finding(
+                    FindingKind.UNKNOWN_SPAN_KIND,
+                    f"span {span.span_id} has {kind_key} {attrs[kind_key]!r}, which the "
+                    f"{convention_name} convention does not define; the span is not interpreted",
+                    kind_key,
+                )
         self.steps.append(
             Step(
                 span.span_id,
@@ -200,9 +211,11 @@ class _Builder:
                         sc.GT_SCHEMA_VERSION,
                     )
             elif convention is Convention.OPENINFERENCE:
-                self._foreign_request(other.oi_request(view))
+                self._foreign_request(oi.oi_request(view))
             elif convention is Convention.TRACELOOP:
-                self._foreign_request(other.traceloop_request(view))
+                self._foreign_request(tl.traceloop_request(view))
+            elif convention is Convention.GENAI:
+                self._foreign_request(genai.genai_request(view))
         elif action in (_RETRIEVE, _RERANK):
             self.retrieval_steps += 1
             for extract in _EVIDENCE_EXTRACTORS:
@@ -210,6 +223,11 @@ class _Builder:
                 if items is not None:
                     self.evidence.extend(items)
                     break
+            else:
+                view.finding(
+                    FindingKind.CONTENT_NOT_CAPTURED,
+                    f"{action} span {view.span.span_id} records no readable documents",
+                )
         elif action == _SELECT:
             ids = view.strings(sc.GT_SELECTED_IDS)
             if ids is not None:
@@ -237,6 +255,17 @@ class _Builder:
         if status is None:
             error = span.status.code == "ERROR"
             status = sc.ToolStatus.ERROR.value if error else sc.ToolStatus.OK.value
+        if (
+            status == _TOOL_OK
+            and f.result_content is None
+            and f.result_hash is None
+            and f.result_size is None
+        ):
+            view.finding(
+                FindingKind.NO_TOOL_RESULT,
+                f"TOOL span {span.span_id} succeeded but records no result "
+                "(content capture may be off)",
+            )
         return ToolCall(
             span.span_id,
             f.name,
@@ -256,6 +285,12 @@ class _Builder:
         extractors = _llm_extractors(view.attrs, bool(view.span.events))
         f = merge(LLMFields, [extract(view) for extract in extractors])
         span = view.span
+        if not f.messages and not f.output_messages and f.output_text is None:
+            view.finding(
+                FindingKind.CONTENT_NOT_CAPTURED,
+                f"LLM span {span.span_id} records no message content (content capture may be "
+                "off, or the content was sent as log records, which are not read)",
+            )
         return LLMCall(
             span.span_id,
             f.model,

@@ -7,7 +7,7 @@ from enum import StrEnum
 from groundtrace.collectors.spans import AttributeValue
 from groundtrace.sdk import semconv as sc
 
-__all__ = ["Convention", "action_of", "detect_convention"]
+__all__ = ["Convention", "action_of", "detect_convention", "unknown_kind"]
 
 
 class Convention(StrEnum):
@@ -54,22 +54,48 @@ def detect_convention(attrs: dict[str, AttributeValue]) -> Convention:
     return Convention.UNKNOWN
 
 
+_OI = sc.OpenInferenceSpanKind
+#: Every OpenInference span kind: those with an action, the rest (embedding, guardrail,
+#: evaluator, prompt, decision, unknown, non-root chain/agent) are steps without one.
 _OI_ACTIONS = {
-    sc.OpenInferenceSpanKind.RETRIEVER.value: sc.Action.RETRIEVE,
-    sc.OpenInferenceSpanKind.RERANKER.value: sc.Action.RERANK,
-    sc.OpenInferenceSpanKind.LLM.value: sc.Action.LLM,
-    sc.OpenInferenceSpanKind.TOOL.value: sc.Action.TOOL,
+    _OI.RETRIEVER.value: sc.Action.RETRIEVE,
+    _OI.RERANKER.value: sc.Action.RERANK,
+    _OI.LLM.value: sc.Action.LLM,
+    _OI.TOOL.value: sc.Action.TOOL,
 }
-_OI_ROOT_KINDS = {sc.OpenInferenceSpanKind.CHAIN.value, sc.OpenInferenceSpanKind.AGENT.value}
+_OI_ROOT_KINDS = {_OI.CHAIN.value, _OI.AGENT.value}
+_OI_KINDS = frozenset(k.value for k in _OI)
+_OP = sc.GenAIOperation
 _GENAI_ACTIONS = {
-    sc.GenAIOperation.CHAT.value: sc.Action.LLM,
-    sc.GenAIOperation.TEXT_COMPLETION.value: sc.Action.LLM,
-    "generate_content": sc.Action.LLM,
-    sc.GenAIOperation.RETRIEVAL.value: sc.Action.RETRIEVE,
-    sc.GenAIOperation.EXECUTE_TOOL.value: sc.Action.TOOL,
+    _OP.CHAT.value: sc.Action.LLM,
+    _OP.TEXT_COMPLETION.value: sc.Action.LLM,
+    _OP.GENERATE_CONTENT.value: sc.Action.LLM,
+    _OP.RETRIEVAL.value: sc.Action.RETRIEVE,
+    _OP.EXECUTE_TOOL.value: sc.Action.TOOL,
 }
+_GENAI_ROOT_OPERATIONS = {_OP.INVOKE_AGENT.value, _OP.INVOKE_WORKFLOW.value}
+_GENAI_OPERATIONS = frozenset(op.value for op in _OP)
 _TRACELOOP_LLM_TYPES = {"chat", "completion"}
 _TRACELOOP_ROOT_KINDS = {"workflow", "agent", "task"}
+_TRACELOOP_KINDS = frozenset({*_TRACELOOP_ROOT_KINDS, "tool", "unknown"})
+
+
+def unknown_kind(convention: Convention, attrs: dict[str, AttributeValue]) -> str | None:
+    """The span-kind key of a span whose kind its convention does not define (else ``None``).
+
+    The kind keys: ``openinference.span.kind``, ``traceloop.span.kind`` and
+    ``gen_ai.operation.name``.
+    """
+    if convention is Convention.OPENINFERENCE:
+        key, known = sc.OI_SPAN_KIND, _OI_KINDS
+    elif convention is Convention.TRACELOOP:
+        key, known = sc.TRACELOOP_SPAN_KIND, _TRACELOOP_KINDS
+    elif convention is Convention.GENAI:
+        key, known = sc.GENAI_OPERATION_NAME, _GENAI_OPERATIONS
+    else:
+        return None
+    value = attrs.get(key)
+    return None if value is None or (isinstance(value, str) and value in known) else key
 
 
 def action_of(
@@ -105,7 +131,7 @@ def action_of(
         if isinstance(operation, str):
             if operation in _GENAI_ACTIONS:
                 return _GENAI_ACTIONS[operation]
-            if is_root and operation == sc.GenAIOperation.INVOKE_AGENT.value:
+            if is_root and operation in _GENAI_ROOT_OPERATIONS:
                 return sc.Action.REQUEST
             return None
         if sc.GENAI_REQUEST_MODEL in attrs:

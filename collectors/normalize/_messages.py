@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from groundtrace.collectors.model import Message, RequestedToolCall
 
-__all__ = ["as_text", "message_from_obj", "messages_from_list", "tool_call_from_obj"]
+__all__ = [
+    "as_text",
+    "message_from_obj",
+    "messages_from_list",
+    "text_and_calls",
+    "tool_call_from_obj",
+]
 
 
 def as_text(value: Any) -> str | None:
@@ -109,3 +116,12 @@ def messages_from_list(items: Any) -> tuple[Message, ...]:
     if not isinstance(items, list):
         return ()
     return tuple(m for m in map(message_from_obj, items) if m is not None)
+
+
+def text_and_calls(
+    outputs: Sequence[Message],
+) -> tuple[str | None, tuple[RequestedToolCall, ...] | None]:
+    """``output_text`` and ``tool_calls`` of an LLM call, from its output messages."""
+    if not outputs:
+        return None, None
+    return outputs[0].content, tuple(c for m in outputs for c in m.tool_calls)

@@ -12,10 +12,35 @@ from groundtrace.collectors.spans import AttributeValue, SourceLocation, SpanRec
 
 from ._flat import GROUPED_PREFIXES, grouped_subset, indexed_groups
 
-__all__ = ["SpanView", "location_text"]
+__all__ = ["QUERY_KEYS", "SpanView", "json_or_none", "location_text", "query_in"]
 
 # spans of one input line share one SourceLocation: remember the last one's text
 _last_location: tuple[SourceLocation | None, str | None] = (None, None)
+
+
+#: Keys that name the query in a recorded call's keyword arguments or a chain's JSON input,
+#: in order of preference.
+QUERY_KEYS = ("query", "question", "input")
+
+
+def query_in(mapping: object) -> str | None:
+    """The first string under one of :data:`QUERY_KEYS` of ``mapping`` (a dict), if any."""
+    if isinstance(mapping, dict):
+        for name in QUERY_KEYS:
+            value = mapping.get(name)
+            if isinstance(value, str):
+                return value
+    return None
+
+
+def json_or_none(raw: object) -> Any:
+    """``raw`` decoded as JSON, or ``None`` when it is not a string of valid JSON."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        return orjson.loads(raw)
+    except ValueError:
+        return None
 
 
 def location_text(location: SourceLocation | None) -> str | None:

@@ -15,40 +15,13 @@ from typing import Any
 
 import openai
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
-from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, ToolCallReply
+from tests.support.instrumented import MESSAGES, TOOLS, handler, instrumented
+from tests.support.openai_server import OpenAICompatServer
 
 pytestmark = pytest.mark.integration
-
-MESSAGES = [
-    {"role": "system", "content": "Answer briefly."},
-    {"role": "user", "content": "Who directed Jaws?"},
-]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "lookup",
-            "description": "Look a film up.",
-            "parameters": {"type": "object", "properties": {"title": {"type": "string"}}},
-        },
-    }
-]
-
-
-def _handler(req: ServerRequest) -> Reply:
-    if req.body.get("tools"):
-        return Reply(
-            content=None,
-            tool_calls=(ToolCallReply("lookup", '{"title": "Jaws"}', "call_1"),),
-            prompt_tokens=11,
-            completion_tokens=6,
-        )
-    return Reply(content="Steven Spielberg", prompt_tokens=9, completion_tokens=2)
 
 
 def _instrumentor(name: str) -> Any:
@@ -61,49 +34,18 @@ def _instrumentor(name: str) -> Any:
     return TraceloopInstrumentor()
 
 
-def _openai_methods() -> dict[tuple[type, str], Any]:
-    """Every method defined on the classes of ``openai.resources`` (for restoring them)."""
-    import importlib
-    import inspect
-    import pkgutil
-
-    import openai.resources as resources
-
-    found: dict[tuple[type, str], Any] = {}
-    for info in pkgutil.walk_packages(resources.__path__, "openai.resources."):
-        module = importlib.import_module(info.name)
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ == info.name:
-                for name, value in vars(cls).items():
-                    if callable(value):
-                        found[(cls, name)] = value
-    return found
-
-
 @pytest.fixture(params=["openinference", "traceloop"])
 def traces(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, list[Trace]]]:
     path = tmp_path / "spans.jsonl"
-    exporter = OTLPJsonFileExporter(path)
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    instrumentor = _instrumentor(request.param)
-    originals = _openai_methods()
-    instrumentor.instrument(tracer_provider=provider)
-    try:
-        with OpenAICompatServer(handler=_handler) as srv:
-            client = openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0)
-            client.chat.completions.create(
-                model="local-model", messages=MESSAGES, temperature=0.2, seed=3
-            )
-            client.chat.completions.create(model="local-model", messages=MESSAGES, tools=TOOLS)
-    finally:
-        instrumentor.uninstrument()
-        provider.shutdown()
-        # opentelemetry-instrumentation-openai 0.62 leaves its wrappers in place on
-        # uninstrument(); put the originals back so later tests see an unpatched openai.
-        for (cls, name), value in originals.items():
-            if vars(cls).get(name) is not value:
-                setattr(cls, name, value)
+    with (
+        instrumented(_instrumentor(request.param), OTLPJsonFileExporter(path)),
+        OpenAICompatServer(handler=handler) as srv,
+    ):
+        client = openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0)
+        client.chat.completions.create(
+            model="local-model", messages=MESSAGES, temperature=0.2, seed=3
+        )
+        client.chat.completions.create(model="local-model", messages=MESSAGES, tools=TOOLS)
     report = ReadReport()
     result = list(read_traces([path], report=report))
     assert report.ok, report.errors
