@@ -1,0 +1,107 @@
+"""The multi-source audit (SPEC §4.6): same question, different sources, different answers.
+
+Each question is answered once per in-scope source, grounded in that source alone; every pair
+of answers to a question gets one of five labels (``absent``, ``consistent``,
+``complementary``, ``divergent``, ``contradictory``) with the topic and significance of any
+difference. Deterministic pre-filters decide the certain pairs, an offline baseline labeller or
+a validated pair judge the rest; the reports show absence, disagreement prevalence by
+question, topic, group and source, and a source x source heat map.
+
+Usage::
+
+    import asyncio
+    from groundtrace.analyzer.audit import AuditSettings, run_audit, write_reports
+    from groundtrace.examples.license_audit.app import make_answerer
+    from groundtrace.examples.license_audit.corpus import load_corpus
+
+    run = asyncio.run(run_audit(load_corpus(), make_answerer("extractive"), AuditSettings()))
+    print(run.summary.overall.prevalence, run.summary.prefilter_share)
+"""
+
+from __future__ import annotations
+
+from ._model import (
+    GENERAL_SCOPE,
+    LABELS,
+    Answer,
+    Corpus,
+    Label,
+    PairLabel,
+    Question,
+    Significance,
+    Source,
+    Stance,
+    in_scope,
+)
+from ._pairs import (
+    PREFILTER_RULES,
+    answer_pairs,
+    baseline_label,
+    gold_pair_labels,
+    normalise,
+    prefilter,
+    significance_of,
+)
+from ._records import AuditRun, AuditSettings, PairError, SourceInfo
+from ._run import (
+    BASELINE_FINGERPRINT,
+    AnswerOne,
+    BaselineLabeller,
+    PairLabeller,
+    Progress,
+    judge_counts,
+    run_audit,
+)
+from ._summary import (
+    DISAGREEMENT_LABELS,
+    AbsenceFigure,
+    AuditSummary,
+    HeatCell,
+    PrevalenceFigure,
+    pair_id,
+    summarise,
+)
+from ._validate import AuditAcceptance, AuditValidation, multiclass_kappa_batch, validate_labels
+
+__all__ = [
+    "BASELINE_FINGERPRINT",
+    "DISAGREEMENT_LABELS",
+    "GENERAL_SCOPE",
+    "LABELS",
+    "PREFILTER_RULES",
+    "AbsenceFigure",
+    "Answer",
+    "AnswerOne",
+    "AuditAcceptance",
+    "AuditRun",
+    "AuditSettings",
+    "AuditSummary",
+    "AuditValidation",
+    "BaselineLabeller",
+    "Corpus",
+    "HeatCell",
+    "Label",
+    "PairError",
+    "PairLabel",
+    "PairLabeller",
+    "PrevalenceFigure",
+    "Progress",
+    "Question",
+    "Significance",
+    "Source",
+    "SourceInfo",
+    "Stance",
+    "answer_pairs",
+    "baseline_label",
+    "gold_pair_labels",
+    "in_scope",
+    "judge_counts",
+    "multiclass_kappa_batch",
+    "normalise",
+    "pair_id",
+    "prefilter",
+    "run_audit",
+    "significance_of",
+    "summarise",
+    "validate_labels",
+]
