@@ -20,6 +20,7 @@ Usage::
 
 from __future__ import annotations
 
+from ._compare import AuditComparison, Delta, FlippedPair, QuestionChange, compare_runs
 from ._model import (
     GENERAL_SCOPE,
     LABELS,
@@ -43,6 +44,13 @@ from ._pairs import (
     significance_of,
 )
 from ._records import AuditRun, AuditSettings, PairError, SourceInfo
+from ._report import (
+    render_comparison_markdown,
+    render_html,
+    render_markdown,
+    render_validation_markdown,
+    write_reports,
+)
 from ._run import (
     BASELINE_FINGERPRINT,
     AnswerOne,
@@ -73,12 +81,15 @@ __all__ = [
     "Answer",
     "AnswerOne",
     "AuditAcceptance",
+    "AuditComparison",
     "AuditRun",
     "AuditSettings",
     "AuditSummary",
     "AuditValidation",
     "BaselineLabeller",
     "Corpus",
+    "Delta",
+    "FlippedPair",
     "HeatCell",
     "Label",
     "PairError",
@@ -87,12 +98,14 @@ __all__ = [
     "PrevalenceFigure",
     "Progress",
     "Question",
+    "QuestionChange",
     "Significance",
     "Source",
     "SourceInfo",
     "Stance",
     "answer_pairs",
     "baseline_label",
+    "compare_runs",
     "gold_pair_labels",
     "in_scope",
     "judge_counts",
@@ -100,8 +113,13 @@ __all__ = [
     "normalise",
     "pair_id",
     "prefilter",
+    "render_comparison_markdown",
+    "render_html",
+    "render_markdown",
+    "render_validation_markdown",
     "run_audit",
     "significance_of",
     "summarise",
     "validate_labels",
+    "write_reports",
 ]

@@ -1,0 +1,151 @@
+"""``groundtrace audit ...``: the multi-source audit (run, compare two runs, validate labels)."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ._app import console, err_console, handle_errors
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.audit import AuditRun
+
+__all__ = ["register"]
+
+audit_app = typer.Typer(
+    help="Multi-source audit: same question, different sources, different answers.",
+    no_args_is_help=True,
+)
+
+
+class Retrieval(StrEnum):
+    """Per-source retrieval mode."""
+
+    AUTO = "auto"
+    FLAT = "flat"
+
+
+def _run_file(path: Path) -> Path:
+    return path / "run.json" if path.is_dir() else path
+
+
+def _load_run(path: Path) -> AuditRun:
+    from groundtrace.analyzer._results import read
+    from groundtrace.analyzer.audit import AuditRun
+
+    return read(_run_file(path), AuditRun)
+
+
+def _progress(phase: str, done: int, total: int) -> None:
+    if done == total or done % 500 == 0:
+        err_console.print(f"{phase}: {done}/{total}", highlight=False)
+
+
+def _print_headline(run: AuditRun) -> None:
+    from rich.table import Table
+
+    s = run.summary
+    table = Table(title="multi-source audit", show_header=False)
+    share = "n/a" if s.prefilter_share is None else f"{100 * s.prefilter_share:.1f}%"
+    prevalence = s.overall.prevalence
+    rows = [
+        ("answers (questions x sources)", f"{s.n_answers} ({len(run.questions)} questions)"),
+        ("pairs labelled", str(s.n_pairs)),
+        ("decided by pre-filters", f"{s.n_prefiltered} ({share})"),
+        ("pair protocol errors", str(len(run.pair_errors))),
+        ("labels", ", ".join(f"{k} {v}" for k, v in s.labels.items())),
+        ("disagreement prevalence",
+         "n/a" if prevalence is None else f"{100 * prevalence:.1f}% of {s.overall.n_present}"),
+        ("wall time", f"{run.wall_seconds:.1f} s"),
+    ]  # fmt: skip
+    if run.validation is not None:
+        kappa = run.validation.kappa
+        rows.append(("kappa vs gold", "n/a" if kappa.value is None else f"{kappa.value:.3f}"))
+    for key, value in rows:
+        table.add_row(key, value)
+    console.print(table)
+
+
+@audit_app.command("run")
+@handle_errors
+def run_command(
+    out: Annotated[Path, typer.Option(help="Run folder (run.json, report.md/.html, traces/).")],
+    retrieval: Annotated[
+        Retrieval, typer.Option(help="auto: whole short sources, hierarchical long ones; flat.")
+    ] = Retrieval.AUTO,
+    concurrency: Annotated[int, typer.Option(help="Requests in flight.")] = 8,
+    questions: Annotated[
+        str, typer.Option(help="Comma-separated question ids (default: every question).")
+    ] = "",
+    sources: Annotated[
+        int | None, typer.Option(help="Keep the first N sources only (a subset run).")
+    ] = None,
+) -> None:
+    """Answer every question once per in-scope licence, label every pair, write the reports."""
+    import asyncio
+
+    from groundtrace.examples.license_audit.audit import run_licence_audit
+
+    wanted = [q.strip() for q in questions.split(",") if q.strip()]
+    run = asyncio.run(
+        run_licence_audit(
+            out=out, retrieval=retrieval.value, concurrency=concurrency, questions=wanted,
+            max_sources=sources, progress=_progress,
+        )
+    )  # fmt: skip
+    _print_headline(run)
+    console.print(f"report: {out / 'report.html'}", highlight=False)
+
+
+@audit_app.command("compare")
+@handle_errors
+def compare_command(
+    run_a: Annotated[Path, typer.Argument(help="Run A (folder or run.json).")],
+    run_b: Annotated[Path, typer.Argument(help="Run B (folder or run.json).")],
+    out: Annotated[Path | None, typer.Option(help="Folder for comparison.json/.md.")] = None,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed (recorded).")] = 20260709,
+) -> None:
+    """B against A, paired by question: absence and disagreement changes, flipped pairs."""
+    from groundtrace.analyzer._results import write
+    from groundtrace.analyzer.audit import compare_runs, render_comparison_markdown
+
+    comparison = compare_runs(_load_run(run_a), _load_run(run_b), n_resamples=resamples, seed=seed)
+    text = render_comparison_markdown(comparison)
+    if out is not None:
+        write(out / "comparison.json", comparison)
+        (out / "comparison.md").write_text(text, "utf-8")
+    sys.stdout.write(text.split("\n## Flipped pairs")[0] + "\n")
+
+
+@audit_app.command("validate")
+@handle_errors
+def validate_command(
+    run: Annotated[Path, typer.Argument(help="A run of the licence corpus (folder or run.json).")],
+    out: Annotated[Path | None, typer.Option(help="Write the validation record here.")] = None,
+) -> None:
+    """The run's labeller against the gold pair labels: kappa, MCC with CIs, confusion.
+
+    Exit codes: 0 validated, 1 not validated (its labels are review-only), 2 on bad input.
+    """
+    from groundtrace.analyzer._results import write
+    from groundtrace.analyzer.audit import render_validation_markdown
+    from groundtrace.analyzer.errors import InputError
+
+    record = _load_run(run)
+    if record.validation is None:
+        raise InputError("the run has no gold pair labels to validate against", path=str(run))
+    if out is not None:
+        write(out, record.validation)
+    sys.stdout.write(render_validation_markdown(record.validation))
+    if not record.validation.validated:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``audit`` to ``app``."""
+    app.add_typer(audit_app, name="audit")
