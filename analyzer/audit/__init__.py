@@ -21,6 +21,7 @@ Usage::
 from __future__ import annotations
 
 from ._compare import AuditComparison, Delta, FlippedPair, QuestionChange, compare_runs
+from ._judge import JUDGE_PROMPT_VERSION, JUDGE_SCHEMA, PairJudge, PairVerdict, parse_pair_reply
 from ._model import (
     GENERAL_SCOPE,
     LABELS,
@@ -75,6 +76,8 @@ __all__ = [
     "BASELINE_FINGERPRINT",
     "DISAGREEMENT_LABELS",
     "GENERAL_SCOPE",
+    "JUDGE_PROMPT_VERSION",
+    "JUDGE_SCHEMA",
     "LABELS",
     "PREFILTER_RULES",
     "AbsenceFigure",
@@ -93,8 +96,10 @@ __all__ = [
     "HeatCell",
     "Label",
     "PairError",
+    "PairJudge",
     "PairLabel",
     "PairLabeller",
+    "PairVerdict",
     "PrevalenceFigure",
     "Progress",
     "Question",
@@ -112,6 +117,7 @@ __all__ = [
     "multiclass_kappa_batch",
     "normalise",
     "pair_id",
+    "parse_pair_reply",
     "prefilter",
     "render_comparison_markdown",
     "render_html",

@@ -62,7 +62,8 @@ class AuditRun(Result, frozen=True, kw_only=True):
         sources: the sources.
         answers: one per (question, in-scope source).
         pairs: the counted label of every pair of answers to a question (both readable).
-        pair_errors: pairs left unlabelled by a protocol error.
+        pair_errors: protocol errors of the answerer or the labeller (visible, never imputed:
+            a pair whose counted labeller failed has no label).
         review: labels of a pair judge that is not validated (review-only; the counted label
             of those pairs is the baseline's).
         summary: the figures.

@@ -12,9 +12,13 @@ import typer
 from ._app import console, err_console, handle_errors
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.audit import AuditRun
+    from groundtrace.analyzer.audit import AuditRun, AuditValidation
+    from groundtrace.analyzer.llm import ModelClient
 
-__all__ = ["register"]
+__all__ = ["API_KEY_ENV", "register"]
+
+#: Environment variable read for the endpoints' API key (optional).
+API_KEY_ENV = "GROUNDTRACE_AUDIT_API_KEY"
 
 audit_app = typer.Typer(
     help="Multi-source audit: same question, different sources, different answers.",
@@ -38,6 +42,39 @@ def _load_run(path: Path) -> AuditRun:
     from groundtrace.analyzer.audit import AuditRun
 
     return read(_run_file(path), AuditRun)
+
+
+def _endpoint(spec: str, model: str | None, option: str) -> str | None:
+    from groundtrace.analyzer.errors import ConfigError
+
+    if spec in ("extractive", "baseline"):
+        return None
+    if not spec.startswith(("http://", "https://")):
+        raise ConfigError(f"{option} must be built-in or an http(s) URL", field=option)
+    if not model:
+        raise ConfigError(f"a model id is required with {option} URL", field=option)
+    return spec
+
+
+def _client(url: str, out: Path, clients: dict[str, ModelClient], concurrency: int,
+            timeout: float) -> ModelClient:  # fmt: skip
+    import os
+
+    from groundtrace.analyzer.llm import CallCache, ModelClient
+
+    if url not in clients:
+        clients[url] = ModelClient(
+            url, api_key=os.environ.get(API_KEY_ENV), cache=CallCache(out / "llm_cache.sqlite"),
+            concurrency=concurrency, timeout=timeout,
+        )  # fmt: skip
+    return clients[url]
+
+
+def _validation(path: Path | None) -> AuditValidation | None:
+    from groundtrace.analyzer._results import read
+    from groundtrace.analyzer.audit import AuditValidation
+
+    return None if path is None else read(path, AuditValidation)
 
 
 def _progress(phase: str, done: int, total: int) -> None:
@@ -84,19 +121,68 @@ def run_command(
     sources: Annotated[
         int | None, typer.Option(help="Keep the first N sources only (a subset run).")
     ] = None,
+    answerer: Annotated[
+        str, typer.Option(help="'extractive' (offline) or an OpenAI-compatible base URL.")
+    ] = "extractive",
+    model: Annotated[str | None, typer.Option(help="Answerer model id (with a URL).")] = None,
+    judge: Annotated[
+        str, typer.Option(help="'baseline' (offline) or the pair judge's base URL.")
+    ] = "baseline",
+    judge_model: Annotated[str | None, typer.Option(help="Pair-judge model id.")] = None,
+    validation: Annotated[
+        Path | None,
+        typer.Option(
+            help="Validation record of the judge (from `audit validate`); without a "
+            "matching one the judge's labels are review-only."
+        ),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per model call attempt.")] = 120.0,
 ) -> None:
-    """Answer every question once per in-scope licence, label every pair, write the reports."""
+    """Answer every question once per in-scope licence, label every pair, write the reports.
+
+    Model calls are cached in OUT/llm_cache.sqlite: run again into the same folder and a
+    killed run resumes without repeating a completed call.
+    """
     import asyncio
 
+    from groundtrace.analyzer.audit import PairJudge, PairLabeller
+    from groundtrace.examples.license_audit.app import AnswerFn, extractive_answer
     from groundtrace.examples.license_audit.audit import run_licence_audit
+    from groundtrace.examples.license_audit.endpoint import EndpointAnswerer
 
     wanted = [q.strip() for q in questions.split(",") if q.strip()]
-    run = asyncio.run(
-        run_licence_audit(
-            out=out, retrieval=retrieval.value, concurrency=concurrency, questions=wanted,
-            max_sources=sources, progress=_progress,
-        )
-    )  # fmt: skip
+    clients: dict[str, ModelClient] = {}
+    answer_fn: AnswerFn = extractive_answer
+    answer_name = "extractive"
+    if (url := _endpoint(answerer, model, "--answerer")) is not None and model:
+        endpoint = EndpointAnswerer(_client(url, out, clients, concurrency, timeout), model)
+        answer_fn, answer_name = endpoint, endpoint.name
+    labeller: PairLabeller | None = None
+    if (url := _endpoint(judge, judge_model, "--judge")) is not None and judge_model:
+        labeller = PairJudge(_client(url, out, clients, concurrency, timeout), judge_model)
+
+    async def main() -> AuditRun:
+        try:
+            return await run_licence_audit(
+                out=out,
+                retrieval=retrieval.value,
+                answerer=answer_fn,
+                answerer_name=answer_name,
+                labeller=labeller,
+                judge_validation=_validation(validation),
+                concurrency=concurrency,
+                questions=wanted,
+                max_sources=sources,
+                progress=_progress,
+                model_calls=(lambda: {u: c.stats.as_dict() for u, c in clients.items()})
+                if clients
+                else None,
+            )
+        finally:
+            for client in clients.values():
+                await client.aclose()
+
+    run = asyncio.run(main())
     _print_headline(run)
     console.print(f"report: {out / 'report.html'}", highlight=False)
 

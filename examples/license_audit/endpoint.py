@@ -1,0 +1,127 @@
+"""The model answerer: a stance from an OpenAI-compatible endpoint, through the shared client.
+
+The reply must be one JSON object ``{"stance", "points", "answer", "quote"}`` (stance yes / no /
+conditional / absent; points from the question's own qualifiers or list items). A reply that
+cannot be read is kept as a protocol error on the answer (``error``), never guessed.
+
+Usage::
+
+    client = ModelClient("http://127.0.0.1:8080/v1", cache=CallCache("runs/a/llm_cache.sqlite"))
+    answerer = EndpointAnswerer(client, "gemma-3-270m")
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from groundtrace.analyzer.llm import CallFailure, ChatRequest, ModelClient
+from groundtrace.sdk.rendering import build_prompt
+
+from .corpus import QuestionCues, render_answer
+
+__all__ = ["STANCES", "EndpointAnswerer", "parse_stance_reply"]
+
+STANCES: Final = ("yes", "no", "conditional", "absent")
+_INSTRUCTIONS: Final = (
+    "Answer the question using only the licence excerpts. Reply with one JSON object with the "
+    'keys "stance" (yes, no, conditional, or absent when the excerpts do not address the '
+    'question), "points" (the conditions or items that apply, from the allowed list), '
+    '"answer" (one short sentence) and "quote" (the sentence of the excerpts you rely on).'
+)
+
+
+def _allowed_points(cues: QuestionCues) -> list[str]:
+    return sorted({*cues.conditional, *cues.points})
+
+
+def _schema(points: list[str]) -> dict[str, Any]:
+    items: dict[str, Any] = {"type": "string"}
+    if points:
+        items["enum"] = points
+    return {
+        "type": "object",
+        "properties": {
+            "stance": {"type": "string", "enum": list(STANCES)},
+            "points": {"type": "array", "items": items, "maxItems": 4},
+            "answer": {"type": "string", "maxLength": 200},
+            "quote": {"type": "string", "maxLength": 300},
+        },
+        "required": ["stance", "points", "answer", "quote"],
+    }
+
+
+def parse_stance_reply(text: str, finish_reason: str | None, allowed: list[str]) -> dict[str, Any]:
+    """The ANSWER step's reply mapping; ``error`` set (stance ``absent``) when unreadable."""
+
+    def failed(message: str) -> dict[str, Any]:
+        return {"answer": "", "stance": "absent", "points": [], "quote": "", "error": message}
+
+    if finish_reason == "length":
+        return failed("truncation: the reply was cut at the token budget")
+    try:
+        body = json.loads(text.strip())
+    except ValueError:
+        return failed(f"malformed_json: {text[:120]!r}")
+    if not isinstance(body, dict) or body.get("stance") not in STANCES:
+        return failed(f"out_of_range: no valid stance in {text[:120]!r}")
+    points = body.get("points") or []
+    if not isinstance(points, list) or any(p not in allowed for p in points):
+        return failed(f"out_of_range: points {points!r} not in {allowed}")
+    stance = body["stance"]
+    kept = tuple(sorted(set(points))) if stance in ("conditional", "yes") else ()
+    return {
+        "answer": str(body.get("answer") or render_answer(stance, kept)),
+        "stance": stance,
+        "points": list(kept),
+        "quote": str(body.get("quote") or ""),
+    }
+
+
+class EndpointAnswerer:
+    """An answerer (see ``app.AnswerFn``) backed by a model at an OpenAI-compatible endpoint.
+
+    Args:
+        client: the shared model client (cache, retries, concurrency).
+        model: model id at the endpoint.
+        seed: sampling seed.
+        max_tokens: reply budget.
+    """
+
+    def __init__(
+        self, client: ModelClient, model: str, *, seed: int = 0, max_tokens: int = 200
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.seed = seed
+        self.max_tokens = max_tokens
+
+    @property
+    def name(self) -> str:
+        """``<model>@<endpoint>``."""
+        return f"{self.model}@{self.client.base_url}"
+
+    async def __call__(
+        self, question: str, evidence: Sequence[Mapping[str, Any]], cues: QuestionCues
+    ) -> dict[str, Any]:
+        """The reply mapping of the ANSWER step for ``question`` from ``evidence``."""
+        allowed = _allowed_points(cues)
+        instructions = _INSTRUCTIONS + (
+            f" Allowed points: {', '.join(allowed)}." if allowed else ""
+        )
+        prompt = build_prompt(question, list(evidence), instructions=instructions)
+        result = await self.client.complete(
+            ChatRequest(
+                model=self.model,
+                messages=({"role": "user", "content": f"{prompt.system}\n\n{prompt.user}"},),
+                temperature=0.0,
+                seed=self.seed,
+                max_tokens=self.max_tokens,
+                response_format={"type": "json_object", "schema": _schema(allowed)},
+            )
+        )
+        if isinstance(result, CallFailure):
+            return {"answer": "", "stance": "absent", "points": [], "quote": "",
+                    "error": f"{result.kind.value}: {result.message}"}  # fmt: skip
+        return parse_stance_reply(result.text, result.finish_reason, allowed)
