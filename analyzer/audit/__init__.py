@@ -21,7 +21,7 @@ Usage::
 from __future__ import annotations
 
 from ._compare import AuditComparison, Delta, FlippedPair, QuestionChange, compare_runs
-from ._judge import JUDGE_PROMPT_VERSION, JUDGE_SCHEMA, PairJudge, PairVerdict, parse_pair_reply
+from ._judge import JUDGE_PROMPT_VERSION, JUDGE_SCHEMA, PairJudge, read_pair_reply
 from ._model import (
     GENERAL_SCOPE,
     LABELS,
@@ -40,6 +40,7 @@ from ._pairs import (
     answer_pairs,
     baseline_label,
     gold_pair_labels,
+    make_label,
     normalise,
     prefilter,
     significance_of,
@@ -61,6 +62,7 @@ from ._run import (
     judge_counts,
     run_audit,
 )
+from ._structured import CallError, StructuredCaller
 from ._summary import (
     DISAGREEMENT_LABELS,
     AbsenceFigure,
@@ -90,6 +92,7 @@ __all__ = [
     "AuditSummary",
     "AuditValidation",
     "BaselineLabeller",
+    "CallError",
     "Corpus",
     "Delta",
     "FlippedPair",
@@ -99,7 +102,6 @@ __all__ = [
     "PairJudge",
     "PairLabel",
     "PairLabeller",
-    "PairVerdict",
     "PrevalenceFigure",
     "Progress",
     "Question",
@@ -108,17 +110,19 @@ __all__ = [
     "Source",
     "SourceInfo",
     "Stance",
+    "StructuredCaller",
     "answer_pairs",
     "baseline_label",
     "compare_runs",
     "gold_pair_labels",
     "in_scope",
     "judge_counts",
+    "make_label",
     "multiclass_kappa_batch",
     "normalise",
     "pair_id",
-    "parse_pair_reply",
     "prefilter",
+    "read_pair_reply",
     "render_comparison_markdown",
     "render_html",
     "render_markdown",

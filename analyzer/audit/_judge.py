@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from groundtrace.analyzer.judge import ProtocolErrorKind
-from groundtrace.analyzer.llm import CallFailure, ChatRequest, ModelClient
+from groundtrace.analyzer.llm import ModelClient
 
-from ._model import LABELS, Answer, Label, PairLabel, Question, Significance
+from ._model import LABELS, Answer, PairLabel, Question
+from ._pairs import make_label
 from ._records import PairError
+from ._structured import CallError, StructuredCaller
 
-__all__ = ["JUDGE_PROMPT_VERSION", "JUDGE_SCHEMA", "PairJudge", "PairVerdict", "parse_pair_reply"]
+__all__ = ["JUDGE_PROMPT_VERSION", "JUDGE_SCHEMA", "PairJudge", "read_pair_reply"]
 
 JUDGE_PROMPT_VERSION: Final = "audit-pair-judge-v1"
 _SIGNIFICANCE: Final = ("none", "low", "medium", "high")
@@ -45,38 +47,20 @@ _INSTRUCTIONS: Final = (
 )
 
 
-class PairVerdict(NamedTuple):
-    """A readable judge reply."""
-
-    label: Label
-    topic: str | None
-    significance: Significance | None
-
-
-def parse_pair_reply(
-    text: str, finish_reason: str | None
-) -> PairVerdict | tuple[ProtocolErrorKind, str]:
-    """The verdict of a reply, or ``(protocol error kind, message)``."""
-    if finish_reason == "length":
-        return ProtocolErrorKind.TRUNCATION, "the reply was cut at the token budget"
-    try:
-        body = json.loads(text.strip())
-    except ValueError:
-        return ProtocolErrorKind.MALFORMED_JSON, f"not JSON: {text[:120]!r}"
-    if not isinstance(body, dict):
-        return ProtocolErrorKind.MALFORMED_JSON, "the reply is not a JSON object"
+def read_pair_reply(
+    body: dict[str, Any], question: Question, a: Answer, b: Answer
+) -> PairLabel | CallError:
+    """The pair label of a judge's JSON reply, or the protocol error that makes it unusable."""
     label = body.get("label")
     if label is None:
-        return ProtocolErrorKind.MISSING, "the reply has no label"
+        return CallError(ProtocolErrorKind.MISSING, "the reply has no label")
     if label not in LABELS:
-        return ProtocolErrorKind.OUT_OF_RANGE, f"unknown label {label!r}"
+        return CallError(ProtocolErrorKind.OUT_OF_RANGE, f"unknown label {label!r}")
     significance = body.get("significance", "none")
     if significance not in _SIGNIFICANCE:
-        return ProtocolErrorKind.OUT_OF_RANGE, f"unknown significance {significance!r}"
-    topic = body.get("topic")
-    return PairVerdict(
-        label, str(topic) if topic else None, None if significance == "none" else significance
-    )
+        return CallError(ProtocolErrorKind.OUT_OF_RANGE, f"unknown significance {significance!r}")
+    topic = str(body.get("topic") or "") or question.topics[0]
+    return make_label(a, b, label, topic, "judge", None if significance == "none" else significance)
 
 
 class PairJudge:
@@ -92,67 +76,41 @@ class PairJudge:
     def __init__(
         self, client: ModelClient, model: str, *, seed: int = 0, max_tokens: int = 96
     ) -> None:
-        self.client = client
-        self.model = model
-        self.seed = seed
-        self.max_tokens = max_tokens
+        self.caller = StructuredCaller(client, model, seed=seed, max_tokens=max_tokens)
 
     @property
     def name(self) -> str:
         """``judge:<model>@<endpoint>``."""
-        return f"judge:{self.model}@{self.client.base_url}"
+        return f"judge:{self.caller.name}"
 
     @property
     def fingerprint(self) -> str:
         """sha256 of endpoint, model, prompt, schema, temperature, seed and budget."""
+        c = self.caller
         fields = {
-            "endpoint": self.client.base_url, "model": self.model,
-            "prompt": JUDGE_PROMPT_VERSION, "instructions": _INSTRUCTIONS,
-            "schema": JUDGE_SCHEMA, "temperature": 0.0, "seed": self.seed,
-            "max_tokens": self.max_tokens,
+            "endpoint": c.client.base_url, "model": c.model, "prompt": JUDGE_PROMPT_VERSION,
+            "instructions": _INSTRUCTIONS, "schema": JUDGE_SCHEMA, "temperature": 0.0,
+            "seed": c.seed, "max_tokens": c.max_tokens,
         }  # fmt: skip
         payload = json.dumps(fields, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
-    def request(self, question: Question, a: Answer, b: Answer) -> ChatRequest:
-        """The chat request for one pair (one user message)."""
-        content = (
+    @staticmethod
+    def prompt(question: Question, a: Answer, b: Answer) -> str:
+        """The user message for one pair."""
+        return (
             f"{_INSTRUCTIONS}\n\nQuestion: {question.text}\n"
             f"Answer of source A: {a.text}\nSource A says: {a.quote[:600]}\n"
             f"Answer of source B: {b.text}\nSource B says: {b.quote[:600]}"
         )
-        return ChatRequest(
-            model=self.model,
-            messages=({"role": "user", "content": content},),
-            temperature=0.0,
-            seed=self.seed,
-            max_tokens=self.max_tokens,
-            response_format={"type": "json_object", "schema": JUDGE_SCHEMA},
-        )
 
     async def label(self, question: Question, a: Answer, b: Answer) -> PairLabel | PairError:
         """The pair's label, or a protocol error; never raises for a bad reply."""
-        result = await self.client.complete(self.request(question, a, b))
-        if isinstance(result, CallFailure):
-            return self._error(a, b, result.kind.value, result.message)
-        parsed = parse_pair_reply(result.text, result.finish_reason)
-        if not isinstance(parsed, PairVerdict):
-            return self._error(a, b, parsed[0].value, parsed[1])
-        label, topic, significance = parsed
-        differs = label not in ("absent", "consistent")
-        return PairLabel(
-            question_id=a.question_id,
-            source_a=a.source_id,
-            source_b=b.source_id,
-            label=label,
-            topic=(topic or question.topics[0]) if differs else None,
-            significance=significance if differs else None,
-            decided_by="judge",
-        )
-
-    @staticmethod
-    def _error(a: Answer, b: Answer, kind: str, message: str) -> PairError:
+        reply = await self.caller.call(self.prompt(question, a, b), JUDGE_SCHEMA)
+        result = reply if isinstance(reply, CallError) else read_pair_reply(reply, question, a, b)
+        if isinstance(result, PairLabel):
+            return result
         return PairError(
             question_id=a.question_id, source_a=a.source_id, source_b=b.source_id,
-            kind=kind, message=message,
+            kind=result.kind, message=result.message,
         )  # fmt: skip

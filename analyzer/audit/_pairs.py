@@ -19,7 +19,7 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Final
+from typing import Final, Literal
 
 import msgspec
 
@@ -30,6 +30,7 @@ __all__ = [
     "answer_pairs",
     "baseline_label",
     "gold_pair_labels",
+    "make_label",
     "normalise",
     "prefilter",
     "significance_of",
@@ -68,15 +69,26 @@ def _numbers(answer: Answer) -> set[str]:
     return {n.replace(",", ".") for n in _NUMBER.findall(answer.text)}
 
 
-def _labelled(a: Answer, b: Answer, label: Label, topic: str, decided_by: str) -> PairLabel:
+def make_label(
+    a: Answer,
+    b: Answer,
+    label: Label,
+    topic: str,
+    decided_by: str,
+    significance: Significance | Literal["default"] | None = "default",
+) -> PairLabel:
+    """The label of the pair (a, b); topic and significance only where the answers differ
+    (``"default"``: :func:`significance_of` the label)."""
     differs = label not in ("absent", "consistent")
+    if significance == "default":
+        significance = significance_of(label)
     return PairLabel(
         question_id=a.question_id,
         source_a=a.source_id,
         source_b=b.source_id,
         label=label,
         topic=topic if differs else None,
-        significance=significance_of(label),
+        significance=significance if differs else None,
         decided_by=decided_by,
     )
 
@@ -85,16 +97,16 @@ def prefilter(a: Answer, b: Answer, topic: str) -> PairLabel | None:
     """The label of a pair whose label is certain, else None (a labeller must decide)."""
     absent = (a.stance == "absent") + (b.stance == "absent")
     if absent == 2:
-        return _labelled(a, b, "absent", topic, "prefilter:both-absent")
+        return make_label(a, b, "absent", topic, "prefilter:both-absent")
     if absent == 1:
-        return _labelled(a, b, "absent", topic, "prefilter:one-absent")
+        return make_label(a, b, "absent", topic, "prefilter:one-absent")
     if normalise(a.text) == normalise(b.text):
-        return _labelled(a, b, "consistent", topic, "prefilter:identical")
+        return make_label(a, b, "consistent", topic, "prefilter:identical")
     if {a.stance, b.stance} == {"yes", "no"}:
-        return _labelled(a, b, "contradictory", topic, "prefilter:opposite-stances")
+        return make_label(a, b, "contradictory", topic, "prefilter:opposite-stances")
     numbers_a, numbers_b = _numbers(a), _numbers(b)
     if numbers_a and numbers_b and not numbers_a & numbers_b:
-        return _labelled(a, b, "contradictory", topic, "prefilter:conflicting-numbers")
+        return make_label(a, b, "contradictory", topic, "prefilter:conflicting-numbers")
     return None
 
 
@@ -110,7 +122,7 @@ def baseline_label(a: Answer, b: Answer, topic: str) -> PairLabel:
         label = "complementary"
     else:
         label = "divergent"
-    return _labelled(a, b, label, topic, "baseline")
+    return make_label(a, b, label, topic, "baseline")
 
 
 def answer_pairs(answers: Sequence[Answer]) -> Iterator[tuple[Answer, Answer]]:

@@ -12,16 +12,16 @@ Usage::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from groundtrace.analyzer.llm import CallFailure, ChatRequest, ModelClient
+from groundtrace.analyzer.audit import CallError, StructuredCaller
+from groundtrace.analyzer.llm import ModelClient
 from groundtrace.sdk.rendering import build_prompt
 
 from .corpus import QuestionCues, render_answer
 
-__all__ = ["STANCES", "EndpointAnswerer", "parse_stance_reply"]
+__all__ = ["STANCES", "EndpointAnswerer", "read_stance_reply"]
 
 STANCES: Final = ("yes", "no", "conditional", "absent")
 _INSTRUCTIONS: Final = (
@@ -52,23 +52,17 @@ def _schema(points: list[str]) -> dict[str, Any]:
     }
 
 
-def parse_stance_reply(text: str, finish_reason: str | None, allowed: list[str]) -> dict[str, Any]:
-    """The ANSWER step's reply mapping; ``error`` set (stance ``absent``) when unreadable."""
-
-    def failed(message: str) -> dict[str, Any]:
-        return {"answer": "", "stance": "absent", "points": [], "quote": "", "error": message}
-
-    if finish_reason == "length":
-        return failed("truncation: the reply was cut at the token budget")
-    try:
-        body = json.loads(text.strip())
-    except ValueError:
-        return failed(f"malformed_json: {text[:120]!r}")
-    if not isinstance(body, dict) or body.get("stance") not in STANCES:
-        return failed(f"out_of_range: no valid stance in {text[:120]!r}")
+def read_stance_reply(body: dict[str, Any] | CallError, allowed: list[str]) -> dict[str, Any]:
+    """The ANSWER step's reply mapping; ``error`` set (stance ``absent``) when unusable."""
+    if isinstance(body, CallError):
+        return {"answer": "", "stance": "absent", "points": [], "quote": "",
+                "error": f"{body.kind}: {body.message}"}  # fmt: skip
+    if body.get("stance") not in STANCES:
+        return read_stance_reply(CallError("out_of_range", f"no valid stance in {body}"), allowed)
     points = body.get("points") or []
     if not isinstance(points, list) or any(p not in allowed for p in points):
-        return failed(f"out_of_range: points {points!r} not in {allowed}")
+        message = f"points {points!r} not in {allowed}"
+        return read_stance_reply(CallError("out_of_range", message), allowed)
     stance = body["stance"]
     kept = tuple(sorted(set(points))) if stance in ("conditional", "yes") else ()
     return {
@@ -92,15 +86,12 @@ class EndpointAnswerer:
     def __init__(
         self, client: ModelClient, model: str, *, seed: int = 0, max_tokens: int = 200
     ) -> None:
-        self.client = client
-        self.model = model
-        self.seed = seed
-        self.max_tokens = max_tokens
+        self.caller = StructuredCaller(client, model, seed=seed, max_tokens=max_tokens)
 
     @property
     def name(self) -> str:
         """``<model>@<endpoint>``."""
-        return f"{self.model}@{self.client.base_url}"
+        return self.caller.name
 
     async def __call__(
         self, question: str, evidence: Sequence[Mapping[str, Any]], cues: QuestionCues
@@ -111,17 +102,5 @@ class EndpointAnswerer:
             f" Allowed points: {', '.join(allowed)}." if allowed else ""
         )
         prompt = build_prompt(question, list(evidence), instructions=instructions)
-        result = await self.client.complete(
-            ChatRequest(
-                model=self.model,
-                messages=({"role": "user", "content": f"{prompt.system}\n\n{prompt.user}"},),
-                temperature=0.0,
-                seed=self.seed,
-                max_tokens=self.max_tokens,
-                response_format={"type": "json_object", "schema": _schema(allowed)},
-            )
-        )
-        if isinstance(result, CallFailure):
-            return {"answer": "", "stance": "absent", "points": [], "quote": "",
-                    "error": f"{result.kind.value}: {result.message}"}  # fmt: skip
-        return parse_stance_reply(result.text, result.finish_reason, allowed)
+        body = await self.caller.call(f"{prompt.system}\n\n{prompt.user}", _schema(allowed))
+        return read_stance_reply(body, allowed)

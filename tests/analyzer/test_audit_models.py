@@ -23,6 +23,7 @@ from groundtrace.analyzer.audit import (
     Answer,
     AuditRun,
     AuditSettings,
+    CallError,
     Corpus,
     PairError,
     PairJudge,
@@ -33,7 +34,7 @@ from groundtrace.analyzer.audit import (
     validate_labels,
 )
 from groundtrace.analyzer.llm import ModelClient, RetryPolicy
-from groundtrace.examples.license_audit.endpoint import parse_stance_reply
+from groundtrace.examples.license_audit.endpoint import read_stance_reply
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
 
 _JUDGE = '{"label": "divergent", "topic": "scope", "significance": "medium"}'
@@ -94,11 +95,13 @@ def test_a_malformed_judge_reply_is_a_visible_protocol_error(
 
 
 def test_a_malformed_answer_reply_is_kept_as_an_error_not_a_stance() -> None:
-    reply = parse_stance_reply("I think yes", None, [])
+    reply = read_stance_reply(CallError("malformed_json", "not JSON: 'I think yes'"), [])
     assert reply["error"].startswith("malformed_json") and reply["points"] == []
-    assert parse_stance_reply('{"stance": "maybe"}', None, [])["error"].startswith("out_of_range")
-    bad_point = parse_stance_reply('{"stance": "conditional", "points": ["z"]}', None, ["a"])
+    assert read_stance_reply({"stance": "maybe"}, [])["error"].startswith("out_of_range")
+    bad_point = read_stance_reply({"stance": "conditional", "points": ["z"]}, ["a"])
     assert "not in" in bad_point["error"]
+    good = read_stance_reply({"stance": "conditional", "points": ["a"], "answer": "If a."}, ["a"])
+    assert (good["stance"], good["points"], "error" in good) == ("conditional", ["a"], False)
 
 
 def test_an_unvalidated_judge_is_review_only_and_its_errors_are_counted() -> None:
