@@ -4,8 +4,9 @@ One request answers one question from one licence alone:
 
 * REQUEST (``@request``): the question, the case id ``<question>/<source>`` and the source id
   (``groundtrace.source.id``), app ``license-audit`` and version ``1.0.0+<retrieval>``;
-* RETRIEVE (``gt.step``): the evidence from :mod:`.retrieval` plus the mode, the sections and
-  the chunks chosen and the source's length (``groundtrace.retrieval.*``);
+* RETRIEVE (``gt.step``): the evidence from :mod:`.retrieval` for the question plus its topics
+  (the retriever's query), with the mode, the sections and the chunks chosen and the source's
+  length (``groundtrace.retrieval.*``);
 * ANSWER (``@answer``): an answerer turns the evidence into a stance (yes / no / conditional /
   absent), its points and the quote it rests on -- the offline :func:`extractive_answer` or an
   :class:`EndpointAnswerer` (any OpenAI-compatible endpoint through the shared model client).
@@ -128,13 +129,15 @@ async def _request(
     *,
     source: Source,
     question_id: str,
+    topics: tuple[str, ...],
     cues: QuestionCues,
     answerer: AnswerFn,
     retrieval: RetrievalMode,
 ) -> Answer:
     del case_id  # recorded on the span by the decorator
-    with step(Action.RETRIEVE, retriever="bm25", query=question) as handle:
-        evidence, chosen = retrieve_evidence(question, source, retrieval)
+    query = " ".join((question, *topics))  # the question's topics expand the BM25 query
+    with step(Action.RETRIEVE, retriever="bm25", query=query) as handle:
+        evidence, chosen = retrieve_evidence(query, source, retrieval)
         handle.record_evidence(evidence)
         span = handle.span
         span.set_attribute(sc.GT_RETRIEVAL_MODE, chosen.mode)
@@ -177,6 +180,7 @@ async def answer_one(
         source_id=source.id,
         source=source,
         question_id=question.id,
+        topics=question.topics,
         cues=cues,
         answerer=answerer,
         retrieval=retrieval,
