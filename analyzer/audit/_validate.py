@@ -111,6 +111,10 @@ def _kappa(
     )
 
 
+def _low(stat: Statistic) -> str:
+    return "undefined" if stat.ci_low is None else f"{stat.ci_low:.3f}"
+
+
 def _passes(stat: Statistic, minimum: float) -> bool:
     return stat.ci_low is not None and stat.ci_low >= minimum
 
@@ -151,9 +155,9 @@ def validate_labels(
         confusion[g][p] += 1
     reasons: list[str] = []
     if not _passes(kappa, a.kappa_ci_low_min):
-        reasons.append(f"five-label kappa CI low {kappa.ci_low} < {a.kappa_ci_low_min}")
+        reasons.append(f"five-label kappa CI low {_low(kappa)} < {a.kappa_ci_low_min}")
     if not _passes(dis_kappa, a.kappa_ci_low_min):
-        reasons.append(f"disagreement kappa CI low {dis_kappa.ci_low} < {a.kappa_ci_low_min}")
+        reasons.append(f"disagreement kappa CI low {_low(dis_kappa)} < {a.kappa_ci_low_min}")
     error_rate = protocol_errors / len(gold) if gold else 1.0
     if error_rate > a.max_protocol_error_rate:
         reasons.append(f"protocol-error rate {error_rate:.3f} > {a.max_protocol_error_rate}")
