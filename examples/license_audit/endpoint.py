@@ -37,14 +37,14 @@ def _allowed_points(cues: QuestionCues) -> list[str]:
 
 
 def _schema(points: list[str]) -> dict[str, Any]:
-    items: dict[str, Any] = {"type": "string"}
-    if points:
-        items["enum"] = points
+    # no allowed points: the array must stay empty (a grammar-constrained model cannot pad it)
+    listed: dict[str, Any] = {"type": "array", "items": {"type": "string", "enum": points},
+                              "maxItems": min(len(points), 4)}  # fmt: skip
     return {
         "type": "object",
         "properties": {
             "stance": {"type": "string", "enum": list(STANCES)},
-            "points": {"type": "array", "items": items, "maxItems": 4},
+            "points": listed,
             "answer": {"type": "string", "maxLength": 200},
             "quote": {"type": "string", "maxLength": 300},
         },
