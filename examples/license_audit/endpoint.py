@@ -37,19 +37,15 @@ def _allowed_points(cues: QuestionCues) -> list[str]:
 
 
 def _schema(points: list[str]) -> dict[str, Any]:
-    # no allowed points: the array must stay empty (a grammar-constrained model cannot pad it)
-    listed: dict[str, Any] = {"type": "array", "items": {"type": "string", "enum": points},
-                              "maxItems": min(len(points), 4)}  # fmt: skip
-    return {
-        "type": "object",
-        "properties": {
-            "stance": {"type": "string", "enum": list(STANCES)},
-            "points": listed,
-            "answer": {"type": "string", "maxLength": 200},
-            "quote": {"type": "string", "maxLength": 300},
-        },
-        "required": ["stance", "points", "answer", "quote"],
+    properties: dict[str, Any] = {
+        "stance": {"type": "string", "enum": list(STANCES)},
+        "answer": {"type": "string", "maxLength": 200},
+        "quote": {"type": "string", "maxLength": 300},
     }
+    if points:  # a question without qualifiers or items asks for no points at all
+        properties["points"] = {"type": "array", "items": {"type": "string", "enum": points},
+                                "maxItems": min(len(points), 4)}  # fmt: skip
+    return {"type": "object", "properties": properties, "required": sorted(properties)}
 
 
 def read_stance_reply(body: dict[str, Any] | CallError, allowed: list[str]) -> dict[str, Any]:

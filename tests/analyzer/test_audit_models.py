@@ -51,7 +51,8 @@ def _reply(req: ServerRequest) -> Reply:
         return Reply(content=_JUDGE, delay=0.02)
     text = last_user_text(req)
     pick = zlib.crc32(text.encode()) % 3
-    points = req.body["response_format"]["schema"]["properties"]["points"]["items"].get("enum")
+    listed = req.body["response_format"]["schema"]["properties"].get("points")
+    points = listed["items"]["enum"] if listed else []
     stance = ["yes", "conditional", "absent"][pick]
     chosen = [points[pick % len(points)]] if stance == "conditional" and points else []
     word = ["alpha", "beta", "gamma", "delta"][zlib.crc32(text[::-1].encode()) % 4]
