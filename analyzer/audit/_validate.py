@@ -111,6 +111,16 @@ def _kappa(
     )
 
 
+def _projected(stat: Statistic) -> Statistic:
+    """Name the classes of the disagreement projection in an undefined statistic's reason."""
+    reason = stat.undefined_reason
+    if reason is None or "single class" not in reason:
+        return stat
+    who = "gold" if reason.startswith("reference") else "predicted"
+    which = "only disagreement" if reason.endswith("(pass)") else "no disagreement"
+    return msgspec.structs.replace(stat, undefined_reason=f"the {who} labels hold {which}")
+
+
 def _low(stat: Statistic) -> str:
     return "undefined" if stat.ci_low is None else f"{stat.ci_low:.3f}"
 
@@ -148,8 +158,8 @@ def validate_labels(
     settings = {"n_resamples": a.n_resamples, "seed": a.seed}
     agreement = bootstrap_statistic(raw_agreement_batch, [ref, pred], **settings)
     kappa = _kappa(ref, pred, a)
-    dis_kappa = bootstrap_statistic(cohen_kappa_batch, [ref_dis, pred_dis], **settings)
-    dis_mcc = bootstrap_statistic(mcc_batch, [ref_dis, pred_dis], **settings)
+    dis_kappa = _projected(bootstrap_statistic(cohen_kappa_batch, [ref_dis, pred_dis], **settings))
+    dis_mcc = _projected(bootstrap_statistic(mcc_batch, [ref_dis, pred_dis], **settings))
     confusion: dict[str, dict[str, int]] = {g: dict.fromkeys(LABELS, 0) for g in LABELS}
     for g, p in matched:
         confusion[g][p] += 1

@@ -80,6 +80,7 @@ def test_validation_reports_kappa_mcc_and_the_confusion_matrix() -> None:
     bad = validate_labels(gold, flipped, labeller="x", fingerprint="f")
     assert not bad.validated
     assert bad.disagreement_mcc.value is None  # predictions hold one class: undefined, not 0
+    assert bad.disagreement_mcc.undefined_reason == "the predicted labels hold no disagreement"
     assert bad.confusion["divergent"]["consistent"] == 30
     half = validate_labels(gold, gold[:30], labeller="x", fingerprint="f", protocol_errors=30,
                            acceptance=AuditAcceptance(max_protocol_error_rate=0.1))  # fmt: skip
