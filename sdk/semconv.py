@@ -111,10 +111,13 @@ __all__ = [
     "GT_REPLAY_TARGET_ID",
     "GT_REQUEST_CASE_ID",
     "GT_REQUEST_QUERY",
+    "GT_RETRIEVAL_CHUNKS",
     "GT_RETRIEVAL_K",
     "GT_RETRIEVAL_MODE",
     "GT_RETRIEVAL_QUERY",
     "GT_RETRIEVAL_RETRIEVER",
+    "GT_RETRIEVAL_SECTIONS",
+    "GT_RETRIEVAL_SOURCE_WORDS",
     "GT_SCHEMA_VERSION",
     "GT_SELECTED_IDS",
     "GT_SESSION_ID",
@@ -416,6 +419,14 @@ GT_REPLAY_OPERATOR: Final = "groundtrace.replay.operator"
 GT_REPLAY_TARGET_ID: Final = "groundtrace.replay.target_id"
 #: str -- id of the replacement evidence item (REPLACE only). "p17"
 GT_REPLAY_REPLACEMENT_ID: Final = "groundtrace.replay.replacement_id"
+
+# Hierarchical retrieval (RETRIEVE, multi-source audit)
+#: str[] -- ids of the sections a hierarchical retriever chose, best first. ["gpl-3.0:s11"]
+GT_RETRIEVAL_SECTIONS: Final = "groundtrace.retrieval.sections"
+#: str[] -- ids of the chunks chosen (after fusion and reranking), best first. ["gpl-3.0:c42"]
+GT_RETRIEVAL_CHUNKS: Final = "groundtrace.retrieval.chunks"
+#: int -- words in the source retrieved from (what decides whole vs hierarchical). 5644
+GT_RETRIEVAL_SOURCE_WORDS: Final = "groundtrace.retrieval.source_words"
 
 # ---------------------------------------------------------------------------------------------
 # OpenInference

@@ -11,7 +11,7 @@ from typing import Final, Protocol
 
 import typer
 
-from . import _collect, _demo, _gate, _interventions, _judge, _paths, _traces
+from . import _audit, _collect, _demo, _gate, _interventions, _judge, _paths, _traces
 
 __all__ = ["COMMANDS", "CommandModule", "build_app"]
 
@@ -32,6 +32,7 @@ COMMANDS: Final[tuple[CommandModule, ...]] = (
     _traces,
     _paths,
     _interventions,
+    _audit,
 )
 
 

@@ -1,0 +1,209 @@
+"""One audit run: answer every (question, in-scope source), label every pair, summarise.
+
+Answers and pair labels are produced with bounded concurrency; the pre-filters decide the
+certain pairs without a labeller call. A labeller that is not the baseline (a pair judge)
+counts only when a validation record bound to its fingerprint says it is validated; otherwise
+its labels are kept for review and the baseline's labels are counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Final, Protocol, TypeVar
+
+import msgspec
+
+from groundtrace.analyzer.llm import ClientCounts
+
+from ._model import Answer, Corpus, PairLabel, Question, Source, in_scope
+from ._pairs import answer_pairs, baseline_label, gold_pair_labels, prefilter
+from ._records import AuditRun, AuditSettings, PairError, SourceInfo
+from ._summary import summarise
+from ._validate import AuditAcceptance, AuditValidation, validate_labels
+
+__all__ = [
+    "BASELINE_FINGERPRINT",
+    "AnswerOne",
+    "BaselineLabeller",
+    "PairLabeller",
+    "Progress",
+    "judge_counts",
+    "run_audit",
+]
+
+#: Answers one question from one source alone.
+AnswerOne = Callable[[Question, Source], Awaitable[Answer]]
+#: Progress callback: (phase, done, total).
+Progress = Callable[[str, int, int], None]
+#: Fingerprint of the baseline labeller (its rules are versioned with the code).
+BASELINE_FINGERPRINT: Final = hashlib.sha256(b"groundtrace-audit-baseline-v1").hexdigest()
+
+T = TypeVar("T")
+
+
+class PairLabeller(Protocol):
+    """Labels a pair of answers the pre-filters left open."""
+
+    @property
+    def name(self) -> str:
+        """Recorded in the run settings and the validation."""
+
+    @property
+    def fingerprint(self) -> str:
+        """Digest of every setting that changes its labels."""
+
+    async def label(self, question: Question, a: Answer, b: Answer) -> PairLabel | PairError:
+        """The pair's label, or a visible protocol error."""
+
+
+class BaselineLabeller:
+    """The offline deterministic labeller (:func:`baseline_label`)."""
+
+    name: Final = "baseline"
+    fingerprint: Final = BASELINE_FINGERPRINT
+
+    async def label(self, question: Question, a: Answer, b: Answer) -> PairLabel | PairError:
+        """The baseline label of the pair."""
+        return baseline_label(a, b, question.topics[0])
+
+
+def judge_counts(
+    labeller: PairLabeller, validation: AuditValidation | None
+) -> tuple[bool, str | None]:
+    """Whether ``labeller``'s labels count, and why not."""
+    if labeller.fingerprint == BASELINE_FINGERPRINT:
+        return True, None
+    if validation is None:
+        return False, "no validation record for this judge"
+    if validation.fingerprint != labeller.fingerprint:
+        return False, "the validation record belongs to another judge fingerprint"
+    if not validation.validated:
+        return False, "the judge failed validation: " + "; ".join(validation.reasons)
+    return True, None
+
+
+async def _bounded(
+    limit: int,
+    jobs: Sequence[Callable[[], Awaitable[T]]],
+    phase: str,
+    progress: Progress | None,
+) -> list[T]:
+    gate = asyncio.Semaphore(max(1, limit))
+    done = 0
+
+    async def one(job: Callable[[], Awaitable[T]]) -> T:
+        nonlocal done
+        async with gate:
+            result = await job()
+        done += 1
+        if progress is not None:
+            progress(phase, done, len(jobs))
+        return result
+
+    return list(await asyncio.gather(*(one(j) for j in jobs)))
+
+
+async def run_audit(
+    corpus: Corpus,
+    answer_one: AnswerOne,
+    settings: AuditSettings,
+    *,
+    labeller: PairLabeller | None = None,
+    judge_validation: AuditValidation | None = None,
+    acceptance: AuditAcceptance | None = None,
+    progress: Progress | None = None,
+    model_calls: Callable[[], dict[str, ClientCounts]] | None = None,
+) -> AuditRun:
+    """Run the audit of ``corpus``.
+
+    Args:
+        corpus: sources, questions and (optionally) gold answers.
+        answer_one: the instrumented app's entry point.
+        settings: recorded in the run; ``concurrency`` bounds requests in flight.
+        labeller: the pair labeller for open pairs (default: the baseline).
+        judge_validation: the validation record that lets a judge's labels count.
+        acceptance: criteria of the in-run validation against gold.
+        progress: called as work completes.
+        model_calls: returns the model client's counters at the end (recorded).
+    """
+    started = time.perf_counter()
+    chosen: PairLabeller = labeller or BaselineLabeller()
+    counts, _ = judge_counts(chosen, judge_validation)
+    questions = {q.id: q for q in corpus.questions}
+    sources = {s.id: s for s in corpus.sources}
+
+    def answer_job(question: Question, source: Source) -> Callable[[], Awaitable[Answer]]:
+        return lambda: answer_one(question, source)
+
+    answers = await _bounded(
+        settings.concurrency,
+        [answer_job(q, s) for q in corpus.questions for s in in_scope(q, corpus.sources)],
+        "answers",
+        progress,
+    )
+    prefiltered: list[PairLabel] = []
+    errors: list[PairError] = []
+    open_pairs: list[tuple[Question, Answer, Answer]] = []
+    for question in corpus.questions:
+        mine = [a for a in answers if a.question_id == question.id]
+        for a, b in answer_pairs(mine):
+            if a.error or b.error:
+                errors.append(_answer_error(a, b))
+            elif (decided := prefilter(a, b, question.topics[0])) is not None:
+                prefiltered.append(decided)
+            else:
+                open_pairs.append((question, a, b))
+
+    def label_job(q: Question, a: Answer, b: Answer) -> Callable[[], Awaitable[object]]:
+        return lambda: chosen.label(q, a, b)
+
+    labelled = await _bounded(
+        settings.concurrency, [label_job(*p) for p in open_pairs], "pairs", progress
+    )
+    judged = [x for x in labelled if isinstance(x, PairLabel)]
+    errors.extend(x for x in labelled if isinstance(x, PairError))
+    review: list[PairLabel] = []
+    if not counts:
+        review = [msgspec.structs.replace(p, review_only=True) for p in judged]
+        judged = [baseline_label(a, b, q.topics[0]) for q, a, b in open_pairs]
+    pairs = sorted(prefiltered + judged, key=lambda p: p.key)
+    topics = {q.id: q.topics[0] for q in corpus.questions}
+    validation = None
+    if corpus.gold:
+        gold = gold_pair_labels(corpus.gold, topics)
+        graded = pairs if counts else sorted(prefiltered + review, key=lambda p: p.key)
+        validation = validate_labels(
+            gold, graded, labeller=chosen.name, fingerprint=chosen.fingerprint,
+            protocol_errors=len(errors), acceptance=acceptance,
+        )  # fmt: skip
+    return AuditRun(
+        corpus=corpus.name,
+        settings=settings,
+        questions=tuple(questions.values()),
+        sources=tuple(
+            SourceInfo(id=s.id, group=s.group, title=s.title, metadata=s.metadata)
+            for s in sources.values()
+        ),
+        answers=tuple(answers),
+        pairs=tuple(pairs),
+        pair_errors=tuple(errors),
+        review=tuple(review),
+        summary=summarise(answers, pairs, corpus.sources, topics),
+        validation=validation,
+        wall_seconds=round(time.perf_counter() - started, 3),
+        model_calls=model_calls() if model_calls else None,
+    )
+
+
+def _answer_error(a: Answer, b: Answer) -> PairError:
+    broken = a if a.error else b
+    return PairError(
+        question_id=a.question_id,
+        source_a=a.source_id,
+        source_b=b.source_id,
+        kind="answer_protocol_error",
+        message=f"the answer from {broken.source_id} could not be read: {broken.error}",
+    )

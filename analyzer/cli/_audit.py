@@ -1,0 +1,237 @@
+"""``groundtrace audit ...``: the multi-source audit (run, compare two runs, validate labels)."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ._app import console, err_console, handle_errors
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.audit import AuditRun, AuditValidation
+    from groundtrace.analyzer.llm import ModelClient
+
+__all__ = ["API_KEY_ENV", "register"]
+
+#: Environment variable read for the endpoints' API key (optional).
+API_KEY_ENV = "GROUNDTRACE_AUDIT_API_KEY"
+
+audit_app = typer.Typer(
+    help="Multi-source audit: same question, different sources, different answers.",
+    no_args_is_help=True,
+)
+
+
+class Retrieval(StrEnum):
+    """Per-source retrieval mode."""
+
+    AUTO = "auto"
+    FLAT = "flat"
+
+
+def _run_file(path: Path) -> Path:
+    return path / "run.json" if path.is_dir() else path
+
+
+def _load_run(path: Path) -> AuditRun:
+    from groundtrace.analyzer._results import read
+    from groundtrace.analyzer.audit import AuditRun
+
+    return read(_run_file(path), AuditRun)
+
+
+def _endpoint(spec: str, model: str | None, option: str) -> str | None:
+    from groundtrace.analyzer.errors import ConfigError
+
+    if spec in ("extractive", "baseline"):
+        return None
+    if not spec.startswith(("http://", "https://")):
+        raise ConfigError(f"{option} must be built-in or an http(s) URL", field=option)
+    if not model:
+        raise ConfigError(f"a model id is required with {option} URL", field=option)
+    return spec
+
+
+def _client(url: str, out: Path, clients: dict[str, ModelClient], concurrency: int,
+            timeout: float) -> ModelClient:  # fmt: skip
+    import os
+
+    from groundtrace.analyzer.llm import CallCache, ModelClient
+
+    if url not in clients:
+        clients[url] = ModelClient(
+            url, api_key=os.environ.get(API_KEY_ENV), cache=CallCache(out / "llm_cache.sqlite"),
+            concurrency=concurrency, timeout=timeout,
+        )  # fmt: skip
+    return clients[url]
+
+
+def _validation(path: Path | None) -> AuditValidation | None:
+    from groundtrace.analyzer._results import read
+    from groundtrace.analyzer.audit import AuditValidation
+
+    return None if path is None else read(path, AuditValidation)
+
+
+def _progress(phase: str, done: int, total: int) -> None:
+    if done == total or done % 500 == 0:
+        err_console.print(f"{phase}: {done}/{total}", highlight=False)
+
+
+def _print_headline(run: AuditRun) -> None:
+    from rich.table import Table
+
+    s = run.summary
+    table = Table(title="multi-source audit", show_header=False)
+    share = "n/a" if s.prefilter_share is None else f"{100 * s.prefilter_share:.1f}%"
+    prevalence = s.overall.prevalence
+    rows = [
+        ("answers (questions x sources)", f"{s.n_answers} ({len(run.questions)} questions)"),
+        ("pairs labelled", str(s.n_pairs)),
+        ("decided by pre-filters", f"{s.n_prefiltered} ({share})"),
+        ("pair protocol errors", str(len(run.pair_errors))),
+        ("labels", ", ".join(f"{k} {v}" for k, v in s.labels.items())),
+        ("disagreement prevalence",
+         "n/a" if prevalence is None else f"{100 * prevalence:.1f}% of {s.overall.n_present}"),
+        ("wall time", f"{run.wall_seconds:.1f} s"),
+    ]  # fmt: skip
+    if run.validation is not None:
+        kappa = run.validation.kappa
+        rows.append(("kappa vs gold", "n/a" if kappa.value is None else f"{kappa.value:.3f}"))
+    for key, value in rows:
+        table.add_row(key, value)
+    console.print(table)
+
+
+@audit_app.command("run")
+@handle_errors
+def run_command(
+    out: Annotated[Path, typer.Option(help="Run folder (run.json, report.md/.html, traces/).")],
+    retrieval: Annotated[
+        Retrieval, typer.Option(help="auto: whole short sources, hierarchical long ones; flat.")
+    ] = Retrieval.AUTO,
+    concurrency: Annotated[int, typer.Option(help="Requests in flight.")] = 8,
+    questions: Annotated[
+        str, typer.Option(help="Comma-separated question ids (default: every question).")
+    ] = "",
+    sources: Annotated[
+        int | None, typer.Option(help="Keep the first N sources only (a subset run).")
+    ] = None,
+    answerer: Annotated[
+        str, typer.Option(help="'extractive' (offline) or an OpenAI-compatible base URL.")
+    ] = "extractive",
+    model: Annotated[str | None, typer.Option(help="Answerer model id (with a URL).")] = None,
+    judge: Annotated[
+        str, typer.Option(help="'baseline' (offline) or the pair judge's base URL.")
+    ] = "baseline",
+    judge_model: Annotated[str | None, typer.Option(help="Pair-judge model id.")] = None,
+    validation: Annotated[
+        Path | None,
+        typer.Option(
+            help="Validation record of the judge (from `audit validate`); without a "
+            "matching one the judge's labels are review-only."
+        ),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per model call attempt.")] = 120.0,
+) -> None:
+    """Answer every question once per in-scope licence, label every pair, write the reports.
+
+    Model calls are cached in OUT/llm_cache.sqlite: run again into the same folder and a
+    killed run resumes without repeating a completed call.
+    """
+    import asyncio
+
+    from groundtrace.analyzer.audit import PairJudge, PairLabeller
+    from groundtrace.examples.license_audit.app import AnswerFn, extractive_answer
+    from groundtrace.examples.license_audit.audit import run_licence_audit
+    from groundtrace.examples.license_audit.endpoint import EndpointAnswerer
+
+    wanted = [q.strip() for q in questions.split(",") if q.strip()]
+    clients: dict[str, ModelClient] = {}
+    answer_fn: AnswerFn = extractive_answer
+    answer_name = "extractive"
+    if (url := _endpoint(answerer, model, "--answerer")) is not None and model:
+        endpoint = EndpointAnswerer(_client(url, out, clients, concurrency, timeout), model)
+        answer_fn, answer_name = endpoint, endpoint.name
+    labeller: PairLabeller | None = None
+    if (url := _endpoint(judge, judge_model, "--judge")) is not None and judge_model:
+        labeller = PairJudge(_client(url, out, clients, concurrency, timeout), judge_model)
+
+    async def main() -> AuditRun:
+        try:
+            return await run_licence_audit(
+                out=out,
+                retrieval=retrieval.value,
+                answerer=answer_fn,
+                answerer_name=answer_name,
+                labeller=labeller,
+                judge_validation=_validation(validation),
+                concurrency=concurrency,
+                questions=wanted,
+                max_sources=sources,
+                progress=_progress,
+                model_calls=(lambda: {u: c.stats.snapshot() for u, c in clients.items()})
+                if clients
+                else None,
+            )
+        finally:
+            for client in clients.values():
+                await client.aclose()
+
+    run = asyncio.run(main())
+    _print_headline(run)
+    console.print(f"report: {out / 'report.html'}", highlight=False)
+
+
+@audit_app.command("compare")
+@handle_errors
+def compare_command(
+    run_a: Annotated[Path, typer.Argument(help="Run A (folder or run.json).")],
+    run_b: Annotated[Path, typer.Argument(help="Run B (folder or run.json).")],
+    out: Annotated[Path | None, typer.Option(help="Folder for comparison.json/.md.")] = None,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed (recorded).")] = 20260709,
+) -> None:
+    """B against A, paired by question: absence and disagreement changes, flipped pairs."""
+    from groundtrace.analyzer._results import write
+    from groundtrace.analyzer.audit import compare_runs, render_comparison_markdown
+
+    comparison = compare_runs(_load_run(run_a), _load_run(run_b), n_resamples=resamples, seed=seed)
+    text = render_comparison_markdown(comparison)
+    if out is not None:
+        write(out / "comparison.json", comparison)
+        (out / "comparison.md").write_text(text, "utf-8")
+    sys.stdout.write(text.split("\n## Flipped pairs")[0] + "\n")
+
+
+@audit_app.command("validate")
+@handle_errors
+def validate_command(
+    run: Annotated[Path, typer.Argument(help="A run of the licence corpus (folder or run.json).")],
+    out: Annotated[Path | None, typer.Option(help="Write the validation record here.")] = None,
+) -> None:
+    """The run's labeller against the gold pair labels: kappa, MCC with CIs, confusion.
+
+    Exit codes: 0 validated, 1 not validated (its labels are review-only), 2 on bad input.
+    """
+    from groundtrace.analyzer._results import write
+    from groundtrace.analyzer.audit import render_validation_markdown
+    from groundtrace.analyzer.errors import InputError
+
+    record = _load_run(run)
+    if record.validation is None:
+        raise InputError("the run has no gold pair labels to validate against", path=str(run))
+    if out is not None:
+        write(out, record.validation)
+    sys.stdout.write(render_validation_markdown(record.validation))
+    if not record.validation.validated:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``audit`` to ``app``."""
+    app.add_typer(audit_app, name="audit")

@@ -1,0 +1,245 @@
+"""The licence corpus: 47 choosealicense.com texts, the audit questions and their gold answers.
+
+A source is one licence (id = SPDX id, lower-cased). Its group comes from its condition tags:
+``copyleft`` when it requires disclosing source or releasing changes under the same licence
+(in any form), ``public-domain`` when it sets no condition at all, ``permissive`` otherwise.
+
+A question (``data/questions.jsonl``, one JSON object a line) carries a scope and topics, the
+rule deriving its gold answer from a licence's tags (``gold``) and the cue patterns of the
+offline extractive answerer (``cues``). The derivation is documented in this example's README.
+
+Usage::
+
+    from groundtrace.examples.license_audit.corpus import load_corpus
+
+    corpus = load_corpus()
+    print(len(corpus.sources), len(corpus.questions), len(corpus.gold))
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib.resources import files
+from pathlib import Path
+from typing import Final
+
+import msgspec
+import yaml
+
+from groundtrace.analyzer.audit import Answer, Corpus, Question, Source, Stance, in_scope
+from groundtrace.analyzer.errors import InputError
+
+__all__ = [
+    "DATA_DIR",
+    "GoldRule",
+    "LicenceQuestion",
+    "QuestionCues",
+    "gold_answer",
+    "licence_group",
+    "licence_tags",
+    "load_corpus",
+    "load_questions",
+    "load_sources",
+    "render_answer",
+]
+
+#: The shipped data folder (licence texts, rules.yml, questions.jsonl, the attribution).
+DATA_DIR: Final = Path(str(files(__package__ or __name__) / "data"))
+_TAG_KINDS: Final = ("permissions", "conditions", "limitations")
+_COPYLEFT_TAGS: Final = frozenset(
+    {
+        "conditions:disclose-source",
+        "conditions:same-license",
+        "conditions:same-license--file",
+        "conditions:same-license--library",
+        "conditions:network-use-disclose",
+    }
+)
+
+
+class GoldRule(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """How a licence's tags (``kind:tag``) give the gold answer to one question.
+
+    The first rule that matches decides: ``no``, then ``conditional`` (tag -> qualifier), then
+    ``yes``; a ``points`` rule maps tags to list items (stance yes when any is present). No
+    matching tag means the licence does not address the question (``absent``).
+    """
+
+    yes: tuple[str, ...] = ()
+    no: tuple[str, ...] = ()
+    conditional: dict[str, str] = msgspec.field(default_factory=dict)
+    points: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class QuestionCues(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Regular expressions the extractive answerer looks for (case-insensitive).
+
+    ``order`` is the order stances are tried in (default no, conditional, yes).
+    """
+
+    yes: tuple[str, ...] = ()
+    no: tuple[str, ...] = ()
+    conditional: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
+    points: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
+    order: tuple[Stance, ...] = ("no", "conditional", "yes")
+
+
+class LicenceQuestion(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One line of ``questions.jsonl``."""
+
+    id: str
+    text: str
+    scope: str
+    topics: tuple[str, ...]
+    gold: GoldRule
+    cues: QuestionCues
+
+    def question(self) -> Question:
+        """The question as the audit sees it (no gold, no cues)."""
+        return Question(id=self.id, text=self.text, scope=self.scope, topics=self.topics)
+
+
+def _split_front_matter(text: str, path: Path) -> tuple[dict[str, object], str]:
+    if not text.startswith("---"):
+        raise InputError("no YAML front matter (the file must start with ---)", path=str(path))
+    head, sep, body = text[3:].partition("\n---")
+    if not sep:
+        raise InputError("YAML front matter is not closed by ---", path=str(path))
+    try:
+        meta = yaml.safe_load(head)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else None
+        raise InputError(f"invalid YAML front matter: {exc}", path=str(path), line=line) from None
+    if not isinstance(meta, dict):
+        raise InputError("YAML front matter is not a mapping", path=str(path), line=2)
+    return meta, body.strip()
+
+
+def licence_tags(meta: dict[str, object]) -> frozenset[str]:
+    """The licence's tags as ``kind:tag`` (e.g. ``conditions:same-license``)."""
+    tags: set[str] = set()
+    for kind in _TAG_KINDS:
+        values = meta.get(kind) or []
+        if isinstance(values, list):
+            tags.update(f"{kind}:{tag}" for tag in values)
+    return frozenset(tags)
+
+
+def licence_group(tags: frozenset[str]) -> str:
+    """``copyleft``, ``public-domain`` or ``permissive`` (see the module docstring)."""
+    if tags & _COPYLEFT_TAGS:
+        return "copyleft"
+    if not any(t.startswith("conditions:") for t in tags):
+        return "public-domain"
+    return "permissive"
+
+
+def _read_source(path: Path) -> Source:
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read licence text: {exc}", path=str(path)) from None
+    meta, body = _split_front_matter(text, path)
+    spdx = meta.get("spdx-id")
+    if not isinstance(spdx, str) or not spdx:
+        raise InputError("front matter has no spdx-id", path=str(path), field="spdx-id")
+    if not body:
+        raise InputError("the licence has no text after its front matter", path=str(path))
+    tags = licence_tags(meta)
+    return Source(
+        id=spdx.lower(),
+        group=licence_group(tags),
+        title=str(meta.get("title", spdx)),
+        text=body,
+        metadata={
+            "spdx_id": spdx,
+            "file": path.name,
+            "tags": " ".join(sorted(tags)),
+            "author": "choosealicense.com",
+        },
+    )
+
+
+def load_sources(folder: Path | None = None) -> list[Source]:
+    """Every ``*.txt`` licence of ``folder`` (default: the shipped ``data/licenses``), by id.
+
+    Raises:
+        InputError: a file without front matter, spdx-id or text (the message names it).
+    """
+    root = folder or DATA_DIR / "licenses"
+    paths = sorted(root.glob("*.txt"))
+    if not paths:
+        raise InputError("no licence texts (*.txt) in the folder", path=str(root))
+    return sorted((_read_source(p) for p in paths), key=lambda s: s.id)
+
+
+def load_questions(path: Path | None = None) -> list[LicenceQuestion]:
+    """The questions of ``path`` (default: the shipped ``data/questions.jsonl``).
+
+    Raises:
+        InputError: a line that is not a valid question (names file, line and field).
+    """
+    target = path or DATA_DIR / "questions.jsonl"
+    try:
+        lines = target.read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read questions: {exc}", path=str(target)) from None
+    decoder = msgspec.json.Decoder(LicenceQuestion)
+    out: list[LicenceQuestion] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(decoder.decode(line))
+        except msgspec.DecodeError as exc:
+            message = str(exc)
+            field = message.rsplit("`$.", 1)[1].rstrip("`") if "`$." in message else None
+            raise InputError(
+                f"invalid question: {message}", path=str(target), line=number, field=field
+            ) from None
+    return out
+
+
+def gold_answer(question: LicenceQuestion, source: Source) -> Answer:
+    """The answer ``source``'s tags give to ``question`` (see :class:`GoldRule`)."""
+    tags = frozenset(source.metadata.get("tags", "").split())
+    rule = question.gold
+    stance: Stance = "absent"
+    points: tuple[str, ...] = ()
+    if rule.points:
+        points = tuple(sorted(p for tag, p in rule.points.items() if tag in tags))
+        stance = "yes" if points else "absent"
+    elif tags & set(rule.no):
+        stance = "no"
+    elif qualifiers := sorted(q for tag, q in rule.conditional.items() if tag in tags):
+        stance, points = "conditional", tuple(qualifiers)
+    elif tags & set(rule.yes):
+        stance = "yes"
+    return Answer(
+        question_id=question.id,
+        source_id=source.id,
+        stance=stance,
+        points=points,
+        text=render_answer(stance, points),
+    )
+
+
+def render_answer(stance: Stance, points: tuple[str, ...]) -> str:
+    """The canonical text of a stance and its points, e.g. ``"Conditional: file-level."``."""
+    head = {"yes": "Yes", "no": "No", "conditional": "Conditional", "absent": "Not addressed"}
+    return f"{head[stance]}: {', '.join(points)}." if points else f"{head[stance]}."
+
+
+@functools.cache
+def load_corpus() -> Corpus:
+    """The shipped licence corpus with the gold answer of every (question, in-scope source)."""
+    sources = tuple(load_sources())
+    licence_questions = load_questions()
+    questions = tuple(q.question() for q in licence_questions)
+    corpus = Corpus(name=str(DATA_DIR), sources=sources, questions=questions)
+    gold = tuple(
+        gold_answer(lq, s) for lq, q in zip(licence_questions, questions, strict=True)
+        for s in in_scope(q, sources)
+    )  # fmt: skip
+    return Corpus(name=corpus.name, sources=sources, questions=questions, gold=gold)

@@ -1,0 +1,106 @@
+"""Pair labels: pre-filters, the baseline labeller, validation and the judge-counts rule."""
+
+from __future__ import annotations
+
+from groundtrace.analyzer.audit import (
+    BASELINE_FINGERPRINT,
+    Answer,
+    AuditAcceptance,
+    BaselineLabeller,
+    PairLabel,
+    baseline_label,
+    gold_pair_labels,
+    judge_counts,
+    normalise,
+    prefilter,
+    validate_labels,
+)
+
+
+def _a(source: str, stance: str, text: str = "", points: tuple[str, ...] = ()) -> Answer:
+    return Answer(question_id="q", source_id=source, stance=stance, points=points,  # type: ignore[arg-type]
+                  text=text or f"{stance} {' '.join(points)}")  # fmt: skip
+
+
+def test_prefilters_decide_the_certain_pairs() -> None:
+    cases = [
+        (_a("a", "absent"), _a("b", "absent"), "absent", "prefilter:both-absent"),
+        (_a("a", "yes"), _a("b", "absent"), "absent", "prefilter:one-absent"),
+        (_a("a", "yes", "Yes, you may."), _a("b", "yes", "yes -- you MAY"), "consistent",
+         "prefilter:identical"),
+        (_a("a", "yes"), _a("b", "no"), "contradictory", "prefilter:opposite-stances"),
+        (_a("a", "conditional", "within 30 days"), _a("b", "conditional", "within 60 days"),
+         "contradictory", "prefilter:conflicting-numbers"),
+    ]  # fmt: skip
+    for a, b, label, rule in cases:
+        decided = prefilter(a, b, "topic")
+        assert decided is not None and (decided.label, decided.decided_by) == (label, rule)
+    assert prefilter(_a("a", "yes"), _a("b", "conditional", points=("x",)), "t") is None
+
+
+def test_the_baseline_labels_what_the_prefilters_leave_open() -> None:
+    wide = _a("a", "yes", "notice and changes", ("notice", "changes"))
+    narrow = _a("b", "yes", "notice only", ("notice",))
+    other = _a("c", "yes", "patents", ("patents",))
+    complementary = baseline_label(wide, narrow, "obligations")
+    assert (complementary.label, complementary.significance) == ("complementary", "low")
+    assert complementary.topic == "obligations"
+    divergent = baseline_label(narrow, other, "obligations")
+    assert (divergent.label, divergent.significance, divergent.decided_by) == (
+        "divergent", "medium", "baseline",
+    )  # fmt: skip
+    same = baseline_label(_a("a", "yes", "x", ("p",)), _a("b", "yes", "y", ("p",)), "t")
+    assert (same.label, same.topic, same.significance) == ("consistent", None, None)
+
+
+def test_normalise_folds_case_accents_and_punctuation() -> None:
+    assert normalise("  Oui, c'est PERMIS! ") == normalise("oui c est permis")
+    assert normalise("Libération") == "liberation"
+
+
+def test_gold_pair_labels_cover_every_pair_once() -> None:
+    gold = [_a("a", "yes", "Yes."), _a("b", "no", "No."), _a("c", "absent")]
+    labels = gold_pair_labels(gold, {"q": "t"})
+    assert [(p.source_a, p.source_b, p.label) for p in labels] == [
+        ("a", "b", "contradictory"), ("a", "c", "absent"), ("b", "c", "absent"),
+    ]  # fmt: skip
+    assert {p.decided_by for p in labels} == {"gold"}
+
+
+def _label(source_b: str, label: str) -> PairLabel:
+    return PairLabel(question_id="q", source_a="a", source_b=source_b, label=label)  # type: ignore[arg-type]
+
+
+def test_validation_reports_kappa_mcc_and_the_confusion_matrix() -> None:
+    gold = [_label(f"s{i:02d}", lab) for i, lab in enumerate(["consistent", "divergent"] * 30)]
+    perfect = validate_labels(gold, gold, labeller="x", fingerprint="f")
+    assert perfect.kappa.value == 1.0 and perfect.disagreement_mcc.value == 1.0
+    assert perfect.validated and perfect.confusion["divergent"]["divergent"] == 30
+    flipped = [_label(p.source_b, "consistent") for p in gold]
+    bad = validate_labels(gold, flipped, labeller="x", fingerprint="f")
+    assert not bad.validated
+    assert bad.disagreement_mcc.value is None  # predictions hold one class: undefined, not 0
+    assert bad.disagreement_mcc.undefined_reason == "the predicted labels hold no disagreement"
+    assert bad.confusion["divergent"]["consistent"] == 30
+    half = validate_labels(gold, gold[:30], labeller="x", fingerprint="f", protocol_errors=30,
+                           acceptance=AuditAcceptance(max_protocol_error_rate=0.1))  # fmt: skip
+    assert half.n_labelled == 30 and any("protocol-error rate" in r for r in half.reasons)
+
+
+class _Judge(BaselineLabeller):
+    name = "judge:m@u"  # type: ignore[misc]
+    fingerprint = "judge-digest"  # type: ignore[misc]
+
+
+def test_a_judge_counts_only_with_a_validation_bound_to_its_fingerprint() -> None:
+    gold = [_label(f"s{i:02d}", lab) for i, lab in enumerate(["consistent", "divergent"] * 30)]
+    assert judge_counts(BaselineLabeller(), None) == (True, None)
+    assert BaselineLabeller().fingerprint == BASELINE_FINGERPRINT
+    judge = _Judge()
+    assert judge_counts(judge, None)[0] is False
+    other = validate_labels(gold, gold, labeller="j", fingerprint="another")
+    assert judge_counts(judge, other) == (
+        False, "the validation record belongs to another judge fingerprint",
+    )  # fmt: skip
+    mine = validate_labels(gold, gold, labeller="j", fingerprint="judge-digest")
+    assert judge_counts(judge, mine) == (True, None)

@@ -1,0 +1,133 @@
+"""The licence audit end to end: traces of the app, the run record, reports, compare, CLI."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from typer.testing import CliRunner
+
+import groundtrace.sdk as gt
+from groundtrace.analyzer._results import read
+from groundtrace.analyzer.audit import AuditComparison, AuditRun, compare_runs
+from groundtrace.analyzer.cli._registry import build_app
+from groundtrace.collectors import ReadReport, read_traces
+from groundtrace.examples.license_audit.app import answer_one, extractive_answer
+from groundtrace.examples.license_audit.audit import run_licence_audit
+from groundtrace.examples.license_audit.corpus import load_corpus, load_questions
+from groundtrace.sdk import semconv as sc
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    gt.configure(tracer_provider=provider, capture_content=True)
+    try:
+        yield exporter
+    finally:
+        gt.shutdown()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("audit")
+    out = {"auto": root / "auto", "flat": root / "flat"}
+    asyncio.run(run_licence_audit(out=out["auto"]))
+    asyncio.run(run_licence_audit(out=out["flat"], retrieval="flat"))
+    return out
+
+
+def _answer(question_id: str, source_id: str, mode: str = "auto") -> object:
+    corpus = load_corpus()
+    question = next(q for q in corpus.questions if q.id == question_id)
+    source = next(s for s in corpus.sources if s.id == source_id)
+    cues = next(q.cues for q in load_questions() if q.id == question_id)
+    return asyncio.run(answer_one(question, source, cues, extractive_answer, mode))  # type: ignore[arg-type]
+
+
+def test_each_answer_is_a_trace_with_the_source_and_the_retrieval_on_its_spans(
+    spans: InMemorySpanExporter,
+) -> None:
+    answer = _answer("patent-grant", "gpl-3.0")
+    finished = {s.attributes[sc.GT_ACTION]: s for s in spans.get_finished_spans() if s.attributes}
+    request, retrieve = finished[sc.Action.REQUEST], finished[sc.Action.RETRIEVE]
+    assert request.attributes is not None and retrieve.attributes is not None
+    assert request.attributes[sc.GT_SOURCE_ID] == "gpl-3.0"
+    assert request.attributes[sc.GT_REQUEST_CASE_ID] == "patent-grant/gpl-3.0"
+    assert retrieve.attributes[sc.GT_RETRIEVAL_MODE] == "hierarchical"
+    assert retrieve.attributes[sc.GT_RETRIEVAL_SOURCE_WORDS] == 5644
+    sections = retrieve.attributes[sc.GT_RETRIEVAL_SECTIONS]
+    chunks = retrieve.attributes[sc.GT_RETRIEVAL_CHUNKS]
+    assert 1 <= len(sections) <= 3 and 1 <= len(chunks) <= 4  # type: ignore[arg-type]
+    assert answer.trace_id == format(request.context.trace_id, "032x")  # type: ignore[attr-defined]
+    assert answer.stance == "yes" and "patent" in answer.quote.lower()  # type: ignore[attr-defined]
+
+
+def test_a_short_source_goes_in_whole_and_flat_mode_stays_available(
+    spans: InMemorySpanExporter,
+) -> None:
+    _answer("warranty", "mit")
+    _answer("warranty", "mit", "flat")
+    modes = [
+        s.attributes[sc.GT_RETRIEVAL_MODE]
+        for s in spans.get_finished_spans()
+        if s.attributes and s.attributes.get(sc.GT_ACTION) == sc.Action.RETRIEVE
+    ]
+    assert modes == ["whole", "flat"]
+
+
+def test_the_offline_audit_answers_labels_and_reports_every_pair(runs: dict[str, Path]) -> None:
+    run = read(runs["auto"] / "run.json", AuditRun)
+    corpus = load_corpus()
+    assert run.summary.n_answers == len(corpus.gold) == 392
+    n_pairs = sum(n * (n - 1) // 2 for n in (47,) * 7 + (21, 21, 21))  # 7 general, 3 scoped
+    assert run.summary.n_pairs == len(run.pairs) == n_pairs
+    assert run.summary.prefilter_share is not None and run.summary.prefilter_share > 0.9
+    assert sum(run.summary.labels.values()) == n_pairs
+    assert run.validation is not None and run.validation.kappa.value is not None
+    report = ReadReport()
+    assert len(list(read_traces([str(runs["auto"] / "traces")], report=report))) == 392
+    assert not report.errors
+    html = (runs["auto"] / "report.html").read_text("utf-8")
+    assert "<svg" in html or 'class="hm"' in html
+    assert 'src="http' not in html and 'href="http' not in html
+    first = next(f for f in run.summary.by_question if f.disagreeing)
+    assert f'id="p-{first.disagreeing[0]}"' in html  # every figure's pairs one click away
+    assert "## Validation of `baseline`" in (runs["auto"] / "report.md").read_text("utf-8")
+
+
+def test_compare_pairs_runs_by_question_and_lists_flipped_pairs(runs: dict[str, Path]) -> None:
+    flat = read(runs["flat"] / "run.json", AuditRun)
+    auto = read(runs["auto"] / "run.json", AuditRun)
+    comparison = compare_runs(flat, auto, n_resamples=500)
+    assert len(comparison.questions) == 10 and comparison.absence.n_questions == 10
+    assert comparison.absence.ci_low is not None and comparison.absence.ci_high is not None
+    assert comparison.absence.ci_low <= comparison.absence.mean <= comparison.absence.ci_high  # type: ignore[operator]
+    assert comparison.flipped and comparison.n_common_pairs == len(auto.pairs)
+    same = compare_runs(auto, auto, n_resamples=200)
+    assert same.flipped == () and same.absence.mean == 0.0
+
+
+def test_the_cli_compares_and_validates_runs(runs: dict[str, Path], tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        build_app(), ["audit", "compare", str(runs["flat"]), str(runs["auto"]),
+                      "--out", str(tmp_path), "--resamples", "300"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "absence rate change" in result.output
+    assert read(tmp_path / "comparison.json", AuditComparison).n_common_pairs > 0
+    result = runner.invoke(
+        build_app(), ["audit", "validate", str(runs["auto"]), "--out", str(tmp_path / "v.json")]
+    )
+    assert result.exit_code in (0, 1), result.output
+    assert "five-label Cohen's kappa" in result.output
+    missing = runner.invoke(build_app(), ["audit", "compare", str(tmp_path / "nope"), "x"])
+    assert missing.exit_code == 2 and "cannot read" in missing.output
