@@ -27,6 +27,7 @@ import msgspec
 import openai
 
 from groundtrace.analyzer._results import Result
+from groundtrace.analyzer.audit import AuditSummary
 from groundtrace.analyzer.errors import (
     BackendUnavailableError,
     ConfigError,
@@ -55,6 +56,8 @@ class DemoConfig:
         top_k: BM25 depth of the app (also part of its version label).
         interventions: number of traces to run the evidence interventions on after the app
             run (0: none), replayed through the same model while its server still runs.
+        audit_sources: run the multi-source licence audit (offline extractive answerer and
+            baseline labeller) over the first N licences into ``OUT/audit`` (0: skip it).
     """
 
     model: str = "gemma"
@@ -63,6 +66,7 @@ class DemoConfig:
     out: Path = Path("groundtrace-demo")
     top_k: int = 5
     interventions: int = 0
+    audit_sources: int = 0
 
 
 class DemoBackend(msgspec.Struct, frozen=True):
@@ -114,6 +118,8 @@ class DemoReport(Result, frozen=True, kw_only=True):
         mean_f1: mean token F1 over answered traces.
         mean_confidence: mean recorded confidence over traces that have one.
         interventions: the interventions summary (``groundtrace interventions --json``), if run.
+        audit: the multi-source audit's summary (``OUT/audit/run.json`` holds the whole run),
+            if run.
     """
 
     model: str
@@ -142,6 +148,7 @@ class DemoReport(Result, frozen=True, kw_only=True):
     mean_f1: float | None
     mean_confidence: float | None
     interventions: InterventionSummary | None = None
+    audit: AuditSummary | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +205,7 @@ def _report(
     stats: ExportCounts,
     summary: TraceSummary,
     interventions: InterventionSummary | None,
+    audit: AuditSummary | None,
 ) -> DemoReport:
     n, with_confidence = summary.answered, summary.with_confidence
     return DemoReport(
@@ -227,7 +235,20 @@ def _report(
         mean_f1=summary.f1_sum / n if n else None,
         mean_confidence=summary.confidence_sum / with_confidence if with_confidence else None,
         interventions=interventions,
+        audit=audit,
     )
+
+
+def _audit(config: DemoConfig) -> AuditSummary | None:
+    """The offline licence audit over the first ``config.audit_sources`` licences."""
+    if config.audit_sources <= 0:
+        return None
+    import asyncio
+
+    from groundtrace.examples.license_audit.audit import run_licence_audit
+
+    run = asyncio.run(run_licence_audit(out=config.out / "audit", max_sources=config.audit_sources))
+    return run.summary
 
 
 def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoResult:
@@ -309,6 +330,6 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
     report = _report(
         config, backend, traces_dir=traces_dir, cases_path=cases_path, version=version,
         questions=len(cases), seconds=elapsed, stats=stats, summary=summary,
-        interventions=interventions,
+        interventions=interventions, audit=_audit(config),
     )  # fmt: skip
     return DemoResult(config, backend, traces_dir, cases_path, summary, report)

@@ -52,7 +52,9 @@ def test_sdk_overhead_reports_every_ratio() -> None:
     }
     assert all(_positive(v) for v in by_decorator.values())
     assert report["ratios"]["decorator_vs_raw_span"] == by_decorator[decorators["worst"]]
-    assert _positive(report["ratios"]["openai_vs_openinference"])
+    # a ratio of two added costs: at --quick sizes noise can make either side negative, so the
+    # smoke test asks only that it was measured (the figure itself is read from a full run)
+    assert math.isfinite(report["ratios"]["openai_vs_openinference"])
     assert math.isfinite(report["disabled_overhead_us"])
     # the attributes the raw span sets were captured from the decorator, not left empty
     retrieve = decorators["attributes_per_span"]["retrieve"]

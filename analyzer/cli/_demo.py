@@ -96,6 +96,14 @@ def register(app: typer.Typer) -> None:
                 help="Run the evidence interventions on the first N traces (0: skip them)."
             ),
         ] = 5,
+        audit_sources: Annotated[
+            int,
+            typer.Option(
+                "--audit-sources",
+                help="Run the offline multi-source licence audit over the first N licences "
+                "(0: skip it).",
+            ),
+        ] = 12,
         as_json: Annotated[
             bool, typer.Option("--json", help="Print one JSON summary object.")
         ] = False,
@@ -109,7 +117,8 @@ def register(app: typer.Typer) -> None:
         from groundtrace.analyzer.demo import DemoConfig, run_demo
 
         config = DemoConfig(model=model, dataset=dataset, questions=questions, out=out,
-                            top_k=top_k, interventions=interventions)  # fmt: skip
+                            top_k=top_k, interventions=interventions,
+                            audit_sources=audit_sources)  # fmt: skip
         if as_json:
             from groundtrace.analyzer._results import encode
 
@@ -138,4 +147,13 @@ def register(app: typer.Typer) -> None:
                     f"({result.config.out / 'interventions'}):"
                 )
                 console.print(operator_table_md(result.report.interventions), markup=False)
+            if result.report.audit is not None:
+                from groundtrace.analyzer._results import read
+                from groundtrace.analyzer.audit import AuditRun
+
+                from ._audit import _print_headline
+
+                folder = result.config.out / "audit"
+                console.print(f"\n[bold]Multi-source audit[/] ({folder / 'report.html'}):")
+                _print_headline(read(folder / "run.json", AuditRun))
         _check_complete(result)

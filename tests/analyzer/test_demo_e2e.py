@@ -58,11 +58,16 @@ def test_report_is_the_run_summed_up(demo_run) -> None:
     assert report.interventions is None
 
 
+def test_the_audit_runs_only_when_asked(demo_run) -> None:
+    assert demo_run.report.audit is None  # DemoConfig's default: audit_sources=0
+    assert not (demo_run.config.out / "audit").exists()
+
+
 def test_rates_are_none_when_nothing_was_measured(demo_run) -> None:
     empty = _report(
         demo_run.config, demo_run.backend, traces_dir=demo_run.traces_dir,
         cases_path=demo_run.cases_path, version="v", questions=1, seconds=0.1,
-        stats=ExportCounts(0, 0, 0, 0), summary=TraceSummary(), interventions=None,
+        stats=ExportCounts(0, 0, 0, 0), summary=TraceSummary(), interventions=None, audit=None,
     )  # fmt: skip
     assert empty.answered == 0
     assert (empty.accuracy, empty.em_rate, empty.mean_f1, empty.mean_confidence) == (None,) * 4
@@ -124,9 +129,12 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
         "cases", "questions", "seconds", "seconds_per_question", "export_stats", "traces",
         "spans", "spans_by_action", "findings_by_kind", "read_errors", "answered",
         "unmatched_traces", "missing_cases", "correct", "exact_match", "accuracy", "em_rate",
-        "mean_f1", "mean_confidence", "interventions",
+        "mean_f1", "mean_confidence", "interventions", "audit",
     }  # fmt: skip
     assert summary["interventions"]["items"] == 3
+    # the default demo also runs the offline licence audit over the first 12 licences
+    assert summary["audit"]["n_answers"] > 0 and summary["audit"]["n_pairs"] > 0
+    assert (tmp_path / "out" / "audit" / "report.html").is_file()
     assert summary["backend"]["kind"] == "lexical" and summary["export_stats"]["dropped"] == 0
     assert decode(result.stdout, DemoReport).answered == 3
     traces = list(read_traces([tmp_path / "out" / "traces"]))
