@@ -122,14 +122,13 @@ def _mapping_fields(item: Mapping[Any, Any]) -> tuple[list[Any], dict[str, Any]]
     ambiguous = False
     for key, value in item.items():
         slot = field_of(key)
-        if slot is None:
-            if isinstance(key, str) and (value is None or isinstance(value, _SCALARS)):
-                extra[key] = value
-        elif value is not None:
+        if slot is not None:
             if values[slot] is None:
                 values[slot] = value
-            else:
+            elif value is not None:
                 ambiguous = True  # two names of one field hold values
+        elif isinstance(key, str) and (value is None or isinstance(value, _SCALARS)):
+            extra[key] = value
     if ambiguous:  # the first name in priority order wins
         get = field_getter(item)
         values = [first_field(get, names) for names in _FIELD_NAMES]
@@ -179,9 +178,11 @@ def evidence_fields(item: object, position: int) -> EvidenceFields:
         ev_id = content_id(content) if content else None
     elif type(ev_id) is not str:
         ev_id = text_of(ev_id)
-    if type(rank) is not int:  # a bool is not a rank; another integral number is
-        integral = rank is not None and type(rank) is not bool
-        rank = int(rank) if integral and isinstance(rank, numbers.Integral) else position + 1
+    if rank is None:
+        rank = position + 1
+    elif type(rank) is not int:  # a bool is not a rank; another integral number is
+        integral = type(rank) is not bool and isinstance(rank, numbers.Integral)
+        rank = int(rank) if integral else position + 1
     if type(score) is not float:
         score = as_float(score) if score is not None else None
     elif score - score != 0:  # not finite
