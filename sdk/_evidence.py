@@ -59,7 +59,8 @@ _FIELD_NAMES: Final = (
     ("content", "text", "page_content", "body", "chunk", "passage"),
     ("metadata", "meta"),
 )
-_ID, _TITLE, _SOURCE, _RANK, _SCORE, _VERSION, _CONTENT, _META = range(len(_FIELD_NAMES))
+_COUNT: Final = len(_FIELD_NAMES)
+_ID, _TITLE, _SOURCE, _RANK, _SCORE, _VERSION, _CONTENT, _META = range(_COUNT)
 #: The fields also looked up in an item's nested metadata.
 _FROM_METADATA: Final = (_ID, _TITLE, _SOURCE, _VERSION)
 #: Field name -> field: one lookup per key of a mapping.
@@ -114,27 +115,6 @@ class EvidenceItem(msgspec.Struct, gc=False):
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-def _mapping_fields(item: Mapping[Any, Any]) -> tuple[list[Any], dict[str, Any]]:
-    """The raw field values of a mapping (one pass over its items) and its scalar extras."""
-    values: list[Any] = [None] * len(_FIELD_NAMES)
-    extra: dict[str, Any] = {}
-    field_of = _FIELD_OF.get
-    ambiguous = False
-    for key, value in item.items():
-        slot = field_of(key)
-        if slot is not None:
-            if values[slot] is None:
-                values[slot] = value
-            elif value is not None:
-                ambiguous = True  # two names of one field hold values
-        elif isinstance(key, str) and (value is None or isinstance(value, _SCALARS)):
-            extra[key] = value
-    if ambiguous:  # the first name in priority order wins
-        get = field_getter(item)
-        values = [first_field(get, names) for names in _FIELD_NAMES]
-    return values, extra
-
-
 def _object_fields(item: object) -> list[Any]:
     """The raw field values of an object, read from its attributes."""
     get = field_getter(item)
@@ -162,11 +142,26 @@ def evidence_fields(item: object, position: int) -> EvidenceFields:
             text = text_of(item) or ""
             return content_id(text), position + 1, None, None, pair_score, None, text, {}
     if type(item) is dict or isinstance(item, Mapping):
+        values: list[Any] = [None] * _COUNT
+        metadata: dict[str, Any] = {}
+        field_of = _FIELD_OF.get
+        ambiguous = False
         try:
-            values, metadata = _mapping_fields(item)
+            for key, value in item.items():  # one pass over the mapping's items
+                slot = field_of(key)
+                if slot is not None:
+                    if values[slot] is None:
+                        values[slot] = value
+                    elif value is not None:
+                        ambiguous = True  # two names of one field hold values
+                elif isinstance(key, str) and (value is None or isinstance(value, _SCALARS)):
+                    metadata[key] = value
+            if ambiguous:  # the first name in priority order wins
+                get = field_getter(item)
+                values = [first_field(get, names) for names in _FIELD_NAMES]
         except Exception:
             logger.debug("unreadable evidence mapping", exc_info=True)
-            values, metadata = [None] * len(_FIELD_NAMES), {}
+            values, metadata = [None] * _COUNT, {}
     else:
         values, metadata = _object_fields(item), {}
     ev_id, title, source, rank, score, version, content, nested = values

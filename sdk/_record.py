@@ -129,7 +129,7 @@ def as_sequence(value: object) -> Sequence[Any]:
     """
     if value is None:
         return ()
-    if isinstance(value, list | tuple):
+    if type(value) is list or isinstance(value, tuple):
         return value
     if isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray):
         return value
