@@ -57,7 +57,11 @@ def _document_keys(prefix: str, count: int) -> tuple[tuple[str, str, str, str], 
 
 
 def document_attributes(
-    rec: Recorder, items: Sequence[object], prefix: str, capture: bool
+    rec: Recorder,
+    items: Sequence[object],
+    prefix: str,
+    capture: bool,
+    entries: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Write the OpenInference document list (id, score, content and metadata of each
     document); returns the documents as ``groundtrace.evidence`` holds them.
@@ -67,6 +71,7 @@ def document_attributes(
         items: the returned evidence items (already cut to ``max_evidence_items``).
         prefix: ``retrieval.documents`` or ``reranker.output_documents``.
         capture: whether evidence content is captured.
+        entries: receives each document's ``{"id", "score"}`` (``gen_ai.retrieval.documents``).
     """
     settings = rec.settings
     limit = settings.max_attribute_length
@@ -110,6 +115,8 @@ def document_attributes(
             doc["metadata"] = metadata
             meta.update(metadata)
         docs.append(doc)
+        if entries is not None:
+            entries.append({"id": ev_id, "score": score})
         try:
             attrs[key_meta] = _dumps(meta, None, NATIVE_JSON_OPTIONS).decode()
         except TypeError:  # a value orjson leaves to the standard encoder
@@ -140,14 +147,18 @@ def _fit(docs: list[dict[str, Any]], rec: Recorder) -> str:
     return text
 
 
-def list_attributes(rec: Recorder, docs: list[dict[str, Any]], count: int, genai: bool) -> None:
-    """Write ``groundtrace.evidence`` (of ``docs``), its count and
-    ``gen_ai.retrieval.documents`` (when ``genai``)."""
+def list_attributes(
+    rec: Recorder,
+    docs: list[dict[str, Any]],
+    count: int,
+    entries: list[dict[str, Any]] | None = None,
+) -> None:
+    """Write ``groundtrace.evidence`` (of ``docs``), its count and, given ``entries``,
+    ``gen_ai.retrieval.documents``."""
     attrs = rec.attrs
     attrs[_EVIDENCE] = _fit(docs, rec)
     attrs[_EVIDENCE_COUNT] = count
-    if genai:
-        entries = [{"id": doc["id"], "score": doc.get("score")} for doc in docs]
+    if entries is not None:
         attrs[_GENAI_DOCUMENTS] = safe_json(entries)
 
 
@@ -172,8 +183,9 @@ def record_evidence(
     items = seq if len(seq) <= limit else seq[:limit]
     capture = "evidence" in settings.capture
     prefix = sc.OI_RERANKER_OUTPUT_DOCUMENTS if action is _RERANK else sc.OI_RETRIEVAL_DOCUMENTS
-    docs = document_attributes(rec, items, prefix, capture)
-    list_attributes(rec, docs, count, capture and action is _RETRIEVE)
+    entries: list[dict[str, Any]] | None = [] if capture and action is _RETRIEVE else None
+    docs = document_attributes(rec, items, prefix, capture, entries)
+    list_attributes(rec, docs, count, entries)
 
 
 def retrieval_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
