@@ -138,6 +138,8 @@ def as_sequence(value: object) -> Sequence[Any]:
 
 def field_getter(item: object) -> Any:
     """A ``get(name)`` function over a mapping's keys or an object's attributes."""
+    if type(item) is dict:
+        return item.get  # a missing key reads as None, which every reader skips
     if isinstance(item, Mapping):
         mapping = item
 
