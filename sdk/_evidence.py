@@ -167,7 +167,7 @@ def evidence_fields(item: object, position: int) -> EvidenceFields:
     ev_id, title, source, rank, score, version, content, nested = values
     if nested is not None and isinstance(nested, Mapping):
         metadata, ev_id, title, source, version = _with_nested(nested, metadata, values)
-    if content is not None and type(content) is not str:
+    if type(content) is not str and content is not None:
         content = text_of(content)
     if ev_id is None:
         ev_id = content_id(content) if content else None
@@ -185,10 +185,10 @@ def evidence_fields(item: object, position: int) -> EvidenceFields:
     return (
         ev_id,
         rank,
-        title if title is None or type(title) is str else text_of(title),
-        source if source is None or type(source) is str else text_of(source),
+        title if type(title) is str or title is None else text_of(title),
+        source if type(source) is str or source is None else text_of(source),
         score if score is not None else pair_score,
-        version if version is None or type(version) is str else text_of(version),
+        version if type(version) is str or version is None else text_of(version),
         content,
         metadata,
     )
