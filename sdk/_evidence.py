@@ -59,7 +59,8 @@ _FIELD_NAMES: Final = (
     ("content", "text", "page_content", "body", "chunk", "passage"),
     ("metadata", "meta"),
 )
-_ID, _TITLE, _SOURCE, _RANK, _SCORE, _VERSION, _CONTENT, _META = range(len(_FIELD_NAMES))
+_COUNT: Final = len(_FIELD_NAMES)
+_ID, _TITLE, _SOURCE, _RANK, _SCORE, _VERSION, _CONTENT, _META = range(_COUNT)
 #: The fields also looked up in an item's nested metadata.
 _FROM_METADATA: Final = (_ID, _TITLE, _SOURCE, _VERSION)
 #: Field name -> field: one lookup per key of a mapping.
@@ -114,28 +115,6 @@ class EvidenceItem(msgspec.Struct, gc=False):
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-def _mapping_fields(item: Mapping[Any, Any]) -> tuple[list[Any], dict[str, Any]]:
-    """The raw field values of a mapping (one pass over its items) and its scalar extras."""
-    values: list[Any] = [None] * len(_FIELD_NAMES)
-    extra: dict[str, Any] = {}
-    field_of = _FIELD_OF.get
-    ambiguous = False
-    for key, value in item.items():
-        slot = field_of(key)
-        if slot is None:
-            if isinstance(key, str) and (value is None or isinstance(value, _SCALARS)):
-                extra[key] = value
-        elif value is not None:
-            if values[slot] is None:
-                values[slot] = value
-            else:
-                ambiguous = True  # two names of one field hold values
-    if ambiguous:  # the first name in priority order wins
-        get = field_getter(item)
-        values = [first_field(get, names) for names in _FIELD_NAMES]
-    return values, extra
-
-
 def _object_fields(item: object) -> list[Any]:
     """The raw field values of an object, read from its attributes."""
     get = field_getter(item)
@@ -163,25 +142,42 @@ def evidence_fields(item: object, position: int) -> EvidenceFields:
             text = text_of(item) or ""
             return content_id(text), position + 1, None, None, pair_score, None, text, {}
     if type(item) is dict or isinstance(item, Mapping):
+        values: list[Any] = [None] * _COUNT
+        metadata: dict[str, Any] = {}
+        field_of = _FIELD_OF.get
+        ambiguous = False
         try:
-            values, metadata = _mapping_fields(item)
+            for key, value in item.items():  # one pass over the mapping's items
+                slot = field_of(key)
+                if slot is not None:
+                    if values[slot] is None:
+                        values[slot] = value
+                    elif value is not None:
+                        ambiguous = True  # two names of one field hold values
+                elif isinstance(key, str) and (value is None or isinstance(value, _SCALARS)):
+                    metadata[key] = value
+            if ambiguous:  # the first name in priority order wins
+                get = field_getter(item)
+                values = [first_field(get, names) for names in _FIELD_NAMES]
         except Exception:
             logger.debug("unreadable evidence mapping", exc_info=True)
-            values, metadata = [None] * len(_FIELD_NAMES), {}
+            values, metadata = [None] * _COUNT, {}
     else:
         values, metadata = _object_fields(item), {}
     ev_id, title, source, rank, score, version, content, nested = values
     if nested is not None and isinstance(nested, Mapping):
         metadata, ev_id, title, source, version = _with_nested(nested, metadata, values)
-    if content is not None and type(content) is not str:
+    if type(content) is not str and content is not None:
         content = text_of(content)
     if ev_id is None:
         ev_id = content_id(content) if content else None
     elif type(ev_id) is not str:
         ev_id = text_of(ev_id)
-    if type(rank) is not int:  # a bool is not a rank; another integral number is
-        integral = rank is not None and type(rank) is not bool
-        rank = int(rank) if integral and isinstance(rank, numbers.Integral) else position + 1
+    if rank is None:
+        rank = position + 1
+    elif type(rank) is not int:  # a bool is not a rank; another integral number is
+        integral = type(rank) is not bool and isinstance(rank, numbers.Integral)
+        rank = int(rank) if integral else position + 1
     if type(score) is not float:
         score = as_float(score) if score is not None else None
     elif score - score != 0:  # not finite
@@ -189,10 +185,10 @@ def evidence_fields(item: object, position: int) -> EvidenceFields:
     return (
         ev_id,
         rank,
-        title if title is None or type(title) is str else text_of(title),
-        source if source is None or type(source) is str else text_of(source),
+        title if type(title) is str or title is None else text_of(title),
+        source if type(source) is str or source is None else text_of(source),
         score if score is not None else pair_score,
-        version if version is None or type(version) is str else text_of(version),
+        version if type(version) is str or version is None else text_of(version),
         content,
         metadata,
     )

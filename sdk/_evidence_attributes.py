@@ -1,6 +1,7 @@
-"""The span attributes of an evidence list (RETRIEVE / RERANK), as ``(key, value)`` pairs.
+"""The span attributes of an evidence list (RETRIEVE / RERANK).
 
-One list of normalised items (:mod:`._evidence`) is written three ways:
+One list of normalised items (:mod:`._evidence`) is written three ways, straight into the
+span's attribute dict (as every recorder writes; one ``set_attributes`` when the span ends):
 
 * ``groundtrace.evidence``: lossless JSON of the documents (by reference, ``length`` and
   ``content_hash``, when evidence content capture is off), kept within the attribute size
@@ -14,21 +15,25 @@ One list of normalised items (:mod:`._evidence`) is written three ways:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import orjson
+
 from . import semconv as sc
-from ._attributes import safe_json
+from ._attributes import NATIVE_JSON_OPTIONS, safe_json
 from ._evidence import evidence_fields
-from ._record import AttributeValue, Recorder, as_sequence, content_hash
+from ._record import Recorder, as_sequence, content_hash
 from ._step import Step, find_query, record_query
 
-__all__ = ["document_attributes", "evidence_attributes", "list_attributes", "record_evidence"]
+__all__ = ["document_attributes", "list_attributes", "record_evidence"]
 
 _EVIDENCE: Final = sc.GT_EVIDENCE
+_EVIDENCE_COUNT: Final = sc.GT_EVIDENCE_COUNT
+_GENAI_DOCUMENTS: Final = sc.GENAI_RETRIEVAL_DOCUMENTS
 _RERANK: Final = sc.Action.RERANK
 _RETRIEVE: Final = sc.Action.RETRIEVE
+_dumps: Final = orjson.dumps
 
 _KEYS: dict[str, tuple[tuple[str, str, str, str], ...]] = {}
 
@@ -56,25 +61,33 @@ def document_attributes(
     items: Sequence[object],
     prefix: str,
     capture: bool,
-    docs: list[dict[str, Any]],
-) -> Iterator[tuple[str, AttributeValue]]:
-    """The OpenInference document list: id, score, content and metadata of each document.
+    entries: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """Write the OpenInference document list (id, score, content and metadata of each
+    document); returns the documents as ``groundtrace.evidence`` holds them.
 
     Args:
         rec: the span's recorder (settings; texts are masked and clipped through it).
         items: the returned evidence items (already cut to ``max_evidence_items``).
         prefix: ``retrieval.documents`` or ``reranker.output_documents``.
         capture: whether evidence content is captured.
-        docs: receives each document as ``groundtrace.evidence`` holds it.
+        entries: receives each document's ``{"id", "score"}`` (``gen_ai.retrieval.documents``).
     """
     settings = rec.settings
     limit = settings.max_attribute_length
     masked = settings.redact is not None
+    attrs = rec.attrs
+    docs: list[dict[str, Any]] = []
     keys = _document_keys(prefix, len(items))
     for position, item in enumerate(items):
         ev_id, rank, title, source, score, version, content, metadata = evidence_fields(
             item, position
         )
+        key_id, key_score, key_content, key_meta = keys[position]
+        if ev_id is not None:
+            attrs[key_id] = ev_id
+        if score is not None:
+            attrs[key_score] = score
         doc: dict[str, Any] = {"id": ev_id, "rank": rank}
         meta: dict[str, Any] = {}
         if title is not None:
@@ -88,30 +101,27 @@ def document_attributes(
         if version is not None:
             doc["version"] = meta["version"] = version
         meta["rank"] = rank
-        shown = content
         if content is not None:
-            doc["length"] = len(content)
+            length = doc["length"] = len(content)
             if not capture:
-                shown = None
                 doc["content_hash"] = meta["content_hash"] = content_hash(content)
-            elif masked or len(content) > limit:
-                doc["content"] = shown = rec.text(_EVIDENCE, content)
+            elif masked or length > limit:
+                doc["content"] = attrs[key_content] = shown = rec.text(_EVIDENCE, content)
                 if shown != content:
                     doc["content_hash"] = meta["content_hash"] = content_hash(content)
             else:
-                doc["content"] = content
+                doc["content"] = attrs[key_content] = content
         if metadata:
             doc["metadata"] = metadata
             meta.update(metadata)
         docs.append(doc)
-        key_id, key_score, key_content, key_meta = keys[position]
-        if ev_id is not None:
-            yield key_id, ev_id
-        if score is not None:
-            yield key_score, score
-        if shown is not None:
-            yield key_content, shown
-        yield key_meta, safe_json(meta)
+        if entries is not None:
+            entries.append({"id": ev_id, "score": score})
+        try:
+            attrs[key_meta] = _dumps(meta, None, NATIVE_JSON_OPTIONS).decode()
+        except TypeError:  # a value orjson leaves to the standard encoder
+            attrs[key_meta] = safe_json(meta)
+    return docs
 
 
 def _fit(docs: list[dict[str, Any]], rec: Recorder) -> str:
@@ -137,10 +147,25 @@ def _fit(docs: list[dict[str, Any]], rec: Recorder) -> str:
     return text
 
 
-def evidence_attributes(
-    rec: Recorder, value: object, action: sc.Action, total: int | None = None
-) -> Iterator[tuple[str, AttributeValue]]:
-    """The attributes of a returned evidence list (see the module docstring).
+def list_attributes(
+    rec: Recorder,
+    docs: list[dict[str, Any]],
+    count: int,
+    entries: list[dict[str, Any]] | None = None,
+) -> None:
+    """Write ``groundtrace.evidence`` (of ``docs``), its count and, given ``entries``,
+    ``gen_ai.retrieval.documents``."""
+    attrs = rec.attrs
+    attrs[_EVIDENCE] = _fit(docs, rec)
+    attrs[_EVIDENCE_COUNT] = count
+    if entries is not None:
+        attrs[_GENAI_DOCUMENTS] = safe_json(entries)
+
+
+def record_evidence(
+    rec: Recorder, value: object, action: sc.Action, *, total: int | None = None
+) -> None:
+    """Record a returned evidence list on a RETRIEVE or RERANK span (see the module docstring).
 
     Args:
         rec: the span's recorder (settings; texts are masked and clipped through it).
@@ -152,36 +177,15 @@ def evidence_attributes(
     settings = rec.settings
     seq = as_sequence(value)
     count = len(seq) if total is None else total
-    if count > settings.max_evidence_items:
-        rec.note_truncated(_EVIDENCE)
-    capture = "evidence" in settings.capture
     limit = settings.max_evidence_items
+    if count > limit:
+        rec.note_truncated(_EVIDENCE)
     items = seq if len(seq) <= limit else seq[:limit]
+    capture = "evidence" in settings.capture
     prefix = sc.OI_RERANKER_OUTPUT_DOCUMENTS if action is _RERANK else sc.OI_RETRIEVAL_DOCUMENTS
-    docs: list[dict[str, Any]] = []
-    return chain(
-        document_attributes(rec, items, prefix, capture, docs),
-        list_attributes(rec, docs, count, capture and action is _RETRIEVE),
-    )
-
-
-def list_attributes(
-    rec: Recorder, docs: list[dict[str, Any]], count: int, genai: bool
-) -> Iterator[tuple[str, AttributeValue]]:
-    """``groundtrace.evidence`` (of ``docs``), its count and ``gen_ai.retrieval.documents``
-    (when ``genai``)."""
-    yield _EVIDENCE, _fit(docs, rec)
-    yield sc.GT_EVIDENCE_COUNT, count
-    if genai:
-        entries = [{"id": doc["id"], "score": doc.get("score")} for doc in docs]
-        yield sc.GENAI_RETRIEVAL_DOCUMENTS, safe_json(entries)
-
-
-def record_evidence(
-    rec: Recorder, value: object, action: sc.Action, *, total: int | None = None
-) -> None:
-    """Record a returned evidence list on a RETRIEVE or RERANK span."""
-    rec.attrs.update(evidence_attributes(rec, value, action, total))
+    entries: list[dict[str, Any]] | None = [] if capture and action is _RETRIEVE else None
+    docs = document_attributes(rec, items, prefix, capture, entries)
+    list_attributes(rec, docs, count, entries)
 
 
 def retrieval_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:

@@ -129,7 +129,7 @@ def as_sequence(value: object) -> Sequence[Any]:
     """
     if value is None:
         return ()
-    if isinstance(value, list | tuple):
+    if type(value) is list or isinstance(value, tuple):
         return value
     if isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray):
         return value
@@ -138,6 +138,8 @@ def as_sequence(value: object) -> Sequence[Any]:
 
 def field_getter(item: object) -> Any:
     """A ``get(name)`` function over a mapping's keys or an object's attributes."""
+    if type(item) is dict:
+        return item.get  # a missing key reads as None, which every reader skips
     if isinstance(item, Mapping):
         mapping = item
 

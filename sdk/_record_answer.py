@@ -87,34 +87,6 @@ def normalize_answer(value: object) -> AnswerFields:
     return AnswerFields(text, confidence, cited_ids, quotes)
 
 
-#: Per key shape of a plain dict: the keys present for text, cited ids, quotes and confidence.
-_PLANS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ...]] = {}
-_MAX_PLANS: Final = 256
-
-
-def _plan(shape: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
-    plan = _PLANS.get(shape)
-    if plan is None:
-        present = set(shape)
-        plan = tuple(
-            tuple(name for name in names if name in present)
-            for names in (_TEXT_KEYS, _CITED_KEYS, _QUOTE_KEYS, _CONFIDENCE_KEYS)
-        )
-        if len(_PLANS) >= _MAX_PLANS:
-            _PLANS.clear()
-        _PLANS[shape] = plan
-    return plan
-
-
-def _first_present(value: dict[Any, Any], names: tuple[Any, ...]) -> Any:
-    """The first non-None ``value[name]`` (every name is a key of ``value``), else None."""
-    for name in names:
-        found = value[name]
-        if found is not None:
-            return found
-    return None
-
-
 def _answer_fields(value: object) -> tuple[str | None, float | None, list[str], list[str]]:
     if value is None:
         return None, None, [], []
@@ -122,19 +94,11 @@ def _answer_fields(value: object) -> tuple[str | None, float | None, list[str], 
         return value, None, [], []
     if isinstance(value, str | bytes | bytearray):
         return text_of(value), None, [], []
-    text = cited = quotes = confidence = None
-    if type(value) is dict:  # the first present, non-None value of each field's names
-        text_names, cited_names, quote_names, confidence_names = _plan(tuple(value))
-        text = _first_present(value, text_names)
-        cited = _first_present(value, cited_names)
-        quotes = _first_present(value, quote_names)
-        confidence = _first_present(value, confidence_names)
-    else:
-        get = field_getter(value)
-        text = first_field(get, _TEXT_KEYS)
-        cited = first_field(get, _CITED_KEYS)
-        quotes = first_field(get, _QUOTE_KEYS)
-        confidence = first_field(get, _CONFIDENCE_KEYS)
+    get = field_getter(value)  # each field: the first of its names holding a value
+    text = first_field(get, _TEXT_KEYS)
+    cited = first_field(get, _CITED_KEYS)
+    quotes = first_field(get, _QUOTE_KEYS)
+    confidence = first_field(get, _CONFIDENCE_KEYS)
     return (
         text if text is None or type(text) is str else text_of(text),
         as_float(confidence),
