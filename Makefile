@@ -47,7 +47,7 @@ integration:
 	$(BIN)/python -m pytest -q -m integration
 
 bench:
-	$(BIN)/python benchmarks/sdk_overhead.py
+	$(BIN)/python -m benchmarks.sdk_overhead
 	$(BIN)/python benchmarks/ingest.py
 	$(BIN)/python benchmarks/analyzer_stats.py
 

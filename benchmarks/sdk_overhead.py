@@ -30,7 +30,8 @@ are what this reports:
 
 ``met`` says, for each target, whether this run met it.
 
-Usage: ``python benchmarks/sdk_overhead.py [--quick]``.
+Usage, from the repository root: ``python -m benchmarks.sdk_overhead [--quick]`` (the
+loopback run uses the test suite's OpenAI-compatible server, ``tests.support``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -60,8 +60,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import groundtrace.sdk as gt
 from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 EVIDENCE = [
     {
