@@ -28,6 +28,7 @@ __all__ = [
     "content_id",
     "field_getter",
     "first_field",
+    "is_numeric",
     "text_of",
 ]
 
@@ -66,9 +67,20 @@ class Recorder:
         """Record a captured text attribute (masked and clipped)."""
         self.attrs[key] = self.text(key, text)
 
+    def json(self, key: str, value: object) -> str:
+        """``value`` as captured JSON text: masked and clipped, except that numbers (and
+        lists of them, such as scores or embeddings) are only clipped, never masked."""
+        text = safe_json(value)
+        if not is_numeric(value):
+            return self.text(key, text)
+        if len(text) <= self.settings.max_attribute_length:
+            return text
+        self.note_truncated(key)
+        return text[: self.settings.max_attribute_length]
+
     def put_json(self, key: str, value: object) -> None:
         """Record ``value`` as captured JSON text (masked and clipped)."""
-        self.attrs[key] = self.text(key, safe_json(value))
+        self.attrs[key] = self.json(key, value)
 
     def note_truncated(self, key: str) -> None:
         """Record that ``key`` was cut (e.g. a list shortened to the configured maximum)."""
@@ -85,6 +97,23 @@ class Recorder:
         if self.fired:
             attrs[sc.GT_REDACTED] = sorted(self.fired)
         return attrs
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float)
+
+
+def is_numeric(value: object) -> bool:
+    """Whether ``value`` is a number, or a list/tuple of numbers or of lists of numbers."""
+    if isinstance(value, int | float):
+        return True
+    if type(value) is not list and type(value) is not tuple:
+        return False
+    return all(
+        _is_number(item)
+        or ((type(item) is list or type(item) is tuple) and all(map(_is_number, item)))
+        for item in value
+    )
 
 
 def content_hash(text: str) -> str:

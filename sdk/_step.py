@@ -301,5 +301,5 @@ def io_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> N
 def io_result(step: Step, result: Any, total: int | None) -> None:
     """VERIFY / INFER: the return value as JSON (``io`` capture)."""
     if result is not None and "io" in step.settings.capture:
-        step.attrs[_OUTPUT] = step.text(_OUTPUT, safe_json(result))
+        step.attrs[_OUTPUT] = step.json(_OUTPUT, result)
         step.attrs[_OUTPUT_MIME] = _JSON

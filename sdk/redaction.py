@@ -22,7 +22,9 @@ name                what is masked
 ``email``           e-mail addresses
 ``iban``            IBANs (validated with the ISO 13616 mod-97 check)
 ``credit_card``     13-19 digit card numbers, optionally grouped by spaces/dashes, *only* when
-                    the Luhn checksum is valid
+                    the Luhn checksum is valid; found among neighbouring digit groups (a
+                    quantity before, an expiry date after); digits of a decimal number
+                    (``0.4111111111111111``) are never taken for a card
 ``us_ssn``          US social security numbers in the ``123-45-6789`` form (invalid area
                     numbers 000, 666, 9xx excluded)
 ``uk_nino``         UK National Insurance numbers (``QQ 12 34 56 C``, spaced or not)
@@ -32,9 +34,11 @@ name                what is masked
                     Plain digit runs (years, order ids) are never treated as phone numbers.
 ==================  ==========================================================================
 
+Every masker looks at the whole text on its own, so overlapping finds of different kinds are all
+masked: the union of their spans is replaced by one marker per kind, in priority order.
 Custom maskers: a :class:`PatternMasker` (a regex, optionally with a validator and a prefix to
-keep) is fused into the same single scan as the built-ins; any other object satisfying the
-:class:`Masker` protocol (``name`` and ``mask(text) -> text``) runs after it.
+keep) is scanned like the built-ins; any other object satisfying the :class:`Masker` protocol
+(``name`` and ``mask(text) -> text``) runs after them.
 
 Usage::
 
@@ -50,7 +54,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
@@ -96,6 +100,9 @@ class PatternMasker:
             masker is left out of the scan (a speed-up only: it must never return False
             on text the pattern could match). One trigger object shared by several
             maskers is evaluated once per text.
+        candidates: optional ``match -> (start, end)`` spans inside one match to try
+            instead of the whole match (``validate`` then checks each of them); e.g. the
+            runs of whole digit groups inside a longer run of groups.
     """
 
     name: str
@@ -103,30 +110,32 @@ class PatternMasker:
     validate: Callable[[str], bool] | None = None
     keep: str | re.Pattern[str] | None = None
     trigger: Callable[[str], bool] | None = None
+    candidates: Callable[[str], Iterable[tuple[int, int]]] | None = None
 
     def compiled(self) -> re.Pattern[str]:
         """The compiled pattern."""
         return self.pattern if isinstance(self.pattern, re.Pattern) else re.compile(self.pattern)
 
-    def replace(self, matched: str) -> str | None:
-        """Replacement text for one match, or None when the validator rejects it."""
-        if self.validate is not None and not self.validate(matched):
-            return None
-        prefix = ""
-        if self.keep is not None:
-            kept = re.match(self.keep, matched)
-            if kept is not None:
-                prefix = kept.group(0)
-        return prefix + _REPLACEMENT.format(name=self.name)
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        """The ``(start, end)`` spans of ``text`` this masker masks (kept prefixes excluded)."""
+        validate, keep, candidates = self.validate, self.keep, self.candidates
+        for match in self.compiled().finditer(text):
+            start = match.start()
+            found = (
+                ((0, match.end() - start),) if candidates is None else candidates(match.group(0))
+            )
+            for lo, hi in found:
+                matched = text[start + lo : start + hi]
+                if validate is not None and not validate(matched):
+                    continue
+                kept = None if keep is None else re.match(keep, matched)
+                skip = 0 if kept is None else kept.end()
+                if lo + skip < hi:
+                    yield start + lo + skip, start + hi
 
     def mask(self, text: str) -> str:
         """Mask ``text`` with this masker alone."""
-
-        def repl(match: re.Match[str]) -> str:
-            out = self.replace(match.group(0))
-            return match.group(0) if out is None else out
-
-        return self.compiled().sub(repl, text)
+        return _replace(text, [(lo, hi, 0) for lo, hi in self.spans(text)], (self.name,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +148,27 @@ class FunctionMasker:
     def mask(self, text: str) -> str:
         """Apply the function."""
         return self.function(text)
+
+
+def _replace(text: str, spans: list[tuple[int, int, int]], names: tuple[str, ...]) -> str:
+    """Replace the union of ``(start, end, masker index)`` spans, one marker per kind."""
+    spans.sort()
+    out: list[str] = []
+    done = 0
+    i = 0
+    while i < len(spans):
+        lo, hi, index = spans[i]
+        kinds = {index}
+        i += 1
+        while i < len(spans) and spans[i][0] < hi:
+            hi = max(hi, spans[i][1])
+            kinds.add(spans[i][2])
+            i += 1
+        out.append(text[done:lo])
+        out.extend(_REPLACEMENT.format(name=names[k]) for k in sorted(kinds))
+        done = hi
+    out.append(text[done:])
+    return "".join(out)
 
 
 # -- validators -------------------------------------------------------------------------------
@@ -197,6 +227,22 @@ def _secret_valid(matched: str) -> bool:
     if _PASSWORD_LIKE.match(matched):
         return len(value) >= 4
     return len(value) >= 8 and shannon_entropy(value) >= 3.0
+
+
+_DIGITS: Final = re.compile(r"\d+")
+
+
+def _digit_group_runs(run: str) -> Iterator[tuple[int, int]]:
+    """Spans of 13-19 digits made of whole neighbouring groups of a run of digit groups."""
+    groups = [m.span() for m in _DIGITS.finditer(run)]
+    for first, (start, _) in enumerate(groups):
+        digits = 0
+        for lo, hi in groups[first:]:
+            digits += hi - lo
+            if digits > 19:
+                break
+            if digits >= 13:
+                yield start, hi
 
 
 _NUMBERISH: Final = re.compile(r"[0-9][0-9 ().+-]{4,}[0-9]")
@@ -289,9 +335,11 @@ BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
         ),
         PatternMasker(
             "credit_card",
-            r"\b\d(?:[ -]?\d){12,18}\b",
+            # a run of digit groups that is not part of a word or of a decimal number
+            r"(?<![\w.,])\d+(?:[ -]\d+)*(?![\w]|[.,]\d)",
             validate=luhn_valid,
             trigger=_has_number_run,
+            candidates=_digit_group_runs,
         ),
         PatternMasker(
             "us_ssn",
@@ -317,22 +365,14 @@ BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
     )
 }
 
-_GROUP: Final = "_gt_masker_"
-_SCOPED_FLAGS: Final = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
-
-
-def _scoped_source(pattern: re.Pattern[str]) -> str:
-    letters = "".join(letter for flag, letter in _SCOPED_FLAGS if pattern.flags & flag)
-    return f"(?{letters}:{pattern.pattern})" if letters else f"(?:{pattern.pattern})"
-
 
 class Redactor:
     """Mask sensitive text with a set of maskers; callable as ``Settings.redact``.
 
-    The :class:`PatternMasker` s whose cheap triggers fire on the text are fused into one
-    precompiled regex (cached per combination), so the text is scanned once; text with no
-    trigger (most prose) costs a few substring checks. Calling the redactor returns
-    ``(masked_text, names_fired)``.
+    Each :class:`PatternMasker` whose cheap trigger fires on the text scans it; the union of
+    the spans they find is masked, so overlapping finds of different kinds are all masked.
+    Text with no trigger (most prose) costs a few substring checks. Calling the redactor
+    returns ``(masked_text, names_fired)``.
 
     Args:
         maskers: the maskers, in priority order (default: all of :data:`BUILTIN_MASKERS`).
@@ -340,8 +380,6 @@ class Redactor:
     Raises:
         ValueError: two maskers share a name.
     """
-
-    _CACHE_LIMIT: Final = 256
 
     def __init__(self, maskers: Iterable[Masker] | None = None) -> None:
         chosen: list[Masker] = list(BUILTIN_MASKERS.values() if maskers is None else maskers)
@@ -353,13 +391,10 @@ class Redactor:
         self._patterns: tuple[PatternMasker, ...] = tuple(
             m for m in chosen if isinstance(m, PatternMasker)
         )
-        self._sources = tuple(
-            f"(?P<{_GROUP}{i}>{_scoped_source(m.compiled())})" for i, m in enumerate(self._patterns)
-        )
+        self._pattern_names = tuple(m.name for m in self._patterns)
         self._others: tuple[Masker, ...] = tuple(
             m for m in chosen if not isinstance(m, PatternMasker)
         )
-        self._compiled: dict[tuple[int, ...], re.Pattern[str]] = {}
 
     @classmethod
     def default(cls) -> Redactor:
@@ -393,9 +428,9 @@ class Redactor:
         """A new redactor with ``extra`` maskers tried *before* the current ones."""
         return Redactor([*extra, *self._maskers])
 
-    def _scanner(self, text: str) -> re.Pattern[str] | None:
+    def _active(self, text: str) -> Iterator[int]:
+        """Indices of the pattern maskers whose trigger does not rule ``text`` out."""
         verdicts: dict[int, bool] = {}
-        active: list[int] = []
         for index, masker in enumerate(self._patterns):
             trigger = masker.trigger
             if trigger is not None:
@@ -404,41 +439,20 @@ class Redactor:
                     verdict = verdicts[id(trigger)] = bool(trigger(text))
                 if not verdict:
                     continue
-            active.append(index)
-        if not active:
-            return None
-        key = tuple(active)
-        scanner = self._compiled.get(key)
-        if scanner is None:
-            if len(self._compiled) >= self._CACHE_LIMIT:
-                self._compiled.clear()
-            scanner = re.compile("|".join(self._sources[i] for i in key))
-            self._compiled[key] = scanner
-        return scanner
+            yield index
 
     def __call__(self, text: str) -> tuple[str, tuple[str, ...]]:
         """Mask ``text``; return the masked text and the sorted names of the maskers that fired."""
         fired: set[str] = set()
-        scanner = self._scanner(text) if self._patterns and text else None
-        if scanner is not None:
-            patterns = self._patterns
-
-            def repl(match: re.Match[str]) -> str:
-                group = match.lastgroup
-                if group is None or not group.startswith(_GROUP):  # user's own named groups
-                    group = next(
-                        g
-                        for g, v in match.groupdict().items()
-                        if v is not None and g.startswith(_GROUP)
-                    )
-                masker = patterns[int(group[len(_GROUP) :])]
-                out = masker.replace(match.group(0))
-                if out is None:
-                    return match.group(0)
-                fired.add(masker.name)
-                return out
-
-            text = scanner.sub(repl, text)
+        if self._patterns and text:
+            spans = [
+                (lo, hi, index)
+                for index in self._active(text)
+                for lo, hi in self._patterns[index].spans(text)
+            ]
+            if spans:
+                fired.update(self._pattern_names[index] for _, _, index in spans)
+                text = _replace(text, spans, self._pattern_names)
         for masker in self._others:
             masked = masker.mask(text)
             if masked != text:

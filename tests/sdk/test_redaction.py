@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
+import string
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from groundtrace.sdk._record import Recorder
+from groundtrace.sdk._runtime import Settings
 from groundtrace.sdk.redaction import (
     BUILTIN_MASKERS,
     FunctionMasker,
@@ -155,3 +161,176 @@ def test_every_builtin_is_documented_in_the_module_docstring() -> None:
 def test_masking_is_idempotent_on_masked_text() -> None:
     once, _ = REDACTOR("bob@example.com 4111 1111 1111 1111 sk-" + "a" * 30)
     assert REDACTOR(once) == (once, ())
+
+
+# -- properties of every built-in masker: positives, adversarial near-misses, non-secrets ----
+FAST = settings(max_examples=60, deadline=None)
+
+ALNUM = string.ascii_letters + string.digits
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+
+
+def _text(alphabet: str, lo: int, hi: int) -> st.SearchStrategy[str]:
+    return st.text(alphabet, min_size=lo, max_size=hi)
+
+
+def _luhn_complete(body: str) -> str:
+    """``body`` plus the check digit that makes it pass Luhn."""
+    return next(body + d for d in string.digits if luhn_valid(body + d))
+
+
+def _group(digits: str, sep: str) -> str:
+    return sep.join(digits[i : i + 4] for i in range(0, len(digits), 4))
+
+
+def _iban(bban: str, valid: bool) -> str:
+    rearranged = bban + "GB00"
+    check = 98 - int("".join(str(int(c, 36)) for c in rearranged)) % 97
+    return f"GB{(check if valid else check % 97 + 1):02d}{bban}"
+
+
+cards = st.builds(
+    lambda body, sep: _group(_luhn_complete(body), sep),
+    _text(string.digits, 15, 15),
+    st.sampled_from(["", " ", "-"]),
+)
+ssn_area = st.integers(1, 899).filter(lambda a: a != 666)
+ssns = st.builds(
+    lambda a, g, s: f"{a:03d}-{g:02d}-{s:04d}", ssn_area, st.integers(1, 99), st.integers(1, 9999)
+)
+POSITIVES: dict[str, st.SearchStrategy[str]] = {
+    "private_key": st.builds(
+        lambda body: f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----",
+        _text(ALNUM + "+/", 16, 64),
+    ),
+    "jwt": st.builds(
+        lambda a, b, c: f"eyJ{a}.eyJ{b}.{c}",
+        _text(ALNUM + "_-", 5, 30),
+        _text(ALNUM + "_-", 5, 30),
+        _text(ALNUM, 10, 40),
+    ),
+    "bearer_token": st.builds(lambda t: f"Bearer {t}", _text(ALNUM, 16, 40)),
+    "openai_key": st.builds(lambda t: f"sk-{t}", _text(ALNUM, 20, 48)),
+    "aws_access_key": st.builds(lambda t: f"AKIA{t}", _text(UPPER_DIGITS, 16, 16)),
+    "github_token": st.builds(lambda t: f"ghp_{t}", _text(ALNUM, 36, 40)),
+    "secret": st.builds(lambda t: f"password={t}", _text(ALNUM, 4, 20)),
+    "email": st.builds(
+        lambda user, host, tld: f"{user}@{host}.{tld}",
+        _text(string.ascii_lowercase + string.digits, 1, 12),
+        _text(string.ascii_lowercase, 1, 12),
+        _text(string.ascii_lowercase, 2, 6),
+    ),
+    "iban": st.builds(lambda b: _iban("WEST" + b, True), _text(string.digits, 14, 14)),
+    "credit_card": cards,
+    "us_ssn": ssns,
+    "uk_nino": st.builds(
+        lambda digits, suffix: f"AB{digits}{suffix}",
+        _text(string.digits, 6, 6),
+        st.sampled_from("ABCD"),
+    ),
+    "phone": st.builds(
+        lambda cc, a, b, c: f"+{cc} {a:03d} {b:03d} {c:04d}",
+        st.integers(1, 99),
+        st.integers(200, 999),
+        st.integers(200, 999),
+        st.integers(0, 9999),
+    ),
+}
+
+NEAR_MISSES: dict[str, st.SearchStrategy[str]] = {
+    "private_key": st.builds(lambda b: f"-----BEGIN PRIVATE KEY-----\n{b}", _text(ALNUM, 16, 64)),
+    "jwt": st.builds(lambda a, b: f"eyJ{a}.xyz{b}.sig", _text(ALNUM, 5, 30), _text(ALNUM, 5, 30)),
+    "bearer_token": st.builds(lambda t: f"Bearer {t}", _text(string.ascii_lowercase, 1, 15)),
+    "openai_key": st.builds(lambda t: f"sk-{t}", _text(ALNUM, 1, 19)),
+    "aws_access_key": st.builds(lambda t: f"AKIA{t}", _text(UPPER_DIGITS, 1, 15)),
+    "github_token": st.builds(lambda t: f"ghp_{t}", _text(ALNUM, 1, 35)),
+    "secret": st.builds(lambda n: f"api_key={'a' * n}", st.integers(8, 40)),  # no entropy
+    "email": st.builds(
+        lambda u, h: f"{u}@{h}",
+        _text(string.ascii_lowercase, 1, 9),
+        _text(string.ascii_lowercase, 1, 9),
+    ),
+    "iban": st.builds(lambda b: _iban("WEST" + b, False), _text(string.digits, 14, 14)),
+    "credit_card": st.builds(
+        lambda body, sep: _group(
+            next(body + d for d in string.digits if not luhn_valid(body + d)), sep
+        ),
+        _text(string.digits, 15, 15),
+        st.sampled_from([" ", "-"]),
+    ),
+    "us_ssn": st.builds(
+        lambda a, s: f"{a:03d}-12-{s:04d}",
+        st.sampled_from([0, 666, 900, 999]),
+        st.integers(1, 9999),
+    ),
+    "uk_nino": st.builds(lambda d: f"GB{d}A", _text(string.digits, 6, 6)),
+    "phone": st.builds(lambda n: f"{n:010d}", st.integers(10**9, 10**10 - 1)),  # a plain digit run
+}
+
+
+def test_every_builtin_has_properties() -> None:
+    assert set(POSITIVES) == set(BUILTIN_MASKERS) == set(NEAR_MISSES)
+
+
+@pytest.mark.parametrize("name", sorted(POSITIVES))
+@FAST
+@given(data=st.data())
+def test_positive_is_masked_in_any_context(name: str, data: st.DataObject) -> None:
+    secret = data.draw(POSITIVES[name])
+    before = data.draw(st.sampled_from(["", "see ", "x: ", "(", "qty 3 "]))
+    after = data.draw(st.sampled_from(["", " ok", ".", ")", " exp 12/29"]))
+    masked, fired = REDACTOR(before + secret + after)
+    assert name in fired
+    kept = BUILTIN_MASKERS[name].keep
+    assert secret not in masked if kept is None else f"[REDACTED:{name}]" in masked
+
+
+@pytest.mark.parametrize("name", sorted(NEAR_MISSES))
+@FAST
+@given(data=st.data())
+def test_near_miss_is_left_alone(name: str, data: st.DataObject) -> None:
+    text = "value " + data.draw(NEAR_MISSES[name]) + " here"
+    assert name not in REDACTOR(text)[1]
+
+
+@FAST
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=50))
+def test_float_lists_are_never_rewritten(values: list[float]) -> None:
+    text = json.dumps(values)
+    assert REDACTOR(text) == (text, ())
+    as_strings = json.dumps([repr(v) for v in values])
+    assert REDACTOR(as_strings) == (as_strings, ())
+
+
+def test_luhn_valid_float_digits_are_not_a_card() -> None:
+    assert luhn_valid("4111111111111111")
+    for text in ("0.4111111111111111", "[0.4111111111111111,0.5]", "4111111111111111.25"):
+        assert REDACTOR(text) == (text, ())
+
+
+@FAST
+@given(cards, st.integers(1, 99), st.integers(1, 12), st.integers(20, 40))
+def test_card_next_to_other_digit_groups_is_masked(
+    card: str, quantity: int, month: int, year: int
+) -> None:
+    masked, fired = REDACTOR(f"order {quantity} {card} {month:02d}/{year}")
+    assert card not in masked
+    assert "credit_card" in fired
+
+
+@FAST
+@given(cards, ssns)
+def test_overlapping_kinds_are_all_masked(card: str, ssn: str) -> None:
+    masked, fired = REDACTOR(f"card {card} {ssn} end")
+    assert card not in masked
+    assert ssn not in masked
+    assert {"credit_card", "us_ssn"} <= set(fired)
+
+
+def test_recorded_numbers_are_never_masked() -> None:
+    rec = Recorder(Settings(redact=REDACTOR))
+    ints = [4111111111111111, 378282246310005]
+    assert rec.json("k", ints) == json.dumps(ints, separators=(",", ":"))
+    assert rec.json("k", [[0.4111111111111111, 1], (2, 3.5)]) == "[[0.4111111111111111,1],[2,3.5]]"
+    assert rec.json("k", {"card": "4111 1111 1111 1111"}) == '{"card":"[REDACTED:credit_card]"}'
+    assert rec.fired == {"credit_card"}
