@@ -24,6 +24,7 @@ from ._runtime import Settings, logger
 
 __all__ = [
     "NATIVE_JSON_OPTIONS",
+    "SCAN_MARGIN",
     "clip",
     "json_list",
     "json_str",
@@ -133,6 +134,11 @@ def mask(text: str, settings: Settings, fired: set[str] | None = None) -> str:
     return masked
 
 
+#: Characters past the attribute limit that are still scanned for secrets: a secret across the
+#: limit is masked before it is cut (a PEM key block of 4096-bit RSA is about 3,300 characters).
+SCAN_MARGIN: Final = 4096
+
+
 def text_value(
     text: str,
     settings: Settings,
@@ -141,5 +147,16 @@ def text_value(
     truncated: list[str] | None = None,
     fired: set[str] | None = None,
 ) -> str:
-    """Mask, then clip, a captured text field (the order matters: never clip a secret in half)."""
+    """Mask, then clip, a captured text field (never clip a secret in half).
+
+    Only the first ``max_attribute_length + SCAN_MARGIN`` characters are scanned, so the cost
+    of masking is bounded by the attribute limit whatever the size of the value.
+    """
+    if settings.redact is None:
+        return clip(text, settings, truncated, key)
+    scanned = settings.max_attribute_length + SCAN_MARGIN
+    if len(text) > scanned:
+        if truncated is not None:
+            truncated.append(key)
+        return mask(text[:scanned], settings, fired)[: settings.max_attribute_length]
     return clip(mask(text, settings, fired), settings, truncated, key)

@@ -10,6 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import groundtrace.sdk as gt
+from groundtrace.sdk import semconv as sc
+from groundtrace.sdk._attributes import SCAN_MARGIN
 from groundtrace.sdk._record import Recorder
 from groundtrace.sdk._runtime import Settings
 from groundtrace.sdk.redaction import (
@@ -21,6 +24,8 @@ from groundtrace.sdk.redaction import (
     iban_valid,
     luhn_valid,
 )
+
+from .conftest import Traces
 
 REDACTOR = Redactor()
 
@@ -334,3 +339,59 @@ def test_recorded_numbers_are_never_masked() -> None:
     assert rec.json("k", [[0.4111111111111111, 1], (2, 3.5)]) == "[[0.4111111111111111,1],[2,3.5]]"
     assert rec.json("k", {"card": "4111 1111 1111 1111"}) == '{"card":"[REDACTED:credit_card]"}'
     assert rec.fired == {"credit_card"}
+
+
+# -- the cost of masking is bounded by the attribute limit -------------------------------------
+
+
+class ScanSpy:
+    """The default redactor, noting the length of every text it is asked to scan."""
+
+    def __init__(self) -> None:
+        self.scanned: list[int] = []
+
+    def __call__(self, text: str) -> tuple[str, tuple[str, ...]]:
+        self.scanned.append(len(text))
+        return REDACTOR(text)
+
+
+def test_huge_values_are_clipped_before_they_are_scanned(traces: Traces) -> None:
+    spy = ScanSpy()
+    limit = 1000
+    traces.settings(redact=spy, max_attribute_length=limit)
+
+    @gt.tool
+    def upload(blob: str) -> int:
+        return len(blob)
+
+    @gt.infer
+    def embed(n: int) -> list[float]:
+        return [i / 7 for i in range(n)]
+
+    @gt.infer
+    def score(n: int) -> dict[str, list[float]]:
+        return {"scores": [i / 7 for i in range(n)]}
+
+    upload("x" * 50_000_000)
+    embed(100_000)
+    score(100_000)
+    assert spy.scanned
+    assert max(spy.scanned) <= limit + SCAN_MARGIN
+    tool = traces.one("TOOL").attributes or {}
+    assert len(str(tool[sc.GT_TOOL_ARGUMENTS])) == limit
+    assert sc.GT_TOOL_ARGUMENTS in tuple(tool[sc.GT_TRUNCATED])
+    embedded = traces.by_name("embed").attributes or {}
+    assert len(str(embedded[sc.OI_OUTPUT_VALUE])) == limit
+
+
+def test_a_secret_across_the_limit_is_masked_before_it_is_cut(traces: Traces) -> None:
+    traces.settings(redact=REDACTOR, max_attribute_length=100)
+
+    @gt.tool
+    def send(note: str) -> None:
+        return None
+
+    send("x" * 90 + " bob.smith@example.com " + "y" * 50_000)
+    arguments = str((traces.one("TOOL").attributes or {})[sc.GT_TOOL_ARGUMENTS])
+    assert len(arguments) == 100
+    assert "bob" not in arguments
