@@ -112,6 +112,8 @@ def document_attributes(
             else:
                 doc["content"] = attrs[key_content] = content
         if metadata:
+            if masked:
+                metadata = rec.masked(_EVIDENCE, metadata)
             doc["metadata"] = metadata
             meta.update(metadata)
         docs.append(doc)

@@ -36,6 +36,7 @@ __all__ = [
 AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float]
 
 _MISSING: Final = object()
+_MAX_DEPTH: Final = 16
 
 
 class Recorder:
@@ -77,6 +78,24 @@ class Recorder:
             return text
         self.note_truncated(key)
         return text[: self.settings.max_attribute_length]
+
+    def masked(self, key: str, value: object, depth: int = 0) -> Any:
+        """A JSON-ready copy of ``value`` with every string in it masked and clipped.
+
+        Numbers, booleans and ``None`` are kept as they are, mapping keys as strings; the
+        result stays valid JSON (a structured value is never masked as one JSON text). Other
+        objects, and anything nested deeper than 16 levels, become masked text.
+        """
+        if isinstance(value, str):
+            return self.text(key, value)
+        if value is None or isinstance(value, int | float):
+            return value
+        if depth < _MAX_DEPTH:
+            if isinstance(value, Mapping):
+                return {safe_str(k): self.masked(key, v, depth + 1) for k, v in value.items()}
+            if isinstance(value, list | tuple):
+                return [self.masked(key, v, depth + 1) for v in value]
+        return self.text(key, safe_json(value))
 
     def put_json(self, key: str, value: object) -> None:
         """Record ``value`` as captured JSON text (masked and clipped)."""

@@ -153,17 +153,25 @@ def _jsonable(value: object) -> bool:
 
 
 def answer_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    """ANSWER: the query and, for a replayable step, the other keyword arguments."""
+    """ANSWER: the query and, for a replayable step, the other keyword arguments.
+
+    The keyword arguments are content: recorded (every string in them masked) only with
+    ``io`` capture on; a function that takes nothing else always records ``{}``.
+    """
     spec = step.spec
     record_query(step, sc.Action.ANSWER, find_query(spec, args, kwargs))
     if spec.replayable:
         if not spec.replay_extra:  # the function takes nothing but the query and the evidence
             step.attrs[sc.GT_REPLAY_KWARGS] = "{}"
             return
+        if "io" not in step.settings.capture:
+            return
         skip = spec.replay_skip
         extra = {k: v for k, v in arguments_of(spec, args, kwargs).items() if k not in skip}
         if extra:
             extra = {k: v for k, v in extra.items() if _jsonable(v)}
+            if step.settings.redact is not None:
+                extra = step.masked(sc.GT_REPLAY_KWARGS, extra)
         step.attrs[sc.GT_REPLAY_KWARGS] = _SPACED_JSON.encode(extra) if extra else "{}"
 
 

@@ -13,6 +13,7 @@ as JSON) are here.
 from __future__ import annotations
 
 import inspect
+import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -61,6 +62,8 @@ _OUTPUT_MIME: Final = sc.OI_OUTPUT_MIME_TYPE
 _GT_QUERY: Final = sc.GT_RETRIEVAL_QUERY
 _GENAI_QUERY: Final = sc.GENAI_RETRIEVAL_QUERY_TEXT
 _RERANKER_QUERY: Final = sc.OI_RERANKER_QUERY
+_MESSAGE: Final = sc.EXCEPTION_MESSAGE
+_STACKTRACE: Final = sc.EXCEPTION_STACKTRACE
 _TEXT: Final = "text/plain"
 _JSON: Final = "application/json"
 _attach: Final = otel_context.attach
@@ -196,16 +199,33 @@ class Step(Recorder):
             logger.debug("recording result of %s failed", self.spec.span_name, exc_info=True)
 
     def fail(self, exc: BaseException) -> None:
-        """Record an exception raised by the step (the caller re-raises it unchanged)."""
+        """Record an exception raised by the step (the caller re-raises it unchanged).
+
+        The status description and the ``exception`` event carry the exception's type; its
+        message and traceback are content: recorded, masked and clipped, only when some
+        content field is captured.
+        """
+        if not self.recording:
+            return
         span = self.span
         try:
-            if self.recording:
-                self.attrs[sc.ERROR_TYPE] = type(exc).__qualname__
-                on_error = self.spec.on_error
-                if on_error is not None:
-                    on_error(self, exc)
-            span.set_status(Status(StatusCode.ERROR, f"{type(exc).__qualname__}: {safe_str(exc)}"))
-            span.record_exception(exc)
+            name = type(exc).__qualname__
+            self.attrs[sc.ERROR_TYPE] = name
+            on_error = self.spec.on_error
+            if on_error is not None:
+                on_error(self, exc)
+            module = type(exc).__module__
+            event: dict[str, AttributeValue] = {
+                sc.EXCEPTION_TYPE: name if module == "builtins" else f"{module}.{name}"
+            }
+            description = name
+            if self.settings.capture:
+                message = event[sc.EXCEPTION_MESSAGE] = self.text(_MESSAGE, safe_str(exc))
+                description = f"{name}: {message}"
+                trace_text = "".join(traceback.format_exception(exc))
+                event[sc.EXCEPTION_STACKTRACE] = self.text(_STACKTRACE, trace_text)
+            span.set_status(Status(StatusCode.ERROR, description))
+            span.add_event(sc.EXCEPTION_EVENT, event)
         except Exception:
             logger.debug("recording exception on %s failed", self.spec.span_name, exc_info=True)
 

@@ -42,7 +42,7 @@ from typing import Any, Final
 from opentelemetry import trace
 
 from . import semconv as sc
-from ._attributes import safe_str
+from ._attributes import SCAN_MARGIN, mask, safe_str
 from ._evidence import EvidenceItem, normalize_evidence
 from ._record import as_float, text_of
 from ._runtime import logger, settings
@@ -116,8 +116,8 @@ class Prompt:
 def record_prompt_evidence(block: str, evidence_ids: Sequence[str]) -> None:
     """Record a rendered evidence block and its ids on the current span.
 
-    The block itself is content and is only recorded when ``evidence`` capture is on; the
-    ids and the format always are. Never raises.
+    The block itself is content and is only recorded when ``evidence`` capture is on, masked
+    by the configured redaction; the ids and the format always are. Never raises.
     """
     try:
         span = trace.get_current_span()
@@ -127,10 +127,16 @@ def record_prompt_evidence(block: str, evidence_ids: Sequence[str]) -> None:
         span.set_attribute(sc.GT_PROMPT_EVIDENCE_IDS, list(evidence_ids))
         span.set_attribute(sc.GT_PROMPT_FORMAT, EVIDENCE_FORMAT)
         if current.captures("evidence"):
-            # Recorded verbatim: a masked or clipped block could not be found again in the
-            # captured messages. Its size is bounded like every other attribute.
-            if len(block) <= current.max_attribute_length:
+            # Masked as the captured messages that contain it are (so replay finds it there
+            # again), never clipped: a cut block could not be found.
+            limit = current.max_attribute_length
+            fired: set[str] = set()
+            if len(block) <= limit + SCAN_MARGIN:
+                block = mask(block, current, fired)
+            if len(block) <= limit:
                 span.set_attribute(sc.GT_PROMPT_EVIDENCE_BLOCK, block)
+                if fired:
+                    span.set_attribute(sc.GT_REDACTED, sorted(fired))
             else:
                 span.set_attribute(sc.GT_TRUNCATED, [sc.GT_PROMPT_EVIDENCE_BLOCK])
     except Exception:

@@ -33,6 +33,10 @@ __all__ = [
     "CONTENT",
     "ENV_PREFIX",
     "ERROR_TYPE",
+    "EXCEPTION_EVENT",
+    "EXCEPTION_MESSAGE",
+    "EXCEPTION_STACKTRACE",
+    "EXCEPTION_TYPE",
     "GENAI_AGENT_NAME",
     "GENAI_CONVERSATION_ID",
     "GENAI_DATA_SOURCE_ID",
@@ -606,6 +610,14 @@ GENAI_RETRIEVAL_QUERY_TEXT: Final = "gen_ai.retrieval.query.text"
 # General OTel keys used alongside GenAI spans
 #: str -- error class on a failed operation. "TimeoutError"
 ERROR_TYPE: Final = "error.type"
+#: event name -- an exception raised by a step (OTel exception conventions).
+EXCEPTION_EVENT: Final = "exception"
+#: str -- exception event: the exception's class, module-qualified. "json.JSONDecodeError"
+EXCEPTION_TYPE: Final = "exception.type"
+#: str -- exception event: its message, masked (only with content capture on). "bad id"
+EXCEPTION_MESSAGE: Final = "exception.message"
+#: str -- exception event: the formatted traceback, masked (only with content capture on).
+EXCEPTION_STACKTRACE: Final = "exception.stacktrace"
 #: str -- server host of a model call. "127.0.0.1"
 SERVER_ADDRESS: Final = "server.address"
 #: int -- server port of a model call. 8080
