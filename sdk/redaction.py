@@ -234,6 +234,8 @@ _DIGITS: Final = re.compile(r"\d+")
 
 def _digit_group_runs(run: str) -> Iterator[tuple[int, int]]:
     """Spans of 13-19 digits made of whole neighbouring groups of a run of digit groups."""
+    if len(run) < 13:
+        return
     groups = [m.span() for m in _DIGITS.finditer(run)]
     for first, (start, _) in enumerate(groups):
         digits = 0
