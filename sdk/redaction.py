@@ -249,6 +249,7 @@ def _digit_group_runs(run: str) -> Iterator[tuple[int, int]]:
 
 _NUMBERISH: Final = re.compile(r"[0-9][0-9 ().+-]{4,}[0-9]")
 _IBAN_START: Final = re.compile(r"[A-Z]{2}[0-9]{2}")
+_NINO_START: Final = re.compile(r"[A-Z]{2} ?[0-9]{2} ?[0-9]{2}")
 _SECRET_WORDS: Final = ("key", "secret", "token", "pass", "pwd")
 _AWS_PREFIXES: Final = ("AKIA", "ASIA", "ABIA", "ACCA")
 
@@ -260,6 +261,10 @@ def _has_number_run(text: str) -> bool:
 
 def _has_iban_start(text: str) -> bool:
     return _IBAN_START.search(text) is not None
+
+
+def _has_nino_start(text: str) -> bool:
+    return _NINO_START.search(text) is not None
 
 
 def _has_secret_word(text: str) -> bool:
@@ -352,7 +357,7 @@ BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
             "uk_nino",
             r"\b(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
             r" ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",
-            trigger=_has_number_run,
+            trigger=_has_nino_start,
         ),
         PatternMasker(
             "phone",
