@@ -264,7 +264,7 @@ def _has_iban_start(text: str) -> bool:
 
 
 def _has_nino_start(text: str) -> bool:
-    return _NINO_START.search(text) is not None
+    return _has_number_run(text) and _NINO_START.search(text) is not None
 
 
 def _has_secret_word(text: str) -> bool:
