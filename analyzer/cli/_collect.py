@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Annotated, Final
 
@@ -52,9 +53,10 @@ def serve_command(
     """Receive OTLP/HTTP traces on /v1/traces and write them durably as OTLP-JSON lines.
 
     Every accepted batch is fsync'd before the 200. Stops cleanly on SIGTERM or Ctrl-C.
+    Binding beyond loopback without --token prints a warning: anyone could write traces.
     """
     from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.collectors.receiver import Receiver, ReceiverLimits
+    from groundtrace.collectors.receiver import ExposedReceiverWarning, Receiver, ReceiverLimits
 
     for name, value in (
         ("--max-body-mb", max_body_mb),
@@ -71,7 +73,11 @@ def serve_command(
         rotate_bytes=int(rotate_mb * _MIB),
         retry_after_seconds=retry_after,
     )
-    receiver = Receiver(host, port, out, token=token, limits=limits)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ExposedReceiverWarning)
+        receiver = Receiver(host, port, out, token=token, limits=limits)
+    for warning in caught:  # shown loudly, not as a one-line Python warning
+        err_console.print(f"[bold red]WARNING:[/] {warning.message}", markup=True, highlight=False)
 
     def ready(bound: Receiver) -> None:
         auth = " (bearer token required)" if token else ""

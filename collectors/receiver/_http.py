@@ -28,7 +28,7 @@ _LINGER_SECONDS: Final = 2.0
 
 
 class IdleTimeout(Exception):
-    """The peer sent nothing within the allowed time."""
+    """The peer sent nothing within the allowed time, or not its whole request head."""
 
 
 class BodyTooLarge(Exception):
@@ -72,14 +72,31 @@ class HttpConnection:
                 raise IdleTimeout from None
             self.conn.receive_data(data)
 
-    async def next_request(self, idle_timeout: float) -> h11.Request | None:
+    async def next_request(self, idle_timeout: float, head_timeout: float) -> h11.Request | None:
         """The next request's head, or ``None`` when the peer closed the connection.
 
+        The connection may idle for ``idle_timeout`` seconds before a request begins; from
+        its first byte the whole head must arrive within ``head_timeout`` seconds, however
+        the client spreads it out (a head trickled a byte at a time is cut off).
+
         Raises:
-            IdleTimeout: nothing arrived within ``idle_timeout`` seconds.
+            IdleTimeout: nothing arrived within ``idle_timeout`` seconds, or the head did
+                not complete within ``head_timeout`` seconds.
             h11.RemoteProtocolError: the peer sent something that is not HTTP/1.1.
         """
-        event = await self._next_event(idle_timeout)
+        event = self.conn.next_event()
+        if event is h11.NEED_DATA:
+            try:
+                async with asyncio.timeout(idle_timeout):
+                    first = await self.reader.read(_READ_CHUNK)
+            except TimeoutError:
+                raise IdleTimeout from None
+            self.conn.receive_data(first)
+            try:
+                async with asyncio.timeout(head_timeout):
+                    event = await self._next_event(head_timeout)
+            except TimeoutError:
+                raise IdleTimeout from None
         if isinstance(event, h11.Request):
             return event
         return None
