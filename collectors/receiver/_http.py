@@ -60,17 +60,21 @@ class HttpConnection:
         self.writer = writer
         self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=max_header_bytes)
 
+    async def _receive(self, timeout: float) -> None:
+        """Feed the parser the next bytes (or the end of stream) to arrive within ``timeout``."""
+        try:
+            async with asyncio.timeout(timeout):
+                data = await self.reader.read(_READ_CHUNK)
+        except TimeoutError:
+            raise IdleTimeout from None
+        self.conn.receive_data(data)
+
     async def _next_event(self, timeout: float) -> h11.Event | type[h11.PAUSED]:
         while True:
             event = self.conn.next_event()
             if event is not h11.NEED_DATA:
                 return event  # type: ignore[return-value]
-            try:
-                async with asyncio.timeout(timeout):
-                    data = await self.reader.read(_READ_CHUNK)
-            except TimeoutError:
-                raise IdleTimeout from None
-            self.conn.receive_data(data)
+            await self._receive(timeout)
 
     async def next_request(self, idle_timeout: float, head_timeout: float) -> h11.Request | None:
         """The next request's head, or ``None`` when the peer closed the connection.
@@ -86,12 +90,7 @@ class HttpConnection:
         """
         event = self.conn.next_event()
         if event is h11.NEED_DATA:
-            try:
-                async with asyncio.timeout(idle_timeout):
-                    first = await self.reader.read(_READ_CHUNK)
-            except TimeoutError:
-                raise IdleTimeout from None
-            self.conn.receive_data(first)
+            await self._receive(idle_timeout)  # a keep-alive connection may idle this long
             try:
                 async with asyncio.timeout(head_timeout):
                     event = await self._next_event(head_timeout)

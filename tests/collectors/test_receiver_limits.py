@@ -18,7 +18,12 @@ from groundtrace.collectors.receiver import (
     ReceiverLimits,
     exposure_warning,
 )
-from tests.collectors.test_receiver_http import PROTO, make_spans, proto_body
+from tests.collectors.test_receiver_http import (
+    _raw_headers,
+    _read_response,
+    make_spans,
+    proto_body,
+)
 
 _HEAD = b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
 
@@ -32,20 +37,11 @@ def _closed_by_peer(sock: socket.socket) -> bool:
 
 def _post(port: int, body: bytes, source: str = "127.0.0.1") -> bytes:
     """One whole request on a fresh connection from ``source``; the response head."""
-    head = (
-        f"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-        f"Content-Type: {PROTO}\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode()
     with socket.create_connection(
         ("127.0.0.1", port), timeout=30, source_address=(source, 0)
     ) as sock:
-        sock.sendall(head + body)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = sock.recv(65536)
-            assert chunk, "connection closed before a response"
-            data += chunk
-        return data
+        sock.sendall(_raw_headers(port, len(body)) + body)
+        return _read_response(sock)
 
 
 def test_a_head_trickled_a_byte_at_a_time_is_cut_off_at_the_head_deadline(
