@@ -49,6 +49,10 @@ def serve_command(
         float, typer.Option(help="Rotate the output file at this size, MiB.")
     ] = 64.0,
     retry_after: Annotated[int, typer.Option(help="Retry-After seconds sent with 429.")] = 1,
+    tls_cert: Annotated[
+        Path | None, typer.Option(help="PEM certificate file: serve HTTPS.")
+    ] = None,
+    tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert.")] = None,
 ) -> None:
     """Receive OTLP/HTTP traces on /v1/traces and write them durably as OTLP-JSON lines.
 
@@ -75,7 +79,9 @@ def serve_command(
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ExposedReceiverWarning)
-        receiver = Receiver(host, port, out, token=token, limits=limits)
+        receiver = Receiver(
+            host, port, out, token=token, limits=limits, tls_cert=tls_cert, tls_key=tls_key
+        )
     for warning in caught:  # shown loudly, not as a one-line Python warning
         err_console.print(f"[bold red]WARNING:[/] {warning.message}", markup=True, highlight=False)
 

@@ -8,6 +8,7 @@ import hmac
 import ipaddress
 import json
 import signal
+import ssl
 import threading
 import warnings
 import zlib
@@ -134,6 +135,20 @@ def exposure_warning(host: str, token: str | None) -> str | None:
     )
 
 
+def _tls_context(cert: str | Path | None, key: str | Path | None) -> ssl.SSLContext | None:
+    """A server TLS context from PEM files, or ``None`` (plain HTTP) without a certificate."""
+    if cert is None:
+        if key is not None:
+            raise InputError("a TLS key needs its certificate (tls_cert)", field="tls_cert")
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise InputError(f"cannot load the TLS certificate/key: {exc}", path=str(cert)) from None
+    return context
+
+
 def _client_address(writer: asyncio.StreamWriter) -> str:
     """The peer's address (without its port): the unit of the per-client connection limit."""
     peer = writer.get_extra_info("peername")
@@ -198,6 +213,11 @@ class Receiver:
             Without one, a ``host`` beyond loopback raises :class:`ExposedReceiverWarning`
             (see :func:`exposure_warning`).
         limits: the bounds; see :class:`ReceiverLimits`.
+        tls_cert: PEM certificate (chain) file: serve HTTPS instead of HTTP.
+        tls_key: PEM private key of ``tls_cert`` (may be omitted when ``tls_cert`` holds it).
+
+    Raises:
+        InputError: the TLS files cannot be loaded, or ``tls_key`` comes without ``tls_cert``.
 
     Usage::
 
@@ -214,8 +234,11 @@ class Receiver:
         *,
         token: str | None = None,
         limits: ReceiverLimits | None = None,
+        tls_cert: str | Path | None = None,
+        tls_key: str | Path | None = None,
     ) -> None:
         self.host = host
+        self._tls = _tls_context(tls_cert, tls_key)
         exposure = exposure_warning(host, token)
         if exposure is not None:
             warnings.warn(exposure, ExposedReceiverWarning, stacklevel=2)
@@ -247,9 +270,11 @@ class Receiver:
 
     @property
     def endpoint(self) -> str:
-        """The full URL of the traces endpoint, e.g. ``http://127.0.0.1:4318/v1/traces``."""
+        """The full URL of the traces endpoint, e.g. ``http://127.0.0.1:4318/v1/traces``
+        (``https`` with TLS)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}{TRACES_PATH}"
+        scheme = "http" if self._tls is None else "https"
+        return f"{scheme}://{host}:{self.port}{TRACES_PATH}"
 
     @property
     def store_stats(self) -> StoreStats:
@@ -318,7 +343,14 @@ class Receiver:
         try:
             self._store.start()
             server = await asyncio.start_server(
-                self._on_connection, self.host, self._requested_port, reuse_address=True
+                self._on_connection,
+                self.host,
+                self._requested_port,
+                reuse_address=True,
+                ssl=self._tls,
+                ssl_handshake_timeout=None
+                if self._tls is None
+                else self.limits.head_timeout_seconds,
             )
         except OSError as exc:
             self._startup_error = InputError(

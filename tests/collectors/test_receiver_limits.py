@@ -1,17 +1,22 @@
-"""The receiver against slow and greedy clients, and the warning on an exposed bind.
+"""The receiver against slow and greedy clients, the warning on an exposed bind, and TLS.
 
 Every server here binds 127.0.0.1; the exposed cases are checked as data, never bound.
 """
 
 from __future__ import annotations
 
+import shutil
 import socket
+import ssl
+import subprocess
 import time
 import warnings
 from pathlib import Path
 
+import httpx
 import pytest
 
+from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.receiver import (
     ExposedReceiverWarning,
     Receiver,
@@ -19,6 +24,7 @@ from groundtrace.collectors.receiver import (
     exposure_warning,
 )
 from tests.collectors.test_receiver_http import (
+    PROTO,
     _raw_headers,
     _read_response,
     make_spans,
@@ -118,3 +124,46 @@ def test_the_receiver_warns_loudly_when_built_for_an_exposed_bind(tmp_path: Path
         warnings.simplefilter("error", ExposedReceiverWarning)
         Receiver("0.0.0.0", 0, tmp_path, token="t")
         Receiver("127.0.0.1", 0, tmp_path)
+
+
+def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"),
+            *("-addext", "subjectAltName=IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return cert, key
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_tls_serves_https_on_loopback(tmp_path: Path) -> None:
+    cert, key = _self_signed(tmp_path)
+    body = proto_body(make_spans(1))
+    out = tmp_path / "out"
+    with Receiver("127.0.0.1", 0, out, tls_cert=cert, tls_key=key) as rx:
+        assert rx.endpoint.startswith("https://127.0.0.1:")
+        trusted = ssl.create_default_context(cafile=str(cert))
+        with httpx.Client(verify=trusted) as client:
+            response = client.post(rx.endpoint, content=body, headers={"content-type": PROTO})
+        assert response.status_code == 200
+        with pytest.raises(httpx.TransportError):  # plain HTTP does not get through
+            httpx.post(
+                rx.endpoint.replace("https", "http"),
+                content=body,
+                headers={"content-type": PROTO},
+            )
+    assert len(list(out.glob("*.jsonl"))) == 1
+
+
+def test_unloadable_tls_files_are_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "bad.pem").write_text("not a certificate")
+    with pytest.raises(InputError, match="cannot load the TLS certificate"):
+        Receiver("127.0.0.1", 0, tmp_path, tls_cert=tmp_path / "bad.pem")
+    with pytest.raises(InputError, match="needs its certificate"):
+        Receiver("127.0.0.1", 0, tmp_path, tls_key=tmp_path / "bad.pem")
