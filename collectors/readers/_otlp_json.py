@@ -140,17 +140,18 @@ def _attributes(raw: Any, where: str, bad: list[BadField]) -> dict[str, Attribut
         return {}
     out: dict[str, AttributeValue] = {}
     for item in raw:
-        key = item.get("key") if isinstance(item, dict) else None
         try:
             value = item.get("value") or {}
             text = value.get("stringValue")  # fast path: most attributes are strings
             out[item["key"]] = text if text is not None else decode_any_value(value)
-        except RecursionError:
-            bad.append(BadField(where, f"attribute {key!r} is nested too deeply; dropped"))
-        except (TypeError, ValueError, KeyError, AttributeError):
-            bad.append(
-                BadField(where, f"malformed attribute {key!r}: {json.dumps(item)[:80]}; dropped")
+        except (RecursionError, TypeError, ValueError, KeyError, AttributeError) as exc:
+            key = item.get("key") if isinstance(item, dict) else None
+            problem = (
+                f"attribute {key!r} is nested too deeply"
+                if isinstance(exc, RecursionError)
+                else f"malformed attribute {key!r}: {json.dumps(item)[:80]}"
             )
+            bad.append(BadField(where, f"{problem}; dropped"))
     return out
 
 
