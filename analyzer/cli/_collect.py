@@ -45,6 +45,9 @@ def serve_command(
         int, typer.Option(help="Requests in flight before answering 429.")
     ] = 64,
     max_inflight_mb: Annotated[float, typer.Option(help="Body MiB in flight before 429.")] = 64.0,
+    max_connections_per_client: Annotated[
+        int, typer.Option(help="Open connections one client address may hold.")
+    ] = 32,
     rotate_mb: Annotated[
         float, typer.Option(help="Rotate the output file at this size, MiB.")
     ] = 64.0,
@@ -66,6 +69,7 @@ def serve_command(
         ("--max-body-mb", max_body_mb),
         ("--max-inflight-requests", max_inflight_requests),
         ("--max-inflight-mb", max_inflight_mb),
+        ("--max-connections-per-client", max_connections_per_client),
         ("--rotate-mb", rotate_mb),
     ):
         if value <= 0:
@@ -74,6 +78,7 @@ def serve_command(
         max_body_bytes=int(max_body_mb * _MIB),
         max_inflight_requests=max_inflight_requests,
         max_inflight_bytes=int(max_inflight_mb * _MIB),
+        max_connections_per_client=max_connections_per_client,
         rotate_bytes=int(rotate_mb * _MIB),
         retry_after_seconds=retry_after,
     )
