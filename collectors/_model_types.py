@@ -65,6 +65,7 @@ class FindingKind(StrEnum):
     NO_TIMING = "no_timing"
     NO_TOOL_RESULT = "no_tool_result"
     UNKNOWN_SPAN_KIND = "unknown_span_kind"
+    MALFORMED_FIELD = "malformed_field"
 
 
 class Finding(_Model, frozen=True):

@@ -12,7 +12,14 @@ from typing import Any
 
 from msgspec import Struct, field
 
-__all__ = ["AttributeValue", "SourceLocation", "SpanEvent", "SpanRecord", "SpanStatus"]
+__all__ = [
+    "AttributeValue",
+    "BadField",
+    "SourceLocation",
+    "SpanEvent",
+    "SpanRecord",
+    "SpanStatus",
+]
 
 #: An OTLP attribute value after decoding: str, bool, int, float, or a homogeneous list.
 AttributeValue = str | bool | int | float | list[Any] | None
@@ -43,11 +50,23 @@ class SpanEvent(Struct, frozen=True, gc=False):
     attributes: dict[str, AttributeValue] = {}
 
 
+class BadField(Struct, frozen=True, gc=False):
+    """A field of a span that could not be read and was dropped (the span itself is kept).
+
+    ``field`` is its path in the input (a JSON path for OTLP/JSON), ``message`` says why.
+    """
+
+    field: str
+    message: str
+
+
 class SpanRecord(Struct, frozen=True, gc=False):
     """One span, decoded but not yet interpreted.
 
     Ids are lower-case hex strings (32 chars for trace ids, 16 for span ids), as in the OTLP
-    JSON encoding. ``parent_span_id`` is ``None`` for a root span. Records are frozen and
+    JSON encoding. ``parent_span_id`` is ``None`` for a root span. ``bad_fields`` lists the
+    fields that were malformed and dropped (read as absent); normalisation turns each into a
+    finding of the trace. Records are frozen and
     not tracked by the cyclic garbage collector: they hold no reference cycles (readers
     build them from decoded values), so the collector never needs to walk them.
     """
@@ -66,3 +85,4 @@ class SpanRecord(Struct, frozen=True, gc=False):
     scope_name: str = ""
     scope_version: str = ""
     location: SourceLocation | None = None
+    bad_fields: tuple[BadField, ...] = ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Annotated, Final
 
@@ -44,22 +45,31 @@ def serve_command(
         int, typer.Option(help="Requests in flight before answering 429.")
     ] = 64,
     max_inflight_mb: Annotated[float, typer.Option(help="Body MiB in flight before 429.")] = 64.0,
+    max_connections_per_client: Annotated[
+        int, typer.Option(help="Open connections one client address may hold.")
+    ] = 32,
     rotate_mb: Annotated[
         float, typer.Option(help="Rotate the output file at this size, MiB.")
     ] = 64.0,
     retry_after: Annotated[int, typer.Option(help="Retry-After seconds sent with 429.")] = 1,
+    tls_cert: Annotated[
+        Path | None, typer.Option(help="PEM certificate file: serve HTTPS.")
+    ] = None,
+    tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert.")] = None,
 ) -> None:
     """Receive OTLP/HTTP traces on /v1/traces and write them durably as OTLP-JSON lines.
 
     Every accepted batch is fsync'd before the 200. Stops cleanly on SIGTERM or Ctrl-C.
+    Binding beyond loopback without --token prints a warning: anyone could write traces.
     """
     from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.collectors.receiver import Receiver, ReceiverLimits
+    from groundtrace.collectors.receiver import ExposedReceiverWarning, Receiver, ReceiverLimits
 
     for name, value in (
         ("--max-body-mb", max_body_mb),
         ("--max-inflight-requests", max_inflight_requests),
         ("--max-inflight-mb", max_inflight_mb),
+        ("--max-connections-per-client", max_connections_per_client),
         ("--rotate-mb", rotate_mb),
     ):
         if value <= 0:
@@ -68,10 +78,17 @@ def serve_command(
         max_body_bytes=int(max_body_mb * _MIB),
         max_inflight_requests=max_inflight_requests,
         max_inflight_bytes=int(max_inflight_mb * _MIB),
+        max_connections_per_client=max_connections_per_client,
         rotate_bytes=int(rotate_mb * _MIB),
         retry_after_seconds=retry_after,
     )
-    receiver = Receiver(host, port, out, token=token, limits=limits)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ExposedReceiverWarning)
+        receiver = Receiver(
+            host, port, out, token=token, limits=limits, tls_cert=tls_cert, tls_key=tls_key
+        )
+    for warning in caught:  # shown loudly, not as a one-line Python warning
+        err_console.print(f"[bold red]WARNING:[/] {warning.message}", markup=True, highlight=False)
 
     def ready(bound: Receiver) -> None:
         auth = " (bearer token required)" if token else ""

@@ -59,9 +59,18 @@ def _print_errors(report: ReadReport, limit: int = 20) -> None:
         err_console.print(f"... and {len(report.errors) - limit} more read errors")
 
 
-def _finish(report: ReadReport, strict: bool) -> None:
+def _finish(report: ReadReport, strict: bool, traces: int) -> None:
+    """Exit non-zero when nothing could be read, or (``--strict``) when anything could not."""
     from groundtrace.analyzer.errors import TraceReadError
 
+    if traces == 0:
+        err_console.print(
+            f"[bold red]error:[/] no trace could be read from the input "
+            f"({len(report.errors)} read error(s))",
+            markup=True,
+            highlight=False,
+        )
+        raise typer.Exit(TraceReadError.exit_code)
     if strict and report.errors:
         err_console.print(
             f"[bold red]error:[/] {len(report.errors)} read error(s) (--strict)", markup=True
@@ -117,7 +126,10 @@ def summary(
     fmt: FormatOpt = InputFormat.OTLP,
     strict: StrictOpt = False,
 ) -> None:
-    """Count traces, steps by action, findings by kind and read errors."""
+    """Count traces, steps by action, findings by kind and read errors.
+
+    Exits non-zero when no trace could be read.
+    """
     from groundtrace.collectors import ReadReport
 
     report = ReadReport()
@@ -135,7 +147,7 @@ def summary(
         console.print(_table("steps by action", result["steps_by_action"], "action"))
         console.print(_table("findings by kind", result["findings_by_kind"], "finding"))
         _print_errors(report)
-    _finish(report, strict)
+    _finish(report, strict, result["traces"])
 
 
 @traces_app.command("convert")
@@ -146,7 +158,10 @@ def convert(
     fmt: FormatOpt = InputFormat.OTLP,
     strict: StrictOpt = False,
 ) -> None:
-    """Write the normalised trace model (τ JSONL) of the inputs."""
+    """Write the normalised trace model (τ JSONL) of the inputs.
+
+    Exits non-zero when no trace could be read.
+    """
     from groundtrace.collectors import ReadReport
 
     report = ReadReport()
@@ -159,7 +174,7 @@ def convert(
             count += 1
     err_console.print(f"wrote {count} trace(s) to {out}", highlight=False)
     _print_errors(report)
-    _finish(report, strict)
+    _finish(report, strict, count)
 
 
 def register(app: typer.Typer) -> None:

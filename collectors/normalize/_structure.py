@@ -1,4 +1,5 @@
-"""Structural checks of one trace's spans: duplicates, roots, orphans, clock skew, order."""
+"""Structural checks of one trace's spans: duplicates, roots, orphans, clock skew, order,
+and the malformed fields a reader dropped."""
 
 from __future__ import annotations
 
@@ -29,8 +30,24 @@ class Structure:
         self.root = root
 
 
+def _bad_fields(span: SpanRecord, findings: list[Finding]) -> None:
+    loc = _loc(span)
+    for bad in span.bad_fields:
+        findings.append(
+            Finding(
+                FindingKind.MALFORMED_FIELD,
+                f"span {span.span_id} ({span.name!r}) at {loc or 'unknown location'}: "
+                f"{bad.field}: {bad.message}",
+                span.span_id,
+                loc,
+                bad.field,
+            )
+        )
+
+
 def check_structure(records: list[SpanRecord], findings: list[Finding]) -> Structure:
-    """Deduplicate span ids, find the root, report orphans and clock skew; order by start."""
+    """Deduplicate span ids, find the root, report orphans, clock skew and dropped fields;
+    order by start."""
     by_id: dict[str, SpanRecord] = {}
     for span in records:
         first = by_id.get(span.span_id)
@@ -47,6 +64,9 @@ def check_structure(records: list[SpanRecord], findings: list[Finding]) -> Struc
             )
         )
     spans = sorted(by_id.values(), key=_ORDER)
+    for span in spans:
+        if span.bad_fields:
+            _bad_fields(span, findings)
     roots: list[SpanRecord] = []
     for span in spans:
         parent_id = span.parent_span_id

@@ -13,7 +13,10 @@ Accepted inputs:
 Bad input never stops a read when a :class:`ReadReport` is passed: each bad line, message
 or span becomes a :class:`~groundtrace.collectors.errors.TraceReadError` with the file and
 line (for protobuf: the 1-based message index) in ``report.errors``, and everything valid is
-still read. Without a report the first error is raised.
+still read. Without a report the first error is raised. Only malformed ids reject a span: a
+span with another malformed field (an attribute, a timestamp, the kind, the status, an
+event) is kept without that field, and its trace carries a ``malformed_field`` finding
+naming the file, line and field.
 
 Usage::
 

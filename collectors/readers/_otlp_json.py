@@ -16,6 +16,7 @@ from typing import Any
 
 from groundtrace.collectors.spans import (
     AttributeValue,
+    BadField,
     SourceLocation,
     SpanEvent,
     SpanRecord,
@@ -62,17 +63,6 @@ def decode_id(value: Any, size: int, where: str) -> str:
     if len(raw) != size:
         raise SpanDecodeError(f"id {value[:40]!r} is neither {size}-byte hex nor base64", where)
     return raw.hex()
-
-
-def _int(value: Any, where: str) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            pass
-    raise SpanDecodeError(f"expected an integer, got {value!r:.40}", where)
 
 
 def _double(value: Any) -> float:
@@ -141,38 +131,87 @@ def decode_any_value(value: Any) -> Any:
     return None  # pragma: no cover - unreachable: a non-empty dict has an item
 
 
-def _attributes(raw: Any, where: str) -> dict[str, AttributeValue]:
+def _attributes(raw: Any, where: str, bad: list[BadField]) -> dict[str, AttributeValue]:
+    """The readable attributes; each malformed one is dropped and recorded in ``bad``."""
     if raw is None:
         return {}
     if not isinstance(raw, list):
-        raise SpanDecodeError("attributes must be a list", where)
+        bad.append(BadField(where, "attributes must be a list; all were dropped"))
+        return {}
     out: dict[str, AttributeValue] = {}
     for item in raw:
         try:
             value = item.get("value") or {}
             text = value.get("stringValue")  # fast path: most attributes are strings
             out[item["key"]] = text if text is not None else decode_any_value(value)
-        except RecursionError:
+        except (RecursionError, TypeError, ValueError, KeyError, AttributeError) as exc:
             key = item.get("key") if isinstance(item, dict) else None
-            raise SpanDecodeError(f"attribute {key!r} is nested too deeply", where) from None
-        except (TypeError, ValueError, KeyError, AttributeError):
-            key = item.get("key") if isinstance(item, dict) else None
-            raise SpanDecodeError(
-                f"malformed attribute {key!r}: {json.dumps(item)[:80]}", where
-            ) from None
+            problem = (
+                f"attribute {key!r} is nested too deeply"
+                if isinstance(exc, RecursionError)
+                else f"malformed attribute {key!r}: {json.dumps(item)[:80]}"
+            )
+            bad.append(BadField(where, f"{problem}; dropped"))
     return out
 
 
-def _enum(value: Any, names: tuple[str, ...], prefix: str, where: str) -> str:
+def _enum(value: Any, names: tuple[str, ...], prefix: str, where: str, bad: list[BadField]) -> str:
+    """The enum name (absent is the first); an unknown value is recorded and read as absent."""
     if value is None:
-        return names[0] if prefix == "SPAN_KIND_" else "UNSET"
+        return names[0]
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
         return names[value]
     if isinstance(value, str):
         name = value.removeprefix(prefix)
         if name in names:
             return name
-    raise SpanDecodeError(f"unknown enum value {value!r}", where)
+    bad.append(BadField(where, f"unknown enum value {value!r:.40}; read as {names[0]}"))
+    return names[0]
+
+
+def _nanos(value: Any, where: str, bad: list[BadField]) -> int:
+    """A timestamp; a malformed one is dropped (read as absent, ``0``) and recorded."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    bad.append(BadField(where, f"expected an integer timestamp, got {value!r:.40}; dropped"))
+    return 0
+
+
+def _status(raw: Any, where: str, bad: list[BadField]) -> SpanStatus:
+    if raw is None:
+        return SpanStatus()
+    if not isinstance(raw, dict):
+        bad.append(BadField(where, "status must be an object; dropped"))
+        return SpanStatus()
+    code = _enum(raw.get("code"), STATUS_CODES, "STATUS_CODE_", f"{where}.code", bad)
+    return SpanStatus(code, str(raw.get("message", "")))
+
+
+def _events(raw: Any, where: str, bad: list[BadField]) -> list[SpanEvent]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        bad.append(BadField(where, "events must be a list; all were dropped"))
+        return []
+    events = []
+    for i, event in enumerate(raw):
+        ewhere = f"{where}[{i}]"
+        if not isinstance(event, dict):
+            bad.append(BadField(ewhere, "event must be an object; dropped"))
+            continue
+        events.append(
+            SpanEvent(
+                str(event.get("name", "")),
+                _nanos(event.get("timeUnixNano", 0), f"{ewhere}.timeUnixNano", bad),
+                _attributes(event.get("attributes"), f"{ewhere}.attributes", bad),
+            )
+        )
+    return events
 
 
 def decode_span(
@@ -181,11 +220,17 @@ def decode_span(
     resource: dict[str, AttributeValue],
     scope: tuple[str, str],
     location: SourceLocation,
+    resource_bad: tuple[BadField, ...] = (),
 ) -> SpanRecord:
     """One span object, checked field by field (``where`` is its JSON path).
 
+    Only the ids identify a span: a malformed id rejects it. Any other malformed field
+    (an attribute, a timestamp, the kind, the status, an event) is dropped, read as absent
+    and listed in the record's ``bad_fields`` (after ``resource_bad``, the dropped fields of
+    its resource); the span is kept.
+
     Raises:
-        SpanDecodeError: the span is malformed.
+        SpanDecodeError: the span is not an object or its ids are malformed.
     """
     if not isinstance(raw, dict):
         raise SpanDecodeError("span must be an object", where)
@@ -194,41 +239,26 @@ def decode_span(
     if not trace_id or not span_id:
         raise SpanDecodeError("span has no trace id or span id", where)
     parent = decode_id(raw.get("parentSpanId", ""), 8, f"{where}.parentSpanId")
-    status_raw = raw.get("status") or {}
-    if not isinstance(status_raw, dict):
-        raise SpanDecodeError("status must be an object", f"{where}.status")
-    status = SpanStatus(
-        _enum(status_raw.get("code"), STATUS_CODES, "STATUS_CODE_", f"{where}.status.code"),
-        str(status_raw.get("message", "")),
-    )
-    events = []
-    for i, event in enumerate(raw.get("events") or ()):
-        ewhere = f"{where}.events[{i}]"
-        if not isinstance(event, dict):
-            raise SpanDecodeError("event must be an object", ewhere)
-        events.append(
-            SpanEvent(
-                str(event.get("name", "")),
-                _int(event.get("timeUnixNano", 0), ewhere),
-                _attributes(event.get("attributes"), ewhere),
-            )
-        )
+    bad = list(resource_bad)
     name = raw.get("name", "")
     return SpanRecord(
         trace_id=trace_id,
         span_id=span_id,
         parent_span_id=parent or None,
         name=name if isinstance(name, str) else str(name),
-        start_time_unix_nano=_int(raw.get("startTimeUnixNano", 0), f"{where}.startTimeUnixNano"),
-        end_time_unix_nano=_int(raw.get("endTimeUnixNano", 0), f"{where}.endTimeUnixNano"),
-        attributes=_attributes(raw.get("attributes"), f"{where}.attributes"),
-        status=status,
-        events=events,
-        kind=_enum(raw.get("kind"), SPAN_KINDS, "SPAN_KIND_", f"{where}.kind"),
+        start_time_unix_nano=_nanos(
+            raw.get("startTimeUnixNano", 0), f"{where}.startTimeUnixNano", bad
+        ),
+        end_time_unix_nano=_nanos(raw.get("endTimeUnixNano", 0), f"{where}.endTimeUnixNano", bad),
+        attributes=_attributes(raw.get("attributes"), f"{where}.attributes", bad),
+        status=_status(raw.get("status"), f"{where}.status", bad),
+        events=_events(raw.get("events"), f"{where}.events", bad),
+        kind=_enum(raw.get("kind"), SPAN_KINDS, "SPAN_KIND_", f"{where}.kind", bad),
         resource=resource,
         scope_name=scope[0],
         scope_version=scope[1],
         location=location,
+        bad_fields=tuple(bad),
     )
 
 
@@ -246,8 +276,9 @@ def decode_request(
 ) -> list[SpanRecord]:
     """All spans of one ``ExportTraceServiceRequest`` JSON object.
 
-    A malformed span is reported in ``errors`` and skipped; the other spans are kept. A
-    malformed envelope raises :class:`SpanDecodeError`.
+    A span with malformed ids is reported in ``errors`` and skipped; a span with another
+    malformed field is kept without it and the field is reported in ``errors`` too (and in
+    the span's ``bad_fields``). A malformed envelope raises :class:`SpanDecodeError`.
     """
     if not isinstance(obj, dict):
         raise SpanDecodeError("expected an ExportTraceServiceRequest object", "$")
@@ -259,7 +290,10 @@ def decode_request(
         resource_obj = resource_spans.get("resource") or {}
         if not isinstance(resource_obj, dict):
             raise SpanDecodeError("resource must be an object", f"{rwhere}.resource")
-        resource = _attributes(resource_obj.get("attributes"), f"{rwhere}.resource")
+        resource_bad: list[BadField] = []
+        resource = _attributes(
+            resource_obj.get("attributes"), f"{rwhere}.resource.attributes", resource_bad
+        )
         for s, scope_spans in enumerate(_list(resource_spans, "scopeSpans", rwhere)):
             swhere = f"{rwhere}.scopeSpans[{s}]"
             if not isinstance(scope_spans, dict):
@@ -272,7 +306,14 @@ def decode_request(
             )
             for i, raw in enumerate(_list(scope_spans, "spans", swhere)):
                 try:
-                    out.append(decode_span(raw, f"{swhere}.spans[{i}]", resource, scope, location))
+                    span = decode_span(
+                        raw, f"{swhere}.spans[{i}]", resource, scope, location, tuple(resource_bad)
+                    )
                 except SpanDecodeError as exc:
                     errors.append(exc)
+                    continue
+                out.append(span)
+                own = span.bad_fields[len(resource_bad) :]
+                errors.extend(SpanDecodeError(b.message, b.field) for b in own)
+        errors.extend(SpanDecodeError(b.message, b.field) for b in resource_bad)
     return out

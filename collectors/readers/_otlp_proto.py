@@ -22,6 +22,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from groundtrace.collectors.spans import (
     AttributeValue,
+    BadField,
     SourceLocation,
     SpanEvent,
     SpanRecord,
@@ -122,10 +123,21 @@ def _attributes(items: Any) -> dict[str, AttributeValue]:
     return out
 
 
+def _enum(value: int, names: tuple[str, ...], where: str, bad: list[BadField]) -> str:
+    """The enum name; an unknown value (protobuf enums are open) is recorded, read as unset."""
+    if 0 <= value < len(names):
+        return names[value]
+    bad.append(BadField(where, f"unknown enum value {value}; read as {names[0]}"))
+    return names[0]
+
+
 def decode_message(
     data: bytes, location: SourceLocation, errors: list[SpanDecodeError]
 ) -> list[SpanRecord]:
-    """All spans of one serialized message; malformed spans go to ``errors``.
+    """All spans of one serialized message; malformed spans and fields go to ``errors``.
+
+    A span with invalid ids is skipped; an unknown kind or status code is dropped (read as
+    unset) and listed in the span's ``bad_fields``.
 
     Raises:
         SpanDecodeError: the bytes are not a valid ExportTraceServiceRequest.
@@ -148,8 +160,9 @@ def decode_message(
                 if span.parent_span_id and len(span.parent_span_id) != 8:
                     errors.append(SpanDecodeError("span has an invalid parent span id", where))
                     continue
-                kind = span.kind if 0 <= span.kind < len(SPAN_KINDS) else 0
-                code = span.status.code if 0 <= span.status.code < len(STATUS_CODES) else 0
+                bad: list[BadField] = []
+                kind = _enum(span.kind, SPAN_KINDS, f"{where}.kind", bad)
+                code = _enum(span.status.code, STATUS_CODES, f"{where}.status.code", bad)
                 out.append(
                     SpanRecord(
                         trace_id=span.trace_id.hex(),
@@ -159,16 +172,18 @@ def decode_message(
                         start_time_unix_nano=span.start_time_unix_nano,
                         end_time_unix_nano=span.end_time_unix_nano,
                         attributes=_attributes(span.attributes),
-                        status=SpanStatus(STATUS_CODES[code], span.status.message),
+                        status=SpanStatus(code, span.status.message),
                         events=[
                             SpanEvent(e.name, e.time_unix_nano, _attributes(e.attributes))
                             for e in span.events
                         ],
-                        kind=SPAN_KINDS[kind],
+                        kind=kind,
                         resource=resource,
                         scope_name=scope[0],
                         scope_version=scope[1],
                         location=location,
+                        bad_fields=tuple(bad),
                     )
                 )
+                errors.extend(SpanDecodeError(b.message, b.field) for b in bad)
     return out

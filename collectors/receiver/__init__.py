@@ -25,7 +25,14 @@ from ._otlp_json import (
     request_to_otlp_json,
     validate_request,
 )
-from ._receiver import TRACES_PATH, Receiver, ReceiverLimits, ReceiverStats
+from ._receiver import (
+    TRACES_PATH,
+    ExposedReceiverWarning,
+    Receiver,
+    ReceiverLimits,
+    ReceiverStats,
+    exposure_warning,
+)
 from ._store import FILE_PREFIX, FILE_SUFFIX, BatchStore, StoreStats, repair_torn_tail
 
 __all__ = [
@@ -34,10 +41,12 @@ __all__ = [
     "TRACES_PATH",
     "BatchStore",
     "BodyDecodeError",
+    "ExposedReceiverWarning",
     "Receiver",
     "ReceiverLimits",
     "ReceiverStats",
     "StoreStats",
+    "exposure_warning",
     "parse_json_request",
     "parse_protobuf_request",
     "repair_torn_tail",

@@ -28,7 +28,7 @@ _LINGER_SECONDS: Final = 2.0
 
 
 class IdleTimeout(Exception):
-    """The peer sent nothing within the allowed time."""
+    """The peer sent nothing within the allowed time, or not its whole request head."""
 
 
 class BodyTooLarge(Exception):
@@ -60,26 +60,42 @@ class HttpConnection:
         self.writer = writer
         self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=max_header_bytes)
 
+    async def _receive(self, timeout: float) -> None:
+        """Feed the parser the next bytes (or the end of stream) to arrive within ``timeout``."""
+        try:
+            async with asyncio.timeout(timeout):
+                data = await self.reader.read(_READ_CHUNK)
+        except TimeoutError:
+            raise IdleTimeout from None
+        self.conn.receive_data(data)
+
     async def _next_event(self, timeout: float) -> h11.Event | type[h11.PAUSED]:
         while True:
             event = self.conn.next_event()
             if event is not h11.NEED_DATA:
                 return event  # type: ignore[return-value]
-            try:
-                async with asyncio.timeout(timeout):
-                    data = await self.reader.read(_READ_CHUNK)
-            except TimeoutError:
-                raise IdleTimeout from None
-            self.conn.receive_data(data)
+            await self._receive(timeout)
 
-    async def next_request(self, idle_timeout: float) -> h11.Request | None:
+    async def next_request(self, idle_timeout: float, head_timeout: float) -> h11.Request | None:
         """The next request's head, or ``None`` when the peer closed the connection.
 
+        The connection may idle for ``idle_timeout`` seconds before a request begins; from
+        its first byte the whole head must arrive within ``head_timeout`` seconds, however
+        the client spreads it out (a head trickled a byte at a time is cut off).
+
         Raises:
-            IdleTimeout: nothing arrived within ``idle_timeout`` seconds.
+            IdleTimeout: nothing arrived within ``idle_timeout`` seconds, or the head did
+                not complete within ``head_timeout`` seconds.
             h11.RemoteProtocolError: the peer sent something that is not HTTP/1.1.
         """
-        event = await self._next_event(idle_timeout)
+        event = self.conn.next_event()
+        if event is h11.NEED_DATA:
+            await self._receive(idle_timeout)  # a keep-alive connection may idle this long
+            try:
+                async with asyncio.timeout(head_timeout):
+                    event = await self._next_event(head_timeout)
+            except TimeoutError:
+                raise IdleTimeout from None
         if isinstance(event, h11.Request):
             return event
         return None

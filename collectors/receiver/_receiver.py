@@ -5,10 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import ipaddress
 import json
 import signal
+import ssl
 import threading
+import warnings
 import zlib
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +33,14 @@ from ._otlp_json import (
 )
 from ._store import BatchStore, StoreStats
 
-__all__ = ["TRACES_PATH", "Receiver", "ReceiverLimits", "ReceiverStats"]
+__all__ = [
+    "TRACES_PATH",
+    "ExposedReceiverWarning",
+    "Receiver",
+    "ReceiverLimits",
+    "ReceiverStats",
+    "exposure_warning",
+]
 
 #: The only path served.
 TRACES_PATH: Final = "/v1/traces"
@@ -50,8 +61,13 @@ class ReceiverLimits:
         max_inflight_bytes: sum of their body sizes (429 above); a chunked body without
             ``Content-Length`` reserves ``max_body_bytes``.
         max_connections: open connections; more are answered 503 and closed.
+        max_connections_per_client: open connections from one client address; more are
+            closed at once, so one client (or a flood of slow ones from one address) cannot
+            take every connection from the others.
         retry_after_seconds: ``Retry-After`` sent with 429 and 503.
         idle_timeout_seconds: a keep-alive connection idle this long is closed.
+        head_timeout_seconds: a request head (request line and headers) not complete this
+            long after its first byte is cut off, however slowly it trickles in.
         read_timeout_seconds: a body that stalls this long is answered 408.
         shutdown_grace_seconds: on stop, busy requests get this long to finish.
         rotate_bytes: size at which the output file is rotated.
@@ -61,8 +77,10 @@ class ReceiverLimits:
     max_inflight_requests: int = 64
     max_inflight_bytes: int = 64 * _MIB
     max_connections: int = 256
+    max_connections_per_client: int = 32
     retry_after_seconds: int = 1
     idle_timeout_seconds: float = 60.0
+    head_timeout_seconds: float = 10.0
     read_timeout_seconds: float = 30.0
     shutdown_grace_seconds: float = 30.0
     rotate_bytes: int = 64 * _MIB
@@ -70,11 +88,13 @@ class ReceiverLimits:
 
 @dataclass(slots=True)
 class ReceiverStats:
-    """What the receiver did: accepted batches and spans, and answers by status code."""
+    """What the receiver did: accepted batches and spans, answers by status code, and
+    connections closed unanswered because their client already held its share."""
 
     batches: int = 0
     spans: int = 0
     body_bytes: int = 0
+    refused_connections: int = 0
     by_status: dict[int, int] = field(default_factory=dict)
 
     def count(self, status: int) -> None:
@@ -86,6 +106,53 @@ class ReceiverStats:
 class _Conn:
     http: HttpConnection
     busy: bool = False
+
+
+class ExposedReceiverWarning(UserWarning):
+    """The receiver listens beyond loopback and accepts traces from anyone (no token)."""
+
+
+def exposure_warning(host: str, token: str | None) -> str | None:
+    """Why serving on ``host`` without a token is exposed, or ``None`` when it is not.
+
+    Only loopback is safe without a token: ``localhost``, ``127.0.0.0/8`` and ``::1``. Any
+    other address, a wildcard (``0.0.0.0``, ``::``, ``""``) or a host name that may resolve
+    to another interface lets every host that can reach it write traces.
+    """
+    if token:
+        return None
+    name = host.strip("[]")
+    if name == "localhost":
+        return None
+    try:
+        if ipaddress.ip_address(name).is_loopback:
+            return None
+    except ValueError:
+        pass  # a host name (or ""): not provably loopback
+    return (
+        f"the receiver binds {host or 'every interface'!r}, beyond loopback, without a token: "
+        "any host that can reach it can write traces; require a bearer token or bind 127.0.0.1"
+    )
+
+
+def _tls_context(cert: str | Path | None, key: str | Path | None) -> ssl.SSLContext | None:
+    """A server TLS context from PEM files, or ``None`` (plain HTTP) without a certificate."""
+    if cert is None:
+        if key is not None:
+            raise InputError("a TLS key needs its certificate (tls_cert)", field="tls_cert")
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise InputError(f"cannot load the TLS certificate/key: {exc}", path=str(cert)) from None
+    return context
+
+
+def _client_address(writer: asyncio.StreamWriter) -> str:
+    """The peer's address (without its port): the unit of the per-client connection limit."""
+    peer = writer.get_extra_info("peername")
+    return str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
 
 
 class _Refused(Exception):
@@ -143,7 +210,14 @@ class Receiver:
         port: TCP port; ``0`` picks a free one (read it back from :attr:`port`).
         out_dir: directory of the OTLP-JSON lines files.
         token: if set, requests must carry ``Authorization: Bearer <token>`` (else 401).
+            Without one, a ``host`` beyond loopback raises :class:`ExposedReceiverWarning`
+            (see :func:`exposure_warning`).
         limits: the bounds; see :class:`ReceiverLimits`.
+        tls_cert: PEM certificate (chain) file: serve HTTPS instead of HTTP.
+        tls_key: PEM private key of ``tls_cert`` (may be omitted when ``tls_cert`` holds it).
+
+    Raises:
+        InputError: the TLS files cannot be loaded, or ``tls_key`` comes without ``tls_cert``.
 
     Usage::
 
@@ -160,8 +234,14 @@ class Receiver:
         *,
         token: str | None = None,
         limits: ReceiverLimits | None = None,
+        tls_cert: str | Path | None = None,
+        tls_key: str | Path | None = None,
     ) -> None:
         self.host = host
+        self._tls = _tls_context(tls_cert, tls_key)
+        exposure = exposure_warning(host, token)
+        if exposure is not None:
+            warnings.warn(exposure, ExposedReceiverWarning, stacklevel=2)
         self._requested_port = port
         self.out_dir = Path(out_dir)
         self.token = token or None
@@ -177,6 +257,7 @@ class Receiver:
         self._inflight_requests = 0
         self._inflight_bytes = 0
         self._connections: dict[asyncio.Task[None], _Conn] = {}
+        self._per_client: Counter[str] = Counter()
 
     # -- public surface ----------------------------------------------------------------------
 
@@ -189,9 +270,11 @@ class Receiver:
 
     @property
     def endpoint(self) -> str:
-        """The full URL of the traces endpoint, e.g. ``http://127.0.0.1:4318/v1/traces``."""
+        """The full URL of the traces endpoint, e.g. ``http://127.0.0.1:4318/v1/traces``
+        (``https`` with TLS)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}{TRACES_PATH}"
+        scheme = "http" if self._tls is None else "https"
+        return f"{scheme}://{host}:{self.port}{TRACES_PATH}"
 
     @property
     def store_stats(self) -> StoreStats:
@@ -260,7 +343,14 @@ class Receiver:
         try:
             self._store.start()
             server = await asyncio.start_server(
-                self._on_connection, self.host, self._requested_port, reuse_address=True
+                self._on_connection,
+                self.host,
+                self._requested_port,
+                reuse_address=True,
+                ssl=self._tls,
+                ssl_handshake_timeout=None
+                if self._tls is None
+                else self.limits.head_timeout_seconds,
             )
         except OSError as exc:
             self._startup_error = InputError(
@@ -296,11 +386,20 @@ class Receiver:
         task = asyncio.current_task()
         assert task is not None
         http = HttpConnection(reader, writer)
+        client = _client_address(writer)
+        if self._per_client[client] >= self.limits.max_connections_per_client:
+            self.stats.refused_connections += 1
+            await http.close(linger=False)
+            return
+        self._per_client[client] += 1
         state = self._connections[task] = _Conn(http)
+        limits = self.limits
         linger = False
         try:
-            if len(self._connections) > self.limits.max_connections or self._stopping:
-                request = await http.next_request(self.limits.read_timeout_seconds)
+            if len(self._connections) > limits.max_connections or self._stopping:
+                request = await http.next_request(
+                    limits.read_timeout_seconds, limits.head_timeout_seconds
+                )
                 if request is not None:
                     reply = _text(503, "too many connections", close=True)
                     reply.headers.append(("retry-after", str(self.limits.retry_after_seconds)))
@@ -309,7 +408,9 @@ class Receiver:
                     linger = True
                 return
             while not self._stopping:
-                request = await http.next_request(self.limits.idle_timeout_seconds)
+                request = await http.next_request(
+                    limits.idle_timeout_seconds, limits.head_timeout_seconds
+                )
                 if request is None:
                     return
                 state.busy = True
@@ -341,6 +442,9 @@ class Receiver:
             return  # shutdown grace ran out: drop the connection (no answer was sent)
         finally:
             self._connections.pop(task, None)
+            self._per_client[client] -= 1
+            if not self._per_client[client]:
+                del self._per_client[client]
             await http.close(linger=linger)
 
     def _is_stopping(self) -> bool:

@@ -11,7 +11,14 @@ from typer.testing import CliRunner
 from groundtrace.analyzer.cli import build_app
 from groundtrace.collectors import Trace
 from tests.support.data import DATA
-from tests.support.otlp_spans import TRACE_A, TRACE_B, agent_trace, rag_trace, write_jsonl
+from tests.support.otlp_spans import (
+    TRACE_A,
+    TRACE_B,
+    agent_trace,
+    rag_trace,
+    request_json,
+    write_jsonl,
+)
 
 app = build_app()
 
@@ -89,3 +96,32 @@ def test_convert_transcripts(runner: CliRunner, tmp_path: Path) -> None:
     lines = out.read_text().splitlines()
     assert len(lines) == 40
     assert sum(len(Trace.from_json(x).tool_calls) for x in lines) == 274
+
+
+@pytest.mark.parametrize("command", ["summary", "convert"])
+@pytest.mark.parametrize("content", ["{not json\n[1, 2]\n", ""])
+def test_nothing_readable_is_a_non_zero_exit(
+    runner: CliRunner, tmp_path: Path, command: str, content: str
+) -> None:
+    src = tmp_path / "bad.jsonl"
+    src.write_text(content)
+    extra = ["--out", str(tmp_path / "tau.jsonl")] if command == "convert" else []
+    result = runner.invoke(app, ["traces", command, str(src), *extra])
+    assert result.exit_code == 2, result.output
+    errors = content.count("\n")
+    assert f"no trace could be read from the input ({errors} read error(s))" in result.stderr
+
+
+def test_a_bad_field_keeps_the_trace_and_exits_zero(runner: CliRunner, tmp_path: Path) -> None:
+    obj = request_json(rag_trace())
+    obj["resourceSpans"][0]["scopeSpans"][0]["spans"][3]["kind"] = "SPAN_KIND_SIDEWAYS"
+    src = tmp_path / "t.jsonl"
+    src.write_text(json.dumps(obj) + "\n")
+    out = tmp_path / "tau.jsonl"
+    result = runner.invoke(app, ["traces", "convert", str(src), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (trace,) = [Trace.from_json(line) for line in out.read_text().splitlines()]
+    assert len(trace.llm_calls) == 1
+    (finding,) = trace.findings_of("malformed_field")
+    assert finding.field == "resourceSpans[0].scopeSpans[0].spans[3].kind"
+    assert "t.jsonl:1" in result.stderr

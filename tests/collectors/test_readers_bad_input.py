@@ -45,7 +45,9 @@ def test_without_a_report_the_first_error_raises(tmp_path: Path) -> None:
     assert f"{path}:2" in str(info.value)
 
 
-def test_malformed_span_is_skipped_with_its_json_path(tmp_path: Path) -> None:
+def test_a_span_with_a_bad_id_is_skipped_a_bad_field_only_drops_the_field(
+    tmp_path: Path,
+) -> None:
     obj = request_json(rag_trace())
     spans = obj["resourceSpans"][0]["scopeSpans"][0]["spans"]
     spans[2]["spanId"] = "xyz"  # neither hex nor base64 of 8 bytes
@@ -54,13 +56,90 @@ def test_malformed_span_is_skipped_with_its_json_path(tmp_path: Path) -> None:
     path.write_text(_lines(obj))
     report = ReadReport()
     (trace,) = list(read_traces([path], report=report))
-    assert len(trace.steps) == 3
+    assert [s.name for s in trace.steps] == ["request", "bm25", "chat local-model", "answer"]
+    assert len(trace.llm_calls) == 1  # the LLM call with the bad attribute is still there
     fields = [e.field for e in report.errors]
     assert fields == [
         "resourceSpans[0].scopeSpans[0].spans[2].spanId",
         "resourceSpans[0].scopeSpans[0].spans[3].attributes",
     ]
     assert all(e.line == 1 for e in report.errors)
+    (finding,) = trace.findings_of("malformed_field")
+    assert finding.field == "resourceSpans[0].scopeSpans[0].spans[3].attributes"
+    assert finding.location == f"{path}:1" and finding.span_id == spans[3]["spanId"]
+    assert "'k'" in finding.message
+
+
+_SPAN3 = "resourceSpans[0].scopeSpans[0].spans[3]"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "where"),
+    [
+        ("intValue", "12x", f"{_SPAN3}.attributes"),
+        ("kind", 9, f"{_SPAN3}.kind"),
+        ("kind", "SPAN_KIND_SIDEWAYS", f"{_SPAN3}.kind"),
+        ("startTimeUnixNano", "yesterday", f"{_SPAN3}.startTimeUnixNano"),
+        ("endTimeUnixNano", 1.5, f"{_SPAN3}.endTimeUnixNano"),
+        ("status", {"code": 7}, f"{_SPAN3}.status.code"),
+        ("status", "broken", f"{_SPAN3}.status"),
+        ("events", [{"name": "e", "timeUnixNano": "soon"}], f"{_SPAN3}.events[0].timeUnixNano"),
+        ("events", [7], f"{_SPAN3}.events[0]"),
+        ("attributes", {"not": "a list"}, f"{_SPAN3}.attributes"),
+    ],
+)
+def test_each_bad_field_keeps_the_llm_span_and_is_a_finding(
+    tmp_path: Path, field: str, value: object, where: str
+) -> None:
+    obj = request_json(rag_trace())
+    span = obj["resourceSpans"][0]["scopeSpans"][0]["spans"][3]
+    if field == "intValue":
+        span["attributes"].append({"key": "n", "value": {"intValue": value}})
+    else:
+        span[field] = value
+    path = tmp_path / "t.jsonl"
+    path.write_text(_lines(obj))
+    report = ReadReport()
+    (trace,) = list(read_traces([path], report=report))
+    assert "chat local-model" in [s.name for s in trace.steps]
+    (error,) = report.errors
+    assert (error.path, error.line, error.field) == (str(path), 1, where)
+    (finding,) = trace.findings_of("malformed_field")
+    assert (finding.location, finding.field) == (f"{path}:1", where)
+    assert finding.span_id == span["spanId"]
+    if field != "attributes":  # only the bad field is dropped: the span is still interpreted
+        assert len(trace.llm_calls) == 1
+
+
+def test_a_bad_resource_attribute_is_dropped_and_reported_once(tmp_path: Path) -> None:
+    obj = request_json(rag_trace())
+    attrs = obj["resourceSpans"][0]["resource"]["attributes"]
+    attrs.append({"key": "host.cores", "value": {"intValue": "many"}})
+    path = tmp_path / "t.jsonl"
+    path.write_text(_lines(obj))
+    report = ReadReport()
+    (trace,) = list(read_traces([path], report=report))
+    assert len(trace.steps) == 5 and trace.request.service_name == "svc"
+    assert [e.field for e in report.errors] == ["resourceSpans[0].resource.attributes"]
+    assert len(trace.findings_of("malformed_field")) == 5  # one per span of that resource
+
+
+def test_an_unknown_span_kind_in_protobuf_is_a_finding(tmp_path: Path) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    message = ExportTraceServiceRequest.FromString(request_proto(rag_trace()))
+    message.resource_spans[0].scope_spans[0].spans[3].kind = 42  # type: ignore[assignment]
+    path = tmp_path / "t.pb"
+    path.write_bytes(message.SerializeToString())
+    report = ReadReport()
+    (trace,) = list(read_traces([path], report=report))
+    assert len(trace.llm_calls) == 1
+    where = "resource_spans[0].scope_spans[0].spans[3].kind"
+    assert [(e.line, e.field) for e in report.errors] == [(1, where)]
+    (finding,) = trace.findings_of("malformed_field")
+    assert finding.field == where and finding.location == f"{path}:1"
 
 
 def test_wrong_envelope_is_an_error_for_that_line(tmp_path: Path) -> None:
