@@ -1,4 +1,4 @@
-"""Shared plumbing of the instrumentors: tracer choice, gating, error recording.
+"""Shared plumbing of the instrumentors: wrapper layers, tracer choice, gating, errors.
 
 Nothing here raises into the application.
 """
@@ -6,9 +6,10 @@ Nothing here raises into the application.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from opentelemetry.trace import Span, Status, StatusCode, Tracer, TracerProvider
+from wrapt import BaseObjectProxy, FunctionWrapper, unwrap_object
 
 from groundtrace.sdk import semconv as sc
 from groundtrace.sdk._attributes import safe_str
@@ -16,6 +17,7 @@ from groundtrace.sdk._runtime import Settings, get_tracer, is_suppressed, logger
 
 __all__ = [
     "INSTRUMENTATION_NAME",
+    "Layers",
     "active_settings",
     "error_type",
     "record_failure",
@@ -24,6 +26,46 @@ __all__ = [
 
 INSTRUMENTATION_NAME: Final = "groundtrace"
 _VERSION: Final = "0.1.0"
+
+Wrapper = Callable[[Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]], Any]
+
+
+class Layers:
+    """groundtrace's own wrapper layers on a library's methods, put in and taken out together.
+
+    Other instrumentations may wrap the same methods (OpenLLMetry wraps ``create``; the
+    OpenTelemetry ``unwrap`` they use takes off the outermost layer, whoever owns it). So
+    a layer goes innermost, right around the original, where another tool's uninstall never
+    takes it off; :meth:`unwrap` splices out exactly the layers put in, wherever they sit in
+    the chain by then, and leaves every other tool's layer in place.
+    """
+
+    __slots__ = ("_installed",)
+
+    def __init__(self) -> None:
+        self._installed: list[tuple[type, str, FunctionWrapper[..., Any]]] = []
+
+    def wrap(self, owner: type, name: str, wrapper: Wrapper) -> None:
+        """Put ``wrapper`` around ``owner.name`` as the innermost wrapt layer."""
+        above: BaseObjectProxy[Any] | None = None
+        inner: Any = vars(owner)[name]
+        while isinstance(inner, BaseObjectProxy):  # other tools' wrapt layers
+            above, inner = inner, inner.__wrapped__
+        layer: FunctionWrapper[..., Any] = FunctionWrapper(inner, wrapper)
+        if above is None:
+            setattr(owner, name, layer)
+        else:
+            above.__wrapped__ = layer
+        self._installed.append((owner, name, layer))
+
+    def unwrap(self) -> None:
+        """Splice every layer :meth:`wrap` put in out of its chain (idempotent)."""
+        while self._installed:
+            owner, name, layer = self._installed.pop()
+            try:
+                unwrap_object(owner, name, layer, missing_ok=True)
+            except Exception:  # e.g. a non-wrapt wrapper now sits right above ours
+                logger.debug("could not remove the wrapper of %s.%s", owner, name, exc_info=True)
 
 
 def tracer_source(provider: TracerProvider | None) -> Callable[[], Tracer]:
