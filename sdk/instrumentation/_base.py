@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from opentelemetry.trace import Span, Status, StatusCode, Tracer, TracerProvider
-from wrapt import BaseObjectProxy, FunctionWrapper, unwrap_object
+from wrapt import BaseObjectProxy, FunctionWrapper
 
 from groundtrace.sdk import semconv as sc
 from groundtrace.sdk._attributes import safe_str
@@ -63,8 +63,8 @@ class Layers:
         while self._installed:
             owner, name, layer = self._installed.pop()
             try:
-                unwrap_object(owner, name, layer, missing_ok=True)
-            except Exception:  # e.g. a non-wrapt wrapper now sits right above ours
+                _splice_out(owner, name, layer)
+            except Exception:
                 logger.debug("could not remove the wrapper of %s.%s", owner, name, exc_info=True)
 
 
@@ -103,3 +103,21 @@ def record_failure(span: Span, exc: BaseException | None) -> None:
         span.record_exception(exc)
     except Exception:
         logger.debug("could not record failure on span", exc_info=True)
+
+
+def _splice_out(owner: type, name: str, layer: FunctionWrapper[..., Any]) -> None:
+    """Take ``layer`` out of the wrapt chain on ``owner.name``, wherever it sits.
+
+    OpenTelemetry's ``unwrap`` of an outer layer leaves the *bound* form of the next layer
+    (a wrapper whose ``_self_parent`` is that layer) on the class, so both forms are ours.
+    """
+    above: BaseObjectProxy[Any] | None = None
+    entry: Any = vars(owner).get(name)
+    while isinstance(entry, BaseObjectProxy):
+        if entry is layer or getattr(entry, "_self_parent", None) is layer:
+            if above is None:
+                setattr(owner, name, layer.__wrapped__)
+            else:
+                above.__wrapped__ = layer.__wrapped__
+            return
+        above, entry = entry, entry.__wrapped__

@@ -1,0 +1,174 @@
+"""groundtrace's openai instrumentor next to other openai instrumentations, in every order.
+
+The other tools are the real packages: OpenInference's and OpenLLMetry's ``OpenAIInstrumentor``
+and OpenTelemetry's own (``openai-v2``). While both are installed, every call gives one
+span to each tool; ``uninstrument()`` of either removes that tool's spans only; once every
+tool is uninstalled the original ``create`` is back.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+import pytest
+from openai.resources.chat.completions import completions as chat_module
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
+from tests.support.instrumented import openai_methods
+from tests.support.openai_server import OpenAICompatServer
+
+MESSAGES = [{"role": "user", "content": "Who directed Jaws?"}]
+
+
+def _openinference() -> Any:
+    from openinference.instrumentation.openai import OpenAIInstrumentor as Other
+
+    return Other()
+
+
+def _openllmetry() -> Any:
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor as Other
+
+    return Other()
+
+
+def _otel_v2() -> Any:
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as Other
+
+    return Other()
+
+
+@dataclass(frozen=True)
+class Other:
+    make: Callable[[], Any]
+    #: OpenLLMetry 0.62's ``uninstrument()`` leaves its layer (and its spans) in place: its
+    #: ``unwrap("openai.resources.chat.completions", "Completions.create")`` finds nothing.
+    removes_itself: bool = True
+
+
+OTHERS = {
+    "openinference": Other(_openinference),
+    "openllmetry": Other(_openllmetry, removes_itself=False),
+    "otel-openai-v2": Other(_otel_v2),
+}
+ORIGINAL_CREATE = vars(chat_module.Completions)["create"]
+ORIGINAL_REQUEST = openai.OpenAI.request
+
+
+class Tool:
+    """An instrumentor with its own provider and in-memory exporter."""
+
+    def __init__(self, instrumentor: Any) -> None:
+        self.instrumentor = instrumentor
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+
+    def install(self) -> None:
+        self.instrumentor.instrument(tracer_provider=self.provider)
+
+    def uninstall(self) -> None:
+        self.instrumentor.uninstrument()
+
+    def spans(self) -> int:
+        """Spans finished since the last call."""
+        count = len(self.exporter.get_finished_spans())
+        self.exporter.clear()
+        return count
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAICompatServer]:
+    with OpenAICompatServer() as srv:
+        yield srv
+
+
+@pytest.fixture(autouse=True)
+def restore_openai() -> Iterator[None]:
+    saved = openai_methods()
+    yield
+    for (cls, name), value in saved.items():  # OpenLLMetry leaves its layers behind
+        if vars(cls).get(name) is not value:
+            setattr(cls, name, value)
+
+
+def call(srv: OpenAICompatServer) -> None:
+    client = openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0)
+    out = client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
+    assert out.choices[0].message.content == "echo: Who directed Jaws?"
+
+
+ORDERS = list(itertools.product(["gt", "other"], repeat=2))
+
+
+@pytest.mark.parametrize("other_name", list(OTHERS))
+@pytest.mark.parametrize(("first_in", "first_out"), ORDERS)
+def test_one_span_per_tool_in_any_order(
+    other_name: str,
+    first_in: str,
+    first_out: str,
+    server: OpenAICompatServer,
+) -> None:
+    other = OTHERS[other_name]
+    tools = {"gt": Tool(OpenAIInstrumentor()), "other": Tool(other.make())}
+    second = {"gt": "other", "other": "gt"}
+    try:
+        tools[first_in].install()
+        tools[second[first_in]].install()
+        call(server)
+        assert (tools["gt"].spans(), tools["other"].spans()) == (1, 1)
+
+        tools[first_out].uninstall()
+        call(server)
+        remaining = second[first_out]
+        assert tools[remaining].spans() == 1
+        if first_out == "gt" or other.removes_itself:
+            assert tools[first_out].spans() == 0
+        tools[remaining].uninstall()
+        call(server)
+        assert tools["gt"].spans() == 0
+
+        tools["gt"].install()  # a later instrument(): one groundtrace span per call
+        call(server)
+        assert tools["gt"].spans() == 1
+        tools["gt"].uninstall()
+        tools["gt"].uninstall()  # idempotent
+    finally:
+        for tool in tools.values():
+            tool.uninstall()
+            tool.provider.shutdown()
+    create = vars(chat_module.Completions)["create"]
+    if other.removes_itself:
+        assert create is ORIGINAL_CREATE
+        assert openai.OpenAI.request is ORIGINAL_REQUEST
+    else:  # only the other tool's own leftover layer, straight around the original
+        assert create.__wrapped__ is ORIGINAL_CREATE
+
+
+def test_three_tools_installed_and_removed_in_opposite_orders(
+    server: OpenAICompatServer,
+) -> None:
+    tools = [Tool(OpenAIInstrumentor()), Tool(_otel_v2()), Tool(_openinference())]
+    try:
+        for order in (tools, tools[::-1]):
+            for tool in order:
+                tool.install()
+            call(server)
+            assert [t.spans() for t in tools] == [1, 1, 1]
+            for tool in order:
+                tool.uninstall()
+            call(server)
+            assert [t.spans() for t in tools] == [0, 0, 0]
+            assert vars(chat_module.Completions)["create"] is ORIGINAL_CREATE
+            assert openai.OpenAI.request is ORIGINAL_REQUEST
+    finally:
+        for tool in tools:
+            tool.uninstall()
+            tool.provider.shutdown()
