@@ -1,26 +1,34 @@
-"""groundtrace's openai instrumentor next to other openai instrumentations, in every order.
+"""groundtrace next to other instrumentations: wrapper chains and suppression.
 
-The other tools are the real packages: OpenInference's and OpenLLMetry's ``OpenAIInstrumentor``
-and OpenTelemetry's own (``openai-v2``). While both are installed, every call gives one
-span to each tool; ``uninstrument()`` of either removes that tool's spans only; once every
-tool is uninstalled the original ``create`` is back.
+The other openai tools are the real packages: OpenInference's and OpenLLMetry's
+``OpenAIInstrumentor`` and OpenTelemetry's own (``openai-v2``). While both are installed,
+every call gives one span to each tool; ``uninstrument()`` of either removes that tool's
+spans only; once every tool is uninstalled the original ``create`` is back. Both context
+keys OpenTelemetry suppresses instrumentation with silence decorators and instrumentors.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import openai
 import pytest
+import rank_bm25
 from openai.resources.chat.completions import completions as chat_module
+from opentelemetry import context as otel_context
+from opentelemetry.instrumentation.utils import _SUPPRESS_INSTRUMENTATION_KEY_PLAIN
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import groundtrace.sdk as gt
 from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
+from groundtrace.sdk.instrumentation.rank_bm25 import RankBM25Instrumentor
+from tests.sdk.conftest import Traces
 from tests.support.instrumented import openai_methods
 from tests.support.openai_server import OpenAICompatServer
 
@@ -174,3 +182,60 @@ def test_three_tools_each_uninstall_takes_only_its_own_spans(
         for tool in tools:
             tool.uninstall()
             tool.provider.shutdown()
+
+
+SUPPRESSION_KEYS = {
+    "current": otel_context._SUPPRESS_INSTRUMENTATION_KEY,
+    "legacy": _SUPPRESS_INSTRUMENTATION_KEY_PLAIN,  # the plain "suppress_instrumentation"
+}
+
+
+@pytest.mark.parametrize("key", list(SUPPRESSION_KEYS))
+def test_either_suppression_key_silences_decorators_and_instrumentors(
+    key: str, traces: Traces, server: OpenAICompatServer
+) -> None:
+    @gt.retrieve
+    def search(query: str) -> list[str]:
+        return [query]
+
+    @gt.retrieve
+    def stream(query: str) -> Iterator[str]:
+        yield query
+
+    @gt.retrieve
+    async def asearch(query: str) -> list[str]:
+        return [query]
+
+    @gt.retrieve
+    async def astream(query: str) -> AsyncIterator[str]:
+        yield query
+
+    async def run_async() -> list[Any]:
+        return [await asearch("q"), [x async for x in astream("q")]]
+
+    bm25 = rank_bm25.BM25Okapi([["jaws", "shark"], ["alien", "ship"]])
+
+    def run_all() -> None:
+        assert search("q") == ["q"]
+        assert list(stream("q")) == ["q"]
+        assert asyncio.run(run_async()) == [["q"], ["q"]]
+        with gt.step(gt.Action.TOOL, name="t") as step:
+            step.record_tool_result("r")
+        call(server)
+        assert len(bm25.get_top_n(["jaws"], ["d1", "d2"], n=1)) == 1
+
+    instrumentors = (OpenAIInstrumentor(), RankBM25Instrumentor())
+    for inst in instrumentors:
+        inst.instrument(tracer_provider=traces.provider)
+    try:
+        token = otel_context.attach(otel_context.set_value(SUPPRESSION_KEYS[key], True))
+        try:
+            run_all()
+        finally:
+            otel_context.detach(token)
+        assert traces.spans() == []
+        run_all()
+        assert len(traces.spans()) == 7
+    finally:
+        for inst in instrumentors:
+            inst.uninstrument()
