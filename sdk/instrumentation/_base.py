@@ -18,6 +18,7 @@ from groundtrace.sdk._runtime import Settings, get_tracer, is_suppressed, logger
 __all__ = [
     "INSTRUMENTATION_NAME",
     "Layers",
+    "Wrapper",
     "active_settings",
     "error_type",
     "record_failure",
@@ -27,6 +28,7 @@ __all__ = [
 INSTRUMENTATION_NAME: Final = "groundtrace"
 _VERSION: Final = "0.1.0"
 
+#: A wrapt wrapper function: ``(wrapped, instance, args, kwargs) -> result``.
 Wrapper = Callable[[Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]], Any]
 
 
