@@ -35,11 +35,12 @@ Wrapper = Callable[[Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]], A
 class Layers:
     """groundtrace's own wrapper layers on a library's methods, put in and taken out together.
 
-    Other instrumentations may wrap the same methods (OpenLLMetry wraps ``create``; the
-    OpenTelemetry ``unwrap`` they use takes off the outermost layer, whoever owns it). So
-    a layer goes innermost, right around the original, where another tool's uninstall never
-    takes it off; :meth:`unwrap` splices out exactly the layers put in, wherever they sit in
-    the chain by then, and leaves every other tool's layer in place.
+    Other instrumentations may wrap the same methods (OpenLLMetry and OpenTelemetry's
+    openai-v2 wrap ``create``), and OpenTelemetry's ``unwrap``, which they uninstall with,
+    takes off the outermost layer whoever owns it. So a layer goes innermost, right around
+    the original, where another tool's uninstall never takes it off (groundtrace's span is
+    then the child of theirs); :meth:`unwrap` splices out exactly the layers put in,
+    wherever they sit in the chain by then, and leaves every other tool's layer in place.
     """
 
     __slots__ = ("_installed",)

@@ -167,6 +167,11 @@ def test_three_tools_each_uninstall_takes_only_its_own_spans(
             for tool in order:
                 tool.install()
             call(server)
+            gt_span, v2_span, oi_span = (t.exporter.get_finished_spans()[0] for t in tools)
+            # the same nesting whatever the install order: groundtrace innermost on ``create``
+            assert gt_span.parent is not None and oi_span.parent is not None
+            assert gt_span.parent.span_id == v2_span.context.span_id
+            assert oi_span.parent.span_id == gt_span.context.span_id  # OpenInference: on request
             assert [t.spans() for t in tools] == [1, 1, 1]
             for tool in order:
                 tool.uninstall()
