@@ -158,6 +158,28 @@ def test_one_span_per_tool_in_any_order(
         assert create.__wrapped__ is ORIGINAL_CREATE
 
 
+@pytest.mark.parametrize("gt_out_first", [True, False])
+async def test_async_create_next_to_otel_openai_v2(
+    gt_out_first: bool, server: OpenAICompatServer
+) -> None:
+    original = vars(chat_module.AsyncCompletions)["create"]
+    client = openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    gt_tool, other = Tool(OpenAIInstrumentor()), Tool(_otel_v2())
+    try:
+        other.install()
+        gt_tool.install()
+        await client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
+        assert (gt_tool.spans(), other.spans()) == (1, 1)
+        (gt_tool if gt_out_first else other).uninstall()
+        await client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
+        assert (gt_tool.spans(), other.spans()) == ((0, 1) if gt_out_first else (1, 0))
+    finally:
+        for tool in (gt_tool, other):
+            tool.uninstall()
+            tool.provider.shutdown()
+    assert vars(chat_module.AsyncCompletions)["create"] is original
+
+
 def test_three_tools_each_uninstall_takes_only_its_own_spans(
     server: OpenAICompatServer,
 ) -> None:
