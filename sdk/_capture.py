@@ -15,7 +15,6 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from opentelemetry import context as otel_context
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.trace import Tracer
 
 from . import semconv as sc
@@ -30,7 +29,7 @@ from ._record_tool import (
     tool_result,
     tool_static_attributes,
 )
-from ._runtime import _STATE, active_tracer, logger
+from ._runtime import _STATE, active_tracer, is_suppressed, logger
 from ._step import (
     ErrorRecorder,
     InputRecorder,
@@ -261,7 +260,7 @@ def begin(
             return None
     try:
         parent = _get_current()
-        if parent.get(_SUPPRESS_INSTRUMENTATION_KEY):
+        if is_suppressed(parent):
             return None
         if not _THREADS.checked and current.propagate_threads:
             _THREADS.checked = True

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from opentelemetry import trace
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, get_value
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_current
 from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from opentelemetry.trace import NoOpTracer, NoOpTracerProvider, Tracer, TracerProvider
 
@@ -201,6 +201,13 @@ def get_tracer() -> Tracer:
     return tracer
 
 
-def is_suppressed() -> bool:
-    """Whether OpenTelemetry instrumentation is suppressed in the current context."""
-    return bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY))
+def is_suppressed(context: Context | None = None) -> bool:
+    """Whether OpenTelemetry instrumentation is suppressed in ``context`` (default: current).
+
+    Both keys OpenTelemetry honours count: ``_SUPPRESS_INSTRUMENTATION_KEY`` and the legacy
+    plain ``"suppress_instrumentation"`` key older instrumentations still set.
+    """
+    ctx = get_current() if context is None else context
+    return bool(
+        ctx.get(_SUPPRESS_INSTRUMENTATION_KEY) or ctx.get(sc.SUPPRESS_INSTRUMENTATION_KEY_NAME)
+    )

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.instrumentation.utils import _SUPPRESS_INSTRUMENTATION_KEY_PLAIN
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
 import groundtrace.sdk as gt
@@ -292,7 +293,13 @@ def test_abandoned_async_generator_does_not_corrupt_context(traces: Traces) -> N
     assert _current_span_id() == 0
 
 
-def test_suppression_is_honoured(traces: Traces) -> None:
+@pytest.mark.parametrize(
+    "key",
+    # OpenTelemetry honours both: the current key and the legacy plain "suppress_instrumentation"
+    [otel_context._SUPPRESS_INSTRUMENTATION_KEY, _SUPPRESS_INSTRUMENTATION_KEY_PLAIN],
+    ids=["current", "legacy"],
+)
+def test_suppression_is_honoured(traces: Traces, key: str) -> None:
     @gt.retrieve
     def search(query: str) -> list[str]:
         return [query]
@@ -301,9 +308,7 @@ def test_suppression_is_honoured(traces: Traces) -> None:
     def stream(query: str) -> Iterator[str]:
         yield query
 
-    token = otel_context.attach(
-        otel_context.set_value(otel_context._SUPPRESS_INSTRUMENTATION_KEY, True)
-    )
+    token = otel_context.attach(otel_context.set_value(key, True))
     try:
         assert search("q") == ["q"]
         assert list(stream("q")) == ["q"]

@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 import rank_bm25
-from opentelemetry.instrumentation.utils import suppress_instrumentation
+from opentelemetry.instrumentation.utils import suppress_instrumentation, unwrap
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
+from wrapt import wrap_function_wrapper
 
 from groundtrace.sdk import _runtime
 from groundtrace.sdk import semconv as sc
@@ -195,6 +196,50 @@ def test_uninstrument_restores_and_reinstrument_is_single() -> None:
         inst.uninstrument()
     assert len(exp.get_finished_spans()) == 1
     assert RankBM25Instrumentor().instrumentation_dependencies() == ("rank-bm25 >= 0.2",)
+
+
+@pytest.mark.parametrize("ours_first", [True, False])
+@pytest.mark.parametrize("ours_out_first", [True, False])
+def test_uninstrument_takes_off_only_its_own_layer(ours_first: bool, ours_out_first: bool) -> None:
+    """Another tool's wrapt layer (put on and taken off as OpenTelemetry instrumentations do)."""
+    original = vars(rank_bm25.BM25)["get_top_n"]
+    theirs: list[str] = []
+
+    def their_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        theirs.append("call")
+        return wrapped(*args, **kwargs)
+
+    exp = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exp))
+    inst = RankBM25Instrumentor()
+    steps = [
+        lambda: inst.instrument(tracer_provider=provider),
+        lambda: wrap_function_wrapper(rank_bm25, "BM25.get_top_n", their_wrapper),
+    ]
+    removals = [inst.uninstrument, lambda: unwrap(rank_bm25.BM25, "get_top_n")]
+    bm25 = rank_bm25.BM25Okapi(TOKENS)
+    try:
+        for step in steps if ours_first else steps[::-1]:
+            step()
+        bm25.get_top_n(QUERY, CORPUS, n=1)
+        assert (len(exp.get_finished_spans()), len(theirs)) == (1, 1)
+        first, second = removals if ours_out_first else removals[::-1]
+        first()
+        bm25.get_top_n(QUERY, CORPUS, n=1)
+        assert (len(exp.get_finished_spans()), len(theirs)) == (
+            (1, 2) if ours_out_first else (2, 1)
+        )
+        second()
+        bm25.get_top_n(QUERY, CORPUS, n=1)
+        assert (len(exp.get_finished_spans()), len(theirs)) == (
+            (1, 2) if ours_out_first else (2, 1)
+        )
+        assert rank_bm25.BM25.get_top_n is original
+    finally:
+        inst.uninstrument()
+        rank_bm25.BM25.get_top_n = original  # type: ignore[method-assign]
+        provider.shutdown()
 
 
 def test_suppressed_and_disabled(exporter: InMemorySpanExporter, restore_settings: None) -> None:

@@ -14,7 +14,7 @@ Usage::
     OpenAIInstrumentor().instrument(tracer_provider=provider)  # provider optional
     client = openai.OpenAI(base_url="http://127.0.0.1:8080/v1", api_key="local")
     client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-    OpenAIInstrumentor().uninstrument()  # originals restored exactly
+    OpenAIInstrumentor().uninstrument()  # only groundtrace's layer is taken off
 """
 
 from __future__ import annotations
@@ -25,10 +25,8 @@ from typing import Any, Final
 from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
     BaseInstrumentor,
 )
-from opentelemetry.instrumentation.utils import unwrap
-from wrapt import wrap_function_wrapper
 
-from groundtrace.sdk.instrumentation._base import tracer_source
+from groundtrace.sdk.instrumentation._base import Layers, tracer_source
 
 __all__ = ["OpenAIInstrumentor"]
 
@@ -42,6 +40,7 @@ _PATCHES: Final = (
     (_RESPONSES_MODULE, "AsyncResponses", "responses", True),
 )
 _INSTRUMENTS: Final = ("openai >= 1.0",)
+_LAYERS: Final = Layers()
 
 
 class OpenAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
@@ -67,19 +66,11 @@ class OpenAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
                 module = importlib.import_module(module_name)
             except ImportError:
                 continue  # an older openai without this API
-            if not hasattr(getattr(module, cls_name, None), "create"):
+            cls = getattr(module, cls_name, None)
+            if cls is None or "create" not in vars(cls):
                 continue
             make = async_wrapper if is_async else sync_wrapper
-            wrap_function_wrapper(module, f"{cls_name}.create", make(api, tracer_of, types))
+            _LAYERS.wrap(cls, "create", make(api, tracer_of, types))
 
     def _uninstrument(self, **kwargs: Any) -> None:
-        import importlib
-
-        for module_name, cls_name, _, _ in _PATCHES:
-            try:
-                module = importlib.import_module(module_name)
-            except ImportError:
-                continue
-            cls = getattr(module, cls_name, None)
-            if cls is not None:
-                unwrap(cls, "create")
+        _LAYERS.unwrap()  # only groundtrace's layers; other tools' stay where they are

@@ -15,6 +15,7 @@ from typing import Any
 from opentelemetry.trace import Tracer
 
 from groundtrace.sdk._runtime import logger
+from groundtrace.sdk.instrumentation._base import Wrapper
 
 from ._request import API_CHAT
 from ._response import Output, output_from_chat, output_from_response
@@ -22,8 +23,6 @@ from ._span import LLMCall
 from ._stream import AsyncStreamProxy, ChatAccumulator, ResponsesAccumulator, SyncStreamProxy
 
 __all__ = ["OpenAITypes", "async_wrapper", "sync_wrapper"]
-
-Wrapper = Callable[[Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]], Any]
 
 
 class OpenAITypes:

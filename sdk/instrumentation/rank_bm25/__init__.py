@@ -26,15 +26,14 @@ from typing import Any, Final
 from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
     BaseInstrumentor,
 )
-from opentelemetry.instrumentation.utils import unwrap
-from wrapt import wrap_function_wrapper
 
-from groundtrace.sdk.instrumentation._base import tracer_source
+from groundtrace.sdk.instrumentation._base import Layers, tracer_source
 
 __all__ = ["RankBM25Instrumentor"]
 
 _MODULE: Final = "rank_bm25"
 _INSTRUMENTS: Final = ("rank-bm25 >= 0.2",)
+_LAYERS: Final = Layers()
 
 
 def _scoring_classes(module: Any) -> list[type]:
@@ -70,15 +69,10 @@ class RankBM25Instrumentor(BaseInstrumentor):  # type: ignore[misc]
 
         module = importlib.import_module(_MODULE)
         tracer_of = tracer_source(kwargs.get("tracer_provider"))
-        wrap_function_wrapper(module, "BM25.get_top_n", get_top_n_wrapper(tracer_of))
+        _LAYERS.wrap(module.BM25, "get_top_n", get_top_n_wrapper(tracer_of))
         scores = get_scores_wrapper(tracer_of)
         for cls in _scoring_classes(module):
-            wrap_function_wrapper(module, f"{cls.__name__}.get_scores", scores)
+            _LAYERS.wrap(cls, "get_scores", scores)
 
     def _uninstrument(self, **kwargs: Any) -> None:
-        import importlib
-
-        module = importlib.import_module(_MODULE)
-        unwrap(module.BM25, "get_top_n")
-        for cls in _scoring_classes(module):
-            unwrap(cls, "get_scores")
+        _LAYERS.unwrap()  # only groundtrace's layers; other tools' stay where they are

@@ -24,11 +24,9 @@ from groundtrace.sdk._evidence import normalize_item
 from groundtrace.sdk._evidence_attributes import record_evidence
 from groundtrace.sdk._record import AttributeValue, Recorder
 from groundtrace.sdk._runtime import Settings, logger
-from groundtrace.sdk.instrumentation._base import active_settings, record_failure
+from groundtrace.sdk.instrumentation._base import Wrapper, active_settings, record_failure
 
 __all__ = ["get_scores_wrapper", "get_top_n_wrapper"]
-
-Wrapper = Callable[[Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]], Any]
 
 _MODE: Final = "full_text"
 
