@@ -9,6 +9,8 @@ Differences from OpenTelemetry's ``BatchSpanProcessor`` (same ``OTEL_BSP_*`` set
   ran out), ``queued`` (waiting);
 * exports run with OpenTelemetry instrumentation suppressed, so an exporter that itself uses
   an instrumented library (httpx, requests, openai...) cannot produce spans about exporting;
+* every text of a span is made UTF-8 encodable before export
+  (:func:`~groundtrace.sdk._encodable.encodable_span`): one bad string cannot fail a batch;
 * ``shutdown`` is bounded by a timeout; what is left is counted as dropped, not waited for.
 """
 
@@ -31,6 +33,7 @@ from opentelemetry.context import (
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from ._encodable import encodable_span
 from ._runtime import logger
 
 __all__ = ["CountingBatchSpanProcessor", "ExporterStats"]
@@ -197,7 +200,7 @@ class CountingBatchSpanProcessor(SpanProcessor):
     def _export(self, batch: Sequence[ReadableSpan]) -> None:
         token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
         try:
-            result = self.exporter.export(batch)
+            result = self.exporter.export([encodable_span(span) for span in batch])
         except Exception:
             logger.debug("exporter %s raised", self.name, exc_info=True)
             result = SpanExportResult.FAILURE
