@@ -141,8 +141,9 @@ def test_full_queue_drops_and_counts_instead_of_blocking() -> None:
         with tracer.start_as_current_span(f"s{i}"):
             pass  # must not block although the exporter is stuck
     during = processor.stats()
-    assert during.queued == 5
+    assert during.queued == 10  # 5 waiting + the 5 the exporter is working on
     assert during.dropped == 45
+    assert during.exported + during.failed + during.dropped + during.queued == 55
     exporter.gate.set()
     processor.shutdown(10_000)
     final = processor.stats()
