@@ -26,14 +26,7 @@ from groundtrace.sdk import _runtime
 _HANG_LIMIT_S = 30.0  # a hanging handler is released by the test long before this
 
 
-@pytest.fixture(autouse=True)
-def _clean_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key in list(os.environ):
-        if key.startswith(("GROUNDTRACE_", "OTEL_")):
-            monkeypatch.delenv(key)
-    yield
-    gt.shutdown()
-    _runtime.install(_runtime.Settings(), None)
+pytestmark = pytest.mark.usefixtures("clean_config")
 
 
 class _Collector(ThreadingHTTPServer):

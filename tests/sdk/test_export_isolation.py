@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -17,15 +16,7 @@ from groundtrace.sdk import _runtime
 from groundtrace.sdk._config import configure, export_stats, shutdown
 from groundtrace.sdk._export_processor import CountingBatchSpanProcessor
 
-
-@pytest.fixture(autouse=True)
-def _clean_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key in list(os.environ):
-        if key.startswith(("GROUNDTRACE_", "OTEL_")):
-            monkeypatch.delenv(key)
-    yield
-    shutdown()
-    _runtime.install(_runtime.Settings(), None)
+pytestmark = pytest.mark.usefixtures("clean_config")
 
 
 class RaisingExporter(SpanExporter):

@@ -6,7 +6,6 @@ import base64
 import json
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +29,7 @@ from groundtrace.sdk._otlp_json import (
 )
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter, rotated_name
 
-
-@pytest.fixture(autouse=True)
-def _clean_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key in list(os.environ):
-        if key.startswith(("GROUNDTRACE_", "OTEL_")):
-            monkeypatch.delenv(key)
-    yield
-    shutdown()
-    _runtime.install(_runtime.Settings(), None)
+pytestmark = pytest.mark.usefixtures("clean_config")
 
 
 class FixedIds(IdGenerator):
