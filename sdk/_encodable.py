@@ -5,8 +5,9 @@ decoded with ``surrogateescape``, half of a broken pair). Every OTLP encoding (p
 lines) must write UTF-8 and raises on them, which fails the entire batch the span is in. The
 export processor passes each span through :func:`encodable_span` before handing it to an
 exporter: spans without such a value are passed on unchanged (one ``isascii`` test per
-string in the common case); a span with one is copied with each surrogate code point replaced
-by U+FFFD (the Unicode replacement character), its dropped counts kept.
+ASCII string, one trial UTF-8 encoding per other string); a span with one is copied with each
+surrogate code point replaced by U+FFFD (the Unicode replacement character), its dropped
+counts kept.
 
 Covered: the span name, status description, attributes (keys, strings, string sequences) and
 the names and attributes of events and links. The resource and the instrumentation scope are
@@ -33,7 +34,13 @@ _REPLACEMENT: Final = "\ufffd"
 
 
 def _bad_text(value: object) -> bool:
-    return isinstance(value, str) and not value.isascii() and _SURROGATE.search(value) is not None
+    if not isinstance(value, str) or value.isascii():
+        return False
+    try:
+        value.encode("utf-8")  # in C: about 3x faster than searching with the pattern
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _bad_value(value: object) -> bool:
