@@ -23,7 +23,8 @@ Usage::
     with gt.step(gt.Action.TOOL, name="read_document", arguments={"path": p}) as s:
         s.record_tool_result(text, paths_read=(p,))
 
-    gt.shutdown()
+    gt.shutdown()                                          # warns if spans were lost
+    stats = gt.export_stats()   # every ended span: exported + dropped + failed (+ queued)
 
 Decorators work on sync and async functions, generators and async generators; return values
 are recorded by convention (see each decorator). The SDK never changes what the application
@@ -39,7 +40,7 @@ from . import semconv
 from .semconv import Action, ToolStatus
 
 if _typing.TYPE_CHECKING:
-    from ._config import configure, shutdown
+    from ._config import ExportStats, configure, export_stats, shutdown
     from ._context import StepHandle, StepScope, request_context, step
     from ._decorators import answer, infer, request, rerank, retrieve, select, tool, verify
     from ._evidence import register_evidence_mapper, unregister_evidence_mapper
@@ -57,7 +58,7 @@ if _typing.TYPE_CHECKING:
 # The rest of the public surface is imported on first use (PEP 562): a process that only
 # needs the conventions (the collectors, the analyzer) does not load the OpenTelemetry SDK.
 _SURFACE: dict[str, tuple[str, ...]] = {
-    "._config": ("configure", "shutdown"),
+    "._config": ("ExportStats", "configure", "export_stats", "shutdown"),
     "._context": ("StepHandle", "StepScope", "request_context", "step"),
     "._decorators": (
         "answer",
@@ -100,6 +101,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Action",
+    "ExportStats",
     "ParsedAnswer",
     "Prompt",
     "Redactor",
@@ -109,6 +111,7 @@ __all__ = [
     "answer",
     "build_prompt",
     "configure",
+    "export_stats",
     "infer",
     "instrument_threads",
     "parse_answer",

@@ -2,7 +2,7 @@
 
 Usage::
 
-    from groundtrace.sdk._config import configure, export_stats, shutdown
+    from groundtrace.sdk import configure, export_stats, shutdown
 
     configure(service_name="hotpot-rag", app_version="2026.11.1", exporter=["file", "otlp_http"],
               file_path="traces/", capture_content=True)
@@ -66,12 +66,17 @@ _DEFAULTS: Final = Settings()
 class ExportStats:
     """Span accounting of the exporters installed by the last :func:`configure`.
 
+    Per exporter, every sampled span that ended is counted exactly once, in ``exported``,
+    ``failed``, ``dropped`` or ``queued`` (0 after :func:`shutdown`); the counts here are
+    summed over the exporters (a span sent to two exporters counts twice).
+
     Attributes:
-        exported: spans accepted by the exporters (summed over exporters).
-        failed: spans in batches an exporter rejected or raised on.
+        exported: spans accepted by the exporters.
+        failed: spans handed to an exporter that rejected them, raised, or was still exporting
+            them when the shutdown timeout expired.
         dropped: spans never handed to an exporter (queue full, after shutdown, or still
             queued when the shutdown timeout expired).
-        queued: spans waiting to be exported.
+        queued: spans waiting to be exported or being exported right now.
         exporters: the same counts per exporter.
     """
 
@@ -511,10 +516,12 @@ def shutdown() -> None:
         lost = [s for s in _LAST_STATS if s.lost]
         for stats in lost:
             logger.warning(
-                "groundtrace: exporter %s lost %d span(s): %d dropped (queue full or shut "
-                "down), %d failed to export; %d exported",
+                "groundtrace: exporter %s lost %d span(s) of %d ended: %d dropped (never "
+                "handed to it: queue full or shut down), %d failed (rejected, raised or "
+                "unanswered at the shutdown deadline); %d exported",
                 stats.name,
                 stats.lost,
+                stats.lost + stats.exported,
                 stats.dropped,
                 stats.failed,
                 stats.exported,

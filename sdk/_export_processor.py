@@ -3,13 +3,17 @@
 Differences from OpenTelemetry's ``BatchSpanProcessor`` (same ``OTEL_BSP_*`` settings):
 
 * ``on_end`` never blocks: a span arriving at a full queue is dropped and *counted*;
-* every span is accounted for in :class:`ExporterStats`: ``exported`` (the exporter reported
-  success), ``failed`` (the exporter reported failure or raised), ``dropped`` (never handed to
-  the exporter: queue full, processor shut down, or still queued when the shutdown timeout
-  ran out), ``queued`` (waiting);
-* exports run with OpenTelemetry instrumentation suppressed, so an exporter that itself uses
-  an instrumented library (httpx, requests, openai...) cannot produce spans about exporting;
-* ``shutdown`` is bounded by a timeout; what is left is counted as dropped, not waited for.
+* every sampled span that ended is accounted for in :class:`ExporterStats`, at any moment:
+  ``exported`` (the exporter reported success), ``failed`` (handed to the exporter, which
+  reported failure, raised, or was still exporting it when the shutdown timeout ran out),
+  ``dropped`` (never handed to the exporter: queue full, processor shut down, or still queued
+  when the shutdown timeout ran out) and ``queued`` (waiting, or in the batch being exported);
+* exports run on the processor's own thread only, with OpenTelemetry instrumentation
+  suppressed (an exporter that uses an instrumented library cannot produce spans about
+  exporting), after every text of the span was made UTF-8 encodable
+  (:func:`~groundtrace.sdk._encodable.encodable_span`: one bad string cannot fail a batch);
+* ``force_flush`` and ``shutdown`` wait for the export thread at most their timeout, whatever
+  the exporter does (a collector that accepts and never answers cannot hold them longer).
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -31,6 +34,7 @@ from opentelemetry.context import (
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from ._encodable import encodable_span
 from ._runtime import logger
 
 __all__ = ["CountingBatchSpanProcessor", "ExporterStats"]
@@ -44,13 +48,17 @@ _DEFAULT_DELAY_MS: Final = 5000.0
 class ExporterStats:
     """Span counts of one exporter since it was configured.
 
+    Every sampled span that ended is in exactly one of ``exported``, ``failed``, ``dropped``
+    and ``queued``; after shutdown ``queued`` is 0.
+
     Attributes:
         name: the exporter's name (``"otlp_http"``, ``"file"``, a class name...).
         exported: spans the exporter accepted.
-        failed: spans in batches the exporter rejected or raised on.
+        failed: spans handed to the exporter that it rejected or raised on, or was still
+            exporting when the shutdown timeout expired.
         dropped: spans never handed to the exporter (queue full, after shutdown, or still
             queued when the shutdown timeout expired).
-        queued: spans waiting in the queue right now.
+        queued: spans waiting in the queue or in the batch being exported right now.
     """
 
     name: str
@@ -91,11 +99,12 @@ class CountingBatchSpanProcessor(SpanProcessor):
         self._batch = max(1, min(max_export_batch_size, self._max_queue))
         self._delay = max(0.0, schedule_delay_millis) / 1000.0
         self._queue: deque[ReadableSpan] = deque()
-        self._lock = threading.Lock()  # guards the queue and the counters
-        self._export_lock = threading.Lock()  # one export call at a time
+        self._lock = threading.Lock()  # guards the queue, the batch in flight and the counters
+        self._idle = threading.Condition(self._lock)  # notified when an export returns
         self._wake = threading.Event()
         self._shutdown = False
         self._deadline: float | None = None
+        self._in_flight = 0  # spans of the batch the exporter is working on
         self._exported = 0
         self._failed = 0
         self._dropped = 0
@@ -124,28 +133,44 @@ class CountingBatchSpanProcessor(SpanProcessor):
             self._wake.set()
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        """Export everything queued now (on the calling thread); True if the queue emptied."""
+        """Have everything queued exported; True if that finished within ``timeout_millis``.
+
+        The export runs on the processor's thread; this call waits for it at most the timeout
+        and never longer, whatever the exporter does.
+        """
         deadline = time.monotonic() + max(0, timeout_millis) / 1000.0
-        self._drain(deadline)
+        self._wake.set()
+        with self._idle:
+            done = self._idle.wait_for(
+                lambda: not self._queue and not self._in_flight,
+                max(0.0, deadline - time.monotonic()),
+            )
+        if not done:
+            return False
         try:
-            self.exporter.force_flush(timeout_millis)
+            return self.exporter.force_flush(_millis_left(deadline)) is not False
         except Exception:
             logger.debug("exporter %s force_flush failed", self.name, exc_info=True)
-        with self._lock:
-            return not self._queue
+            return False
 
     def shutdown(self, timeout_millis: int = 5_000) -> None:
-        """Stop accepting spans, export what fits in the timeout, count the rest as dropped."""
+        """Stop accepting spans, export what fits in the timeout, count the rest.
+
+        Spans still queued when the timeout expires are counted as dropped; the batch the
+        exporter is still working on is counted as failed (a late answer is ignored).
+        """
         with self._lock:
             if self._shutdown:
                 return
             self._shutdown = True
             self._deadline = time.monotonic() + max(0, timeout_millis) / 1000.0
         self._wake.set()
-        self._worker.join(max(0, timeout_millis) / 1000.0)
+        self._worker.join(max(0.0, self._deadline - time.monotonic()))
         with self._lock:
             self._dropped += len(self._queue)
             self._queue.clear()
+            self._failed += self._in_flight
+            self._in_flight = 0
         try:
             self.exporter.shutdown()
         except Exception:
@@ -161,7 +186,7 @@ class CountingBatchSpanProcessor(SpanProcessor):
                 exported=self._exported,
                 failed=self._failed,
                 dropped=self._dropped,
-                queued=len(self._queue),
+                queued=len(self._queue) + self._in_flight,
             )
 
     # -- worker ------------------------------------------------------------------------------
@@ -170,41 +195,48 @@ class CountingBatchSpanProcessor(SpanProcessor):
         while True:
             self._wake.wait(self._delay)
             self._wake.clear()
+            self._drain()
             if self._shutdown:
-                self._drain(self._deadline)
                 return
-            self._drain(None)
 
     def _take(self) -> list[ReadableSpan]:
+        """The next batch (marked in flight), or nothing when done or past the deadline."""
         with self._lock:
+            if self._deadline is not None and time.monotonic() >= self._deadline:
+                return []
             count = min(self._batch, len(self._queue))
-            return [self._queue.popleft() for _ in range(count)]
+            batch = [self._queue.popleft() for _ in range(count)]
+            self._in_flight = count
+            return batch
 
-    def _drain(self, deadline: float | None) -> None:
-        """Export queued batches until the queue is empty or ``deadline`` (monotonic) passes."""
-        wait = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
-        if not self._export_lock.acquire(timeout=wait):
-            return
-        try:
-            while deadline is None or time.monotonic() < deadline:
-                batch = self._take()
-                if not batch:
-                    return
-                self._export(batch)
-        finally:
-            self._export_lock.release()
+    def _drain(self) -> None:
+        """Export queued batches until the queue is empty (or the shutdown deadline passes)."""
+        while batch := self._take():
+            ok = self._export(batch)
+            with self._idle:
+                # shutdown() counts a batch still in flight at its deadline as failed and
+                # resets _in_flight; an answer arriving after that is not counted twice.
+                if self._in_flight:
+                    if ok:
+                        self._exported += self._in_flight
+                    else:
+                        self._failed += self._in_flight
+                    self._in_flight = 0
+                self._idle.notify_all()
+        with self._idle:
+            self._idle.notify_all()
 
-    def _export(self, batch: Sequence[ReadableSpan]) -> None:
+    def _export(self, batch: list[ReadableSpan]) -> bool:
         token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
         try:
-            result = self.exporter.export(batch)
+            result = self.exporter.export([encodable_span(span) for span in batch])
         except Exception:
             logger.debug("exporter %s raised", self.name, exc_info=True)
-            result = SpanExportResult.FAILURE
+            return False
         finally:
             detach(token)
-        with self._lock:
-            if result is SpanExportResult.SUCCESS:
-                self._exported += len(batch)
-            else:
-                self._failed += len(batch)
+        return result is SpanExportResult.SUCCESS
+
+
+def _millis_left(deadline: float) -> int:
+    return max(0, int((deadline - time.monotonic()) * 1000))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ from opentelemetry.sdk.trace.sampling import Sampler
 
 from groundtrace.sdk import _runtime
 from groundtrace.sdk import semconv as sc
+from groundtrace.sdk import shutdown as sdk_shutdown
 
 APP_NAME = "test-app"
 APP_VERSION = "1.2.3"
@@ -98,3 +100,15 @@ def restore_settings() -> Iterator[None]:
         yield
     finally:
         _runtime.install(old_settings, old_provider)
+
+
+@pytest.fixture
+def clean_config(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No ``GROUNDTRACE_*`` / ``OTEL_*`` variable set; afterwards what ``configure()`` created is
+    shut down and the default settings are back."""
+    for key in list(os.environ):
+        if key.startswith(("GROUNDTRACE_", "OTEL_")):
+            monkeypatch.delenv(key)
+    yield
+    sdk_shutdown()
+    _runtime.install(_runtime.Settings(), None)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import ClassVar
@@ -27,15 +25,7 @@ from groundtrace.sdk._config import configure, export_stats, shutdown
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
 from groundtrace.sdk.redaction import PatternMasker, Redactor
 
-
-@pytest.fixture(autouse=True)
-def _clean_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key in list(os.environ):
-        if key.startswith(("GROUNDTRACE_", "OTEL_")):
-            monkeypatch.delenv(key)
-    yield
-    shutdown()
-    _runtime.install(_runtime.Settings(), None)
+pytestmark = pytest.mark.usefixtures("clean_config")
 
 
 def _spans_via(memory: InMemorySpanExporter, count: int = 3) -> None:

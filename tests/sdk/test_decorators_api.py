@@ -6,6 +6,7 @@ import groundtrace.sdk as gt
 
 EXPECTED = {
     "Action",
+    "ExportStats",
     "ParsedAnswer",
     "Prompt",
     "Redactor",
@@ -15,6 +16,7 @@ EXPECTED = {
     "answer",
     "build_prompt",
     "configure",
+    "export_stats",
     "infer",
     "instrument_threads",
     "parse_answer",

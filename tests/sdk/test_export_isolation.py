@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -17,15 +16,7 @@ from groundtrace.sdk import _runtime
 from groundtrace.sdk._config import configure, export_stats, shutdown
 from groundtrace.sdk._export_processor import CountingBatchSpanProcessor
 
-
-@pytest.fixture(autouse=True)
-def _clean_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key in list(os.environ):
-        if key.startswith(("GROUNDTRACE_", "OTEL_")):
-            monkeypatch.delenv(key)
-    yield
-    shutdown()
-    _runtime.install(_runtime.Settings(), None)
+pytestmark = pytest.mark.usefixtures("clean_config")
 
 
 class RaisingExporter(SpanExporter):
@@ -141,8 +132,9 @@ def test_full_queue_drops_and_counts_instead_of_blocking() -> None:
         with tracer.start_as_current_span(f"s{i}"):
             pass  # must not block although the exporter is stuck
     during = processor.stats()
-    assert during.queued == 5
+    assert during.queued == 10  # 5 waiting + the 5 the exporter is working on
     assert during.dropped == 45
+    assert during.exported + during.failed + during.dropped + during.queued == 55
     exporter.gate.set()
     processor.shutdown(10_000)
     final = processor.stats()

@@ -6,7 +6,6 @@ import base64
 import json
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +29,7 @@ from groundtrace.sdk._otlp_json import (
 )
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter, rotated_name
 
-
-@pytest.fixture(autouse=True)
-def _clean_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key in list(os.environ):
-        if key.startswith(("GROUNDTRACE_", "OTEL_")):
-            monkeypatch.delenv(key)
-    yield
-    shutdown()
-    _runtime.install(_runtime.Settings(), None)
+pytestmark = pytest.mark.usefixtures("clean_config")
 
 
 class FixedIds(IdGenerator):
@@ -271,3 +262,34 @@ def test_unwritable_path_fails_without_raising(tmp_path: Path) -> None:
     exporter = OTLPJsonFileExporter(blocker / "sub" / "t.jsonl")
     assert exporter.export(_rich_spans()) is SpanExportResult.FAILURE
     exporter.shutdown()
+
+
+def test_a_lone_surrogate_does_not_lose_the_batch(tmp_path: Path) -> None:
+    name = os.fsdecode(b"report-\xff.pdf")  # "report-\udcff.pdf", as os.listdir() returns it
+    configure(exporter="file", file_path=tmp_path, service_name="svc")
+    tracer = _runtime.get_tracer()
+    for i in range(40):
+        with tracer.start_as_current_span(f"s{i}") as span:
+            span.set_attribute("path", f"ok-{i}.pdf")
+    with tracer.start_as_current_span(f"open {name}") as span:
+        span.set_attribute("path", name)
+        span.set_attribute("paths", [name, "ok.pdf"])
+        span.add_event("read", {"path": name})
+        span.set_status(Status(StatusCode.ERROR, f"cannot read {name}"))
+    shutdown()
+    (path,) = tmp_path.iterdir()
+    lines = _read_lines(path)
+    assert _span_count(lines) == 41
+    assert export_stats().exported == 41
+    spans = [
+        s
+        for line in lines
+        for rs in line["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for s in ss["spans"]
+    ]
+    (bad,) = [s for s in spans if s["name"].startswith("open ")]
+    assert bad["name"] == "open report-\ufffd.pdf"
+    assert {"key": "path", "value": {"stringValue": "report-\ufffd.pdf"}} in bad["attributes"]
+    assert bad["events"][0]["attributes"][0]["value"] == {"stringValue": "report-\ufffd.pdf"}
+    assert bad["status"]["message"] == "cannot read report-\ufffd.pdf"
