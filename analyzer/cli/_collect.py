@@ -56,11 +56,19 @@ def serve_command(
         Path | None, typer.Option(help="PEM certificate file: serve HTTPS.")
     ] = None,
     tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert.")] = None,
+    allow_unauthenticated: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unauthenticated",
+            help="Bind beyond loopback without --token anyway (anyone could write traces).",
+        ),
+    ] = False,
 ) -> None:
     """Receive OTLP/HTTP traces on /v1/traces and write them durably as OTLP-JSON lines.
 
     Every accepted batch is fsync'd before the 200. Stops cleanly on SIGTERM or Ctrl-C.
-    Binding beyond loopback without --token prints a warning: anyone could write traces.
+    Binding beyond loopback without --token is refused (exit 2): anyone could write
+    traces. With --allow-unauthenticated it goes ahead and prints a loud warning.
     """
     from groundtrace.analyzer.errors import ConfigError
     from groundtrace.collectors.receiver import ExposedReceiverWarning, Receiver, ReceiverLimits
@@ -85,7 +93,14 @@ def serve_command(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ExposedReceiverWarning)
         receiver = Receiver(
-            host, port, out, token=token, limits=limits, tls_cert=tls_cert, tls_key=tls_key
+            host,
+            port,
+            out,
+            token=token,
+            limits=limits,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            allow_unauthenticated=allow_unauthenticated,
         )
     for warning in caught:  # shown loudly, not as a one-line Python warning
         err_console.print(f"[bold red]WARNING:[/] {warning.message}", markup=True, highlight=False)

@@ -210,14 +210,18 @@ class Receiver:
         port: TCP port; ``0`` picks a free one (read it back from :attr:`port`).
         out_dir: directory of the OTLP-JSON lines files.
         token: if set, requests must carry ``Authorization: Bearer <token>`` (else 401).
-            Without one, a ``host`` beyond loopback raises :class:`ExposedReceiverWarning`
-            (see :func:`exposure_warning`).
+            Without one, a ``host`` beyond loopback (see :func:`exposure_warning`) is
+            refused unless ``allow_unauthenticated`` is set.
+        allow_unauthenticated: serve a ``host`` beyond loopback without a token anyway;
+            the exposure is then reported as an :class:`ExposedReceiverWarning`.
         limits: the bounds; see :class:`ReceiverLimits`.
         tls_cert: PEM certificate (chain) file: serve HTTPS instead of HTTP.
         tls_key: PEM private key of ``tls_cert`` (may be omitted when ``tls_cert`` holds it).
 
     Raises:
-        InputError: the TLS files cannot be loaded, or ``tls_key`` comes without ``tls_cert``.
+        InputError: ``host`` is beyond loopback without a token (and
+            ``allow_unauthenticated`` is not set), the TLS files cannot be loaded, or
+            ``tls_key`` comes without ``tls_cert``.
 
     Usage::
 
@@ -236,12 +240,18 @@ class Receiver:
         limits: ReceiverLimits | None = None,
         tls_cert: str | Path | None = None,
         tls_key: str | Path | None = None,
+        allow_unauthenticated: bool = False,
     ) -> None:
         self.host = host
-        self._tls = _tls_context(tls_cert, tls_key)
         exposure = exposure_warning(host, token)
         if exposure is not None:
+            if not allow_unauthenticated:
+                raise InputError(
+                    f"refused: {exposure} (or allow it explicitly: --allow-unauthenticated)",
+                    field="host",
+                )
             warnings.warn(exposure, ExposedReceiverWarning, stacklevel=2)
+        self._tls = _tls_context(tls_cert, tls_key)
         self._requested_port = port
         self.out_dir = Path(out_dir)
         self.token = token or None

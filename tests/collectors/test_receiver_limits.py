@@ -1,4 +1,4 @@
-"""The receiver against slow and greedy clients, the warning on an exposed bind, and TLS.
+"""The receiver against slow and greedy clients, the refusal of an exposed bind, and TLS.
 
 Every server here binds 127.0.0.1; the exposed cases are checked as data, never bound.
 """
@@ -15,7 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from groundtrace.analyzer.cli import build_app
 from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.receiver import (
     ExposedReceiverWarning,
@@ -116,14 +118,43 @@ def test_loopback_is_not_exposed(host: str) -> None:
     assert exposure_warning(host, None) is None
 
 
-def test_the_receiver_warns_loudly_when_built_for_an_exposed_bind(tmp_path: Path) -> None:
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "", "192.168.1.7", "example.com"])
+def test_an_exposed_bind_without_a_token_is_refused(host: str, tmp_path: Path) -> None:
+    # refused before anything is bound
+    with pytest.raises(InputError, match="--allow-unauthenticated") as caught:
+        Receiver(host, 0, tmp_path)
+    assert caught.value.field == "host" and "without a token" in str(caught.value)
+
+
+def test_the_receiver_warns_loudly_when_an_exposed_bind_is_allowed(tmp_path: Path) -> None:
     # built, never started: nothing is bound
     with pytest.warns(ExposedReceiverWarning, match="0.0.0.0"):
-        Receiver("0.0.0.0", 0, tmp_path)
+        Receiver("0.0.0.0", 0, tmp_path, allow_unauthenticated=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ExposedReceiverWarning)
         Receiver("0.0.0.0", 0, tmp_path, token="t")
         Receiver("127.0.0.1", 0, tmp_path)
+
+
+def test_serve_refuses_an_exposed_bind_unless_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = build_app()
+    refused = CliRunner().invoke(
+        app, ["collect", "serve", "--host", "0.0.0.0", "--port", "0", "--out", str(tmp_path)]
+    )
+    assert refused.exit_code == 2
+    assert "refused" in refused.output and "--allow-unauthenticated" in refused.output
+    served: list[str] = []
+    # the serving loop itself is replaced: nothing binds beyond loopback in a test
+    monkeypatch.setattr(Receiver, "serve_forever", lambda self, on_ready: served.append(self.host))
+    allowed = CliRunner().invoke(
+        app,
+        ["collect", "serve", "--host", "0.0.0.0", "--port", "0", "--out", str(tmp_path),
+         "--allow-unauthenticated"],
+    )  # fmt: skip
+    assert allowed.exit_code == 0, allowed.output
+    assert served == ["0.0.0.0"] and "WARNING" in allowed.output
 
 
 def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
