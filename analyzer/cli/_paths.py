@@ -102,19 +102,19 @@ def paths_command(
     case_list = _cases(cases, cases_format)
     tools = load_tools_config(tools_config) if tools_config is not None else None
     read = ReadReport()
-    trace_list = list(_traces(traces, trace_format, read))
-    if read.errors:
-        raise InputError(
-            f"{len(read.errors)} trace input error(s); first: {read.errors[0]}",
-            path=read.errors[0].path,
-        )
+    # streamed: each trace is validated as it is read, none is held
     report = validate_traces(
-        trace_list,
+        _traces(traces, trace_format, read),
         case_list,
         tools,
         settings=StatsSettings(n_resamples=resamples, seed=seed),
         quote_threshold=quote_threshold,
     )
+    if read.errors:
+        raise InputError(
+            f"{len(read.errors)} trace input error(s); first: {read.errors[0]}",
+            path=read.errors[0].path,
+        )
     path = write_report(report, out)
     if as_json:
         payload = to_builtins(report)

@@ -55,27 +55,30 @@ def validate_traces(
 ) -> PathReport:
     """Join traces to cases by ``request.case_id`` and validate every pair.
 
-    Several traces of one case (repeated runs) each get a verdict.
+    Several traces of one case (repeated runs) each get a verdict. ``traces`` is read once,
+    lazily: each trace is validated as it arrives and then let go, so memory holds the
+    cases, the verdicts and the ids of unmatched traces, never the traces. Verdicts come in
+    case-file order, the runs of one case in arrival order.
     """
-    by_case: dict[str, list[Trace]] = {}
+    entries: dict[str, list[tuple[int, Case]]] = {}
+    for position, case in enumerate(cases):
+        entries.setdefault(case.case_id, []).append((position, case))
+    found: list[tuple[int, int, CaseVerdict]] = []
     unmatched: list[str] = []
-    known = {c.case_id for c in cases}
-    for trace in traces:
+    for arrival, trace in enumerate(traces):
         case_id = trace.request.case_id
-        if case_id is None or case_id not in known:
+        matching = entries.get(case_id) if case_id is not None else None
+        if not matching:
             unmatched.append(trace.trace_id)
             continue
-        by_case.setdefault(case_id, []).append(trace)
-    verdicts: list[CaseVerdict] = []
-    missing: list[str] = []
-    for case in cases:
-        runs = by_case.get(case.case_id)
-        if not runs:
-            missing.append(case.case_id)
-            continue
-        verdicts.extend(
-            validate_case(case, t, tools, quote_threshold=quote_threshold) for t in runs
+        found.extend(
+            (position, arrival, validate_case(case, trace, tools, quote_threshold=quote_threshold))
+            for position, case in matching
         )
+    found.sort(key=lambda item: (item[0], item[1]))
+    verdicts = [verdict for _, _, verdict in found]
+    scored = {position for position, _, _ in found}
+    missing = [case.case_id for position, case in enumerate(cases) if position not in scored]
     return PathReport(
         verdicts=tuple(verdicts),
         metrics=compute_metrics(verdicts, settings),

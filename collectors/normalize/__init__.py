@@ -17,6 +17,13 @@ from __future__ import annotations
 
 from ._build import build_trace
 from ._convention import Convention, detect_convention
-from ._stream import DEFAULT_WINDOW, build_traces
+from ._stream import DEFAULT_MAX_PENDING_SPANS, DEFAULT_WINDOW, build_traces
 
-__all__ = ["DEFAULT_WINDOW", "Convention", "build_trace", "build_traces", "detect_convention"]
+__all__ = [
+    "DEFAULT_MAX_PENDING_SPANS",
+    "DEFAULT_WINDOW",
+    "Convention",
+    "build_trace",
+    "build_traces",
+    "detect_convention",
+]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 
 from groundtrace.collectors.model import Finding, FindingKind, Trace
@@ -10,10 +10,15 @@ from groundtrace.collectors.spans import SpanRecord
 
 from ._build import build_trace
 
-__all__ = ["DEFAULT_WINDOW", "build_traces"]
+__all__ = ["DEFAULT_MAX_PENDING_SPANS", "DEFAULT_WINDOW", "build_traces"]
 
 #: Default completion window, in spans (see :func:`build_traces`).
 DEFAULT_WINDOW = 10_000
+#: Default cap on the spans held while their traces are incomplete (see :func:`build_traces`):
+#: what bounds memory when traces never complete (no root span, or spans spread over the
+#: input). Five windows: SDK batches keep a trace's spans together, so a read of SDK output
+#: stays about one window deep and the cap is never reached.
+DEFAULT_MAX_PENDING_SPANS = 5 * DEFAULT_WINDOW
 #: How many of the last emitted trace ids are remembered, to flag a late span (bounded:
 #: the stream may be endless; about 12 MB).
 EMITTED_MEMORY = 100_000
@@ -53,18 +58,19 @@ def build_traces(
     records: Iterable[SpanRecord],
     *,
     window: int = DEFAULT_WINDOW,
-    max_pending_spans: int | None = None,
+    max_pending_spans: int | None = DEFAULT_MAX_PENDING_SPANS,
 ) -> Iterator[Trace]:
     """Group a stream of spans by trace id and yield one :class:`Trace` per trace.
 
-    Completion policy (what keeps memory bounded on endless input):
+    Memory is bounded by ``max_pending_spans`` span records (plus the ids of the last
+    :data:`EMITTED_MEMORY` traces), whatever the size of the input. Completion policy:
 
     * a trace is emitted once its root span (no parent) has been seen **and** no span of it
       has arrived during the last ``window`` spans of the stream;
     * at the end of the input every trace still pending is emitted (traces without a root
       get a ``no_root`` finding);
-    * if ``max_pending_spans`` is set and more spans than that are pending, the traces
-      seen least recently are emitted early, root or not;
+    * when more than ``max_pending_spans`` spans are pending, the traces seen least
+      recently are emitted early, root or not (``None``: no cap, memory unbounded);
     * a span arriving for a trace id that was already emitted starts a new partial trace of
       the same id, which carries a ``split_trace`` finding (never a silent drop); the last
       :data:`EMITTED_MEMORY` emitted ids are remembered (older: the partial trace still
@@ -76,7 +82,7 @@ def build_traces(
     Args:
         records: the spans, in any order (an iterator is consumed lazily).
         window: completion window in spans (>= 1).
-        max_pending_spans: optional hard cap on buffered spans.
+        max_pending_spans: hard cap on buffered spans (``None``: no cap).
 
     Raises:
         ValueError: ``window`` or ``max_pending_spans`` is not positive.
@@ -85,15 +91,20 @@ def build_traces(
         raise ValueError("window must be >= 1")
     if max_pending_spans is not None and max_pending_spans < 1:
         raise ValueError("max_pending_spans must be >= 1")
-    pending: dict[str, _Pending] = {}
+    pending: dict[str, _Pending] = {}  # in first-seen order
+    recency: OrderedDict[str, None] = OrderedDict()  # least recently seen first
     emitted = _Emitted()
     buffered = 0
     check_every = max(1, min(window, 1024))
     index = 0
     for index, record in enumerate(records, start=1):
-        group = pending.get(record.trace_id)
+        trace_id = record.trace_id
+        group = pending.get(trace_id)
         if group is None:
-            group = pending[record.trace_id] = _Pending()
+            group = pending[trace_id] = _Pending()
+            recency[trace_id] = None
+        else:
+            recency.move_to_end(trace_id)
         group.records.append(record)
         group.last_seen = index
         if not record.parent_span_id:
@@ -103,17 +114,15 @@ def build_traces(
             horizon = index - window
             done = [t for t, g in pending.items() if g.root_seen and g.last_seen <= horizon]
             for trace_id in done:
+                del recency[trace_id]
                 group = pending.pop(trace_id)
                 buffered -= len(group.records)
                 yield _emit(trace_id, group, emitted)
-        if max_pending_spans is not None and buffered > max_pending_spans:
-            # dicts keep insertion order; refresh order lazily by last_seen
-            for trace_id in sorted(pending, key=lambda t: pending[t].last_seen):
-                if buffered <= max_pending_spans:
-                    break
-                group = pending.pop(trace_id)
-                buffered -= len(group.records)
-                yield _emit(trace_id, group, emitted)
+        while max_pending_spans is not None and buffered > max_pending_spans:
+            trace_id, _ = recency.popitem(last=False)
+            group = pending.pop(trace_id)
+            buffered -= len(group.records)
+            yield _emit(trace_id, group, emitted)
     for trace_id, group in list(pending.items()):
         yield _emit(trace_id, group, emitted)
 

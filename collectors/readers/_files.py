@@ -15,7 +15,7 @@ import orjson
 
 from groundtrace.collectors.errors import TraceReadError
 from groundtrace.collectors.model import Trace
-from groundtrace.collectors.normalize import DEFAULT_WINDOW, build_traces
+from groundtrace.collectors.normalize import DEFAULT_MAX_PENDING_SPANS, DEFAULT_WINDOW, build_traces
 from groundtrace.collectors.spans import SourceLocation, SpanRecord
 
 from ._otlp_json import SpanDecodeError, decode_request
@@ -266,7 +266,7 @@ def read_traces(
     *,
     report: ReadReport | None = None,
     window: int = DEFAULT_WINDOW,
-    max_pending_spans: int | None = None,
+    max_pending_spans: int | None = DEFAULT_MAX_PENDING_SPANS,
 ) -> Iterator[Trace]:
     """Stream traces (τ) from files; see :func:`read_spans` and :func:`build_traces`."""
     return build_traces(
