@@ -120,3 +120,16 @@ def test_cli_json_and_reports(run_dir: Path, tmp_path: Path) -> None:
          "--fail-on-failure"],
     )  # fmt: skip
     assert failing.exit_code == 1
+
+
+def test_a_stream_of_traces_is_validated_like_a_list(run_dir: Path, report: PathReport) -> None:
+    cases = list(read_cases(CASES))
+    tools = load_tools_config(TOOLS)
+    traces = list(read_traces([run_dir / "traces"]))
+    # reversed and streamed (read once, none held): verdicts still come in case-file order
+    assert validate_traces(iter(traces[::-1]), cases, tools) == report
+    # two runs of one case: both validated, in arrival order
+    twice = validate_traces(iter([traces[1], *traces]), cases, tools)
+    runs = [v.trace_id for v in twice.verdicts if v.case_id == traces[1].request.case_id]
+    assert len(twice.verdicts) == len(report.verdicts) + 1
+    assert runs == [traces[1].trace_id, traces[1].trace_id]
