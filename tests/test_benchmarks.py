@@ -112,3 +112,23 @@ def test_cli_startup_reports_both_ratios_against_the_sdk() -> None:
     assert report["within_target"] == all(
         r <= report["target_ratio"] for r in report["ratios"].values()
     )
+
+
+@pytest.mark.timeout(300)
+def test_volume_reports_peak_rss_of_both_commands(tmp_path: Path) -> None:
+    out = _run("volume.py", "--sizes", "200", "1000", "--cache-dir", str(tmp_path / "cache"))
+    report = json.loads(out)
+    floor, small, large = report["sizes"]
+    assert [s["spans"] for s in report["sizes"]] == [64, 256, 1024]
+    for size in report["sizes"]:
+        assert size["traces"] == size["spans"] // 4 and _positive(size["bytes"])
+        for command in ("convert", "paths"):
+            figures = size[command]
+            assert all(_positive(figures[k]) for k in ("peak_rss_mb", "wall_s", "spans_per_s"))
+        # the evaluation slice (one copy) is validated, every other trace is unmatched
+        assert size["paths"]["verdicts"] == 16
+        assert size["paths"]["unmatched_traces"] == size["traces"] - 16
+    assert report["ratios"]["convert_peak_rss_largest_vs_smallest"] == pytest.approx(
+        large["convert"]["peak_rss_mb"] / small["convert"]["peak_rss_mb"], abs=0.001
+    )
+    assert floor["generated"]["write_spans_per_s"] > 0
