@@ -2,7 +2,7 @@
 
 Every report page (gate, interventions, paths, audit) is built from these pieces: :func:`page`
 (the document, one stylesheet, no scripts, no external assets), :func:`table` (escaped cells;
-wide tables scroll inside their own box so the page never scrolls sideways), :func:`details`
+a wide table scrolls inside its own box so the page never scrolls sideways), :func:`details`
 (collapsible groups), :func:`banner` (a decision), :func:`reading` (the plain-language reading
 of the numbers), :func:`figure` (a matplotlib figure inlined as a PNG data URI) and
 :func:`value` (any result value -- a struct, mapping, list or scalar -- rendered generically, so
@@ -27,6 +27,8 @@ __all__ = [
     "details",
     "figure",
     "figure_inches",
+    "heading",
+    "join",
     "no_plot",
     "page",
     "paragraphs",
@@ -47,8 +49,8 @@ body{{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;line-height:1.45
 margin:0 auto;padding:1.5em 2em;max-width:{CONTENT_WIDTH + 64}px;overflow-wrap:anywhere}}
 h1{{font-size:1.6em;margin:.3em 0}}h2{{font-size:1.25em;margin:1.4em 0 .4em;
 border-bottom:1px solid #e2e5e9}}h3{{font-size:1.05em;margin:1em 0 .3em}}
-.scroll{{overflow-x:auto;max-width:100%;margin:.5em 0}}
-table{{border-collapse:collapse;font-size:13px}}
+table{{border-collapse:collapse;font-size:13px;display:block;overflow-x:auto;max-width:100%;
+margin:.5em 0}}
 td,th{{border:1px solid #d5d9de;padding:3px 8px;vertical-align:top;text-align:left}}
 th{{background:#f3f5f7}}td.num{{text-align:right;font-variant-numeric:tabular-nums}}
 img,svg{{max-width:100%;height:auto}}
@@ -86,10 +88,20 @@ def _cell(content: object) -> str:
 
 
 def table(header: Sequence[object], rows: Iterable[Sequence[object]]) -> Html:
-    """A table in its own scrolling box; cells are escaped unless they are :class:`Html`."""
+    """A table (scrolling in its own box when wide); cells escaped unless :class:`Html`."""
     head = "".join(f"<th>{text(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in rows)
-    return Html(f"<div class='scroll'><table><tr>{head}</tr>{body}</table></div>")
+    return Html(f"<table><tr>{head}</tr>{body}</table>")
+
+
+def join(*parts: object) -> Html:
+    """Parts in a row (each escaped unless it is :class:`Html`)."""
+    return Html("".join(text(p) for p in parts))
+
+
+def heading(content: object, *, level: int = 3) -> Html:
+    """An ``<hN>`` heading."""
+    return Html(f"<h{level}>{text(content)}</h{level}>")
 
 
 def details(summary: object, body: object, *, open_: bool = False) -> Html:
@@ -110,7 +122,7 @@ def reading(content: str) -> Html:
 
 def section(title: str, *parts: object) -> Html:
     """An ``<h2>`` section."""
-    return Html(f"<h2>{text(title)}</h2>" + "".join(text(p) for p in parts))
+    return join(heading(title, level=2), *parts)
 
 
 def paragraphs(lines: Iterable[object], *, cls: str = "") -> Html:
@@ -178,7 +190,7 @@ def figure_inches(columns: int, *, height: float) -> tuple[float, float]:
 
 def page(title: str, *parts: object, style: str = "") -> str:
     """The whole self-contained document."""
-    body = "".join(text(p) for p in parts)
+    body = join(*parts)
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width,initial-scale=1'>"

@@ -148,8 +148,8 @@ def _cases(report: GateReport) -> h.Html:
 def _more(report: GateReport) -> h.Html:
     extra = [f for f in msgspec.structs.fields(report) if f.name not in _LAID_OUT]
     notes = h.section("Notes", h.bullets(report.notes)) if report.notes else h.Html("")
-    more = [h.Html(f"<h3>{h.text(f.name)}</h3>") + h.value(getattr(report, f.name)) for f in extra]
-    return h.Html(notes + (h.section("More fields", *more) if more else ""))
+    more = [h.join(h.heading(f.name), h.value(getattr(report, f.name))) for f in extra]
+    return h.join(notes, h.section("More fields", *more) if more else "")
 
 
 def render_html(report: GateReport) -> str:
