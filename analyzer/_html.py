@@ -46,7 +46,7 @@ CONTENT_WIDTH = 1120
 _STYLE = f"""
 *{{box-sizing:border-box}}
 body{{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;line-height:1.45;color:#1d232a;
-margin:0 auto;padding:1.5em 2em;max-width:{CONTENT_WIDTH + 64}px;overflow-wrap:anywhere}}
+margin:0 auto;padding:1.5em 2em;max-width:{CONTENT_WIDTH + 64}px;overflow-wrap:break-word}}
 h1{{font-size:1.6em;margin:.3em 0}}h2{{font-size:1.25em;margin:1.4em 0 .4em;
 border-bottom:1px solid #e2e5e9}}h3{{font-size:1.05em;margin:1em 0 .3em}}
 table{{border-collapse:collapse;font-size:13px;display:block;overflow-x:auto;max-width:100%;

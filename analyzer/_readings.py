@@ -31,12 +31,14 @@ _AXIS_WORDS = {
     "f1": "token F1",
     "grounding": "grounding",
     "calibration_error": "calibration error",
-    "divergence": "the answer divergence D",
+    "divergence": "D",
 }
 
 
 def _num(x: float, digits: int = 3) -> str:
-    return f"{x:.{digits}f}".replace("-", "−")
+    """``x`` to ``digits`` decimals; a non-zero value that would round to 0 keeps 2 digits."""
+    shown = f"{x:.2g}" if 0 < abs(x) < 10**-digits else f"{x:.{digits}f}"
+    return shown.replace("-", "−")
 
 
 def _pct(x: float) -> str:
@@ -84,35 +86,32 @@ def interventions_reading(summary: InterventionSummary) -> str:
             e = result.axes.get(axis)
             if e is None or e.mean_delta is None or not _excludes_zero(e.ci_low, e.ci_high):
                 continue
-            if axis == "divergence":
-                moved.append(f"{word} is {_num(e.mean_delta)} ({_interval(e.ci_low, e.ci_high)})")
+            ci = _ci(e.ci_low, e.ci_high).removeprefix("95% ")
+            if axis == "divergence" or e.original_mean is None or e.intervened_mean is None:
+                moved.append(f"{word} {_num(e.mean_delta)} ({ci})")
             else:
-                change = "lowered" if e.mean_delta > 0 else "raised"
-                means = (
-                    f" from {_num(e.original_mean)} to {_num(e.intervened_mean)}"
-                    if e.original_mean is not None and e.intervened_mean is not None
-                    else ""
-                )
                 moved.append(
-                    f"{change} {word}{means} (Δ = {_num(e.mean_delta)}, "
-                    f"{_interval(e.ci_low, e.ci_high)}; n = {e.n})"
+                    f"{word} {_num(e.original_mean)} → {_num(e.intervened_mean)} "
+                    f"(Δ {_num(e.mean_delta)}, {ci})"
                 )
         if moved:
-            reliable.append(f"{op} {_join(moved)}")
+            reliable.append(f"{op}: {', '.join(moved)}")
         else:
             flat.append(op)
+    n = max((e.n for r in summary.operators.values() for e in r.axes.values()), default=0)
     if reliable:
-        parts.append("Effects whose interval excludes 0: " + "; ".join(reliable) + ".")
         parts.append(
-            "Where removing or replacing evidence changes the answer, the system relied on that "
-            "evidence (Δ = original − intervened)."
+            f"Effects whose 95% interval excludes 0 (Δ = original − intervened, n ≤ {n}): "
+            + "; ".join(reliable)
+            + ". Where removing or replacing evidence moves the answer, the system relied on "
+            "that evidence."
         )
     else:
         parts.append(
             "No operator moved any axis beyond its 95% interval: on these items the answers do "
-            "not measurably depend on the evidence, or the items are too few to tell."
+            f"not measurably depend on the evidence, or {n} item(s) are too few to tell."
         )
-    if flat:
+    if flat and reliable:
         parts.append(f"No axis moved beyond its interval for {_join(flat)}.")
     asserted = [role for role, v in summary.roles.aggregate.items() if v.asserted]
     if summary.roles.items:
@@ -157,8 +156,8 @@ def gate_reading(report: GateReport) -> str:
         else:
             where = f"below the review threshold {s.tau_review}"
         parts.append(
-            f"The regression risk ρ = {_num(s.rho)} -- the posterior probability that the "
-            f"candidate's pass rate is more than δ = {s.delta} below the baseline's -- is {where}; "
+            f"The regression risk ρ = {_num(s.rho)} (the posterior probability that the "
+            f"candidate's pass rate is more than δ = {s.delta} below the baseline's) is {where}; "
             f"the pass-rate difference (candidate − baseline) is {_num(s.difference_mean)} "
             f"({_interval(low, high)})."
         )
@@ -194,10 +193,17 @@ def paths_reading(report: PathReport) -> str:
             f"The text score is {_num(t.value)} over all strict cases and {_num(c.value)} "
             "where the path passes."
         )
-    failing = {k: v for k, v in m.status_counts.items() if k != "pass" and v}
+    failing = {k: v for k, v in m.status_counts.items() if k not in ("pass", "not_required") and v}
     if failing:
-        worst = max(failing.items(), key=lambda kv: (kv[1], kv[0]))
-        parts.append(f"The most frequent failure is {worst[0]} ({worst[1]} case(s)).")
+        top = max(failing.values())
+        tied = sorted(k for k, v in failing.items() if v == top)
+        if len(tied) == 1:
+            parts.append(f"The most frequent failure is {tied[0]} ({top} case(s)).")
+        else:
+            parts.append(
+                f"The {sum(failing.values())} path failure(s) spread over {len(failing)} "
+                f"statuses, none more frequent than {top} case(s)."
+            )
     return " ".join(parts)
 
 

@@ -145,8 +145,8 @@ def render_comparison_markdown(c: AuditComparison) -> str:
 
 
 _STYLE = (
-    ".hm td{width:14px;height:14px;padding:0;text-align:center;font-size:9px}"
-    ".hm th{font-size:9px;padding:1px}.rot{writing-mode:vertical-rl}"
+    ".hm td{width:24px;height:24px;padding:0;text-align:center;font-size:11px}"
+    ".hm th{font-size:11px;padding:2px}.rot{writing-mode:vertical-rl}"
 )
 
 

@@ -100,7 +100,7 @@ def _markdown(report: PathReport) -> str:
 def _svg(report: PathReport) -> str:
     q = report.metrics.quadrants
     total = sum(int(v.numerator) for v in q.values())
-    size, pad = 180, 90
+    size, left, top = 160, 110, 40
     colours = {
         "text_correct|path_pass": "#2e8b57",
         "text_correct|path_fail": "#d35400",
@@ -108,32 +108,30 @@ def _svg(report: PathReport) -> str:
         "text_incorrect|path_fail": "#c0392b",
     }
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{pad + 2 * size + 20}" '
-        f'height="{pad + 2 * size + 20}" role="img" aria-label="path quadrants">',
-        f'<text x="{pad + size / 2}" y="30" text-anchor="middle">path pass</text>',
-        f'<text x="{pad + 1.5 * size}" y="30" text-anchor="middle">path fail</text>',
-        f'<text x="10" y="{pad + size / 2}">text correct</text>',
-        f'<text x="10" y="{pad + 1.5 * size}">text wrong</text>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + 2 * size + 10}" '
+        f'height="{top + 2 * size + 10}" role="img" aria-label="path quadrants" '
+        'font-family="system-ui,sans-serif">',
+        f'<text x="{left + size / 2}" y="{top - 12}" text-anchor="middle">path pass</text>',
+        f'<text x="{left + 1.5 * size}" y="{top - 12}" text-anchor="middle">path fail</text>',
+        f'<text x="{left - 10}" y="{top + size / 2}" text-anchor="end">text correct</text>',
+        f'<text x="{left - 10}" y="{top + 1.5 * size}" text-anchor="end">text wrong</text>',
     ]
     for key in _QUADRANT_ORDER:
         row = 0 if key.startswith("text_correct") else 1
         col = 0 if key.endswith("path_pass") else 1
         count = int(q[key].numerator)
         share = count / total if total else 0.0
-        x, y = pad + col * size, pad - 40 + row * size
+        x, y = left + col * size, top + row * size
+        cx, cy = x + size / 2 - 2, y + size / 2
         parts.append(
             f'<rect x="{x}" y="{y}" width="{size - 4}" height="{size - 4}" '
             f'fill="{colours[key]}" fill-opacity="{0.15 + 0.85 * share:.3f}" stroke="#333"/>'
+            f'<text x="{cx}" y="{cy}" text-anchor="middle" font-size="28">{count}</text>'
         )
-        label = "masked" if key == "text_correct|path_fail" else ""
-        parts.append(
-            f'<text x="{x + size / 2 - 2}" y="{y + size / 2}" text-anchor="middle" '
-            f'font-size="28">{count}</text>'
-        )
-        if label:
+        if key == "text_correct|path_fail":
             parts.append(
-                f'<text x="{x + size / 2 - 2}" y="{y + size / 2 + 26}" text-anchor="middle" '
-                f'font-size="13">{label} failures</text>'
+                f'<text x="{cx}" y="{cy + 26}" text-anchor="middle" font-size="13">'
+                "masked failures</text>"
             )
     parts.append("</svg>")
     return "".join(parts)
