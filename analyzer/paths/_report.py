@@ -65,6 +65,8 @@ def _markdown(report: PathReport) -> str:
         "",
         _run_line(report),
         "",
+        paths_reading(report),
+        "",
         "| metric | value [CI] (num/den) |",
         "|---|---|",
         *[f"| {name} | {value} |" for name, value in _metric_rows(report)],
