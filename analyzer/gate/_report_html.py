@@ -32,7 +32,7 @@ _LAID_OUT = {
     "format_version", "decision", "exit_code", "case_level", "baseline_case_level",
     "statistics", "statistics_note", "cases", "snapshots", "notes",
 }  # fmt: skip
-#: CaseDecision fields not shown as columns of the case table (reasons get their own column).
+#: Case fields not shown as columns of the case table (reasons get their own column).
 _CASE_HIDDEN = {"results", "reasons"}
 
 
@@ -136,10 +136,13 @@ def _reasons(report: GateReport) -> h.Html:
 
 
 def _cases(report: GateReport) -> h.Html:
-    fields = [f for f in msgspec.structs.fields(CaseDecision) if f.name not in _CASE_HIDDEN]
-    header = [f.name.replace("_", " ") for f in fields] + ["reasons"]
+    names = list(dict.fromkeys(
+        f.name for c in report.cases for f in msgspec.structs.fields(c)
+        if f.name not in _CASE_HIDDEN
+    ))  # fmt: skip
+    header = [name.replace("_", " ") for name in names] + ["reasons"]
     rows = [
-        [h.value(getattr(c, f.name)) for f in fields] + ["; ".join(c.reasons) or "–"]
+        [h.value(getattr(c, name, None)) for name in names] + ["; ".join(c.reasons) or "–"]
         for c in report.cases
     ]
     return h.section("Cases", h.details(f"all {len(rows)} case(s)", h.table(header, rows)))
