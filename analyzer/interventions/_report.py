@@ -52,6 +52,17 @@ def _md_rows(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     ]
 
 
+_WEIGHTS_HEADER = ("operator", "weights", "mean D", "95% CI")
+
+
+def _weight_rows(summary: InterventionSummary) -> list[tuple[str, ...]]:
+    return [
+        (row.operator, row.weights_name, _fmt(row.summary.mean),
+         f"[{_fmt(row.summary.ci_low)}, {_fmt(row.summary.ci_high)}]")
+        for row in summary.weight_sensitivity
+    ]  # fmt: skip
+
+
 def operator_table_md(summary: InterventionSummary) -> str:
     """Markdown table: per operator and axis, means, mean Δ, CI, p and n."""
     return "\n".join(_md_rows(_OPERATOR_HEADER, _operator_rows(summary)))
@@ -110,14 +121,8 @@ def summary_markdown(summary: InterventionSummary) -> str:
         out += ["Skipped axes:", ""]
         out += [f"- {axis}: {why}" for axis, why in summary.skipped_axes.items()]
         out.append("")
-    out += ["## Weight sensitivity of D", "", "| operator | weights | mean D | 95% CI |",
-            "|---|---|---|---|"]  # fmt: skip
-    for row in summary.weight_sensitivity:
-        s = row.summary
-        out.append(
-            f"| {row.operator} | {row.weights_name} | {_fmt(s.mean)} | "
-            f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}] |"
-        )
+    out += ["## Weight sensitivity of D", ""]
+    out += _md_rows(_WEIGHTS_HEADER, _weight_rows(summary))
     roles = summary.roles
     out += ["", "## Evidence roles", "", f"Items: {roles.items}; per-item counts: "
             f"{roles.counts}"]  # fmt: skip
@@ -209,6 +214,7 @@ def report_html(summary: InterventionSummary, rows: Sequence[UnitRow]) -> str:
         h.reading(interventions_reading(summary)),
         *_plots(summary),
         h.section("Operators", h.table(_OPERATOR_HEADER, _operator_rows(summary))),
+        h.section("Weight sensitivity of D", h.table(_WEIGHTS_HEADER, _weight_rows(summary))),
         h.section(
             "Joint ablation",
             h.table(_JOINT_HEADER, _joint_rows(joint)) if joint.n else _NO_JOINT,
