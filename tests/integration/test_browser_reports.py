@@ -45,6 +45,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from groundtrace.analyzer.demo import DemoConfig, run_demo
     from groundtrace.examples.agent_docs.app import EXAMPLE_DIR, run
 
+    _chromium()  # skip before the runs when there is no browser to read them
+    # (the runs first: Playwright's sync API then holds the event loop of this thread)
     root = tmp_path_factory.mktemp("runs")
     top5 = run_demo(
         DemoConfig(model="lexical", questions=8, out=root / "top5", top_k=5,
@@ -161,8 +163,14 @@ def test_report_reads_cleanly_in_chromium(
     assert shot.stat().st_size > 10_000, "the screenshot is blank"
 
 
-def test_the_check_catches_each_defect(browser: Any, tmp_path: Path) -> None:
-    """A page with every defect the check looks for: each one is reported."""
+def test_the_check_catches_each_defect(
+    reports: dict[str, Path], browser: Any, tmp_path: Path
+) -> None:
+    """A page with every defect the check looks for: each one is reported.
+
+    (``reports`` first, in any test order: the runs cannot start once the browser holds the
+    event loop.)
+    """
     bad = tmp_path / "bad.html"
     bad.write_text(
         "<!doctype html><html><body><pre>| a |\n|---|\n**bold** ## heading</pre>"
