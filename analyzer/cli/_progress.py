@@ -43,6 +43,7 @@ class _Rate(ProgressColumn):
 @dataclass(slots=True)
 class _Phase:
     started: float
+    first: tuple[float, int] | None = None
     last_line: float | None = None
     task: TaskID | None = None
     finished: bool = False
@@ -114,12 +115,14 @@ class ProgressReporter:
                 state.task = self._bars.add_task(phase, total=total)
             self._bars.update(state.task, completed=done, total=total)
             return
+        if state.first is None:
+            state.first = (now, done)
         complete = total is not None and done >= total
         due = state.last_line is None or now - state.last_line >= self._interval
         if state.finished or not (due or complete):
             return
         state.last_line, state.finished = now, complete
-        self._console.print(self._line(phase, done, total, now - state.started), markup=False,
+        self._console.print(self._line(phase, state, done, total, now), markup=False,
                             highlight=False)  # fmt: skip
 
     def phase(self, name: str) -> Callable[[int, int | None], None]:
@@ -127,12 +130,20 @@ class ProgressReporter:
         return lambda done, total: self(name, done, total)
 
     @staticmethod
-    def _line(phase: str, done: int, total: int | None, elapsed: float) -> str:
-        rate = done / elapsed if elapsed > 0 and done else None
+    def _line(phase: str, state: _Phase, done: int, total: int | None, now: float) -> str:
+        elapsed = now - state.started
         shown = f"{done}/{total} ({100 * done / total:.0f}%)" if total else f"{done}"
-        speed = "rate unknown" if rate is None else f"{rate:.2f}/s"
         if total is not None and done >= total:
-            return f"{phase}: {shown} done in {_duration(elapsed)}, {speed}"
+            overall = f"{done / elapsed:.2f}/s" if elapsed > 0 else "rate unknown"
+            return f"{phase}: {shown} done in {_duration(elapsed)}, {overall}"
+        # the rate since the phase first reported (setup before it does not count), or since
+        # the phase started while there is only one report
+        first_at, first_done = state.first or (state.started, 0)
+        if now > first_at and done > first_done:
+            rate: float | None = (done - first_done) / (now - first_at)
+        else:
+            rate = done / elapsed if elapsed > 0 and done else None
+        speed = "rate unknown" if rate is None else f"{rate:.2f}/s"
         eta = (
             f"ETA {_duration((total - done) / rate)}"
             if total is not None and rate is not None

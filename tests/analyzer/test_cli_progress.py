@@ -38,7 +38,8 @@ def test_plain_lines_when_not_a_terminal() -> None:
         progress("pairs", 3, None)
     assert out.getvalue().splitlines() == [
         "questions: 1/10 (10%), 0.50/s, ETA 0:00:18, elapsed 0:00:02",
-        "questions: 5/10 (50%), 0.42/s, ETA 0:00:12, elapsed 0:00:12",
+        # the rate since the first report (t = 2 s): 4 more in 10 s
+        "questions: 5/10 (50%), 0.40/s, ETA 0:00:12, elapsed 0:00:12",
         "questions: 10/10 (100%) done in 0:00:20, 0.50/s",
         # a phase starts when the one before it last reported (t = 21 s)
         "pairs: 3, 0.33/s, ETA unknown, elapsed 0:00:09",
