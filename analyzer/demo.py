@@ -40,8 +40,8 @@ from ._demo_summary import TraceSummary, summarise_traces
 
 __all__ = ["DemoBackend", "DemoConfig", "DemoReport", "DemoResult", "ExportCounts", "run_demo"]
 
-#: Called after each question with (done, total).
-Progress = Callable[[int, int], None]
+#: Called as work completes with (phase, done, total): questions, interventions, audit phases.
+Progress = Callable[[str, int, int | None], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +239,7 @@ def _report(
     )
 
 
-def _audit(config: DemoConfig) -> AuditSummary | None:
+def _audit(config: DemoConfig, progress: Progress | None) -> AuditSummary | None:
     """The offline licence audit over the first ``config.audit_sources`` licences."""
     if config.audit_sources <= 0:
         return None
@@ -247,7 +247,11 @@ def _audit(config: DemoConfig) -> AuditSummary | None:
 
     from groundtrace.examples.license_audit.audit import run_licence_audit
 
-    run = asyncio.run(run_licence_audit(out=config.out / "audit", max_sources=config.audit_sources))
+    run = asyncio.run(
+        run_licence_audit(
+            out=config.out / "audit", max_sources=config.audit_sources, progress=progress
+        )
+    )
     return run.summary
 
 
@@ -256,7 +260,7 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
 
     Args:
         config: what to run.
-        progress: called after each question with (done, total).
+        progress: called as work completes with (phase, done, total).
 
     Returns:
         The :class:`DemoResult`.
@@ -307,7 +311,7 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
                         f"the model call for case {case.case_id} failed: {exc}{log}"
                     ) from exc
                 if progress is not None:
-                    progress(done, len(cases))
+                    progress("questions", done, len(cases))
         finally:
             elapsed = time.perf_counter() - started
             instrumentor.uninstrument()
@@ -323,13 +327,14 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
             from groundtrace.analyzer.interventions import run_interventions_for_demo
 
             interventions = run_interventions_for_demo(
-                config.out, dataset=config.dataset, limit=config.interventions
-            )
+                config.out, dataset=config.dataset, limit=config.interventions,
+                progress=None if progress is None else lambda d, t: progress("interventions", d, t),
+            )  # fmt: skip
 
     summary = summarise_traces(traces_dir, records)
     report = _report(
         config, backend, traces_dir=traces_dir, cases_path=cases_path, version=version,
         questions=len(cases), seconds=elapsed, stats=stats, summary=summary,
-        interventions=interventions, audit=_audit(config),
+        interventions=interventions, audit=_audit(config, progress),
     )  # fmt: skip
     return DemoResult(config, backend, traces_dir, cases_path, summary, report)

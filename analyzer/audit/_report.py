@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
+from groundtrace.analyzer import _html as h
+from groundtrace.analyzer._readings import audit_reading
 from groundtrace.analyzer._results import write
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.judge import Statistic
@@ -143,11 +145,8 @@ def render_comparison_markdown(c: AuditComparison) -> str:
 
 
 _STYLE = (
-    "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}"
-    "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
-    "font-size:12px}th{background:#f4f4f4}.hm td{width:14px;height:14px;padding:0;"
-    "text-align:center;font-size:9px}.hm th{font-size:9px;padding:1px}"
-    ".rot{writing-mode:vertical-rl}details{margin:2px 0}"
+    ".hm td{width:24px;height:24px;padding:0;text-align:center;font-size:11px}"
+    ".hm th{font-size:11px;padding:2px}.rot{writing-mode:vertical-rl}"
 )
 
 
@@ -229,8 +228,7 @@ def render_html(run: AuditRun) -> str:
     )
     sig = "".join(f"<tr><td>{escape(k)}</td><td>{v}</td></tr>" for k, v in s.significance.items())
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>Multi-source audit</title>",
-        f"<style>{_STYLE}</style></head><body><h1>Multi-source audit</h1>",
+        h.reading(audit_reading(run)),
         f"<table>{head}</table>",
         _html_figures("question", s.by_question),
         _html_figures("topic", s.by_topic),
@@ -242,9 +240,8 @@ def render_html(run: AuditRun) -> str:
         f"<th>rate</th></tr>{absence}</table>",
         _heatmap(run),
         _pair_table(run),
-        "</body></html>",
     ]
-    return "\n".join(parts)
+    return h.page("Multi-source audit", *map(h.Html, parts), style=_STYLE)
 
 
 def write_reports(out: str | Path, run: AuditRun) -> dict[str, Path]:

@@ -12,10 +12,16 @@ from rich.markup import escape
 
 from ._extras import missing_extra
 
-__all__ = ["console", "err_console", "handle_errors"]
+__all__ = ["console", "err_console", "handle_errors", "print_reading"]
 
 console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
+
+
+def print_reading(text: str) -> None:
+    """Print a result's plain-language reading under its table."""
+    console.print(f"[bold]Reading.[/] {escape(text)}\n", highlight=False)
+
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ._app import console, err_console, handle_errors
+from ._app import console, err_console, handle_errors, print_reading
+from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.audit import AuditRun, AuditValidation
@@ -77,11 +78,6 @@ def _validation(path: Path | None) -> AuditValidation | None:
     return None if path is None else read(path, AuditValidation)
 
 
-def _progress(phase: str, done: int, total: int) -> None:
-    if done == total or done % 500 == 0:
-        err_console.print(f"{phase}: {done}/{total}", highlight=False)
-
-
 def _print_headline(run: AuditRun) -> None:
     from rich.table import Table
 
@@ -145,6 +141,7 @@ def run_command(
     """
     import asyncio
 
+    from groundtrace.analyzer._readings import audit_reading
     from groundtrace.analyzer.audit import PairJudge, PairLabeller
     from groundtrace.examples.license_audit.app import AnswerFn, extractive_answer
     from groundtrace.examples.license_audit.audit import run_licence_audit
@@ -173,7 +170,7 @@ def run_command(
                 concurrency=concurrency,
                 questions=wanted,
                 max_sources=sources,
-                progress=_progress,
+                progress=progress,
                 model_calls=(lambda: {u: c.stats.snapshot() for u, c in clients.items()})
                 if clients
                 else None,
@@ -182,8 +179,10 @@ def run_command(
             for client in clients.values():
                 await client.aclose()
 
-    run = asyncio.run(main())
+    with ProgressReporter(err_console) as progress:
+        run = asyncio.run(main())
     _print_headline(run)
+    print_reading(audit_reading(run))
     console.print(f"report: {out / 'report.html'}", highlight=False)
 
 

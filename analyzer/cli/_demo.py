@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._app import console, err_console, handle_errors
+from ._app import console, err_console, handle_errors, print_reading
+from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.demo import DemoResult
@@ -119,27 +119,16 @@ def register(app: typer.Typer) -> None:
         config = DemoConfig(model=model, dataset=dataset, questions=questions, out=out,
                             top_k=top_k, interventions=interventions,
                             audit_sources=audit_sources)  # fmt: skip
+        with ProgressReporter(err_console) as progress:
+            result = run_demo(config, progress=progress)
         if as_json:
             from groundtrace.analyzer._results import encode
 
-            result = run_demo(config)
             typer.echo(encode(result.report).decode())
         else:
-            with Progress(
-                TextColumn("[bold]running hotpot-rag"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=err_console,
-                transient=True,
-            ) as bar:
-                task = bar.add_task("questions", total=questions)
-                result = run_demo(
-                    config, progress=lambda done, total: bar.update(task, completed=done,
-                                                                     total=total)
-                )  # fmt: skip
             _print_summary(result)
             if result.report.interventions is not None:
+                from groundtrace.analyzer._readings import interventions_reading
                 from groundtrace.analyzer.interventions import operator_table_md
 
                 console.print(
@@ -147,7 +136,9 @@ def register(app: typer.Typer) -> None:
                     f"({result.config.out / 'interventions'}):"
                 )
                 console.print(operator_table_md(result.report.interventions), markup=False)
+                print_reading(interventions_reading(result.report.interventions))
             if result.report.audit is not None:
+                from groundtrace.analyzer._readings import audit_reading
                 from groundtrace.analyzer._results import read
                 from groundtrace.analyzer.audit import AuditRun
 
@@ -155,5 +146,7 @@ def register(app: typer.Typer) -> None:
 
                 folder = result.config.out / "audit"
                 console.print(f"\n[bold]Multi-source audit[/] ({folder / 'report.html'}):")
-                _print_headline(read(folder / "run.json", AuditRun))
+                run = read(folder / "run.json", AuditRun)
+                _print_headline(run)
+                print_reading(audit_reading(run))
         _check_complete(result)

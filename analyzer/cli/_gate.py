@@ -11,7 +11,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from ._app import console, err_console, handle_errors
+from ._app import console, err_console, handle_errors, print_reading
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.cases import Case
@@ -146,7 +146,10 @@ def run_command(
     if as_json:
         typer.echo(encode(report).decode())
     else:
+        from groundtrace.analyzer._readings import gate_reading
+
         console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
+        print_reading(gate_reading(report))
         console.print(f"report: {path}  (exit code {report.exit_code})")
     raise typer.Exit(report.exit_code)
 

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ._app import console, err_console, handle_errors
+from ._app import console, err_console, handle_errors, print_reading
+from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.interventions import Hardness
@@ -87,6 +87,7 @@ def register(app: typer.Typer) -> None:
         CIs, assigns evidence roles and runs joint ablation. Writes results.jsonl,
         summary.json, summary.md and report.html into OUT; a killed run resumes there.
         """
+        from groundtrace.analyzer._readings import interventions_reading
         from groundtrace.analyzer._results import encode, to_builtins
         from groundtrace.analyzer.interventions import (
             PlanSettings,
@@ -110,21 +111,17 @@ def register(app: typer.Typer) -> None:
             kwarg_overrides=_kwargs(replay_kwarg or []), plan=plan, limit=limit,
             concurrency=concurrency,
         )  # fmt: skip
-        if as_json:
-            result = run_interventions(traces, config, cases_path=cases, pool_dataset=pool_dataset)
-            typer.echo(encode(result.summary).decode())
-            return
-        with Progress(
-            TextColumn("[bold]replaying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=err_console, transient=True,
-        ) as bar:  # fmt: skip
-            task = bar.add_task("units", total=None)
+        with ProgressReporter(err_console) as progress:
             result = run_interventions(
                 traces, config, cases_path=cases, pool_dataset=pool_dataset,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                progress=progress.phase("replay units"),
             )  # fmt: skip
+        if as_json:
+            typer.echo(encode(result.summary).decode())
+            return
         s = result.summary
         console.print(operator_table_md(s))
+        print_reading(interventions_reading(s))
         console.print(f"calls: {to_builtins(s.calls)}")
         console.print(f"failed units: {s.failed_units or 'none'}")
         console.print(f"reports: {out / 'summary.md'}  {out / 'report.html'}")

@@ -13,6 +13,7 @@ import msgspec
 import typer
 
 from ._app import console, err_console, handle_errors
+from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.judge import (
@@ -132,7 +133,7 @@ def _make_judge(
 
 
 async def _judge_with_progress(
-    judge: Judge, cases: Sequence[JudgeCase], client: ModelClient | None, quiet: bool
+    judge: Judge, cases: Sequence[JudgeCase], client: ModelClient | None
 ) -> list[JudgeResult]:
     from groundtrace.analyzer.judge import judge_all
 
@@ -141,11 +142,11 @@ async def _judge_with_progress(
     def tick(_: JudgeResult) -> None:
         nonlocal done
         done += 1
-        if not quiet and (done % 10 == 0 or done == len(cases)):
-            err_console.print(f"judged {done}/{len(cases)}", highlight=False)
+        progress("judging", done, len(cases))
 
     try:
-        return await judge_all(judge, cases, on_done=tick)
+        with ProgressReporter(err_console) as progress:
+            return await judge_all(judge, cases, on_done=tick)
     finally:
         if client is not None:
             await client.aclose()
@@ -248,7 +249,7 @@ def validate_command(
         max_tokens=max_tokens,
     )
     cases = [item.case for item in gold_set.items]
-    results = _run(_judge_with_progress(the_judge, cases, client, as_json))
+    results = _run(_judge_with_progress(the_judge, cases, client))
     validation = meta_evaluate(
         gold_set,
         results,
@@ -388,7 +389,7 @@ def run_command(
         seed=judge_seed,
         max_tokens=max_tokens,
     )
-    results = _run(_judge_with_progress(the_judge, cases, client, as_json))
+    results = _run(_judge_with_progress(the_judge, cases, client))
     summary = msgspec.structs.replace(
         summarize_results(results, working),
         not_judgeable=tuple(skipped),

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from groundtrace.analyzer._results import write
 
 from ._bayes import Decision
+from ._report_html import render_html
 from ._run import GateReport, GateRun
 
 __all__ = ["write_report"]
@@ -73,53 +71,6 @@ def _markdown(report: GateReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _posterior_png(report: GateReport) -> str | None:
-    if report.statistics is None:
-        return None
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    s = report.statistics
-    fig, ax = plt.subplots(figsize=(6.5, 3.2))
-    hist = s.difference_histogram
-    ax.stairs(hist.counts, hist.edges, fill=True, color="#4a78b5", alpha=0.85)
-    ax.axvline(-s.delta, color="#c0392b", linestyle="--", label=f"−δ = {-s.delta}")
-    ax.set_xlabel("p̄_B − p̄_A (posterior draws)")
-    ax.set_ylabel("draws")
-    ax.set_title(f"Regression risk ρ = P(p̄_B < p̄_A − δ) = {s.rho:.3f}")
-    ax.legend()
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _html(report: GateReport, markdown: str) -> str:
-    png = _posterior_png(report)
-    rows = "".join(
-        f"<tr><td>{html.escape(c.case_id)}</td><td>{c.stratum}</td><td>{c.decision.value}</td>"
-        f"<td>{html.escape('; '.join(c.reasons))}</td></tr>"
-        for c in report.cases
-    )
-    plot = f'<img alt="posterior" src="data:image/png;base64,{png}">' if png else ""
-    return f"""<!doctype html><html><head><meta charset="utf-8">
-<title>groundtrace gate: {report.decision.value}</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto}}
-table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;vertical-align:top}}
-pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}</style></head><body>
-<h1>groundtrace gate: {_BADGE[report.decision]}</h1>
-{plot}
-<h2>Summary</h2><pre>{html.escape(markdown)}</pre>
-<h2>Cases</h2><table><tr><th>case</th><th>stratum</th><th>decision</th><th>reasons</th></tr>{rows}</table>
-</body></html>
-"""
-
-
 def _junit(report: GateReport) -> bytes:
     failures = sum(c.decision is not Decision.PROMOTE for c in report.cases)
     suite = ET.Element(
@@ -153,7 +104,7 @@ def write_report(run: GateRun, out_dir: Path, junit: Path | None = None) -> Path
     )
     markdown = _markdown(report)
     (out_dir / "summary.md").write_text(markdown, encoding="utf-8")
-    (out_dir / "report.html").write_text(_html(report, markdown), encoding="utf-8")
+    (out_dir / "report.html").write_text(render_html(report), encoding="utf-8")
     path = out_dir / "report.json"
     write(path, report)
     if junit is not None:

@@ -9,13 +9,12 @@ ids of τ and τ̃).
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from groundtrace.analyzer import _html as h
+from groundtrace.analyzer._readings import interventions_reading
 from groundtrace.analyzer._results import to_builtins
 
 from ._records import Estimate, InterventionSummary, JointResult, UnitRow
@@ -33,42 +32,70 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+_OPERATOR_HEADER = ("operator", "axis", "original", "intervened", "mean Δ", "95% CI", "p", "n")
+
+
+def _operator_rows(summary: InterventionSummary) -> list[tuple[str, ...]]:
+    return [
+        (op, axis, _fmt(s.original_mean), _fmt(s.intervened_mean), _fmt(s.mean_delta),
+         f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]", _fmt(s.p_value, 4), str(s.n))
+        for op, data in summary.operators.items()
+        for axis, s in data.axes.items()
+    ]  # fmt: skip
+
+
+def _md_rows(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+_WEIGHTS_HEADER = ("operator", "weights", "mean D", "95% CI")
+
+
+def _weight_rows(summary: InterventionSummary) -> list[tuple[str, ...]]:
+    return [
+        (row.operator, row.weights_name, _fmt(row.summary.mean),
+         f"[{_fmt(row.summary.ci_low)}, {_fmt(row.summary.ci_high)}]")
+        for row in summary.weight_sensitivity
+    ]  # fmt: skip
+
+
 def operator_table_md(summary: InterventionSummary) -> str:
     """Markdown table: per operator and axis, means, mean Δ, CI, p and n."""
-    lines = [
-        "| operator | axis | original | intervened | mean Δ | 95% CI | p | n |",
-        "|---|---|---|---|---|---|---|---|",
+    return "\n".join(_md_rows(_OPERATOR_HEADER, _operator_rows(summary)))
+
+
+_JOINT_FIGURES = ("mean_drop_first", "mean_drop_second", "mean_drop_joint", "mean_synergy",
+                  "positive_synergy_rate", "strong_complementarity_rate")  # fmt: skip
+_NO_JOINT = "No item was eligible for joint ablation (two gold supports in R, a reference)."
+
+
+def _joint_rows(joint: JointResult) -> list[tuple[str, ...]]:
+    named: list[tuple[str, Estimate | None]] = [(n, getattr(joint, n)) for n in _JOINT_FIGURES]
+    shap = joint.shapley
+    if shap is not None:
+        named += [
+            ("shapley mean_phi_best_ranked_support", shap.mean_phi_best_ranked_support),
+            ("shapley mean_phi_second_support", shap.mean_phi_second_support),
+            ("shapley mean_total_phi", shap.mean_total_phi),
+        ]
+    return [
+        (name, _fmt(e.mean), f"[{_fmt(e.ci_low)}, {_fmt(e.ci_high)}]", str(e.n))
+        for name, e in named
+        if e is not None
     ]
-    for op, data in summary.operators.items():
-        for axis, s in data.axes.items():
-            ci = f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]"
-            lines.append(
-                f"| {op} | {axis} | {_fmt(s.original_mean)} | {_fmt(s.intervened_mean)} "
-                f"| {_fmt(s.mean_delta)} | {ci} | {_fmt(s.p_value, 4)} | {s.n} |"
-            )
-    return "\n".join(lines)
 
 
-def _estimate_md(name: str, s: Estimate | None) -> list[str]:
-    if s is None:
-        return []
-    return [f"| {name} | {_fmt(s.mean)} | [{_fmt(s.ci_low)}, {_fmt(s.ci_high)}] | {s.n} |"]
+_JOINT_HEADER = ("figure", "mean", "95% CI", "n")
 
 
 def _joint_md(joint: JointResult) -> list[str]:
     if not joint.n:
-        return ["No item was eligible for joint ablation (two gold supports in R, a reference)."]
-    lines = ["| figure | mean | 95% CI | n |", "|---|---|---|---|"]
-    for name in ("mean_drop_first", "mean_drop_second", "mean_drop_joint", "mean_synergy",
-                 "positive_synergy_rate", "strong_complementarity_rate"):  # fmt: skip
-        lines += _estimate_md(name, getattr(joint, name))
-    shap = joint.shapley
-    if shap is not None:
-        lines += _estimate_md("shapley mean_phi_best_ranked_support",
-                              shap.mean_phi_best_ranked_support)  # fmt: skip
-        lines += _estimate_md("shapley mean_phi_second_support", shap.mean_phi_second_support)
-        lines += _estimate_md("shapley mean_total_phi", shap.mean_total_phi)
-    return lines
+        return [_NO_JOINT]
+    return _md_rows(_JOINT_HEADER, _joint_rows(joint))
 
 
 def summary_markdown(summary: InterventionSummary) -> str:
@@ -94,14 +121,8 @@ def summary_markdown(summary: InterventionSummary) -> str:
         out += ["Skipped axes:", ""]
         out += [f"- {axis}: {why}" for axis, why in summary.skipped_axes.items()]
         out.append("")
-    out += ["## Weight sensitivity of D", "", "| operator | weights | mean D | 95% CI |",
-            "|---|---|---|---|"]  # fmt: skip
-    for row in summary.weight_sensitivity:
-        s = row.summary
-        out.append(
-            f"| {row.operator} | {row.weights_name} | {_fmt(s.mean)} | "
-            f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}] |"
-        )
+    out += ["## Weight sensitivity of D", ""]
+    out += _md_rows(_WEIGHTS_HEADER, _weight_rows(summary))
     roles = summary.roles
     out += ["", "## Evidence roles", "", f"Items: {roles.items}; per-item counts: "
             f"{roles.counts}"]  # fmt: skip
@@ -116,24 +137,20 @@ def summary_markdown(summary: InterventionSummary) -> str:
     return "\n".join(out)
 
 
-def _png(fig: Any) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _plots(summary: InterventionSummary) -> list[tuple[str, str]]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    images: list[tuple[str, str]] = []
+def _plots(summary: InterventionSummary) -> list[h.Html]:
+    plt = h.pyplot()
+    if plt is None:
+        return [h.no_plot("Plots")]
+    images: list[h.Html] = []
     ops = summary.operators
     axes = [a for a in _AXES if any(a in d.axes for d in ops.values())]
     if ops and axes:
-        fig, grid = plt.subplots(1, len(axes), figsize=(3.2 * len(axes), 3.4), squeeze=False)
-        for ax, axis in zip(grid[0], axes, strict=True):
+        cols = min(3, len(axes))
+        rows = -(-len(axes) // cols)
+        fig, grid = plt.subplots(
+            rows, cols, figsize=h.figure_inches(cols, height=2.9 * rows), squeeze=False
+        )
+        for ax, axis in zip(grid.flat, axes, strict=False):
             effects = [(op, d.axes.get(axis)) for op, d in ops.items()]
             shown = [
                 (op, e.mean_delta, e.ci_low, e.ci_high)
@@ -148,78 +165,61 @@ def _plots(summary: InterventionSummary) -> list[tuple[str, str]]:
             ax.axvline(0.0, color="grey", lw=0.8)
             ax.set_yticks(range(len(names)), names, fontsize=7)
             ax.set_title("D" if axis == "divergence" else f"Δ {axis}", fontsize=9)
+        for ax in list(grid.flat)[len(axes) :]:
+            ax.set_visible(False)
         fig.tight_layout()
-        images.append(("Mean Δ with 95% CI per operator and axis", _png(fig)))
-        plt.close(fig)
+        title = "Mean Δ with 95% CI per operator and axis"
+        images.append(h.join(h.heading(title), h.figure(fig, title)))
     counts = summary.roles.counts
     if counts:
         fig, ax = plt.subplots(figsize=(5, 2.8))
         ax.barh(list(counts), list(counts.values()))
         ax.set_xlabel("items")
         fig.tight_layout()
-        images.append(("Evidence roles (per-item counts)", _png(fig)))
-        plt.close(fig)
+        title = "Evidence roles (per-item counts)"
+        images.append(h.join(h.heading(title), h.figure(fig, title)))
     return images
 
 
-def _drill_down(rows: Sequence[UnitRow], limit: int = 400) -> str:
+_DRILL_HEADER = ("case", "operator", "target", "replacement", "reference", "original answer",
+                 "c", "counterfactual answer", "c̃", "D", "τ → τ̃")  # fmt: skip
+
+
+def _drill_down(rows: Sequence[UnitRow], limit: int = 400) -> h.Html:
     cells = []
     for row in rows[:limit]:
         cf, orig, err = row.counterfactual, row.original, row.error
         failed = None if err is None else {"kind": err.kind, "message": err.message}
-        cells.append(
-            "<tr>" + "".join(
-                f"<td>{html.escape(_fmt(v))}</td>"
-                for v in (
-                    row.case_id, row.operator, row.target_id, row.replacement_id,
-                    row.reference_answer, orig.answer, orig.confidence,
-                    f"FAILED: {failed}" if failed else (cf.answer if cf else None),
-                    cf.confidence if cf else None, row.divergence,
-                    f"{orig.trace_id} → {cf.trace_id if cf else None}",
-                )
-            ) + "</tr>"
-        )  # fmt: skip
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("case", "operator", "target", "replacement", "reference", "original answer",
-                  "c", "counterfactual answer", "c̃", "D", "τ → τ̃")
-    )  # fmt: skip
-    more = f"<p>{len(rows) - limit} more rows in results.jsonl</p>" if len(rows) > limit else ""
-    return f"<table><tr>{head}</tr>{''.join(cells)}</table>{more}"
-
-
-def _md_table_html(md: str) -> str:
-    lines = [line for line in md.splitlines() if line.startswith("|")]
-    out = []
-    for i, line in enumerate(lines):
-        if i == 1:
-            continue
-        tag = "th" if i == 0 else "td"
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        out.append("<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>")
-    return "<table>" + "".join(out) + "</table>"
+        cells.append([
+            _fmt(v)
+            for v in (
+                row.case_id, row.operator, row.target_id, row.replacement_id,
+                row.reference_answer, orig.answer, orig.confidence,
+                f"FAILED: {failed}" if failed else (cf.answer if cf else None),
+                cf.confidence if cf else None, row.divergence,
+                f"{orig.trace_id} → {cf.trace_id if cf else None}",
+            )
+        ])  # fmt: skip
+    more = [f"{len(rows) - limit} more rows in results.jsonl"] if len(rows) > limit else []
+    return h.join(h.table(_DRILL_HEADER, cells), h.paragraphs(more, cls="muted"))
 
 
 def report_html(summary: InterventionSummary, rows: Sequence[UnitRow]) -> str:
     """The self-contained HTML page."""
-    images = "".join(
-        f"<h3>{html.escape(title)}</h3><img alt='{html.escape(title)}' "
-        f"src='data:image/png;base64,{data}'/>"
-        for title, data in _plots(summary)
-    )
     md = summary_markdown(summary)
-    joint = _md_table_html("\n".join(_joint_md(summary.joint_ablation)))
-    style = (
-        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:12px}"
-        "td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}"
-    )
-    header = "".join(f"<p>{html.escape(line)}</p>" for line in md.splitlines()[2:6] if line)
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>groundtrace interventions"
-        f"</title><style>{style}</style></head><body><h1>Evidence interventions</h1>{header}"
-        f"{images}<h2>Operators</h2>{_md_table_html(operator_table_md(summary))}"
-        f"<h2>Joint ablation</h2>{joint}<h2>Per-item drill-down</h2>{_drill_down(rows)}"
-        "</body></html>"
+    joint = summary.joint_ablation
+    return h.page(
+        "Evidence interventions",
+        h.paragraphs([line for line in md.splitlines()[2:6] if line], cls="muted"),
+        h.reading(interventions_reading(summary)),
+        *_plots(summary),
+        h.section("Operators", h.table(_OPERATOR_HEADER, _operator_rows(summary))),
+        h.section("Weight sensitivity of D", h.table(_WEIGHTS_HEADER, _weight_rows(summary))),
+        h.section(
+            "Joint ablation",
+            h.table(_JOINT_HEADER, _joint_rows(joint)) if joint.n else _NO_JOINT,
+        ),
+        h.section("Per-item drill-down", _drill_down(rows)),
     )
 
 

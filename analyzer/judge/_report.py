@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from groundtrace.analyzer._readings import judge_reading
+
 from ._agreement import Statistic
 from ._record import ValidationRecord
 from ._records import JudgeValidation
@@ -36,6 +38,8 @@ def render_validation_markdown(
         "",
         f"**Verdict: {record.mode.replace('_', '-')}**"
         + (" (all acceptance criteria met)" if record.mode == "gate_eligible" else ""),
+        "",
+        judge_reading(validation),
         "",
         f"- judge: `{fp['endpoint']}` model `{fp['model']}` rubric `{fp['rubric_version']}`",
         f"- fingerprint: `{fp['digest'][:16]}`",

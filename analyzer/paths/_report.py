@@ -6,13 +6,15 @@ external assets).
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
+from groundtrace.analyzer import _html as h
+from groundtrace.analyzer._readings import paths_reading
 from groundtrace.analyzer._results import write
 
 from ._metrics import MetricValue
 from ._run import PathReport
+from ._types import CaseVerdict
 
 __all__ = ["write_report"]
 
@@ -31,22 +33,43 @@ def _fmt(metric: MetricValue) -> str:
     return f"{metric.value:.3f}{ci} ({metric.numerator:g}/{metric.denominator:g})"
 
 
+def _run_line(report: PathReport) -> str:
+    s = report.metrics.settings
+    return (
+        f"{len(report.verdicts)} case run(s) · bootstrap B = {s.n_resamples}, seed {s.seed}, "
+        f"{s.confidence:.0%} percentile intervals · quote threshold {report.quote_threshold}"
+    )
+
+
+def _first_issue(verdict: CaseVerdict) -> str:
+    status = verdict.status.value
+    return next((i["message"] for i in verdict.issues if i["status"] == status), "")
+
+
+def _notes(report: PathReport) -> list[str]:
+    unverified = sum(len(v.details.get("unverified_quotes", [])) for v in report.verdicts)
+    notes = list(report.notes)
+    if unverified:
+        notes.append(f"{unverified} quote(s) not verifiable: the reads carry no content")
+    if report.missing_traces:
+        notes.append(f"cases without a trace (not scored): {', '.join(report.missing_traces)}")
+    if report.unmatched_traces:
+        notes.append(f"{len(report.unmatched_traces)} trace(s) with no case in the case file")
+    return notes
+
+
 def _markdown(report: PathReport) -> str:
     m = report.metrics
-    s = m.settings
     lines = [
         "## groundtrace paths: command-path validation",
         "",
-        f"{len(report.verdicts)} case run(s) · bootstrap B = {s.n_resamples}, seed {s.seed}, "
-        f"{s.confidence:.0%} percentile intervals · quote threshold {report.quote_threshold}",
+        _run_line(report),
+        "",
+        paths_reading(report),
         "",
         "| metric | value [CI] (num/den) |",
         "|---|---|",
-        f"| path pass rate | {_fmt(m.path_pass_rate)} |",
-        f"| citation precision | {_fmt(m.citation_precision)} |",
-        f"| citation recall | {_fmt(m.citation_recall)} |",
-        f"| text score (all strict cases) | {_fmt(m.text_score)} |",
-        f"| conditional text score (path pass) | {_fmt(m.conditional_text_score)} |",
+        *[f"| {name} | {value} |" for name, value in _metric_rows(report)],
         "",
         "| | path pass | path fail |",
         "|---|---|---|",
@@ -62,8 +85,7 @@ def _markdown(report: PathReport) -> str:
         lines += ["", "### Masked failures (text correct, path failed)", ""]
         for case_id in m.masked_failures:
             v = by_id[case_id]
-            first = next((i["message"] for i in v.issues if i["status"] == v.status.value), "")
-            lines.append(f"- **{case_id}** `{v.status.value}`: {first}")
+            lines.append(f"- **{case_id}** `{v.status.value}`: {_first_issue(v)}")
     failed = [v for v in report.verdicts if v.path_pass is False]
     if failed:
         lines += ["", "<details><summary>Every path failure</summary>", ""]
@@ -71,14 +93,7 @@ def _markdown(report: PathReport) -> str:
             lines.append(f"- **{v.case_id}** `{v.status.value}`")
             lines += [f"  - {i['status']}: {i['message']}" for i in v.issues]
         lines += ["", "</details>"]
-    unverified = sum(len(v.details.get("unverified_quotes", [])) for v in report.verdicts)
-    notes = list(report.notes)
-    if unverified:
-        notes.append(f"{unverified} quote(s) not verifiable: the reads carry no content")
-    if report.missing_traces:
-        notes.append(f"cases without a trace (not scored): {', '.join(report.missing_traces)}")
-    if report.unmatched_traces:
-        notes.append(f"{len(report.unmatched_traces)} trace(s) with no case in the case file")
+    notes = _notes(report)
     if notes:
         lines += ["", "### Notes", *[f"- {n}" for n in notes]]
     return "\n".join(lines) + "\n"
@@ -87,7 +102,7 @@ def _markdown(report: PathReport) -> str:
 def _svg(report: PathReport) -> str:
     q = report.metrics.quadrants
     total = sum(int(v.numerator) for v in q.values())
-    size, pad = 180, 90
+    size, left, top = 160, 110, 40
     colours = {
         "text_correct|path_pass": "#2e8b57",
         "text_correct|path_fail": "#d35400",
@@ -95,58 +110,69 @@ def _svg(report: PathReport) -> str:
         "text_incorrect|path_fail": "#c0392b",
     }
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{pad + 2 * size + 20}" '
-        f'height="{pad + 2 * size + 20}" role="img" aria-label="path quadrants">',
-        f'<text x="{pad + size / 2}" y="30" text-anchor="middle">path pass</text>',
-        f'<text x="{pad + 1.5 * size}" y="30" text-anchor="middle">path fail</text>',
-        f'<text x="10" y="{pad + size / 2}">text correct</text>',
-        f'<text x="10" y="{pad + 1.5 * size}">text wrong</text>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + 2 * size + 10}" '
+        f'height="{top + 2 * size + 10}" role="img" aria-label="path quadrants" '
+        'font-family="system-ui,sans-serif">',
+        f'<text x="{left + size / 2}" y="{top - 12}" text-anchor="middle">path pass</text>',
+        f'<text x="{left + 1.5 * size}" y="{top - 12}" text-anchor="middle">path fail</text>',
+        f'<text x="{left - 10}" y="{top + size / 2}" text-anchor="end">text correct</text>',
+        f'<text x="{left - 10}" y="{top + 1.5 * size}" text-anchor="end">text wrong</text>',
     ]
     for key in _QUADRANT_ORDER:
         row = 0 if key.startswith("text_correct") else 1
         col = 0 if key.endswith("path_pass") else 1
         count = int(q[key].numerator)
         share = count / total if total else 0.0
-        x, y = pad + col * size, pad - 40 + row * size
+        x, y = left + col * size, top + row * size
+        cx, cy = x + size / 2 - 2, y + size / 2
         parts.append(
             f'<rect x="{x}" y="{y}" width="{size - 4}" height="{size - 4}" '
             f'fill="{colours[key]}" fill-opacity="{0.15 + 0.85 * share:.3f}" stroke="#333"/>'
+            f'<text x="{cx}" y="{cy}" text-anchor="middle" font-size="28">{count}</text>'
         )
-        label = "masked" if key == "text_correct|path_fail" else ""
-        parts.append(
-            f'<text x="{x + size / 2 - 2}" y="{y + size / 2}" text-anchor="middle" '
-            f'font-size="28">{count}</text>'
-        )
-        if label:
+        if key == "text_correct|path_fail":
             parts.append(
-                f'<text x="{x + size / 2 - 2}" y="{y + size / 2 + 26}" text-anchor="middle" '
-                f'font-size="13">{label} failures</text>'
+                f'<text x="{cx}" y="{cy + 26}" text-anchor="middle" font-size="13">'
+                "masked failures</text>"
             )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _html(report: PathReport, markdown: str) -> str:
-    rows = "".join(
-        f"<tr><td>{html.escape(v.case_id)}</td><td>{v.status.value}</td>"
-        f"<td>{'' if v.text_f1 is None else f'{v.text_f1:.2f}'}</td>"
-        f"<td>{html.escape(chr(10).join(i['message'] for i in v.issues))}</td></tr>"
+def _metric_rows(report: PathReport) -> list[tuple[str, str]]:
+    m = report.metrics
+    return [
+        ("path pass rate", _fmt(m.path_pass_rate)),
+        ("citation precision", _fmt(m.citation_precision)),
+        ("citation recall", _fmt(m.citation_recall)),
+        ("text score (all strict cases)", _fmt(m.text_score)),
+        ("conditional text score (path pass)", _fmt(m.conditional_text_score)),
+    ]
+
+
+def _html(report: PathReport) -> str:
+    m = report.metrics
+    by_id = {v.case_id: v for v in report.verdicts}
+    masked = [(c, by_id[c].status.value, _first_issue(by_id[c])) for c in m.masked_failures]
+    cases = [
+        (v.case_id, v.status.value, v.text_f1, "\n".join(i["message"] for i in v.issues) or "–")
         for v in report.verdicts
+    ]
+    notes = _notes(report)
+    return h.page(
+        "groundtrace paths: command-path validation",
+        h.paragraphs([_run_line(report)], cls="muted"),
+        h.reading(paths_reading(report)),
+        h.section("Text correct × path pass", h.Html(_svg(report))),
+        h.section("Metrics", h.table(("metric", "value [CI] (num/den)"), _metric_rows(report))),
+        h.section("Statuses", h.table(("status", "cases"), sorted(m.status_counts.items()))),
+        h.section(
+            "Masked failures (text correct, path failed)",
+            h.table(("case", "status", "first issue"), masked) if masked else "none",
+        ),
+        h.section("Notes", h.bullets(notes)) if notes else "",
+        h.section("Cases", h.table(("case", "status", "text F1", "evidence"), cases)),
     )
-    return f"""<!doctype html><html><head><meta charset="utf-8">
-<title>groundtrace paths</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto}}
-table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;vertical-align:top;
-white-space:pre-wrap}}pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}</style>
-</head><body>
-<h1>groundtrace paths: command-path validation</h1>
-<h2>Text correct × path pass</h2>
-{_svg(report)}
-<h2>Summary</h2><pre>{html.escape(markdown)}</pre>
-<h2>Cases</h2><table><tr><th>case</th><th>status</th><th>text F1</th><th>evidence</th></tr>
-{rows}</table>
-</body></html>
-"""
 
 
 def write_report(report: PathReport, out_dir: Path) -> Path:
@@ -158,7 +184,7 @@ def write_report(report: PathReport, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     markdown = _markdown(report)
     (out_dir / "summary.md").write_text(markdown, encoding="utf-8")
-    (out_dir / "report.html").write_text(_html(report, markdown), encoding="utf-8")
+    (out_dir / "report.html").write_text(_html(report), encoding="utf-8")
     path = out_dir / "report.json"
     write(path, report)
     return path
