@@ -11,6 +11,14 @@ from typing import TYPE_CHECKING, Annotated, Final
 import typer
 
 from ._app import console, handle_errors
+from ._writeback import (
+    DEFAULT_OTLP_ENDPOINT,
+    DEFAULT_PHOENIX_URL,
+    OtlpEndpointOpt,
+    PhoenixUrlOpt,
+    WriteBackOpt,
+    write_back,
+)
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.cases import Case
@@ -86,10 +94,14 @@ def paths_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object (cases, metrics).")
     ] = False,
+    write_back_to: WriteBackOpt = None,
+    otlp_endpoint: OtlpEndpointOpt = DEFAULT_OTLP_ENDPOINT,
+    phoenix_url: PhoenixUrlOpt = DEFAULT_PHOENIX_URL,
 ) -> None:
     """Did the answers really come from what was read? Text and path channels side by side.
 
-    Exit codes: 0 done (1 with --fail-on-failure when a case fails), 2 on bad input.
+    Exit codes: 0 done (1 with --fail-on-failure when a case fails), 2 on bad input, 4 when
+    --write-back failed (the report is written).
     """
     from groundtrace.analyzer._results import to_builtins
     from groundtrace.analyzer.errors import InputError
@@ -116,6 +128,11 @@ def paths_command(
         quote_threshold=quote_threshold,
     )
     path = write_report(report, out)
+    if write_back_to is not None:
+        from groundtrace.analyzer.writeback import path_verdicts, root_spans
+
+        linked = path_verdicts(report, root_spans(trace_list))
+        write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
         payload = to_builtins(report)
         typer.echo(json.dumps({"cases": payload["cases"], "metrics": payload["metrics"]}))
