@@ -46,10 +46,8 @@ def test_compare_cases_splits_new_known_and_fixed() -> None:
     assert "d" not in changes.by_case()
 
 
-@pytest.fixture(scope="module")
-def gate_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def make_runs(root: Path) -> Path:
     """Baseline gets q1 and q3 wrong; the candidate retrieves one document only (q2, q3 fail)."""
-    root = tmp_path_factory.mktemp("changes")
     _run_app(root / "baseline", "1.0", top_k=3, mistakes={"q1", "q3"})
     _run_app(root / "candidate", "1.1", top_k=1, mistakes=set())
     cases = [
@@ -59,6 +57,11 @@ def gate_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
     assert set(DOCS) == {"p1", "p2", "p3"}
     return root
+
+
+@pytest.fixture(scope="module")
+def gate_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_runs(tmp_path_factory.mktemp("changes"))
 
 
 def gate_args(root: Path, out: str) -> list[str]:
