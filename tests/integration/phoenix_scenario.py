@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -327,8 +328,10 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
     }
 
 
-def main() -> int:
-    data_file = Path(sys.argv[1])
+def run_with_phoenix(
+    run: Callable[[str, Path, Path], dict[str, Any]], data_file: Path
+) -> dict[str, Any]:
+    """Start Phoenix on free loopback ports, run ``run(url, data_file, workdir)``, stop it."""
     workdir = Path(tempfile.mkdtemp(prefix="gt-phoenix-"))
     http_port, grpc_port = free_port(), free_port()
     env = {
@@ -356,7 +359,7 @@ def main() -> int:
                 raise RuntimeError(f"Phoenix exited with {phoenix.returncode}")
             version = httpx.get(f"{url}/arize_phoenix_version", timeout=10).text
             result = {"phoenix_version": version, "startup_s": round(time.monotonic() - started, 1)}
-            result.update(scenario(url, data_file, workdir))
+            result.update(run(url, data_file, workdir))
             result["ok"] = True
         except Exception as exc:  # reported in the JSON line; the test shows it
             result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
@@ -370,7 +373,11 @@ def main() -> int:
     if not result.get("ok"):
         result["phoenix_log_tail"] = log_path.read_text(errors="replace")[-3000:]
     shutil.rmtree(workdir, ignore_errors=True)
-    print(json.dumps(result, default=str))
+    return result
+
+
+def main() -> int:
+    print(json.dumps(run_with_phoenix(scenario, Path(sys.argv[1])), default=str))
     return 0
 
 
