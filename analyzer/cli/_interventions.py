@@ -9,9 +9,19 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ._app import console, err_console, handle_errors
+from ._writeback import (
+    DEFAULT_OTLP_ENDPOINT,
+    DEFAULT_PHOENIX_URL,
+    OtlpEndpointOpt,
+    PhoenixUrlOpt,
+    WriteBackOpt,
+    write_back,
+)
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.interventions import Hardness
+    from groundtrace.analyzer.interventions import Hardness, RunResult
+
+    from ._writeback import WriteBack
 
 __all__ = ["register"]
 
@@ -38,6 +48,16 @@ def _hardness(value: str) -> Hardness | None:
         return Hardness(value)
     except ValueError:
         raise ConfigError(f"use any, easy, medium or hard, got {value!r}") from None
+
+
+def _write_back(
+    result: RunResult, target: WriteBack | None, otlp_endpoint: str, phoenix_url: str
+) -> None:
+    if target is not None:
+        from groundtrace.analyzer.writeback import role_verdicts
+
+        linked = role_verdicts(result)
+        write_back(target, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
 
 
 def register(app: typer.Typer) -> None:
@@ -80,12 +100,17 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="Replay the unperturbed evidence too and use it as τ.")
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+        write_back_to: WriteBackOpt = None,
+        otlp_endpoint: OtlpEndpointOpt = DEFAULT_OTLP_ENDPOINT,
+        phoenix_url: PhoenixUrlOpt = DEFAULT_PHOENIX_URL,
     ) -> None:
         """Replay each trace with evidence removed, replaced, duplicated or zeroed.
 
         Scores correctness, grounding, calibration and trace divergence with paired bootstrap
         CIs, assigns evidence roles and runs joint ablation. Writes results.jsonl,
         summary.json, summary.md and report.html into OUT; a killed run resumes there.
+        With --write-back, each target's evidence roles go onto its retrieval span (exit 4
+        if that fails).
         """
         from groundtrace.analyzer._results import encode, to_builtins
         from groundtrace.analyzer.interventions import (
@@ -112,6 +137,7 @@ def register(app: typer.Typer) -> None:
         )  # fmt: skip
         if as_json:
             result = run_interventions(traces, config, cases_path=cases, pool_dataset=pool_dataset)
+            _write_back(result, write_back_to, otlp_endpoint, phoenix_url)
             typer.echo(encode(result.summary).decode())
             return
         with Progress(
@@ -123,6 +149,7 @@ def register(app: typer.Typer) -> None:
                 traces, config, cases_path=cases, pool_dataset=pool_dataset,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )  # fmt: skip
+        _write_back(result, write_back_to, otlp_endpoint, phoenix_url)
         s = result.summary
         console.print(operator_table_md(s))
         console.print(f"calls: {to_builtins(s.calls)}")

@@ -11,6 +11,7 @@ from ._verdict import Linked, Verdict, link
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.gate._run import GateReport
+    from groundtrace.analyzer.interventions import RunResult
     from groundtrace.analyzer.judge import JudgeResult
     from groundtrace.analyzer.paths import PathReport
 
@@ -112,19 +113,32 @@ def judge_verdicts(
     return Linked.collect(items())
 
 
-def role_verdicts(roles: Sequence[tuple[str, str, str, str, Sequence[str], str]]) -> Linked:
-    """Evidence roles: ``(trace_id, step span id, case id, evidence id, roles, why)`` rows."""
-    return Linked(
-        tuple(
-            Verdict(
-                trace_id,
-                span,
-                sc.GT_EVALUATION_EVIDENCE_ROLE,
-                case_id=case_id or None,
-                label=",".join(sorted(names)) or "none",
-                explanation=why or None,
-                evidence_id=evidence_id,
+def role_verdicts(result: RunResult) -> Linked:
+    """The roles of each item's target evidence, on the retrieval step that returned it.
+
+    The label lists the roles asserted (``none`` when the target has none); the explanation
+    says which roles could not be evaluated and why.
+    """
+
+    def items() -> Iterator[Verdict | str]:
+        for plan, roles in result.roles:
+            trace = plan.trace
+            target = None if plan.target is None else plan.target.chunk.id
+            step = next((e.step_span_id for e in trace.evidence if e.id == target), None)
+            if target is None or step is None:
+                yield plan.key
+                continue
+            why = "; ".join(
+                f"{r} not evaluable: {m}" for r, m in sorted(roles.not_evaluable.items())
             )
-            for trace_id, span, case_id, evidence_id, names, why in roles
-        )
-    )
+            yield Verdict(
+                trace.trace_id,
+                step,
+                sc.GT_EVALUATION_EVIDENCE_ROLE,
+                case_id=trace.request.case_id,
+                label=",".join(sorted(str(r) for r in roles.roles)) or "none",
+                explanation=why or None,
+                evidence_id=target,
+            )
+
+    return Linked.collect(items())

@@ -180,3 +180,33 @@ def test_phoenix_annotations_carry_an_identifier_and_refusals_are_errors() -> No
 
     with pytest.raises(WriteBackError, match="unreachable"):
         annotate_phoenix([verdict], "http://phoenix.test", client=_phoenix(unreachable))
+
+
+def test_interventions_write_back_puts_roles_on_the_retrieval_span(tmp_path: Path) -> None:
+    from groundtrace.analyzer.demo import DemoConfig, run_demo
+    from tests.support.data import HOTPOT
+
+    demo = tmp_path / "demo"
+    run_demo(DemoConfig(model="lexical", questions=2, out=demo, dataset=HOTPOT))
+    with OTLPLogsServer() as srv:
+        result = CliRunner().invoke(
+            app,
+            ["interventions", str(demo / "traces"), "--cases", str(demo / "cases.jsonl"),
+             "--pool-dataset", str(HOTPOT), "--out", str(tmp_path / "iv"), "--json",
+             "--concurrency", "1", "--write-back", "otlp", "--otlp-endpoint", srv.url],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    traces = {t.trace_id: t for t in read_traces([str(demo / "traces")], report=ReadReport())}
+    rows = [json.loads(line) for line in (tmp_path / "iv" / "results.jsonl").open()]
+    targets = {(r["trace_id"], r["target_id"]) for r in rows if r["operator"] == "REMOVE"}
+    assert len(srv.records) == len(targets) == 2
+    for record in srv.records:
+        attrs = record["attributes"]
+        assert attrs[sc.GENAI_EVALUATION_NAME] == sc.GT_EVALUATION_EVIDENCE_ROLE
+        evidence_id = attrs[sc.GT_EVALUATION_EVIDENCE_ID]
+        assert (record["trace_id"], evidence_id) in targets
+        trace = traces[record["trace_id"]]
+        step = next(e.step_span_id for e in trace.evidence if e.id == evidence_id)
+        assert record["span_id"] == step
+        assert attrs[sc.GT_EVALUATION_CASE_ID] == trace.request.case_id
+        assert attrs[sc.GENAI_EVALUATION_SCORE_LABEL]  # roles, or "none"

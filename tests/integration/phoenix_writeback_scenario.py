@@ -1,8 +1,9 @@
 """Write-back round trip against a real Phoenix, run under ``unshare -n`` by the test.
 
-1. starts Phoenix (as :mod:`tests.integration.phoenix_scenario` does) and sends it the traces of
-   the small instrumented RAG app over OTLP/HTTP;
-2. pulls them back with ``groundtrace collect phoenix`` into a trace file;
+1. starts Phoenix (as :mod:`tests.integration.phoenix_scenario` does) and runs the small
+   instrumented RAG app, which exports its spans both to Phoenix over OTLP/HTTP and to OTLP-JSON
+   files (as an app exporting to its backend and to a file for CI would);
+2. waits until Phoenix has every span;
 3. runs ``groundtrace gate run`` and ``groundtrace judge run`` on that file with
    ``--write-back phoenix``, reads the span annotations back through Phoenix's REST API on the
    original root spans, then runs both again and reads them again (a rerun must not add any);
@@ -29,8 +30,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 
 import groundtrace.sdk as gt
-from groundtrace.collectors.model import loads
+from groundtrace.collectors import ReadReport, read_traces
 from groundtrace.sdk import semconv as sc
+from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
 from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
 from tests.integration.phoenix_scenario import (
     INGEST_TIMEOUT_S,
@@ -76,13 +78,14 @@ def view(rows: list[dict[str, Any]]) -> list[list[Any]]:
 def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
     with data_file.open(encoding="utf-8") as lines:
         cases = [json.loads(next(lines)) for _ in range(N_CASES)]
+    spans = workdir / "spans"
     resource = Resource.create({sc.SERVICE_NAME: "phoenix-it", sc.OI_PROJECT_NAME: PROJECT})
     provider = TracerProvider(resource=resource)
     instrumentor = OpenAIInstrumentor()
     with OpenAICompatServer(handler=llm_handler) as llm:
         gt.configure(
             tracer_provider=provider,
-            exporter=OTLPSpanExporter(endpoint=f"{url}/v1/traces"),
+            exporter=[OTLPSpanExporter(endpoint=f"{url}/v1/traces"), OTLPJsonFileExporter(spans)],
             capture_content=True,
             redact=False,
         )
@@ -94,13 +97,8 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
             gt.shutdown()
             provider.shutdown()
     wait_until(lambda: len(phoenix_spans(url)) >= 4 * N_CASES, INGEST_TIMEOUT_S, "ingestion")
-    traces_file = workdir / "traces.jsonl"
-    pulled = cli(
-        "collect", "phoenix", "--url", url, "--project", PROJECT, "--out", str(traces_file)
-    )
-    if pulled.returncode != 0:
-        raise RuntimeError(f"pull failed: {pulled.stderr[-1000:]}")
-    traces = [loads(line) for line in traces_file.read_text(encoding="utf-8").splitlines()]
+    traces_file = spans
+    traces = list(read_traces([str(spans)], report=ReadReport()))
     roots = {
         t.request.case_id: next(s.span_id for s in t.steps if s.parent_span_id is None)
         for t in traces
@@ -136,11 +134,13 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
         json.loads(line)
         for line in (workdir / "judge-1" / "judgments.jsonl").read_text().splitlines()
     ]
-    bogus = workdir / "bogus.jsonl"
-    bogus.write_text(
-        traces_file.read_text(encoding="utf-8").replace(roots[cases[0]["_id"]], "0" * 15 + "1"),
-        encoding="utf-8",
-    )
+    bogus = workdir / "bogus"
+    bogus.mkdir()
+    for i, part in enumerate(sorted(spans.iterdir())):
+        text = part.read_text(encoding="utf-8")
+        (bogus / f"part-{i}.jsonl").write_text(
+            text.replace(roots[cases[0]["_id"]], "0" * 15 + "1"), encoding="utf-8"
+        )
     missing = cli(
         "gate", "run", "--baseline", str(bogus), "--candidate", str(bogus), "--cases",
         str(case_file), "--out", str(workdir / "gate-bogus"), "--write-back", "phoenix",
