@@ -11,15 +11,8 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from . import _writeback as wb
 from ._app import console, err_console, handle_errors
-from ._writeback import (
-    DEFAULT_OTLP_ENDPOINT,
-    DEFAULT_PHOENIX_URL,
-    OtlpEndpointOpt,
-    PhoenixUrlOpt,
-    WriteBackOpt,
-    write_back,
-)
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.cases import Case
@@ -110,9 +103,9 @@ def run_command(
         list[Path] | None,
         typer.Option(help="Validation record(s) of the judge (groundtrace judge validate)."),
     ] = None,
-    write_back_to: WriteBackOpt = None,
-    otlp_endpoint: OtlpEndpointOpt = DEFAULT_OTLP_ENDPOINT,
-    phoenix_url: PhoenixUrlOpt = DEFAULT_PHOENIX_URL,
+    write_back_to: wb.WriteBackOpt = None,
+    otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
+    phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
 ) -> None:
     """Decide whether the candidate may ship.
 
@@ -161,7 +154,7 @@ def run_command(
         trace_ids = {k: o.trace_id for k, o in outcomes["candidate"].items()}
         roots = root_spans(read_traces(candidate, report=ReadReport()))
         linked = gate_verdicts(report, trace_ids, roots)
-        write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
+        wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
         typer.echo(encode(report).decode())
     else:

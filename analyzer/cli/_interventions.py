@@ -8,20 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from . import _writeback as wb
 from ._app import console, err_console, handle_errors
-from ._writeback import (
-    DEFAULT_OTLP_ENDPOINT,
-    DEFAULT_PHOENIX_URL,
-    OtlpEndpointOpt,
-    PhoenixUrlOpt,
-    WriteBackOpt,
-    write_back,
-)
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.interventions import Hardness, RunResult
 
-    from ._writeback import WriteBack
 
 __all__ = ["register"]
 
@@ -51,13 +43,13 @@ def _hardness(value: str) -> Hardness | None:
 
 
 def _write_back(
-    result: RunResult, target: WriteBack | None, otlp_endpoint: str, phoenix_url: str
+    result: RunResult, target: wb.WriteBack | None, otlp_endpoint: str, phoenix_url: str
 ) -> None:
     if target is not None:
         from groundtrace.analyzer.writeback import role_verdicts
 
         linked = role_verdicts(result)
-        write_back(target, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
+        wb.write_back(target, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
 
 
 def register(app: typer.Typer) -> None:
@@ -100,9 +92,9 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="Replay the unperturbed evidence too and use it as τ.")
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-        write_back_to: WriteBackOpt = None,
-        otlp_endpoint: OtlpEndpointOpt = DEFAULT_OTLP_ENDPOINT,
-        phoenix_url: PhoenixUrlOpt = DEFAULT_PHOENIX_URL,
+        write_back_to: wb.WriteBackOpt = None,
+        otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
+        phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
     ) -> None:
         """Replay each trace with evidence removed, replaced, duplicated or zeroed.
 

@@ -12,15 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 import msgspec
 import typer
 
+from . import _writeback as wb
 from ._app import console, err_console, handle_errors
-from ._writeback import (
-    DEFAULT_OTLP_ENDPOINT,
-    DEFAULT_PHOENIX_URL,
-    OtlpEndpointOpt,
-    PhoenixUrlOpt,
-    WriteBackOpt,
-    write_back,
-)
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.judge import (
@@ -361,9 +354,9 @@ def run_command(
     judge_seed: SeedOpt = 0,
     max_tokens: MaxTokensOpt = 256,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    write_back_to: WriteBackOpt = None,
-    otlp_endpoint: OtlpEndpointOpt = DEFAULT_OTLP_ENDPOINT,
-    phoenix_url: PhoenixUrlOpt = DEFAULT_PHOENIX_URL,
+    write_back_to: wb.WriteBackOpt = None,
+    otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
+    phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
 ) -> None:
     """Score traces (and/or a case file) on the RAG triad, with protocol errors by kind.
 
@@ -418,7 +411,7 @@ def run_command(
 
         trace_ids = {t.request.case_id or t.trace_id: t.trace_id for t in trace_list}
         linked = judge_verdicts(results, trace_ids, root_spans(trace_list), working)
-        write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
+        wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
         typer.echo(encode(summary).decode())
         return

@@ -10,15 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
+from . import _writeback as wb
 from ._app import console, handle_errors
-from ._writeback import (
-    DEFAULT_OTLP_ENDPOINT,
-    DEFAULT_PHOENIX_URL,
-    OtlpEndpointOpt,
-    PhoenixUrlOpt,
-    WriteBackOpt,
-    write_back,
-)
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.cases import Case
@@ -94,9 +87,9 @@ def paths_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object (cases, metrics).")
     ] = False,
-    write_back_to: WriteBackOpt = None,
-    otlp_endpoint: OtlpEndpointOpt = DEFAULT_OTLP_ENDPOINT,
-    phoenix_url: PhoenixUrlOpt = DEFAULT_PHOENIX_URL,
+    write_back_to: wb.WriteBackOpt = None,
+    otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
+    phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
 ) -> None:
     """Did the answers really come from what was read? Text and path channels side by side.
 
@@ -132,7 +125,7 @@ def paths_command(
         from groundtrace.analyzer.writeback import path_verdicts, root_spans
 
         linked = path_verdicts(report, root_spans(trace_list))
-        write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
+        wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
         payload = to_builtins(report)
         typer.echo(json.dumps({"cases": payload["cases"], "metrics": payload["metrics"]}))

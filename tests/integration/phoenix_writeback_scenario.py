@@ -78,7 +78,7 @@ def view(rows: list[dict[str, Any]]) -> list[list[Any]]:
 def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
     with data_file.open(encoding="utf-8") as lines:
         cases = [json.loads(next(lines)) for _ in range(N_CASES)]
-    spans = workdir / "spans"
+    spans = workdir / "spans.jsonl"
     resource = Resource.create({sc.SERVICE_NAME: "phoenix-it", sc.OI_PROJECT_NAME: PROJECT})
     provider = TracerProvider(resource=resource)
     instrumentor = OpenAIInstrumentor()
@@ -134,13 +134,11 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
         json.loads(line)
         for line in (workdir / "judge-1" / "judgments.jsonl").read_text().splitlines()
     ]
-    bogus = workdir / "bogus"
-    bogus.mkdir()
-    for i, part in enumerate(sorted(spans.iterdir())):
-        text = part.read_text(encoding="utf-8")
-        (bogus / f"part-{i}.jsonl").write_text(
-            text.replace(roots[cases[0]["_id"]], "0" * 15 + "1"), encoding="utf-8"
-        )
+    bogus = workdir / "bogus.jsonl"
+    bogus.write_text(
+        spans.read_text(encoding="utf-8").replace(roots[cases[0]["_id"]], "0" * 15 + "1"),
+        encoding="utf-8",
+    )
     missing = cli(
         "gate", "run", "--baseline", str(bogus), "--candidate", str(bogus), "--cases",
         str(case_file), "--out", str(workdir / "gate-bogus"), "--write-back", "phoenix",
