@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -38,6 +39,7 @@ import openai
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
@@ -188,17 +190,17 @@ def summary(trace: Trace) -> dict[str, Any]:
 # -- the scenario -------------------------------------------------------------------------------
 
 
-def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
+def send_traces(url: str, data_file: Path, also: SpanExporter) -> list[dict[str, Any]]:
+    """Run the app on the first cases of ``data_file``, exporting to Phoenix and to ``also``."""
     with data_file.open(encoding="utf-8") as lines:
         cases = [json.loads(next(lines)) for _ in range(N_CASES)]
-    memory = InMemorySpanExporter()
     resource = Resource.create({sc.SERVICE_NAME: "phoenix-it", sc.OI_PROJECT_NAME: PROJECT})
     provider = TracerProvider(resource=resource)
     instrumentor = OpenAIInstrumentor()
     with OpenAICompatServer(handler=llm_handler) as llm:
         gt.configure(
             tracer_provider=provider,
-            exporter=[memory, OTLPSpanExporter(endpoint=f"{url}/v1/traces")],
+            exporter=[also, OTLPSpanExporter(endpoint=f"{url}/v1/traces")],
             capture_content=True,
             redact=False,
         )
@@ -209,6 +211,12 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
             instrumentor.uninstrument()
             gt.shutdown()
             provider.shutdown()
+    return cases
+
+
+def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
+    memory = InMemorySpanExporter()
+    send_traces(url, data_file, memory)
     exported = list(memory.get_finished_spans())
     wait_until(lambda: len(phoenix_spans(url)) >= len(exported), INGEST_TIMEOUT_S, "ingestion")
     stored = phoenix_spans(url)
@@ -326,6 +334,39 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
         "missing_project_returncode": missing.returncode,
         "missing_project_stderr": missing.stderr[-500:],
     }
+
+
+def run_in_namespace(module: str, data_file: Path) -> dict[str, Any]:
+    """Run ``python -m module DATA`` under ``unshare -n``; its JSON line (the tests' fixture)."""
+    import pytest
+
+    phoenix_python = os.environ.get("GROUNDTRACE_PHOENIX_PYTHON", sys.executable)
+    probe = subprocess.run(
+        [phoenix_python, "-c", "import phoenix"], capture_output=True, check=False
+    )
+    if probe.returncode != 0:
+        pytest.fail(
+            f"arize-phoenix is not importable by {phoenix_python} (make test builds .venv-phoenix; "
+            "set GROUNDTRACE_PHOENIX_PYTHON)"
+        )
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.fail("unshare and ip (util-linux, iproute2) are needed for the private namespace")
+    command = shlex.join([sys.executable, "-m", module, str(data_file)])
+    proc = subprocess.run(
+        ["unshare", "-n", "sh", "-c", f"ip link set lo up && {command}"],
+        capture_output=True,
+        text=True,
+        timeout=1100,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert proc.returncode == 0 and lines, (
+        f"scenario failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
+    out: dict[str, Any] = json.loads(lines[-1])
+    assert out["ok"], json.dumps(out, indent=1)[:6000]
+    return out
 
 
 def run_with_phoenix(

@@ -25,26 +25,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
 
-import groundtrace.sdk as gt
 from groundtrace.collectors import ReadReport, read_traces
-from groundtrace.sdk import semconv as sc
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
-from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
 from tests.integration.phoenix_scenario import (
     INGEST_TIMEOUT_S,
     N_CASES,
     PROJECT,
-    llm_handler,
     phoenix_spans,
-    run_app,
     run_with_phoenix,
+    send_traces,
     wait_until,
 )
-from tests.support.openai_server import OpenAICompatServer
 
 CLI = [sys.executable, "-c", "from groundtrace.analyzer.cli import main; main()"]
 
@@ -76,26 +68,8 @@ def view(rows: list[dict[str, Any]]) -> list[list[Any]]:
 
 
 def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
-    with data_file.open(encoding="utf-8") as lines:
-        cases = [json.loads(next(lines)) for _ in range(N_CASES)]
     spans = workdir / "spans.jsonl"
-    resource = Resource.create({sc.SERVICE_NAME: "phoenix-it", sc.OI_PROJECT_NAME: PROJECT})
-    provider = TracerProvider(resource=resource)
-    instrumentor = OpenAIInstrumentor()
-    with OpenAICompatServer(handler=llm_handler) as llm:
-        gt.configure(
-            tracer_provider=provider,
-            exporter=[OTLPSpanExporter(endpoint=f"{url}/v1/traces"), OTLPJsonFileExporter(spans)],
-            capture_content=True,
-            redact=False,
-        )
-        instrumentor.instrument(tracer_provider=provider)
-        try:
-            run_app(cases, llm.base_url)
-        finally:
-            instrumentor.uninstrument()
-            gt.shutdown()
-            provider.shutdown()
+    cases = send_traces(url, data_file, OTLPJsonFileExporter(spans))
     wait_until(lambda: len(phoenix_spans(url)) >= 4 * N_CASES, INGEST_TIMEOUT_S, "ingestion")
     traces_file = spans
     traces = list(read_traces([str(spans)], report=ReadReport()))
