@@ -173,3 +173,29 @@ def test_a_refused_comment_fails_the_step_with_the_reason(runs: Path, tmp_path: 
     code, log, _ = run_action(runs, tmp_path, "http://127.0.0.1:9", **{"fail-on": "never"})
     assert code == 1
     assert "::error::PR comment not posted: GitHub API unreachable" in log
+
+
+def test_the_action_on_a_gate_between_two_demo_runs(tmp_path: Path, github: FakeGitHub) -> None:
+    from groundtrace.analyzer.demo import DemoConfig, run_demo
+
+    runs = tmp_path / "demo"
+    for name, top_k in (("baseline", 5), ("candidate", 1)):
+        run_demo(DemoConfig(model="lexical", questions=6, out=runs / name, top_k=top_k))
+    (runs / "cases.jsonl").write_bytes((runs / "baseline" / "cases.jsonl").read_bytes())
+    for name in ("baseline", "candidate"):
+        (runs / name / "cases.jsonl").unlink()
+    code, log, tmp = run_action(runs, tmp_path, github.url, **{"fail-on": "review"})
+    report = json.loads((tmp / "gate" / "report.json").read_text(encoding="utf-8"))
+    assert code == (0 if report["decision"] == "promote" else 1), log
+    failing = {c["case_id"] for c in report["cases"] if c["decision"] != "promote"}
+    changes = report["changes"]
+    assert {c["case_id"] for c in changes["new"] + changes["known"]} == failing
+    assert all(c["baseline"] != "promote" for c in changes["known"] + changes["fixed"])
+    summary = (tmp / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("## groundtrace gate: ")
+    for key, title in (("known", "Failing in the baseline too"), ("fixed", "Fixed")):
+        assert (f"{title}" in summary) == bool(changes[key])
+    (comment,) = github.comments.values()
+    assert comment["body"].startswith(COMMENT_MARKER)
+    outputs = (tmp / "output.txt").read_text()
+    assert f"decision={report['decision']}" in outputs
