@@ -105,6 +105,7 @@ def assert_gate(
     Raises:
         AssertionError: with the decision, the reasons and every failing case.
     """
+    __tracebackhide__ = True  # pytest shows the message, not this function's source
     from groundtrace.analyzer.gate._run import GateReport
 
     if not isinstance(report, GateReport):
@@ -128,6 +129,7 @@ def assert_paths(report: PathReport | str | Path, *, cases: Iterable[str] | None
     Raises:
         AssertionError: listing each failing case with its status and issues.
     """
+    __tracebackhide__ = True
     from groundtrace.analyzer.paths import PathReport
 
     if not isinstance(report, PathReport):
