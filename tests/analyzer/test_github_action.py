@@ -199,3 +199,22 @@ def test_the_action_on_a_gate_between_two_demo_runs(tmp_path: Path, github: Fake
     assert comment["body"].startswith(COMMENT_MARKER)
     outputs = (tmp / "output.txt").read_text()
     assert f"decision={report['decision']}" in outputs
+
+
+def test_the_install_step_defaults_to_the_actions_own_checkout(tmp_path: Path) -> None:
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    step = next(s for s in action["runs"]["steps"] if s.get("name") == "Install groundtrace")
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "$@"\n')
+    fake.chmod(0o755)
+    path = f"{fake.parent}{os.pathsep}{os.environ['PATH']}"
+    for install, expected in (
+        ("", f"{REPO}[analyzer]"),
+        ("groundtrace==0.1.0", "groundtrace==0.1.0"),
+    ):
+        proc = subprocess.run(
+            ["bash", "-e", "-c", step["run"]], capture_output=True, text=True, check=True,
+            env={"PATH": path, "GT_INSTALL": install, "GITHUB_ACTION_PATH": str(REPO)},
+        )  # fmt: skip
+        assert proc.stdout.split() == ["-m", "pip", "install", "--quiet", expected]
