@@ -16,7 +16,9 @@ error's ``exit_code``::
     ├── MissingExtraError         exit 2  a command needs an extra that is not installed
     ├── ReplayError               exit 2  a replay cannot be set up
     ├── DemoError                 exit 1  the demo's traces do not cover every question
-    └── BackendUnavailableError   exit 3  a model backend cannot be started or reached
+    ├── BackendUnavailableError   exit 3  a model backend cannot be started or reached
+    └── WriteBackError            exit 4  results could not be written back to the backend
+                                          (the results files are written before)
 
 Other exit codes are decisions, not errors: ``gate run`` exits 0 promote, 10 manual review,
 20 block, 30 not evaluable; ``gate verify``, ``judge check`` and ``paths --fail-on-failure``
@@ -45,6 +47,7 @@ __all__ = [
     "MissingExtraError",
     "ReplayError",
     "TraceReadError",
+    "WriteBackError",
 ]
 
 
@@ -83,3 +86,9 @@ class BackendUnavailableError(GroundtraceError):
     """A model backend could not be started or reached (missing package, model or server)."""
 
     exit_code: int = 3
+
+
+class WriteBackError(GroundtraceError):
+    """Results could not be written back (OTLP endpoint or Phoenix refused or unreachable)."""
+
+    exit_code: int = 4

@@ -40,8 +40,13 @@ __all__ = [
     "GENAI_AGENT_NAME",
     "GENAI_CONVERSATION_ID",
     "GENAI_DATA_SOURCE_ID",
+    "GENAI_EVALUATION_EXPLANATION",
+    "GENAI_EVALUATION_NAME",
+    "GENAI_EVALUATION_SCORE_LABEL",
+    "GENAI_EVALUATION_SCORE_VALUE",
     "GENAI_EVENT_ASSISTANT_MESSAGE",
     "GENAI_EVENT_CHOICE",
+    "GENAI_EVENT_EVALUATION_RESULT",
     "GENAI_EVENT_OPERATION_DETAILS",
     "GENAI_EVENT_SYSTEM_MESSAGE",
     "GENAI_EVENT_TOOL_MESSAGE",
@@ -93,6 +98,12 @@ __all__ = [
     "GT_APP_NAME",
     "GT_APP_VERSION",
     "GT_CONTENT_CAPTURED",
+    "GT_EVALUATION_CASE_ID",
+    "GT_EVALUATION_EVIDENCE_ID",
+    "GT_EVALUATION_EVIDENCE_ROLE",
+    "GT_EVALUATION_GATE_CASE",
+    "GT_EVALUATION_JUDGE",
+    "GT_EVALUATION_PATH_STATUS",
     "GT_EVIDENCE",
     "GT_EVIDENCE_COUNT",
     "GT_LLM_API",
@@ -699,3 +710,28 @@ SUPPRESS_INSTRUMENTATION_KEY_NAME: Final = "suppress_instrumentation"
 OI_LLM_FINISH_REASON: Final = "llm.finish_reason"
 #: int -- read only: GenAI retrieval span: documents requested (current name). 5
 GENAI_REQUEST_TOP_K: Final = "gen_ai.request.top_k"
+
+# Evaluation results written back to the backend (``--write-back``): the GenAI
+# ``gen_ai.evaluation.result`` event as an OTLP log record, and Phoenix span annotations.
+#: event name -- the GenAI evaluation-result event (the log record's event name).
+GENAI_EVENT_EVALUATION_RESULT: Final = "gen_ai.evaluation.result"
+#: str -- evaluation: the name of the evaluation. "groundtrace.gate.case"
+GENAI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"
+#: double -- evaluation: the score. 0.83
+GENAI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
+#: str -- evaluation: the label of the score. "block"
+GENAI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
+#: str -- evaluation: why the evaluator gave the score. "deterministic.answer fail: ..."
+GENAI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
+#: str -- evaluation: the case evaluated (a groundtrace case id). "q17"
+GT_EVALUATION_CASE_ID: Final = "groundtrace.evaluation.case_id"
+#: str -- evaluation: the evidence item an evidence-role result concerns. "p3"
+GT_EVALUATION_EVIDENCE_ID: Final = "groundtrace.evaluation.evidence_id"
+#: evaluation name -- the gate's case decision (label: the decision, explanation: reasons).
+GT_EVALUATION_GATE_CASE: Final = "groundtrace.gate.case"
+#: evaluation name -- the path status of a case (label: the status).
+GT_EVALUATION_PATH_STATUS: Final = "groundtrace.paths.status"
+#: evaluation name prefix -- a judge metric: ``groundtrace.judge.<metric>``.
+GT_EVALUATION_JUDGE: Final = "groundtrace.judge"
+#: evaluation name -- the roles of one evidence item (label: the roles, comma-separated).
+GT_EVALUATION_EVIDENCE_ROLE: Final = "groundtrace.evidence.role"

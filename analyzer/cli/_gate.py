@@ -11,6 +11,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
 
 if TYPE_CHECKING:
@@ -102,11 +103,15 @@ def run_command(
         list[Path] | None,
         typer.Option(help="Validation record(s) of the judge (groundtrace judge validate)."),
     ] = None,
+    write_back_to: wb.WriteBackOpt = None,
+    otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
+    phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
 ) -> None:
     """Decide whether the candidate may ship.
 
     Exit codes: 0 promote, 10 manual review, 20 block, 30 not evaluable; 2 on bad input or a
-    blocking curation finding (the gate did not run).
+    blocking curation finding (the gate did not run); 4 when --write-back failed (the report
+    is written).
     """
     from groundtrace.analyzer._results import encode
     from groundtrace.analyzer.cases import read_cases
@@ -115,7 +120,7 @@ def run_command(
     from groundtrace.analyzer.gate._curate import scan_case_file
     from groundtrace.analyzer.gate._report import write_report
     from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces
-    from groundtrace.collectors.readers import ReadReport
+    from groundtrace.collectors.readers import ReadReport, read_traces
 
     blocking = [f for f in scan_case_file(cases) if f.blocking] if cases.is_file() else []
     if blocking:
@@ -143,6 +148,13 @@ def run_command(
     )
     report = run.report
     path = write_report(run, out, junit)
+    if write_back_to is not None:
+        from groundtrace.analyzer.writeback import gate_verdicts, root_spans
+
+        trace_ids = {k: o.trace_id for k, o in outcomes["candidate"].items()}
+        roots = root_spans(read_traces(candidate, report=ReadReport()))
+        linked = gate_verdicts(report, trace_ids, roots)
+        wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
         typer.echo(encode(report).decode())
     else:

@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
 from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.interventions import Hardness
+    from groundtrace.analyzer.interventions import Hardness, RunResult
+
 
 __all__ = ["register"]
 
@@ -38,6 +40,16 @@ def _hardness(value: str) -> Hardness | None:
         return Hardness(value)
     except ValueError:
         raise ConfigError(f"use any, easy, medium or hard, got {value!r}") from None
+
+
+def _write_back(
+    result: RunResult, target: wb.WriteBack | None, otlp_endpoint: str, phoenix_url: str
+) -> None:
+    if target is not None:
+        from groundtrace.analyzer.writeback import role_verdicts
+
+        linked = role_verdicts(result)
+        wb.write_back(target, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
 
 
 def register(app: typer.Typer) -> None:
@@ -80,12 +92,17 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="Replay the unperturbed evidence too and use it as τ.")
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+        write_back_to: wb.WriteBackOpt = None,
+        otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
+        phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
     ) -> None:
         """Replay each trace with evidence removed, replaced, duplicated or zeroed.
 
         Scores correctness, grounding, calibration and trace divergence with paired bootstrap
         CIs, assigns evidence roles and runs joint ablation. Writes results.jsonl,
         summary.json, summary.md and report.html into OUT; a killed run resumes there.
+        With --write-back, each target's evidence roles go onto its retrieval span (exit 4
+        if that fails).
         """
         from groundtrace.analyzer._readings import interventions_reading
         from groundtrace.analyzer._results import encode, to_builtins
@@ -116,6 +133,7 @@ def register(app: typer.Typer) -> None:
                 traces, config, cases_path=cases, pool_dataset=pool_dataset,
                 progress=progress.phase("replay units"),
             )  # fmt: skip
+        _write_back(result, write_back_to, otlp_endpoint, phoenix_url)
         if as_json:
             typer.echo(encode(result.summary).decode())
             return

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 import msgspec
 import typer
 
+from . import _writeback as wb
 from ._app import console, err_console, handle_errors
 from ._progress import ProgressReporter
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
         Metric,
     )
     from groundtrace.analyzer.llm import ModelClient
+    from groundtrace.collectors import Trace
 
 __all__ = ["API_KEY_ENV", "register"]
 
@@ -353,11 +355,15 @@ def run_command(
     judge_seed: SeedOpt = 0,
     max_tokens: MaxTokensOpt = 256,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    write_back_to: wb.WriteBackOpt = None,
+    otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
+    phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
 ) -> None:
     """Score traces (and/or a case file) on the RAG triad, with protocol errors by kind.
 
     Writes judgments.jsonl and summary.json in OUT. Traces without a query, an answer or
-    evidence content are listed as not judgeable, never scored.
+    evidence content are listed as not judgeable, never scored. With --write-back, the
+    scores and protocol errors of traced cases go to the backend too (exit 4 if that fails).
     """
     from groundtrace.analyzer._results import encode, write
     from groundtrace.analyzer.errors import ConfigError
@@ -371,9 +377,11 @@ def run_command(
     cases: list[JudgeCase] = []
     skipped: list[NotJudgeable] = []
     read_errors: list[str] = []
+    trace_list: list[Trace] = []
     if traces:
         report = ReadReport()
-        found, unjudgeable = cases_from_traces(read_traces(traces, report=report))
+        trace_list = list(read_traces(traces, report=report))
+        found, unjudgeable = cases_from_traces(trace_list)
         cases.extend(found)
         skipped = [NotJudgeable(u.case_id, tuple(u.missing)) for u in unjudgeable]
         read_errors = [str(e) for e in report.errors]
@@ -399,6 +407,12 @@ def run_command(
     )
     write(out / "summary.json", summary)
     _write_judgments(out / "judgments.jsonl", results)
+    if write_back_to is not None:
+        from groundtrace.analyzer.writeback import judge_verdicts, root_spans
+
+        trace_ids = {t.request.case_id or t.trace_id: t.trace_id for t in trace_list}
+        linked = judge_verdicts(results, trace_ids, root_spans(trace_list), working)
+        wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
         typer.echo(encode(summary).decode())
         return

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
+from . import _writeback as wb
 from ._app import console, handle_errors
 
 if TYPE_CHECKING:
@@ -86,10 +87,14 @@ def paths_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object (cases, metrics).")
     ] = False,
+    write_back_to: wb.WriteBackOpt = None,
+    otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
+    phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
 ) -> None:
     """Did the answers really come from what was read? Text and path channels side by side.
 
-    Exit codes: 0 done (1 with --fail-on-failure when a case fails), 2 on bad input.
+    Exit codes: 0 done (1 with --fail-on-failure when a case fails), 2 on bad input, 4 when
+    --write-back failed (the report is written).
     """
     from groundtrace.analyzer._results import to_builtins
     from groundtrace.analyzer.errors import InputError
@@ -102,9 +107,10 @@ def paths_command(
     case_list = _cases(cases, cases_format)
     tools = load_tools_config(tools_config) if tools_config is not None else None
     read = ReadReport()
+    roots: dict[str, str] = {}  # trace id -> root span id, kept only for --write-back
     # streamed: each trace is validated as it is read, none is held
     report = validate_traces(
-        _traces(traces, trace_format, read),
+        _noting_roots(_traces(traces, trace_format, read), roots if write_back_to else None),
         case_list,
         tools,
         settings=StatsSettings(n_resamples=resamples, seed=seed),
@@ -116,6 +122,11 @@ def paths_command(
             path=read.errors[0].path,
         )
     path = write_report(report, out)
+    if write_back_to is not None:
+        from groundtrace.analyzer.writeback import path_verdicts
+
+        linked = path_verdicts(report, roots)
+        wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
         payload = to_builtins(report)
         typer.echo(json.dumps({"cases": payload["cases"], "metrics": payload["metrics"]}))
@@ -129,3 +140,16 @@ def paths_command(
 def register(app: typer.Typer) -> None:
     """Add ``groundtrace paths`` to ``app``."""
     app.command("paths")(paths_command)
+
+
+def _noting_roots(traces: Iterable[Trace], roots: dict[str, str] | None) -> Iterator[Trace]:
+    """Pass ``traces`` through, noting each one's root span id in ``roots`` (when given)."""
+    if roots is None:
+        yield from traces
+        return
+    from groundtrace.analyzer.writeback import root_spans
+
+    for trace in traces:
+        for trace_id, span_id in root_spans((trace,)).items():
+            roots.setdefault(trace_id, span_id)  # a split trace keeps its first root
+        yield trace

@@ -26,6 +26,7 @@ from ._bayes import (
     compare,
 )
 from ._cases import CaseOutcome, CheckResult, CheckStatus, RetrievedItem
+from ._changes import CaseChange, ChangeKind, FailureChanges, compare_cases
 from ._checks import deterministic_checks
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import BUILTIN_RULES, Rule, run_guardrails
@@ -38,11 +39,14 @@ __all__ = [
     "BUILTIN_RULES",
     "SCENARIOS",
     "BayesSettings",
+    "CaseChange",
     "CaseDecision",
     "CaseOutcome",
+    "ChangeKind",
     "CheckResult",
     "CheckStatus",
     "Decision",
+    "FailureChanges",
     "Histogram",
     "Profile",
     "RetrievedItem",
@@ -56,6 +60,7 @@ __all__ = [
     "StratumThresholds",
     "SynonymMatcher",
     "compare",
+    "compare_cases",
     "decide_case",
     "decide_run",
     "deterministic_checks",

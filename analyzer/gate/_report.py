@@ -8,6 +8,7 @@ from xml.etree import ElementTree as ET
 from groundtrace.analyzer._results import write
 
 from ._bayes import Decision
+from ._changes import CaseChange, ChangeKind, FailureChanges
 from ._report_html import render_html
 from ._run import GateReport, GateRun
 
@@ -19,6 +20,9 @@ _BADGE = {
     Decision.BLOCK: "⛔ block",
     Decision.NOT_EVALUABLE: "❔ not evaluable",
 }
+
+#: Cases listed per section of the Markdown summary (all of them are in report.json).
+_LISTED = 200
 
 
 def _markdown(report: GateReport) -> str:
@@ -58,21 +62,58 @@ def _markdown(report: GateReport) -> str:
         reasons.append(report.statistics_note)
     if reasons:
         lines += ["", "### Reasons", *[f"- {r}" for r in reasons]]
-    flagged = [c for c in report.cases if c.decision is not Decision.PROMOTE]
-    if flagged:
-        lines += ["", "<details><summary>Cases not promoted</summary>", ""]
-        for c in flagged[:200]:
-            lines.append(
-                f"- **{c.case_id}** ({c.stratum}) {c.decision.value}: " + "; ".join(c.reasons)
-            )
-        lines += ["", "</details>"]
+    lines += _changes_markdown(report)
     if report.notes:
         lines += ["", "### Notes", *[f"- {n}" for n in report.notes]]
     return "\n".join(lines) + "\n"
 
 
+def _changes_markdown(report: GateReport) -> list[str]:
+    """New failures (open), failures the baseline had and fixed cases (folded), with reasons."""
+    changes = report.changes
+    if changes is None:  # a report of format 1.1: only the candidate's failures are known
+        changes = FailureChanges(
+            new=tuple(
+                CaseChange(c.case_id, c.stratum, ChangeKind.NEW, None, c.decision)
+                for c in report.cases
+                if not c.passed
+            )
+        )
+    reasons = {c.case_id: c.reasons for c in report.cases}
+    lines: list[str] = []
+    for title, items, fold in (
+        ("New failures (passed in the baseline)", changes.new, False),
+        ("Failing in the baseline too", changes.known, True),
+        ("Fixed (failed in the baseline)", changes.fixed, True),
+    ):
+        if not items:
+            continue
+        head = f"{title}: {len(items)}"
+        lines += ["", f"<details><summary>{head}</summary>" if fold else f"### {head}", ""]
+        for c in items[:_LISTED]:
+            if c.kind is ChangeKind.FIXED:
+                why = f"was {_was(c)}: " + "; ".join(c.baseline_reasons)
+            else:
+                why = f"{c.candidate.value}" + (
+                    f" (was {_was(c)})" if c.kind is ChangeKind.KNOWN else ""
+                )
+                why += ": " + "; ".join(reasons.get(c.case_id, ()))
+            lines.append(f"- **{c.case_id}** ({c.stratum}) {why}")
+        if len(items) > _LISTED:
+            lines.append(f"- … {len(items) - _LISTED} more in report.json")
+        if fold:
+            lines += ["", "</details>"]
+    return lines
+
+
+def _was(change: CaseChange) -> str:
+    return "no decision" if change.baseline is None else change.baseline.value
+
+
 def _junit(report: GateReport) -> bytes:
-    failures = sum(c.decision is not Decision.PROMOTE for c in report.cases)
+    """One testcase per case; a failure names whether it is new or the baseline had it."""
+    changes = {} if report.changes is None else report.changes.by_case()
+    failures = sum(not c.passed for c in report.cases)
     suite = ET.Element(
         "testsuite",
         name="groundtrace-gate",
@@ -82,11 +123,27 @@ def _junit(report: GateReport) -> bytes:
     )
     for c in report.cases:
         case = ET.SubElement(suite, "testcase", classname=f"gate.{c.stratum}", name=c.case_id)
-        if c.decision is not Decision.PROMOTE:
-            failure = ET.SubElement(
-                case, "failure", type=c.decision.value, message=c.decision.value
-            )
-            failure.text = "\n".join(c.reasons)
+        change = changes.get(c.case_id)
+        if change is not None:
+            props = ET.SubElement(case, "properties")
+            ET.SubElement(props, "property", name="change", value=change.kind.value)
+            ET.SubElement(props, "property", name="baseline_decision", value=_was(change))
+        if c.passed:
+            if change is not None:  # fixed
+                out = ET.SubElement(case, "system-out")
+                out.text = f"fixed: baseline was {_was(change)}\n" + "\n".join(
+                    change.baseline_reasons
+                )
+            continue
+        prefix = (
+            "known failure (the baseline failed too)"
+            if change and change.kind is ChangeKind.KNOWN
+            else "new failure"
+        )
+        failure = ET.SubElement(
+            case, "failure", type=c.decision.value, message=f"{prefix}: {c.decision.value}"
+        )
+        failure.text = "\n".join(c.reasons)
     data: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
     return data
 

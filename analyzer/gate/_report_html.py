@@ -16,6 +16,7 @@ from groundtrace.analyzer import _html as h
 from groundtrace.analyzer._readings import gate_reading
 
 from ._bayes import Decision, RiskResult
+from ._changes import CaseChange
 from ._decision import CaseDecision
 from ._run import GateReport
 
@@ -30,7 +31,7 @@ _TONE = {
 #: GateReport fields laid out by this module; any other field goes to "More fields".
 _LAID_OUT = {
     "format_version", "decision", "exit_code", "case_level", "baseline_case_level",
-    "statistics", "statistics_note", "cases", "snapshots", "notes",
+    "statistics", "statistics_note", "cases", "snapshots", "notes", "changes",
 }  # fmt: skip
 #: Case fields not shown as columns of the case table (reasons get their own column).
 _CASE_HIDDEN = {"results", "reasons"}
@@ -135,6 +136,37 @@ def _reasons(report: GateReport) -> h.Html:
     return h.section("Reasons", h.bullets(run_level), *blocks)
 
 
+def _changes(report: GateReport) -> h.Html:
+    """New failures (open), failures the baseline already had and fixed cases (folded)."""
+    changes = report.changes
+    if changes is None:  # a report of format 1.1 carries no baseline comparison
+        return h.Html("")
+    blocks = [
+        h.details(
+            f"{title}: {len(items)}",
+            h.table(("case", "stratum", "baseline", "candidate", "baseline reasons"), _rows(items)),
+            open_=open_,
+        )
+        for title, items, open_ in (
+            ("New failures (passed in the baseline)", changes.new, True),
+            ("Failing in the baseline too", changes.known, False),
+            ("Fixed (failed in the baseline)", changes.fixed, False),
+        )
+        if items
+    ]
+    if not blocks:
+        blocks = [h.paragraphs(["No case fails in either run."])]
+    return h.section("Against the baseline", *blocks)
+
+
+def _rows(items: Sequence[CaseChange]) -> list[Sequence[object]]:
+    return [
+        (c.case_id, c.stratum, "–" if c.baseline is None else c.baseline.value,
+         c.candidate.value, "; ".join(c.baseline_reasons) or "–")
+        for c in items
+    ]  # fmt: skip
+
+
 def _cases(report: GateReport) -> h.Html:
     names = list(dict.fromkeys(
         f.name for c in report.cases for f in msgspec.structs.fields(c)
@@ -164,6 +196,7 @@ def render_html(report: GateReport) -> str:
         _snapshots(report),
         _layers(report),
         _statistics(report),
+        _changes(report),
         _reasons(report),
         _cases(report),
         _more(report),

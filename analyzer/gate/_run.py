@@ -29,6 +29,7 @@ from groundtrace.collectors.readers import ReadReport, read_traces
 
 from ._bayes import Decision, RiskResult, StratumCounts, compare, most_severe
 from ._cases import CaseOutcome, RetrievedItem
+from ._changes import FailureChanges, compare_cases
 from ._checks import deterministic_checks
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import run_guardrails
@@ -134,6 +135,8 @@ class GateReport(Result, frozen=True, kw_only=True):
     """``report.json``: everything a gate run decided, with the hashes of its snapshots.
 
     ``baseline_case_level`` is the baseline run's aggregate, ``case_level`` the candidate's.
+    ``changes`` splits the candidate's failing cases into new ones and ones the baseline
+    already had, and lists the fixed ones (``None`` in reports of format 1.1).
     """
 
     decision: Decision
@@ -145,6 +148,7 @@ class GateReport(Result, frozen=True, kw_only=True):
     cases: tuple[CaseDecision, ...]
     snapshots: Snapshots
     notes: tuple[str, ...] = ()
+    changes: FailureChanges | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +237,7 @@ def _derive(
         cases=tuple(cand),
         snapshots=snapshots,
         notes=tuple(notes),
+        changes=compare_cases(base, cand),
     )
 
 

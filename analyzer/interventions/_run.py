@@ -49,7 +49,7 @@ from ._records import (
     RunSeeds,
     UnitRow,
 )
-from ._roles import RoleThresholds
+from ._roles import ItemRoles, RoleThresholds
 from ._run_summary import analyse
 
 __all__ = ["Progress", "RunConfig", "RunResult", "run_interventions", "run_interventions_async"]
@@ -117,12 +117,15 @@ class RunResult:
         rows: one row per unit (also in ``results.jsonl``).
         plans: the per-trace plans.
         out_dir: the run folder.
+        roles: the evidence roles of each item's target (items with a REMOVE, REPLACE or
+            DUPLICATE outcome).
     """
 
     summary: InterventionSummary
     rows: list[UnitRow]
     plans: list[ItemPlan]
     out_dir: Path
+    roles: list[tuple[ItemPlan, ItemRoles]] = field(default_factory=list)
 
 
 def _load(
@@ -306,7 +309,7 @@ async def run_interventions_async(
         ),
     )  # fmt: skip
     _write(out, summary, analysis.rows)
-    return RunResult(summary, analysis.rows, usable, out)
+    return RunResult(summary, analysis.rows, usable, out, analysis.roles)
 
 
 def _write(out: Path, summary: InterventionSummary, rows: Sequence[UnitRow]) -> None:

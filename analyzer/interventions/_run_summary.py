@@ -43,7 +43,13 @@ from ._records import (
     UnitError,
     UnitRow,
 )
-from ._roles import ItemInterventions, RoleThresholds, aggregate_roles, assign_roles
+from ._roles import (
+    ItemInterventions,
+    ItemRoles,
+    RoleThresholds,
+    aggregate_roles,
+    assign_roles,
+)
 
 __all__ = ["Analysis", "analyse", "counterfactual_outcome", "original_outcome"]
 
@@ -88,10 +94,11 @@ def original_outcome(plan: ItemPlan, recomputed: UnitResult | None = None) -> Ou
 
 @dataclass(slots=True)
 class Analysis:
-    """Everything the reports show: one row per unit and the run's statistics."""
+    """Everything the reports show: one row per unit, the run's statistics, per-item roles."""
 
     rows: list[UnitRow] = field(default_factory=list)
     statistics: InterventionStatistics | None = None
+    roles: list[tuple[ItemPlan, ItemRoles]] = field(default_factory=list)
 
 
 def _f1(answer: str, reference: str) -> float:
@@ -183,6 +190,7 @@ def analyse(
                     outcomes.get("ZERO"),
                 )
             )
+            out.roles.append((plan, assign_roles(role_items[-1], thresholds, axes)))
         if plan.pair is not None and gold.reference is not None:
             s1, s2 = plan.pair
             full = _f1(original.answer, gold.reference)

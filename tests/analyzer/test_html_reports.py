@@ -71,3 +71,19 @@ def test_html_pieces_escape_plain_text_and_keep_markup() -> None:
     page = h.page("t & u", h.section("S", "1 < 2"))
     assert "<title>t &amp; u</title>" in page and "<h2>S</h2>1 &lt; 2" in page
     assert page.startswith("<!doctype html>") and "<meta name='viewport'" in page
+
+
+def test_gate_page_separates_new_known_and_fixed_failures() -> None:
+    report = _gate()
+    assert report.changes is not None
+    page = render_html(report)
+    section = page.split("<h2>Against the baseline</h2>", 1)[1].split("<h2>", 1)[0]
+    for title, items in (
+        ("New failures (passed in the baseline)", report.changes.new),
+        ("Failing in the baseline too", report.changes.known),
+        ("Fixed (failed in the baseline)", report.changes.fixed),
+    ):
+        assert (f"{title}: {len(items)}</summary>" in section) == bool(items)
+    assert "<details open><summary>New failures" in section or not report.changes.new
+    old = msgspec.structs.replace(report, changes=None)  # format 1.1: no comparison recorded
+    assert "Against the baseline" not in render_html(old)

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,7 @@ import openai
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
@@ -187,17 +190,17 @@ def summary(trace: Trace) -> dict[str, Any]:
 # -- the scenario -------------------------------------------------------------------------------
 
 
-def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
+def send_traces(url: str, data_file: Path, also: SpanExporter) -> list[dict[str, Any]]:
+    """Run the app on the first cases of ``data_file``, exporting to Phoenix and to ``also``."""
     with data_file.open(encoding="utf-8") as lines:
         cases = [json.loads(next(lines)) for _ in range(N_CASES)]
-    memory = InMemorySpanExporter()
     resource = Resource.create({sc.SERVICE_NAME: "phoenix-it", sc.OI_PROJECT_NAME: PROJECT})
     provider = TracerProvider(resource=resource)
     instrumentor = OpenAIInstrumentor()
     with OpenAICompatServer(handler=llm_handler) as llm:
         gt.configure(
             tracer_provider=provider,
-            exporter=[memory, OTLPSpanExporter(endpoint=f"{url}/v1/traces")],
+            exporter=[also, OTLPSpanExporter(endpoint=f"{url}/v1/traces")],
             capture_content=True,
             redact=False,
         )
@@ -208,6 +211,12 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
             instrumentor.uninstrument()
             gt.shutdown()
             provider.shutdown()
+    return cases
+
+
+def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
+    memory = InMemorySpanExporter()
+    send_traces(url, data_file, memory)
     exported = list(memory.get_finished_spans())
     wait_until(lambda: len(phoenix_spans(url)) >= len(exported), INGEST_TIMEOUT_S, "ingestion")
     stored = phoenix_spans(url)
@@ -327,8 +336,43 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
     }
 
 
-def main() -> int:
-    data_file = Path(sys.argv[1])
+def run_in_namespace(module: str, data_file: Path) -> dict[str, Any]:
+    """Run ``python -m module DATA`` under ``unshare -n``; its JSON line (the tests' fixture)."""
+    import pytest
+
+    phoenix_python = os.environ.get("GROUNDTRACE_PHOENIX_PYTHON", sys.executable)
+    probe = subprocess.run(
+        [phoenix_python, "-c", "import phoenix"], capture_output=True, check=False
+    )
+    if probe.returncode != 0:
+        pytest.fail(
+            f"arize-phoenix is not importable by {phoenix_python} (make test builds .venv-phoenix; "
+            "set GROUNDTRACE_PHOENIX_PYTHON)"
+        )
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.fail("unshare and ip (util-linux, iproute2) are needed for the private namespace")
+    command = shlex.join([sys.executable, "-m", module, str(data_file)])
+    proc = subprocess.run(
+        ["unshare", "-n", "sh", "-c", f"ip link set lo up && {command}"],
+        capture_output=True,
+        text=True,
+        timeout=1100,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert proc.returncode == 0 and lines, (
+        f"scenario failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
+    out: dict[str, Any] = json.loads(lines[-1])
+    assert out["ok"], json.dumps(out, indent=1)[:6000]
+    return out
+
+
+def run_with_phoenix(
+    run: Callable[[str, Path, Path], dict[str, Any]], data_file: Path
+) -> dict[str, Any]:
+    """Start Phoenix on free loopback ports, run ``run(url, data_file, workdir)``, stop it."""
     workdir = Path(tempfile.mkdtemp(prefix="gt-phoenix-"))
     http_port, grpc_port = free_port(), free_port()
     env = {
@@ -356,7 +400,7 @@ def main() -> int:
                 raise RuntimeError(f"Phoenix exited with {phoenix.returncode}")
             version = httpx.get(f"{url}/arize_phoenix_version", timeout=10).text
             result = {"phoenix_version": version, "startup_s": round(time.monotonic() - started, 1)}
-            result.update(scenario(url, data_file, workdir))
+            result.update(run(url, data_file, workdir))
             result["ok"] = True
         except Exception as exc:  # reported in the JSON line; the test shows it
             result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
@@ -370,7 +414,11 @@ def main() -> int:
     if not result.get("ok"):
         result["phoenix_log_tail"] = log_path.read_text(errors="replace")[-3000:]
     shutil.rmtree(workdir, ignore_errors=True)
-    print(json.dumps(result, default=str))
+    return result
+
+
+def main() -> int:
+    print(json.dumps(run_with_phoenix(scenario, Path(sys.argv[1])), default=str))
     return 0
 
 

@@ -7,55 +7,20 @@ it, runs the scenario, stops it and prints one JSON line, asserted on here.
 
 from __future__ import annotations
 
-import json
-import os
-import shlex
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.integration.phoenix_scenario import run_in_namespace
 from tests.support.data import HOTPOT
 
 # Phoenix alone can take minutes to start on a busy 2-core machine: above the default timeout.
 pytestmark = [pytest.mark.integration, pytest.mark.phoenix, pytest.mark.timeout(1200)]
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
 def result() -> dict[str, Any]:
-    phoenix_python = os.environ.get("GROUNDTRACE_PHOENIX_PYTHON", sys.executable)
-    probe = subprocess.run(
-        [phoenix_python, "-c", "import phoenix"], capture_output=True, check=False
-    )
-    if probe.returncode != 0:
-        pytest.fail(
-            f"arize-phoenix is not importable by {phoenix_python} (make test builds .venv-phoenix; "
-            "set GROUNDTRACE_PHOENIX_PYTHON)"
-        )
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.fail("unshare and ip (util-linux, iproute2) are needed for the private namespace")
-    command = shlex.join([sys.executable, "-m", "tests.integration.phoenix_scenario", str(HOTPOT)])
-    inner = f"ip link set lo up && {command}"
-    proc = subprocess.run(
-        ["unshare", "-n", "sh", "-c", inner],
-        capture_output=True,
-        text=True,
-        timeout=1100,
-        cwd=REPO,
-        check=False,
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert proc.returncode == 0 and lines, (
-        f"scenario failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    )
-    out: dict[str, Any] = json.loads(lines[-1])
-    assert out["ok"], json.dumps(out, indent=1)[:6000]
-    return out
+    return run_in_namespace("tests.integration.phoenix_scenario", HOTPOT)
 
 
 def test_phoenix_ingests_every_span_with_the_openinference_kinds(result: dict[str, Any]) -> None:

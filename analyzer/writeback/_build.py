@@ -1,0 +1,144 @@
+"""Verdicts of each analysis: gate case decisions, path statuses, judge scores, evidence roles."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from groundtrace.sdk import semconv as sc
+
+from ._verdict import Linked, Verdict, link
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.gate._run import GateReport
+    from groundtrace.analyzer.interventions import RunResult
+    from groundtrace.analyzer.judge import JudgeResult
+    from groundtrace.analyzer.paths import PathReport
+
+__all__ = ["gate_verdicts", "judge_verdicts", "path_verdicts", "role_verdicts"]
+
+
+def gate_verdicts(
+    report: GateReport, trace_ids: Mapping[str, str | None], roots: Mapping[str, str]
+) -> Linked:
+    """The candidate's case decisions, with their reasons and whether a failure is new.
+
+    ``trace_ids`` maps a case id to the candidate trace it was decided on.
+    """
+    changes = {} if report.changes is None else report.changes.by_case()
+
+    def items() -> Iterator[Verdict | str]:
+        for case in report.cases:
+            trace_id = trace_ids.get(case.case_id)
+            span = link(trace_id, roots)
+            if trace_id is None or span is None:
+                yield case.case_id
+                continue
+            change = changes.get(case.case_id)
+            prefix = "" if change is None else f"{change.kind.value}: "
+            yield Verdict(
+                trace_id,
+                span,
+                sc.GT_EVALUATION_GATE_CASE,
+                case_id=case.case_id,
+                label=case.decision.value,
+                explanation=prefix + ("; ".join(case.reasons) or "all checks passed"),
+            )
+
+    return Linked.collect(items())
+
+
+def path_verdicts(report: PathReport, roots: Mapping[str, str]) -> Linked:
+    """The path status of every case with its issues and call errors."""
+
+    def items() -> Iterator[Verdict | str]:
+        for v in report.verdicts:
+            span = link(v.trace_id, roots)
+            if v.trace_id is None or span is None:
+                yield v.case_id
+                continue
+            why = [str(i.get("message", i.get("status", ""))) for i in v.issues]
+            why += [e.message for e in v.call_errors]
+            yield Verdict(
+                v.trace_id,
+                span,
+                sc.GT_EVALUATION_PATH_STATUS,
+                case_id=v.case_id,
+                label=v.status.value,
+                explanation="; ".join(w for w in why if w) or None,
+            )
+
+    return Linked.collect(items())
+
+
+def judge_verdicts(
+    results: Sequence[JudgeResult],
+    trace_ids: Mapping[str, str],
+    roots: Mapping[str, str],
+    threshold: float,
+) -> Linked:
+    """One verdict per judge metric and case: its score and pass/fail, or its protocol error.
+
+    ``trace_ids`` maps a judge case id to its trace; cases read from a case file have none.
+    """
+
+    def items() -> Iterator[Verdict | str]:
+        for result in results:
+            trace_id = trace_ids.get(result.case_id)
+            span = link(trace_id, roots)
+            if trace_id is None or span is None:
+                yield result.case_id
+                continue
+            for metric, score in sorted(result.scores.items()):
+                yield Verdict(
+                    trace_id,
+                    span,
+                    f"{sc.GT_EVALUATION_JUDGE}.{metric.value}",
+                    case_id=result.case_id,
+                    label="pass" if score >= threshold else "fail",
+                    score=score,
+                    explanation=result.rationale,
+                )
+            for error in result.errors:
+                yield Verdict(
+                    trace_id,
+                    span,
+                    f"{sc.GT_EVALUATION_JUDGE}.{error.metric.value}",
+                    case_id=result.case_id,
+                    label="protocol_error",
+                    explanation=error.message,
+                    error_type=error.kind.value,
+                )
+
+    return Linked.collect(items())
+
+
+def role_verdicts(result: RunResult) -> Linked:
+    """The roles of each item's target evidence, on the retrieval step that returned it.
+
+    The label lists the roles asserted (``none`` when the target has none); the explanation
+    says which roles could not be evaluated and why.
+    """
+
+    def items() -> Iterator[Verdict | str]:
+        for plan, roles in result.roles:
+            trace = plan.trace
+            target = None if plan.target is None else plan.target.chunk.id
+            step = next((e.step_span_id for e in trace.evidence if e.id == target), None)
+            if target is None or step is None:
+                yield plan.key
+                continue
+            why = "; ".join(
+                f"{r} not evaluable: {m}" for r, m in sorted(roles.not_evaluable.items())
+            )
+            yield Verdict(
+                trace.trace_id,
+                step,
+                sc.GT_EVALUATION_EVIDENCE_ROLE,
+                case_id=trace.request.case_id,
+                label=",".join(sorted(str(r) for r in roles.roles)) or "none",
+                explanation=why or None,
+                evidence_id=target,
+            )
+
+    return Linked.collect(items())

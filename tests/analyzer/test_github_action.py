@@ -1,0 +1,220 @@
+"""The GitHub Action run locally: action.yml's gate step in bash with a simulated runner.
+
+The runner's files (GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, GITHUB_EVENT_PATH) are temp files, and
+the GitHub REST API is a loopback server that keeps the PR's comments, so creating and then
+updating the comment is observable. The gate runs between two demo runs of the test app.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from groundtrace.analyzer.github_action import COMMENT_MARKER
+from tests.analyzer.test_gate_changes import make_runs
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class FakeGitHub:
+    """Issue comments of one repository: GET (paged), POST and PATCH, on 127.0.0.1."""
+
+    def __init__(self) -> None:
+        self.comments: dict[int, dict[str, Any]] = {}
+        self.calls: list[tuple[str, str, str]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _reply(self, status: int, body: Any) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _body(self) -> dict[str, Any]:
+                size = int(self.headers.get("Content-Length", "0"))
+                return json.loads(self.rfile.read(size)) if size else {}
+
+            def _record(self) -> None:
+                outer.calls.append((self.command, self.path, self.headers["Authorization"]))
+
+            def do_GET(self) -> None:
+                self._record()
+                self._reply(200, list(outer.comments.values()))
+
+            def do_POST(self) -> None:
+                self._record()
+                match = re.fullmatch(r"/repos/acme/app/issues/(\d+)/comments", self.path)
+                if not match:
+                    return self._reply(404, {"message": "Not Found"})
+                cid = len(outer.comments) + 1
+                outer.comments[cid] = {
+                    "id": cid, "body": self._body()["body"],
+                    "html_url": f"https://github.test/acme/app/pull/{match[1]}#c{cid}",
+                }  # fmt: skip
+                return self._reply(201, outer.comments[cid])
+
+            def do_PATCH(self) -> None:
+                self._record()
+                cid = int(self.path.rsplit("/", 1)[-1])
+                outer.comments[cid]["body"] = self._body()["body"]
+                self._reply(200, outer.comments[cid])
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    fake = FakeGitHub()
+    fake.thread.start()
+    yield fake
+    fake.server.shutdown()
+    fake.server.server_close()
+    fake.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_runs(tmp_path_factory.mktemp("action"))
+
+
+def gate_step() -> dict[str, Any]:
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    assert action["runs"]["using"] == "composite"
+    step: dict[str, Any] = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
+    return step
+
+
+def run_action(runs: Path, tmp: Path, api: str, **inputs: str) -> tuple[int, str, Path]:
+    """Run the gate step's bash script as the runner would, with ``inputs`` substituted."""
+    step = gate_step()
+    defaults = yaml.safe_load((REPO / "action.yml").read_text())["inputs"]
+    values = {k: str(v.get("default", "")) for k, v in defaults.items()}
+    values.update(
+        baseline=str(runs / "baseline"), candidate=str(runs / "candidate"),
+        cases=str(runs / "cases.jsonl"), out=str(tmp / "gate"), **inputs,
+    )  # fmt: skip
+    values["github-token"] = inputs.get("github-token", "t0ken")
+    env = {
+        k: re.sub(r"\$\{\{ inputs\.([a-z-]+) \}\}", lambda m: values[m[1]], str(v))
+        for k, v in step["env"].items()
+    }
+    event = tmp / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7}}))
+    for name in ("summary.md", "output.txt"):
+        (tmp / name).touch()
+    env.update(
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        GITHUB_STEP_SUMMARY=str(tmp / "summary.md"), GITHUB_OUTPUT=str(tmp / "output.txt"),
+        GITHUB_EVENT_PATH=str(event), GITHUB_REPOSITORY="acme/app", GITHUB_API_URL=api,
+        HOME=os.environ.get("HOME", str(tmp)),
+    )  # fmt: skip
+    proc = subprocess.run(
+        ["bash", "-e", "-c", step["run"]], env=env, capture_output=True, text=True,
+        timeout=600, cwd=tmp, check=False,
+    )  # fmt: skip
+    return proc.returncode, proc.stdout + proc.stderr, tmp
+
+
+def test_the_action_publishes_the_summary_comments_once_and_fails_on_block(
+    runs: Path, tmp_path: Path, github: FakeGitHub
+) -> None:
+    code, log, tmp = run_action(runs, tmp_path, github.url)
+    assert code == 1, log
+    assert "::error::groundtrace gate: block (fail-on: block)" in log
+    summary = (tmp / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("## groundtrace gate: ⛔ block")
+    assert "### New failures (passed in the baseline): 1" in summary
+    outputs = dict(line.split("=", 1) for line in (tmp / "output.txt").read_text().splitlines())
+    assert outputs["decision"] == "block" and outputs["exit-code"] == "20"
+    assert Path(outputs["report"]).is_file()
+    assert (tmp / "gate" / "junit.xml").is_file()
+    (comment,) = github.comments.values()
+    assert comment["body"] == f"{COMMENT_MARKER}\n{summary.rstrip(chr(10))}\n"
+    assert [c[0] for c in github.calls] == ["GET", "POST"]
+    assert all(c[2] == "Bearer t0ken" for c in github.calls)
+
+    # a second push: the same comment is updated, none added
+    code, log, _ = run_action(runs, tmp_path, github.url)
+    assert code == 1, log
+    assert len(github.comments) == 1
+    assert [c[0] for c in github.calls] == ["GET", "POST", "GET", "PATCH"]
+
+
+def test_fail_on_never_and_no_comment(runs: Path, tmp_path: Path, github: FakeGitHub) -> None:
+    code, log, tmp = run_action(
+        runs, tmp_path, github.url, **{"fail-on": "never", "comment": "false"}
+    )
+    assert code == 0, log
+    assert "groundtrace gate: block" in log
+    assert github.calls == []
+    assert "decision=block" in (tmp / "output.txt").read_text()
+
+
+def test_a_refused_comment_fails_the_step_with_the_reason(runs: Path, tmp_path: Path) -> None:
+    code, log, _ = run_action(runs, tmp_path, "http://127.0.0.1:9", **{"fail-on": "never"})
+    assert code == 1
+    assert "::error::PR comment not posted: GitHub API unreachable" in log
+
+
+def test_the_action_on_a_gate_between_two_demo_runs(tmp_path: Path, github: FakeGitHub) -> None:
+    from groundtrace.analyzer.demo import DemoConfig, run_demo
+
+    runs = tmp_path / "demo"
+    for name, top_k in (("baseline", 5), ("candidate", 1)):
+        run_demo(DemoConfig(model="lexical", questions=6, out=runs / name, top_k=top_k))
+    (runs / "cases.jsonl").write_bytes((runs / "baseline" / "cases.jsonl").read_bytes())
+    for name in ("baseline", "candidate"):
+        (runs / name / "cases.jsonl").unlink()
+    code, log, tmp = run_action(runs, tmp_path, github.url, **{"fail-on": "review"})
+    report = json.loads((tmp / "gate" / "report.json").read_text(encoding="utf-8"))
+    assert code == (0 if report["decision"] == "promote" else 1), log
+    failing = {c["case_id"] for c in report["cases"] if c["decision"] != "promote"}
+    changes = report["changes"]
+    assert {c["case_id"] for c in changes["new"] + changes["known"]} == failing
+    assert all(c["baseline"] != "promote" for c in changes["known"] + changes["fixed"])
+    summary = (tmp / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("## groundtrace gate: ")
+    for key, title in (("known", "Failing in the baseline too"), ("fixed", "Fixed")):
+        assert (f"{title}" in summary) == bool(changes[key])
+    (comment,) = github.comments.values()
+    assert comment["body"].startswith(COMMENT_MARKER)
+    outputs = (tmp / "output.txt").read_text()
+    assert f"decision={report['decision']}" in outputs
+
+
+def test_the_install_step_defaults_to_the_actions_own_checkout(tmp_path: Path) -> None:
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    step = next(s for s in action["runs"]["steps"] if s.get("name") == "Install groundtrace")
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "$@"\n')
+    fake.chmod(0o755)
+    path = f"{fake.parent}{os.pathsep}{os.environ['PATH']}"
+    for install, expected in (
+        ("", f"{REPO}[analyzer]"),
+        ("groundtrace==0.1.0", "groundtrace==0.1.0"),
+    ):
+        proc = subprocess.run(
+            ["bash", "-e", "-c", step["run"]], capture_output=True, text=True, check=True,
+            env={"PATH": path, "GT_INSTALL": install, "GITHUB_ACTION_PATH": str(REPO)},
+        )  # fmt: skip
+        assert proc.stdout.split() == ["-m", "pip", "install", "--quiet", expected]

@@ -1,0 +1,109 @@
+"""The pytest plugin, loaded through its ``pytest11`` entry point in a pytester run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from groundtrace.analyzer.cli import build_app
+from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
+from groundtrace.examples.agent_docs.app import run as run_agent
+from tests.analyzer.test_gate_changes import gate_args, make_runs
+
+pytest_plugins = ["pytester"]
+
+INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+
+app = build_app()
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A blocking gate between two demo runs, a promoting one, and a path report."""
+    root = make_runs(tmp_path_factory.mktemp("plugin"))
+    CliRunner().invoke(app, gate_args(root, "block"))
+    same = [*gate_args(root, "same")]
+    same[same.index("--candidate") + 1] = str(root / "baseline")
+    CliRunner().invoke(app, same)
+    run_agent(root / "agent")
+    CliRunner().invoke(
+        app,
+        ["paths", str(root / "agent" / "traces"), "--cases", str(EXAMPLE_DIR / "cases.jsonl"),
+         "--tools-config", str(EXAMPLE_DIR / "tools.toml"), "--out", str(root / "paths"),
+         "--resamples", "200"],
+    )  # fmt: skip
+    found = {
+        "block": root / "block" / "report.json",
+        "same": root / "same" / "report.json",
+        "paths": root / "paths" / "report.json",
+    }
+    assert all(p.is_file() for p in found.values())
+    return found
+
+
+def test_fixtures_assert_on_a_gate_with_readable_failures(
+    pytester: pytest.Pytester, reports: dict[str, Path]
+) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(
+        f"""
+        from groundtrace.analyzer.pytest_plugin import assert_gate
+
+        BLOCK, SAME = {str(reports["block"])!r}, {str(reports["same"])!r}
+
+        def test_blocked_release(gate_report):
+            assert_gate(gate_report(BLOCK))
+
+        def test_no_new_failures(assert_gate):
+            assert_gate(BLOCK, new_failures_only=True)
+
+        def test_review_tolerated(assert_gate):
+            assert_gate(SAME, "promote", "manual_review")
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*AssertionError: gate decision is block (exit code 20), expected promote",
+            "*reason: 2 case(s) block: q2, q3",
+            "*new failures (1):",
+            "*  - q2 (general) block: deterministic.required_context fail*",
+            "*failing in the baseline too (1):",
+            "*  - q3 (general) block: *",
+            "*gate decision is block (exit code 20), expected no new failures",
+        ]
+    )
+
+
+def test_path_assertion_lists_failing_cases(
+    pytester: pytest.Pytester, reports: dict[str, Path]
+) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(
+        f"""
+        PATHS = {str(reports["paths"])!r}
+
+        def test_all(path_report, assert_paths):
+            assert_paths(path_report(PATHS))
+
+        def test_some(assert_paths):
+            assert_paths(PATHS, cases=["scale_max"])
+
+        def test_unknown(assert_paths):
+            assert_paths(PATHS, cases=["no-such-case"])
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*AssertionError: * of * case(s) fail the path check:",
+            "*  - express both_failed: *",
+            "*AssertionError: 1 of 1 case(s) fail the path check:",
+            "*  - scale_max fabricated_quote: *",
+            "*AssertionError: cases not in the path report: no-such-case",
+        ]
+    )
