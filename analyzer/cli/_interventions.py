@@ -9,6 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ._app import console, err_console, handle_errors
+from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.interventions import Hardness
@@ -80,6 +81,9 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="Replay the unperturbed evidence too and use it as τ.")
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+        executor: ExecutorOpt = ExecutorName.LOCAL,
+        ray_address: RayAddressOpt = None,
+        ray_workers: RayWorkersOpt = 2,
     ) -> None:
         """Replay each trace with evidence removed, replaced, duplicated or zeroed.
 
@@ -110,19 +114,22 @@ def register(app: typer.Typer) -> None:
             kwarg_overrides=_kwargs(replay_kwarg or []), plan=plan, limit=limit,
             concurrency=concurrency,
         )  # fmt: skip
-        if as_json:
-            result = run_interventions(traces, config, cases_path=cases, pool_dataset=pool_dataset)
-            typer.echo(encode(result.summary).decode())
-            return
-        with Progress(
-            TextColumn("[bold]replaying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=err_console, transient=True,
-        ) as bar:  # fmt: skip
-            task = bar.add_task("units", total=None)
-            result = run_interventions(
-                traces, config, cases_path=cases, pool_dataset=pool_dataset,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )  # fmt: skip
+        with open_executor(executor, ray_address, ray_workers, concurrency) as runner:
+            if as_json:
+                result = run_interventions(
+                    traces, config, cases_path=cases, pool_dataset=pool_dataset, executor=runner
+                )
+                typer.echo(encode(result.summary).decode())
+                return
+            with Progress(
+                TextColumn("[bold]replaying"), BarColumn(), MofNCompleteColumn(),
+                TimeElapsedColumn(), console=err_console, transient=True,
+            ) as bar:  # fmt: skip
+                task = bar.add_task("units", total=None)
+                result = run_interventions(
+                    traces, config, cases_path=cases, pool_dataset=pool_dataset, executor=runner,
+                    progress=lambda done, total: bar.update(task, completed=done, total=total),
+                )  # fmt: skip
         s = result.summary
         console.print(operator_table_md(s))
         console.print(f"calls: {to_builtins(s.calls)}")

@@ -13,8 +13,10 @@ import msgspec
 import typer
 
 from ._app import console, err_console, handle_errors
+from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 
 if TYPE_CHECKING:
+    from groundtrace.analyzer.executor import Executor
     from groundtrace.analyzer.judge import (
         AcceptanceProfile,
         Judge,
@@ -132,7 +134,11 @@ def _make_judge(
 
 
 async def _judge_with_progress(
-    judge: Judge, cases: Sequence[JudgeCase], client: ModelClient | None, quiet: bool
+    judge: Judge,
+    cases: Sequence[JudgeCase],
+    client: ModelClient | None,
+    quiet: bool,
+    executor: Executor | None = None,
 ) -> list[JudgeResult]:
     from groundtrace.analyzer.judge import judge_all
 
@@ -145,7 +151,7 @@ async def _judge_with_progress(
             err_console.print(f"judged {done}/{len(cases)}", highlight=False)
 
     try:
-        return await judge_all(judge, cases, on_done=tick)
+        return await judge_all(judge, cases, on_done=tick, executor=executor)
     finally:
         if client is not None:
             await client.aclose()
@@ -352,6 +358,9 @@ def run_command(
     judge_seed: SeedOpt = 0,
     max_tokens: MaxTokensOpt = 256,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    executor: ExecutorOpt = ExecutorName.LOCAL,
+    ray_address: RayAddressOpt = None,
+    ray_workers: RayWorkersOpt = 2,
 ) -> None:
     """Score traces (and/or a case file) on the RAG triad, with protocol errors by kind.
 
@@ -388,7 +397,8 @@ def run_command(
         seed=judge_seed,
         max_tokens=max_tokens,
     )
-    results = _run(_judge_with_progress(the_judge, cases, client, as_json))
+    with open_executor(executor, ray_address, ray_workers, concurrency) as runner:
+        results = _run(_judge_with_progress(the_judge, cases, client, as_json, runner))
     summary = msgspec.structs.replace(
         summarize_results(results, working),
         not_judgeable=tuple(skipped),
