@@ -92,18 +92,19 @@ class ClientStats:
         self.backoff_seconds += counts.backoff_seconds
 
 
-#: Clients of this process by identity token (a client unpickled on a worker keeps its token).
-_LIVE: weakref.WeakValueDictionary[str, ModelClient] = weakref.WeakValueDictionary()
+#: Clients made here by identity token, and the copies unpickled here (from another process).
+_ORIGINALS: weakref.WeakValueDictionary[str, ModelClient] = weakref.WeakValueDictionary()
+_COPIES: weakref.WeakValueDictionary[str, ModelClient] = weakref.WeakValueDictionary()
 
 
 def take_counts() -> dict[str, ClientCounts]:
-    """Counters of this process's clients since the last call, by token, and reset them.
+    """Counters of the client copies in this process since the last call, by token (reset).
 
     A cluster worker sends these back with each result; the driver passes them to
-    :func:`absorb_counts`.
+    :func:`absorb_counts`, which adds them to the original clients.
     """
     out: dict[str, ClientCounts] = {}
-    for token, client in list(_LIVE.items()):
+    for token, client in list(_COPIES.items()):
         counts = client.stats.snapshot()
         if counts.requests or counts.api_calls:
             out[token] = counts
@@ -112,9 +113,9 @@ def take_counts() -> dict[str, ClientCounts]:
 
 
 def absorb_counts(counts: dict[str, ClientCounts]) -> None:
-    """Add a worker's :func:`take_counts` to the driver's clients with the same tokens."""
+    """Add a worker's :func:`take_counts` to the original clients with the same tokens."""
     for token, delta in counts.items():
-        client = _LIVE.get(token)
+        client = _ORIGINALS.get(token)
         if client is not None:
             client.stats.add(delta)
 
@@ -155,6 +156,7 @@ class ModelClient:
         http_client: httpx2.AsyncClient | None = None,
         token: str | None = None,
     ) -> None:
+        # token: set only when a pickled client is rebuilt (a copy reporting to its original)
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.base_url = base_url
@@ -165,7 +167,7 @@ class ModelClient:
         self.stats = ClientStats()
         self.token = token or uuid.uuid4().hex
         self._api_key = api_key
-        _LIVE[self.token] = self
+        (_ORIGINALS if token is None else _COPIES)[self.token] = self
         self._openai = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,
