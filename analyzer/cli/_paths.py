@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Final
 import typer
 
 from ._app import console, handle_errors
+from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.cases import Case
@@ -86,6 +87,9 @@ def paths_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object (cases, metrics).")
     ] = False,
+    executor: ExecutorOpt = ExecutorName.LOCAL,
+    ray_address: RayAddressOpt = None,
+    ray_workers: RayWorkersOpt = 2,
 ) -> None:
     """Did the answers really come from what was read? Text and path channels side by side.
 
@@ -108,13 +112,15 @@ def paths_command(
             f"{len(read.errors)} trace input error(s); first: {read.errors[0]}",
             path=read.errors[0].path,
         )
-    report = validate_traces(
-        trace_list,
-        case_list,
-        tools,
-        settings=StatsSettings(n_resamples=resamples, seed=seed),
-        quote_threshold=quote_threshold,
-    )
+    with open_executor(executor, ray_address, ray_workers, 1) as runner:
+        report = validate_traces(
+            trace_list,
+            case_list,
+            tools,
+            settings=StatsSettings(n_resamples=resamples, seed=seed),
+            quote_threshold=quote_threshold,
+            executor=runner,
+        )
     path = write_report(report, out)
     if as_json:
         payload = to_builtins(report)

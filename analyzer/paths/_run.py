@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import msgspec
 
 from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.cases import Case
+from groundtrace.analyzer.executor import Executor, LocalExecutor
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import Trace
 
@@ -44,6 +47,18 @@ class PathReport(Result, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class _Check:
+    """The checks of one (case, trace) pair: a unit of the executor (it pickles)."""
+
+    tools: ToolsConfig | None
+    quote_threshold: float
+
+    async def __call__(self, unit: tuple[Case, Trace]) -> CaseVerdict:
+        case, trace = unit
+        return validate_case(case, trace, self.tools, quote_threshold=self.quote_threshold)
+
+
 def validate_traces(
     traces: Iterable[Trace],
     cases: Sequence[Case],
@@ -52,10 +67,12 @@ def validate_traces(
     settings: StatsSettings | None = None,
     quote_threshold: float = DEFAULT_QUOTE_THRESHOLD,
     notes: Sequence[str] = (),
+    executor: Executor | None = None,
 ) -> PathReport:
     """Join traces to cases by ``request.case_id`` and validate every pair.
 
-    Several traces of one case (repeated runs) each get a verdict.
+    Several traces of one case (repeated runs) each get a verdict. Each pair is a unit of
+    ``executor`` (default: local, one at a time); call it outside a running event loop.
     """
     by_case: dict[str, list[Trace]] = {}
     unmatched: list[str] = []
@@ -66,16 +83,16 @@ def validate_traces(
             unmatched.append(trace.trace_id)
             continue
         by_case.setdefault(case_id, []).append(trace)
-    verdicts: list[CaseVerdict] = []
+    pairs: list[tuple[Case, Trace]] = []
     missing: list[str] = []
     for case in cases:
         runs = by_case.get(case.case_id)
         if not runs:
             missing.append(case.case_id)
             continue
-        verdicts.extend(
-            validate_case(case, t, tools, quote_threshold=quote_threshold) for t in runs
-        )
+        pairs.extend((case, t) for t in runs)
+    runner = executor or LocalExecutor(1)
+    verdicts = asyncio.run(runner.map(_Check(tools, quote_threshold), pairs))
     return PathReport(
         verdicts=tuple(verdicts),
         metrics=compute_metrics(verdicts, settings),

@@ -1,4 +1,5 @@
-"""Interventions, a judge run and an audit on a real local Ray cluster, against local runs.
+"""Interventions, a judge run, an audit and path checks on a real local Ray cluster, against
+local runs.
 
 Run inside a private network namespace (only a loopback exists there; some Ray services bind
 every interface)::
@@ -231,6 +232,21 @@ def interventions_same(work: Path, address: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def paths_same(address: str) -> dict[str, Any]:
+    from groundtrace.analyzer.paths import tau_bench_cases, validate_traces
+    from groundtrace.analyzer.stats import StatsSettings
+    from groundtrace.collectors.transcripts import read_transcripts
+
+    source = DATA / "agent_tools" / "tau_bench_traces" / "gpt-4o-airline_dev_40.jsonl"
+    cases = list(tau_bench_cases(source))
+    traces = list(read_transcripts([source]))
+    settings = StatsSettings(n_resamples=500)
+    local = validate_traces(traces, cases, settings=settings)
+    ray_run = validate_traces(traces, cases, settings=settings,
+                              executor=RayExecutor(address=address, workers=WORKERS))  # fmt: skip
+    return {"identical": local == ray_run, "verdicts": len(ray_run.verdicts)}
+
+
 def kill_a_worker(url: str, work: Path, address: str, server: OpenAICompatServer,
                   reference: AuditRun) -> dict[str, Any]:  # fmt: skip
     executor = RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER)
@@ -305,6 +321,7 @@ def main() -> None:
             out["audit"], local = audit_same(url, temp, address)
             out["judge"] = judge_same(url, temp, address)
             out["interventions"] = interventions_same(temp, address)
+            out["paths"] = paths_same(address)
             out["kill_worker"] = kill_a_worker(url, temp, address, server, local)
             for sig in (signal.SIGKILL, signal.SIGTERM):
                 out[f"driver_{sig.name}"] = kill_the_driver(url, temp, address, server, sig)

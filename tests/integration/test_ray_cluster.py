@@ -63,6 +63,10 @@ def test_interventions_on_ray_are_identical_to_the_local_run(result: dict[str, A
     assert interventions["counterfactuals_ray"] == interventions["units"]
 
 
+def test_path_checks_on_ray_are_identical_to_the_local_run(result: dict[str, Any]) -> None:
+    assert result["paths"]["identical"] and result["paths"]["verdicts"] == 40
+
+
 def test_a_killed_worker_is_retried_without_duplicate_results(result: dict[str, Any]) -> None:
     killed = result["kill_worker"]
     assert killed["killed_pid"] is not None
