@@ -14,6 +14,9 @@ configuration:
   steady rate of Ray with one worker);
 * ``identical``: every configuration returned the same results, unit for unit.
 
+``local_wide`` (one process, as many calls in flight as the largest Ray run) shows what this
+machine and the server sustain at all: the ceiling the Ray runs are bounded by on one host.
+
 The local run is the reference measured side by side in the same process. Ray binds every
 interface, so run this in a private network namespace, from the repository root::
 
@@ -100,6 +103,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         report["runs"]["local"], outputs["local"] = _measure(
             LocalExecutor(args.per_worker), work, units
         )
+        # the ceiling of this machine and server: one process with the most calls in flight
+        widest = max(int(w) for w in args.workers.split(",")) * args.per_worker
+        wide = Call(ModelClient(server.base_url, concurrency=widest, timeout=60.0, retry=retry))
+        report["runs"]["local_wide"], outputs["local_wide"] = _measure(
+            LocalExecutor(widest), wide, units
+        )
+        report["runs"]["local_wide"]["in_flight"] = widest
         opened: list[RayExecutor] = []
         try:
             for n in (int(w) for w in args.workers.split(",")):
@@ -119,7 +129,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     one = report["runs"].get("ray_1", {}).get("steady_calls_per_s")
     for name, run in report["runs"].items():
         rate = run["steady_calls_per_s"]
-        run["ideal_calls_per_s"] = round(run.get("workers", 1) * args.per_worker / args.latency, 1)
+        in_flight = run.get("in_flight", run.get("workers", 1) * args.per_worker)
+        run["ideal_calls_per_s"] = round(in_flight / args.latency, 1)
         run["speedup_vs_local"] = round(rate / local, 3) if rate and local else None
         if name.startswith("ray_") and rate and one:
             run["scaling_efficiency"] = round(rate / (run["workers"] * one), 3)
