@@ -16,7 +16,8 @@ error's ``exit_code``::
     ├── MissingExtraError         exit 2  a command needs an extra that is not installed
     ├── ReplayError               exit 2  a replay cannot be set up
     ├── DemoError                 exit 1  the demo's traces do not cover every question
-    └── BackendUnavailableError   exit 3  a model backend cannot be started or reached
+    ├── BackendUnavailableError   exit 3  a model backend cannot be started or reached
+    └── RunStoppedError           exit 130  SIGTERM/SIGINT stopped a run; what finished is kept
 
 Other exit codes are decisions, not errors: ``gate run`` exits 0 promote, 10 manual review,
 20 block, 30 not evaluable; ``gate verify``, ``judge check`` and ``paths --fail-on-failure``
@@ -44,6 +45,7 @@ __all__ = [
     "InputError",
     "MissingExtraError",
     "ReplayError",
+    "RunStoppedError",
     "TraceReadError",
 ]
 
@@ -83,3 +85,23 @@ class BackendUnavailableError(GroundtraceError):
     """A model backend could not be started or reached (missing package, model or server)."""
 
     exit_code: int = 3
+
+
+class RunStoppedError(GroundtraceError):
+    """A run was asked to stop (SIGTERM/SIGINT): no new unit started, the in-flight ones
+    finished and were kept, so a re-run into the same folder resumes without repeating them.
+
+    Attributes:
+        done: units whose result arrived before the stop.
+        total: units the run was given.
+    """
+
+    exit_code: int = 130
+
+    def __init__(self, done: int, total: int) -> None:
+        self.done = done
+        self.total = total
+        super().__init__(
+            f"stopped after {done} of {total} units (in-flight units were finished and "
+            "kept; run again into the same folder to resume)"
+        )

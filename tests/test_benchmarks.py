@@ -117,20 +117,11 @@ def test_cli_startup_reports_both_ratios_against_the_sdk() -> None:
 @pytest.mark.integration
 @pytest.mark.timeout(600)
 def test_scale_out_reports_every_configuration_with_identical_results() -> None:
-    import shlex
-    import shutil
+    from tests.support.namespace import run_in_private_network
 
     pytest.importorskip("ray", reason="the 'ray' extra is part of 'dev'")
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.fail("unshare and ip (util-linux, iproute2) are needed for the private namespace")
-    command = shlex.join([sys.executable, "-m", "benchmarks.scale_out", "--calls", "24",
-                          "--workers", "1,2"])  # fmt: skip
-    done = subprocess.run(
-        ["unshare", "-n", "sh", "-c", f"ip link set lo up && {command}"], cwd=BENCHMARKS.parent,
-        capture_output=True, text=True, timeout=540, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.splitlines()[-1])
+    command = [sys.executable, "-m", "benchmarks.scale_out", "--calls", "24", "--workers", "1,2"]
+    report = run_in_private_network(command, timeout=540)
     assert set(report["runs"]) == {"local", "local_wide", "ray_1", "ray_2"}
     assert report["identical"] and report["all_ok"]
     assert report["server_requests"] == 4 * 24

@@ -5,7 +5,7 @@ hand their units to an :class:`Executor` and never learn which one runs them. Re
 back to the driver, which journals each one as it arrives; a unit's randomness is derived from
 its content key (:func:`unit_seed`), so the results do not depend on scheduling or on the
 number of workers. SIGTERM/SIGINT stop the run gracefully: no new unit starts, the in-flight
-ones finish and are journaled, then :class:`Interrupted` is raised (a re-run resumes).
+ones finish and are journaled, then ``RunStoppedError`` is raised (a re-run resumes).
 
 Usage::
 
@@ -24,11 +24,10 @@ from ._journal import UnitJournal
 from ._journaled import Spread, run_journaled
 from ._local import LocalExecutor
 from ._ray import RayExecutor
-from ._types import Executor, Interrupted, OnResult, Work, unit_seed
+from ._types import Executor, OnResult, Work, unit_seed
 
 __all__ = [
     "Executor",
-    "Interrupted",
     "LocalExecutor",
     "OnResult",
     "RayExecutor",

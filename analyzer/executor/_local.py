@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Final, TypeVar
 
 from ._stop import stop_on_signals
-from ._types import Interrupted, OnResult, Work, ordered
+from ._types import OnResult, Stoppable, Work
 
 __all__ = ["LocalExecutor"]
 
@@ -15,7 +15,7 @@ U = TypeVar("U")
 R = TypeVar("R")
 
 
-class LocalExecutor:
+class LocalExecutor(Stoppable):
     """Runs units in the driver's event loop, at most ``concurrency`` at a time.
 
     Units start in input order; each result goes to ``on_result`` as soon as it arrives.
@@ -30,14 +30,9 @@ class LocalExecutor:
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.concurrency = concurrency
-        self._stop = False
 
     def close(self) -> None:
         """Nothing to release (the same call as :meth:`RayExecutor.close`)."""
-
-    def request_stop(self) -> None:
-        """No new unit starts; the in-flight ones finish, then :meth:`map` raises."""
-        self._stop = True
 
     async def map(
         self,
@@ -71,6 +66,4 @@ class LocalExecutor:
                     t.cancel()
                 await asyncio.gather(*lanes, return_exceptions=True)
                 raise
-        if len(results) < len(units):
-            raise Interrupted(len(results), len(units))
-        return ordered(results, len(units))
+        return self.finish(results, len(units))

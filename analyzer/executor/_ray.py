@@ -24,7 +24,7 @@ from groundtrace.analyzer.errors import ConfigError, MissingExtraError
 from groundtrace.analyzer.llm import absorb_counts, take_counts
 
 from ._stop import stop_on_signals
-from ._types import Interrupted, OnResult, Work, ordered
+from ._types import OnResult, Stoppable, Work
 
 __all__ = ["RayExecutor"]
 
@@ -66,7 +66,7 @@ class _Worker:
         return os.getpid()
 
 
-class RayExecutor:
+class RayExecutor(Stoppable):
     """Runs units on a Ray cluster (``groundtrace[ray]``).
 
     Args:
@@ -93,13 +93,8 @@ class RayExecutor:
         self.workers = workers
         self.concurrency = concurrency
         self.local_cpus = local_cpus
-        self._stop = False
         self._started = False
         self.actors: list[Any] = []
-
-    def request_stop(self) -> None:
-        """No new unit is submitted; the in-flight ones finish, then :meth:`map` raises."""
-        self._stop = True
 
     def _connect(self) -> Any:
         ray = _ray()
@@ -171,9 +166,7 @@ class RayExecutor:
             for future in inflight:
                 future.cancel()
             await self._retire(ray)
-        if len(results) < len(units):
-            raise Interrupted(len(results), len(units))
-        return ordered(results, len(units))
+        return self.finish(results, len(units))
 
     async def _retire(self, ray: Any) -> None:
         """Let every worker close its work (flush its traces), then stop it."""

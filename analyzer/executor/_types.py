@@ -6,9 +6,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
 from groundtrace.analyzer._seeds import derived_seed
-from groundtrace.analyzer.errors import GroundtraceError
+from groundtrace.analyzer.errors import RunStoppedError
 
-__all__ = ["Executor", "Interrupted", "OnResult", "Work", "unit_seed"]
+__all__ = ["Executor", "OnResult", "Stoppable", "Work", "unit_seed"]
 
 U = TypeVar("U")
 R = TypeVar("R")
@@ -19,25 +19,6 @@ R = TypeVar("R")
 Work = Callable[[U], Awaitable[R]]
 #: Called in the driver with (unit index, result) as each result arrives, once per unit.
 OnResult = Callable[[int, R], None]
-
-
-class Interrupted(GroundtraceError):
-    """The run was asked to stop (SIGTERM/SIGINT); in-flight units finished and were kept.
-
-    Attributes:
-        done: units whose result arrived (and reached ``on_result``) before the stop.
-        total: units the run was given.
-    """
-
-    exit_code: int = 130
-
-    def __init__(self, done: int, total: int) -> None:
-        self.done = done
-        self.total = total
-        super().__init__(
-            f"stopped after {done} of {total} units (in-flight units were finished and "
-            "kept; run again into the same folder to resume)"
-        )
 
 
 class Executor(Protocol):
@@ -62,7 +43,7 @@ class Executor(Protocol):
 
         ``on_result`` runs in the driver as each result arrives (journal it there: the
         driver is the one writer). After a stop request no new unit starts, the in-flight
-        ones finish and reach ``on_result``, then :class:`Interrupted` is raised.
+        ones finish and reach ``on_result``, then ``RunStoppedError`` is raised.
         """
 
     def request_stop(self) -> None:
@@ -81,6 +62,22 @@ def unit_seed(base: int, key: str) -> int:
     return derived_seed(base, key)
 
 
-def ordered(results: dict[int, R], n: int) -> list[R]:
-    """The results of units ``0..n-1`` in input order."""
-    return [results[i] for i in range(n)]
+class Stoppable:
+    """The stop request both executors share, and the end of a run it decides."""
+
+    _stop: bool = False
+
+    def request_stop(self) -> None:
+        """No new unit starts; the in-flight ones finish, then ``map`` raises."""
+        self._stop = True
+
+    @staticmethod
+    def finish(results: dict[int, R], n: int) -> list[R]:
+        """The results of units ``0..n-1`` in input order.
+
+        Raises:
+            RunStoppedError: some are missing (the run was stopped).
+        """
+        if len(results) < n:
+            raise RunStoppedError(len(results), n)
+        return [results[i] for i in range(n)]

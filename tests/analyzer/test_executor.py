@@ -10,9 +10,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from groundtrace.analyzer.errors import ConfigError
+from groundtrace.analyzer.errors import ConfigError, RunStoppedError
 from groundtrace.analyzer.executor import (
-    Interrupted,
     LocalExecutor,
     Spread,
     UnitJournal,
@@ -76,7 +75,7 @@ def test_a_stop_request_drains_in_flight_units_then_raises() -> None:
         await asyncio.sleep(0.01)
         return unit
 
-    with pytest.raises(Interrupted) as caught:
+    with pytest.raises(RunStoppedError) as caught:
         asyncio.run(executor.map(work, list(range(50)), on_result=lambda i, _: seen.append(i)))
     # the units running when the stop came finished and reached on_result; none started after
     assert sorted(seen) == list(range(len(seen)))

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support.data import HOTPOT
+from tests.support.namespace import run_in_private_network
 
 # Phoenix alone can take minutes to start on a busy 2-core machine: above the default timeout.
 pytestmark = [pytest.mark.integration, pytest.mark.phoenix, pytest.mark.timeout(1200)]
@@ -37,23 +36,8 @@ def result() -> dict[str, Any]:
             f"arize-phoenix is not importable by {phoenix_python} (make test builds .venv-phoenix; "
             "set GROUNDTRACE_PHOENIX_PYTHON)"
         )
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.fail("unshare and ip (util-linux, iproute2) are needed for the private namespace")
-    command = shlex.join([sys.executable, "-m", "tests.integration.phoenix_scenario", str(HOTPOT)])
-    inner = f"ip link set lo up && {command}"
-    proc = subprocess.run(
-        ["unshare", "-n", "sh", "-c", inner],
-        capture_output=True,
-        text=True,
-        timeout=1100,
-        cwd=REPO,
-        check=False,
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert proc.returncode == 0 and lines, (
-        f"scenario failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    )
-    out: dict[str, Any] = json.loads(lines[-1])
+    command = [sys.executable, "-m", "tests.integration.phoenix_scenario", str(HOTPOT)]
+    out = run_in_private_network(command, timeout=1100)
     assert out["ok"], json.dumps(out, indent=1)[:6000]
     return out
 

@@ -9,14 +9,13 @@ everything and prints one JSON line, asserted on here.
 from __future__ import annotations
 
 import json
-import shlex
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.namespace import run_in_private_network
 
 # Ray alone takes a minute or more to start on a busy 2-core machine.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
@@ -27,18 +26,8 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def result() -> dict[str, Any]:
     pytest.importorskip("ray", reason="the 'ray' extra is part of 'dev'")
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.fail("unshare and ip (util-linux, iproute2) are needed for the private namespace")
-    command = shlex.join([sys.executable, "-m", "tests.integration.ray_scenario"])
-    proc = subprocess.run(
-        ["unshare", "-n", "sh", "-c", f"ip link set lo up && {command}"],
-        capture_output=True, text=True, timeout=1700, cwd=REPO, check=False,
-    )  # fmt: skip
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert proc.returncode == 0 and lines, (
-        f"scenario failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    )
-    out: dict[str, Any] = json.loads(lines[-1])
+    command = [sys.executable, "-m", "tests.integration.ray_scenario"]
+    out = run_in_private_network(command, timeout=1700)
     assert out["ok"], json.dumps(out, indent=1)[:6000]
     return out
 
