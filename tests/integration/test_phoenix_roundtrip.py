@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,8 +20,6 @@ from tests.support.namespace import run_in_private_network
 
 # Phoenix alone can take minutes to start on a busy 2-core machine: above the default timeout.
 pytestmark = [pytest.mark.integration, pytest.mark.phoenix, pytest.mark.timeout(1200)]
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

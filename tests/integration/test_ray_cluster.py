@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +18,6 @@ from tests.support.namespace import run_in_private_network
 
 # Ray alone takes a minute or more to start on a busy 2-core machine.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
