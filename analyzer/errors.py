@@ -17,6 +17,7 @@ error's ``exit_code``::
     ├── ReplayError               exit 2  a replay cannot be set up
     ├── DemoError                 exit 1  the demo's traces do not cover every question
     ├── BackendUnavailableError   exit 3  a model backend cannot be started or reached
+    ├── ExecutorError             exit 3  a cluster's workers failed beyond their retries
     └── RunStoppedError           exit 130  SIGTERM/SIGINT stopped a run; what finished is kept
 
 Other exit codes are decisions, not errors: ``gate run`` exits 0 promote, 10 manual review,
@@ -41,6 +42,7 @@ __all__ = [
     "BackendUnavailableError",
     "ConfigError",
     "DemoError",
+    "ExecutorError",
     "GroundtraceError",
     "InputError",
     "MissingExtraError",
@@ -83,6 +85,13 @@ class DemoError(GroundtraceError):
 
 class BackendUnavailableError(GroundtraceError):
     """A model backend could not be started or reached (missing package, model or server)."""
+
+    exit_code: int = 3
+
+
+class ExecutorError(GroundtraceError):
+    """The executor could not run a unit: its workers died more often than they may restart,
+    or the cluster failed. Results that arrived before are kept (journaled)."""
 
     exit_code: int = 3
 

@@ -5,8 +5,9 @@ up to ``concurrency`` units at a time, the same bound the local executor applies
 process. The driver keeps ``workers * concurrency`` units in flight, hands each result to
 ``on_result`` as it arrives (the driver is the one journal writer) and keeps the first result
 per unit: a worker that dies is restarted by Ray and its in-flight units are retried there
-(``max_restarts`` / ``max_task_retries``), and a retried unit can never produce a second
-result. Model-call counters of the workers' clients travel back with every result and are
+(up to :data:`RETRIES` times, then the run fails with ``ExecutorError``), and a retried unit
+can never produce a second result. An exception the work raises reaches the driver as it was
+raised. Model-call counters of the workers' clients travel back with every result and are
 added to the driver's clients, so a run's recorded counts cover the whole cluster.
 
 When a run ends each worker closes its work (``aclose`` when it has one: flush the traces it
@@ -20,7 +21,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Final, TypeVar
 
-from groundtrace.analyzer.errors import ConfigError, MissingExtraError
+from groundtrace.analyzer.errors import ConfigError, ExecutorError, MissingExtraError
 from groundtrace.analyzer.llm import absorb_counts, take_counts
 
 from ._stop import stop_on_signals
@@ -35,6 +36,8 @@ R = TypeVar("R")
 LOCAL_OBJECT_STORE: Final = 100 * 1024 * 1024
 #: Seconds a worker gets to close its work (flush traces) before it is stopped.
 CLOSE_TIMEOUT: Final = 30.0
+#: Times a dead worker is restarted, and a unit it was running retried, before the run fails.
+RETRIES: Final = 4
 
 
 def _ray() -> Any:
@@ -43,6 +46,19 @@ def _ray() -> Any:
     except ImportError:
         raise MissingExtraError("ray", "ray") from None
     return ray
+
+
+def _unwrap(ray: Any, future: asyncio.Future[Any]) -> Any:
+    """A worker's reply; the work's own exception as it was raised; Ray's failures mapped."""
+    try:
+        return future.result()
+    except ray.exceptions.RayTaskError as exc:
+        cause = exc.cause
+        if isinstance(cause, Exception) and not isinstance(cause, ray.exceptions.RayError):
+            raise cause from None
+        raise ExecutorError(f"a unit failed on the cluster: {exc}") from None
+    except ray.exceptions.RayError as exc:
+        raise ExecutorError(f"the cluster could not run a unit: {exc}") from None
 
 
 class _Worker:
@@ -128,7 +144,7 @@ class RayExecutor(Stoppable):
             return []
         ray = self._connect()
         actor_class = ray.remote(_Worker).options(
-            max_concurrency=self.concurrency, max_restarts=-1, max_task_retries=-1,
+            max_concurrency=self.concurrency, max_restarts=RETRIES, max_task_retries=RETRIES,
             num_cpus=0, scheduling_strategy="SPREAD",
         )  # fmt: skip
         self.actors = [actor_class.remote(work) for _ in range(self.workers)]
@@ -156,7 +172,7 @@ class RayExecutor(Stoppable):
                     for future in done:
                         index, lane = inflight.pop(future)
                         load[lane] -= 1
-                        result, counts = future.result()
+                        result, counts = _unwrap(ray, future)
                         absorb_counts(counts)
                         if index not in results:
                             results[index] = result

@@ -247,6 +247,23 @@ def paths_same(address: str) -> dict[str, Any]:
     return {"identical": local == ray_run, "verdicts": len(ray_run.verdicts)}
 
 
+async def _refuse(unit: int) -> int:
+    from groundtrace.analyzer.errors import ReplayError
+
+    if unit == 3:
+        raise ReplayError(f"unit {unit} cannot be set up")
+    return unit
+
+
+def errors_reach_the_driver(address: str) -> dict[str, Any]:
+    """An error the work raises on a worker is raised, as it is, by the driver's map."""
+    try:
+        asyncio.run(RayExecutor(address=address, workers=WORKERS).map(_refuse, list(range(6))))
+    except Exception as exc:  # the test asserts which one
+        return {"raised": type(exc).__name__, "message": str(exc)}
+    return {"raised": None}
+
+
 def kill_a_worker(url: str, work: Path, address: str, server: OpenAICompatServer,
                   reference: AuditRun) -> dict[str, Any]:  # fmt: skip
     executor = RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER)
@@ -322,6 +339,7 @@ def main() -> None:
             out["judge"] = judge_same(url, temp, address)
             out["interventions"] = interventions_same(temp, address)
             out["paths"] = paths_same(address)
+            out["errors"] = errors_reach_the_driver(address)
             out["kill_worker"] = kill_a_worker(url, temp, address, server, local)
             for sig in (signal.SIGKILL, signal.SIGTERM):
                 out[f"driver_{sig.name}"] = kill_the_driver(url, temp, address, server, sig)
