@@ -117,9 +117,9 @@ def test_cli_startup_reports_both_ratios_against_the_sdk() -> None:
 @pytest.mark.integration
 @pytest.mark.timeout(600)
 def test_scale_out_reports_every_configuration_with_identical_results() -> None:
-    from tests.support.namespace import run_in_private_network
+    from tests.support.namespace import require_ray, run_in_private_network
 
-    pytest.importorskip("ray", reason="the 'ray' extra is part of 'dev'")
+    require_ray()
     command = [sys.executable, "-m", "benchmarks.scale_out", "--calls", "24", "--workers", "1,2"]
     report = run_in_private_network(command, timeout=540)
     assert set(report["runs"]) == {"local", "local_wide", "ray_1", "ray_2"}

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.namespace import run_in_private_network
+from tests.support.namespace import require_ray, run_in_private_network
 
 # Ray alone takes a minute or more to start on a busy 2-core machine.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 
 @pytest.fixture(scope="module")
 def result() -> dict[str, Any]:
-    pytest.importorskip("ray", reason="the 'ray' extra is part of 'dev'")
+    require_ray()
     command = [sys.executable, "-m", "tests.integration.ray_scenario"]
     out = run_in_private_network(command, timeout=1700)
     assert out["ok"], json.dumps(out, indent=1)[:6000]

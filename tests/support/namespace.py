@@ -7,6 +7,7 @@ one JSON line with what it measured, which the test asserts on.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shlex
 import shutil
@@ -17,9 +18,17 @@ from typing import Any
 
 import pytest
 
-__all__ = ["run_in_private_network"]
+__all__ = ["require_ray", "run_in_private_network"]
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def require_ray() -> None:
+    """Fail (not skip) when Ray is missing: ``make test`` installs it with the ``dev`` extra."""
+    if importlib.util.find_spec("ray") is None:
+        pytest.fail(
+            "ray is not installed: pip install -c constraints.txt -e '.[dev]' (or '.[ray]')"
+        )
 
 
 def run_in_private_network(command: Sequence[str], *, timeout: float) -> dict[str, Any]:
