@@ -251,6 +251,7 @@ async def run_interventions_async(
     work = _Replaying(replayer, {p.trace.trace_id: p.trace for _, p in todo})
     work.start_here()
     runner = executor or LocalExecutor(config.concurrency)
+    fresh_calls: list[int] = []  # model calls of the units run now
 
     def arrived(index: int, result: UnitResult) -> None:
         nonlocal done
@@ -263,7 +264,6 @@ async def run_interventions_async(
         if progress is not None:
             progress(done, total)
 
-    fresh_calls: list[int] = []
     try:
         await runner.map(work, [u for u, _ in todo], on_result=arrived)
     finally:
