@@ -50,6 +50,7 @@ bench:
 	$(BIN)/python -m benchmarks.sdk_overhead
 	$(BIN)/python benchmarks/ingest.py
 	$(BIN)/python benchmarks/analyzer_stats.py
+	unshare -n sh -c 'ip link set lo up && $(BIN)/python -m benchmarks.scale_out'
 
 clean:
 	rm -rf $(VENV) $(PHOENIX_VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -17,8 +17,10 @@ error's ``exit_code``::
     ├── ReplayError               exit 2  a replay cannot be set up
     ├── DemoError                 exit 1  the demo's traces do not cover every question
     ├── BackendUnavailableError   exit 3  a model backend cannot be started or reached
-    └── WriteBackError            exit 4  results could not be written back to the backend
-                                          (the results files are written before)
+    ├── WriteBackError            exit 4  results could not be written back to the backend
+    │                                     (the results files are written before)
+    ├── ExecutorError             exit 3  a cluster's workers failed beyond their retries
+    └── RunStoppedError           exit 130  SIGTERM/SIGINT stopped a run; what finished is kept
 
 Other exit codes are decisions, not errors: ``gate run`` exits 0 promote, 10 manual review,
 20 block, 30 not evaluable; ``gate verify``, ``judge check`` and ``paths --fail-on-failure``
@@ -42,10 +44,12 @@ __all__ = [
     "BackendUnavailableError",
     "ConfigError",
     "DemoError",
+    "ExecutorError",
     "GroundtraceError",
     "InputError",
     "MissingExtraError",
     "ReplayError",
+    "RunStoppedError",
     "TraceReadError",
     "WriteBackError",
 ]
@@ -92,3 +96,30 @@ class WriteBackError(GroundtraceError):
     """Results could not be written back (OTLP endpoint or Phoenix refused or unreachable)."""
 
     exit_code: int = 4
+
+
+class ExecutorError(GroundtraceError):
+    """The executor could not run a unit: its workers died more often than they may restart,
+    or the cluster failed. Results that arrived before are kept (journaled)."""
+
+    exit_code: int = 3
+
+
+class RunStoppedError(GroundtraceError):
+    """A run was asked to stop (SIGTERM/SIGINT): no new unit started, the in-flight ones
+    finished and were kept, so a re-run into the same folder resumes without repeating them.
+
+    Attributes:
+        done: units whose result arrived before the stop.
+        total: units the run was given.
+    """
+
+    exit_code: int = 130
+
+    def __init__(self, done: int, total: int) -> None:
+        self.done = done
+        self.total = total
+        super().__init__(
+            f"stopped after {done} of {total} units (in-flight units were finished and "
+            "kept; run again into the same folder to resume)"
+        )

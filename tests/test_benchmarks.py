@@ -132,3 +132,18 @@ def test_volume_reports_peak_rss_of_both_commands(tmp_path: Path) -> None:
         large["convert"]["peak_rss_mb"] / small["convert"]["peak_rss_mb"], abs=0.001
     )
     assert floor["generated"]["write_spans_per_s"] > 0
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(600)
+def test_scale_out_reports_every_configuration_with_identical_results() -> None:
+    from tests.support.namespace import require_ray, run_in_private_network
+
+    require_ray()
+    command = [sys.executable, "-m", "benchmarks.scale_out", "--calls", "24", "--workers", "1,2"]
+    report = run_in_private_network(command, timeout=540)
+    assert set(report["runs"]) == {"local", "local_wide", "ray_1", "ray_2"}
+    assert report["identical"] and report["all_ok"]
+    assert report["server_requests"] == 4 * 24
+    assert all(_positive(run["steady_calls_per_s"]) for run in report["runs"].values())
+    assert _positive(report["runs"]["ray_2"]["scaling_efficiency"])

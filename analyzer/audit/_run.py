@@ -1,6 +1,7 @@
 """One audit run: answer every (question, in-scope source), label every pair, summarise.
 
-Answers and pair labels are produced with bounded concurrency; the pre-filters decide the
+Answers and pair labels are units of an executor (local with bounded concurrency, or a Ray
+cluster), journaled by the driver as they arrive; the pre-filters decide the
 certain pairs without a labeller call. A labeller that is not the baseline (a pair judge)
 counts only when a validation record bound to its fingerprint says it is validated; otherwise
 its labels are kept for review and the baseline's labels are counted.
@@ -8,14 +9,20 @@ its labels are kept for review and the baseline's labels are counted.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Final, Protocol, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Final, Protocol
 
 import msgspec
 
+from groundtrace.analyzer.executor import (
+    Executor,
+    LocalExecutor,
+    Spread,
+    UnitJournal,
+    run_journaled,
+)
 from groundtrace.analyzer.llm import ClientCounts
 
 from ._model import Answer, Corpus, PairLabel, Question, Source, in_scope
@@ -40,8 +47,6 @@ AnswerOne = Callable[[Question, Source], Awaitable[Answer]]
 Progress = Callable[[str, int, int], None]
 #: Fingerprint of the baseline labeller (its rules are versioned with the code).
 BASELINE_FINGERPRINT: Final = hashlib.sha256(b"groundtrace-audit-baseline-v1").hexdigest()
-
-T = TypeVar("T")
 
 
 class PairLabeller(Protocol):
@@ -85,25 +90,22 @@ def judge_counts(
     return True, None
 
 
-async def _bounded(
-    limit: int,
-    jobs: Sequence[Callable[[], Awaitable[T]]],
-    phase: str,
-    progress: Progress | None,
-) -> list[T]:
-    gate = asyncio.Semaphore(max(1, limit))
-    done = 0
+def _key(*parts: object) -> str:
+    return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()
 
-    async def one(job: Callable[[], Awaitable[T]]) -> T:
-        nonlocal done
-        async with gate:
-            result = await job()
-        done += 1
-        if progress is not None:
-            progress(phase, done, len(jobs))
-        return result
 
-    return list(await asyncio.gather(*(one(j) for j in jobs)))
+def _answer_key(settings: AuditSettings, question: Question, source: Source) -> str:
+    """Content key of one answer: the answerer, the retrieval, the question and the source."""
+    return _key("answer", settings.answerer, settings.retrieval, question, source)
+
+
+def _pair_key(labeller: PairLabeller, question: Question, a: Answer, b: Answer) -> str:
+    """Content key of one pair label: the labeller's fingerprint, the question, both answers."""
+    return _key("pair", labeller.fingerprint, question, a, b)
+
+
+def _phase(progress: Progress | None, phase: str) -> Callable[[int, int], None] | None:
+    return None if progress is None else (lambda done, total: progress(phase, done, total))
 
 
 async def run_audit(
@@ -116,8 +118,15 @@ async def run_audit(
     acceptance: AuditAcceptance | None = None,
     progress: Progress | None = None,
     model_calls: Callable[[], dict[str, ClientCounts]] | None = None,
+    executor: Executor | None = None,
+    journal: UnitJournal | None = None,
 ) -> AuditRun:
     """Run the audit of ``corpus``.
+
+    Answers and open pairs are units of ``executor`` (default: local, ``settings.concurrency``
+    in flight). With a ``journal`` every answer and label is kept as it arrives (failed
+    answers and pair errors are not, so a re-run retries them) and a re-run into the same
+    journal starts none of the kept ones again.
 
     Args:
         corpus: sources, questions and (optionally) gold answers.
@@ -128,22 +137,21 @@ async def run_audit(
         acceptance: criteria of the in-run validation against gold.
         progress: called as work completes.
         model_calls: returns the model client's counters at the end (recorded).
+        executor: what runs the units (``answer_one`` and the labeller must pickle for Ray).
+        journal: the run folder's unit journal.
     """
     started = time.perf_counter()
     chosen: PairLabeller = labeller or BaselineLabeller()
     counts, _ = judge_counts(chosen, judge_validation)
     questions = {q.id: q for q in corpus.questions}
     sources = {s.id: s for s in corpus.sources}
-
-    def answer_job(question: Question, source: Source) -> Callable[[], Awaitable[Answer]]:
-        return lambda: answer_one(question, source)
-
-    answers = await _bounded(
-        settings.concurrency,
-        [answer_job(q, s) for q in corpus.questions for s in in_scope(q, corpus.sources)],
-        "answers",
-        progress,
-    )
+    runner = executor or LocalExecutor(settings.concurrency)
+    asked = [(q, s) for q in corpus.questions for s in in_scope(q, corpus.sources)]
+    answers = await run_journaled(
+        runner, Spread(answer_one), asked, [_answer_key(settings, q, s) for q, s in asked],
+        journal=journal, kind=Answer, keep=lambda a: a.error is None,
+        on_done=_phase(progress, "answers"),
+    )  # fmt: skip
     prefiltered: list[PairLabel] = []
     errors: list[PairError] = []
     open_pairs: list[tuple[Question, Answer, Answer]] = []
@@ -157,12 +165,11 @@ async def run_audit(
             else:
                 open_pairs.append((question, a, b))
 
-    def label_job(q: Question, a: Answer, b: Answer) -> Callable[[], Awaitable[object]]:
-        return lambda: chosen.label(q, a, b)
-
-    labelled = await _bounded(
-        settings.concurrency, [label_job(*p) for p in open_pairs], "pairs", progress
-    )
+    labelled: list[PairLabel | PairError] = await run_journaled(
+        runner, Spread(chosen.label), open_pairs, [_pair_key(chosen, *p) for p in open_pairs],
+        journal=journal, kind=PairLabel,
+        keep=lambda x: isinstance(x, PairLabel), on_done=_phase(progress, "pairs"),
+    )  # fmt: skip
     judged = [x for x in labelled if isinstance(x, PairLabel)]
     errors.extend(x for x in labelled if isinstance(x, PairError))
     review: list[PairLabel] = []

@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ._app import console, err_console, handle_errors, print_reading
+from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.audit import AuditRun, AuditValidation
+    from groundtrace.analyzer.executor import LocalExecutor, RayExecutor
     from groundtrace.analyzer.llm import ModelClient
 
 __all__ = ["API_KEY_ENV", "register"]
@@ -133,11 +135,16 @@ def run_command(
         ),
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per model call attempt.")] = 120.0,
+    executor: ExecutorOpt = ExecutorName.LOCAL,
+    ray_address: RayAddressOpt = None,
+    ray_workers: RayWorkersOpt = 2,
 ) -> None:
     """Answer every question once per in-scope licence, label every pair, write the reports.
 
-    Model calls are cached in OUT/llm_cache.sqlite: run again into the same folder and a
-    killed run resumes without repeating a completed call.
+    Answers and labels are journaled in OUT/units.sqlite as they arrive and model calls are
+    cached in OUT/llm_cache.sqlite: run again into the same folder and a killed run resumes
+    without repeating a completed unit or call. SIGTERM/SIGINT stop gracefully: calls in
+    flight finish and are kept (exit 130), so a stopped run repeats no call.
     """
     import asyncio
 
@@ -158,7 +165,7 @@ def run_command(
     if (url := _endpoint(judge, judge_model, "--judge")) is not None and judge_model:
         labeller = PairJudge(_client(url, out, clients, concurrency, timeout), judge_model)
 
-    async def main() -> AuditRun:
+    async def main(runner: LocalExecutor | RayExecutor) -> AuditRun:
         try:
             return await run_licence_audit(
                 out=out,
@@ -174,13 +181,17 @@ def run_command(
                 model_calls=(lambda: {u: c.stats.snapshot() for u, c in clients.items()})
                 if clients
                 else None,
+                executor=runner,
             )
         finally:
             for client in clients.values():
                 await client.aclose()
 
-    with ProgressReporter(err_console) as progress:
-        run = asyncio.run(main())
+    with (
+        ProgressReporter(err_console) as progress,
+        open_executor(executor, ray_address, ray_workers, concurrency) as runner,
+    ):
+        run = asyncio.run(main(runner))
     _print_headline(run)
     print_reading(audit_reading(run))
     console.print(f"report: {out / 'report.html'}", highlight=False)

@@ -9,6 +9,7 @@ import typer
 
 from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
+from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
@@ -95,6 +96,9 @@ def register(app: typer.Typer) -> None:
         write_back_to: wb.WriteBackOpt = None,
         otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
         phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
+        executor: ExecutorOpt = ExecutorName.LOCAL,
+        ray_address: RayAddressOpt = None,
+        ray_workers: RayWorkersOpt = 2,
     ) -> None:
         """Replay each trace with evidence removed, replaced, duplicated or zeroed.
 
@@ -128,9 +132,12 @@ def register(app: typer.Typer) -> None:
             kwarg_overrides=_kwargs(replay_kwarg or []), plan=plan, limit=limit,
             concurrency=concurrency,
         )  # fmt: skip
-        with ProgressReporter(err_console) as progress:
+        with (
+            ProgressReporter(err_console) as progress,
+            open_executor(executor, ray_address, ray_workers, concurrency) as runner,
+        ):
             result = run_interventions(
-                traces, config, cases_path=cases, pool_dataset=pool_dataset,
+                traces, config, cases_path=cases, pool_dataset=pool_dataset, executor=runner,
                 progress=progress.phase("replay units"),
             )  # fmt: skip
         _write_back(result, write_back_to, otlp_endpoint, phoenix_url)

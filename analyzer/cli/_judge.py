@@ -14,9 +14,11 @@ import typer
 
 from . import _writeback as wb
 from ._app import console, err_console, handle_errors
+from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
+    from groundtrace.analyzer.executor import Executor
     from groundtrace.analyzer.judge import (
         AcceptanceProfile,
         Judge,
@@ -135,7 +137,10 @@ def _make_judge(
 
 
 async def _judge_with_progress(
-    judge: Judge, cases: Sequence[JudgeCase], client: ModelClient | None
+    judge: Judge,
+    cases: Sequence[JudgeCase],
+    client: ModelClient | None,
+    executor: Executor | None = None,
 ) -> list[JudgeResult]:
     from groundtrace.analyzer.judge import judge_all
 
@@ -148,7 +153,7 @@ async def _judge_with_progress(
 
     try:
         with ProgressReporter(err_console) as progress:
-            return await judge_all(judge, cases, on_done=tick)
+            return await judge_all(judge, cases, on_done=tick, executor=executor)
     finally:
         if client is not None:
             await client.aclose()
@@ -358,6 +363,9 @@ def run_command(
     write_back_to: wb.WriteBackOpt = None,
     otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
     phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
+    executor: ExecutorOpt = ExecutorName.LOCAL,
+    ray_address: RayAddressOpt = None,
+    ray_workers: RayWorkersOpt = 2,
 ) -> None:
     """Score traces (and/or a case file) on the RAG triad, with protocol errors by kind.
 
@@ -397,7 +405,8 @@ def run_command(
         seed=judge_seed,
         max_tokens=max_tokens,
     )
-    results = _run(_judge_with_progress(the_judge, cases, client))
+    with open_executor(executor, ray_address, ray_workers, concurrency) as runner:
+        results = _run(_judge_with_progress(the_judge, cases, client, runner))
     summary = msgspec.structs.replace(
         summarize_results(results, working),
         not_judgeable=tuple(skipped),

@@ -12,6 +12,7 @@ import typer
 
 from . import _writeback as wb
 from ._app import console, handle_errors
+from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.cases import Case
@@ -90,6 +91,9 @@ def paths_command(
     write_back_to: wb.WriteBackOpt = None,
     otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
     phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
+    executor: ExecutorOpt = ExecutorName.LOCAL,
+    ray_address: RayAddressOpt = None,
+    ray_workers: RayWorkersOpt = 2,
 ) -> None:
     """Did the answers really come from what was read? Text and path channels side by side.
 
@@ -109,13 +113,15 @@ def paths_command(
     read = ReadReport()
     roots: dict[str, str] = {}  # trace id -> root span id, kept only for --write-back
     # streamed: each trace is validated as it is read, none is held
-    report = validate_traces(
-        _noting_roots(_traces(traces, trace_format, read), roots if write_back_to else None),
-        case_list,
-        tools,
-        settings=StatsSettings(n_resamples=resamples, seed=seed),
-        quote_threshold=quote_threshold,
-    )
+    with open_executor(executor, ray_address, ray_workers, 1) as runner:
+        report = validate_traces(
+            _noting_roots(_traces(traces, trace_format, read), roots if write_back_to else None),
+            case_list,
+            tools,
+            settings=StatsSettings(n_resamples=resamples, seed=seed),
+            quote_threshold=quote_threshold,
+            executor=runner,
+        )
     if read.errors:
         raise InputError(
             f"{len(read.errors)} trace input error(s); first: {read.errors[0]}",

@@ -17,6 +17,7 @@ of that unit, excluded from the statistics and counted in the report; the run go
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ import msgspec
 from groundtrace.analyzer._results import encode, write
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.errors import ConfigError, InputError
+from groundtrace.analyzer.executor import Executor, LocalExecutor
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from groundtrace.analyzer.replay import (
     CounterfactualRecorder,
@@ -180,8 +182,12 @@ async def run_interventions_async(
     cases_path: str | Path | None = None,
     pool_dataset: str | Path | None = None,
     progress: Progress | None = None,
+    executor: Executor | None = None,
 ) -> RunResult:
     """Run the study (see the module docstring); async form.
+
+    The units to run are handed to ``executor`` (default: local, ``config.concurrency`` in
+    flight); each result is journaled by this process as it arrives.
 
     Raises:
         ConfigError: bad options or run folder.
@@ -245,33 +251,26 @@ async def run_interventions_async(
             todo.append((unit, plan))
     if progress is not None:
         progress(done, total)
-    recorder.start()
+    work = _Replaying(replayer, {p.trace.trace_id: p.trace for _, p in todo})
+    work.start_here()
+    runner = executor or LocalExecutor(config.concurrency)
+    fresh_calls: list[int] = []  # model calls of the units run now
+
+    def arrived(index: int, result: UnitResult) -> None:
+        nonlocal done
+        unit = todo[index][0]
+        journal.record(unit, result)
+        results[unit.key] = result
+        counters["run_now"] += 1
+        fresh_calls.append(result.model_calls)
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
     try:
-        lock = asyncio.Lock()
-
-        async def one(unit: ReplayUnit, plan: ItemPlan) -> None:
-            nonlocal done
-            result = await replayer.run(unit, plan.trace)
-            journal.record(unit, result)
-            async with lock:
-                results[unit.key] = result
-                counters["run_now"] += 1
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-
-        tasks = [asyncio.ensure_future(one(u, p)) for u, p in todo]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            # interrupted: stop in-flight units before the journal and cache close, so every
-            # unit is either journaled or not started (a resume then repeats none)
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        await runner.map(work, [u for u, _ in todo], on_result=arrived)
     finally:
-        recorder.close()
+        await work.aclose()
         await replayer.aclose()
         journal.close()
         if cache is not None:
@@ -287,7 +286,7 @@ async def run_interventions_async(
         )  # fmt: skip
     else:
         calls = CallCounts(
-            mode, total, counters["from_journal"], counters["run_now"], replayer.calls, 0
+            mode, total, counters["from_journal"], counters["run_now"], sum(fresh_calls), 0
         )
     ps = config.plan
     assert analysis.statistics is not None
@@ -312,6 +311,33 @@ async def run_interventions_async(
     return RunResult(summary, analysis.rows, usable, out, analysis.roles)
 
 
+@dataclass(slots=True)
+class _Replaying:
+    """One replay unit, recorded by whichever process runs it (it pickles for a cluster).
+
+    The first unit in a process that has not started the recorder starts it there.
+    """
+
+    replayer: FunctionReplayer | EndpointReplayer
+    traces: dict[str, Trace]
+    started_in: int = 0
+
+    def start_here(self) -> None:
+        if self.started_in != os.getpid():
+            self.replayer.recorder.start()
+            self.started_in = os.getpid()
+
+    async def __call__(self, unit: ReplayUnit) -> UnitResult:
+        self.start_here()
+        return await self.replayer.run(unit, self.traces[unit.trace_id])
+
+    async def aclose(self) -> None:
+        """Flush this process's counterfactual traces."""
+        if self.started_in == os.getpid():
+            self.replayer.recorder.close()
+            self.started_in = 0
+
+
 def _write(out: Path, summary: InterventionSummary, rows: Sequence[UnitRow]) -> None:
     from ._report import write_reports
 
@@ -329,9 +355,11 @@ def run_interventions(
     cases_path: str | Path | None = None,
     pool_dataset: str | Path | None = None,
     progress: Progress | None = None,
+    executor: Executor | None = None,
 ) -> RunResult:
     """Synchronous :func:`run_interventions_async`."""
     coro = run_interventions_async(
-        traces, config, cases_path=cases_path, pool_dataset=pool_dataset, progress=progress
-    )
+        traces, config, cases_path=cases_path, pool_dataset=pool_dataset, progress=progress,
+        executor=executor,
+    )  # fmt: skip
     return asyncio.run(coro)

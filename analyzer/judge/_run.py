@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
+
+from groundtrace.analyzer.executor import Executor, LocalExecutor
 
 from ._records import JudgeRunSummary, MetricSummary
 from ._types import Judge, JudgeCase, JudgeResult, Metric
@@ -17,16 +18,20 @@ async def judge_all(
     cases: Sequence[JudgeCase],
     *,
     on_done: Callable[[JudgeResult], None] | None = None,
+    executor: Executor | None = None,
 ) -> list[JudgeResult]:
-    """Judge every case concurrently (the model client bounds the calls); input order kept."""
+    """Judge every case, one unit each; input order kept.
 
-    async def one(case: JudgeCase) -> JudgeResult:
-        result = await judge.judge(case)
-        if on_done is not None:
-            on_done(result)
-        return result
-
-    return list(await asyncio.gather(*(one(c) for c in cases)))
+    Args:
+        judge: the judge (it must pickle when ``executor`` is a cluster).
+        cases: the cases.
+        on_done: called in this process as each result arrives.
+        executor: what runs the cases (default: local, every case at once; the model client
+            bounds the calls).
+    """
+    runner = executor or LocalExecutor(max(1, len(cases)))
+    arrived = None if on_done is None else (lambda _i, result: on_done(result))
+    return await runner.map(judge.judge, cases, on_result=arrived)
 
 
 def summarize_results(results: Sequence[JudgeResult], threshold: float) -> JudgeRunSummary:

@@ -21,7 +21,7 @@ Usage::
 from __future__ import annotations
 
 from ._cache import CallCache
-from ._client import ClientCounts, ClientStats, ModelClient
+from ._client import ClientCounts, ClientStats, ModelClient, absorb_counts, take_counts
 from ._retry import RetryPolicy
 from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind
 
@@ -36,4 +36,6 @@ __all__ = [
     "FailureKind",
     "ModelClient",
     "RetryPolicy",
+    "absorb_counts",
+    "take_counts",
 ]

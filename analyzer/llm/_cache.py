@@ -31,7 +31,9 @@ class CallCache:
     """Completed calls keyed by :func:`cache_key`; safe across threads and processes.
 
     Only completed responses are stored; failures are never cached, so a re-run retries them.
-    Writers use ``INSERT OR IGNORE`` so two processes finishing the same call agree.
+    Writers use ``INSERT OR IGNORE`` so two processes finishing the same call agree. A cache
+    pickles as its path and reopens the same file where it is unpickled (a cluster worker on
+    the same machine or shared storage).
 
     Args:
         path: sqlite file (created with its parent folder), usually ``<run>/llm_cache.sqlite``.
@@ -41,6 +43,9 @@ class CallCache:
         self.path = Path(path)
         self._conn = open_store(self.path, _SCHEMA, what="model-call cache", durable=False)
         self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple[type[CallCache], tuple[Path]]:
+        return (CallCache, (self.path,))
 
     def get(self, key: str) -> ChatResponse | None:
         """The cached response for ``key`` (marked ``cached=True``, 0 attempts), if any."""

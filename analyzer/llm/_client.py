@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +18,7 @@ from ._cache import CallCache
 from ._retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind, cache_key
 
-__all__ = ["ClientCounts", "ClientStats", "ModelClient"]
+__all__ = ["ClientCounts", "ClientStats", "ModelClient", "absorb_counts", "take_counts"]
 
 _log = logging.getLogger(__name__)
 
@@ -78,6 +80,45 @@ class ClientStats:
             backoff_seconds=round(self.backoff_seconds, 3),
         )
 
+    def add(self, counts: ClientCounts) -> None:
+        """Add counters made elsewhere (another process running this client's calls)."""
+        self.requests += counts.requests
+        self.cache_hits += counts.cache_hits
+        self.coalesced += counts.coalesced
+        self.api_calls += counts.api_calls
+        self.retries += counts.retries
+        self.completed += counts.completed
+        self.failures.update(counts.failures)
+        self.backoff_seconds += counts.backoff_seconds
+
+
+#: Clients made here by identity token, and the copies unpickled here (from another process).
+_ORIGINALS: weakref.WeakValueDictionary[str, ModelClient] = weakref.WeakValueDictionary()
+_COPIES: weakref.WeakValueDictionary[str, ModelClient] = weakref.WeakValueDictionary()
+
+
+def take_counts() -> dict[str, ClientCounts]:
+    """Counters of the client copies in this process since the last call, by token (reset).
+
+    A cluster worker sends these back with each result; the driver passes them to
+    :func:`absorb_counts`, which adds them to the original clients.
+    """
+    out: dict[str, ClientCounts] = {}
+    for token, client in list(_COPIES.items()):
+        counts = client.stats.snapshot()
+        if counts.requests or counts.api_calls:
+            out[token] = counts
+            client.stats = ClientStats()
+    return out
+
+
+def absorb_counts(counts: dict[str, ClientCounts]) -> None:
+    """Add a worker's :func:`take_counts` to the original clients with the same tokens."""
+    for token, delta in counts.items():
+        client = _ORIGINALS.get(token)
+        if client is not None:
+            client.stats.add(delta)
+
 
 class ModelClient:
     """Chat completions against any OpenAI-compatible endpoint, economically and safely.
@@ -87,6 +128,10 @@ class ModelClient:
     a per-call timeout, and retries with seeded exponential backoff on 429/5xx, timeouts and
     connection errors (``Retry-After`` honoured). A call that still fails is returned as a
     :class:`CallFailure`, never raised.
+
+    A client pickles as its settings (cache path, key and token included, not the HTTP
+    client), so a cluster worker rebuilds an equivalent client whose counters
+    :func:`take_counts` reports back to this one.
 
     Args:
         base_url: endpoint root, e.g. ``http://127.0.0.1:8080/v1``.
@@ -109,7 +154,9 @@ class ModelClient:
         timeout: float = 60.0,
         retry: RetryPolicy | None = None,
         http_client: httpx2.AsyncClient | None = None,
+        token: str | None = None,
     ) -> None:
+        # token: set only when a pickled client is rebuilt (a copy reporting to its original)
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.base_url = base_url
@@ -118,6 +165,9 @@ class ModelClient:
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self.stats = ClientStats()
+        self.token = token or uuid.uuid4().hex
+        self._api_key = api_key
+        (_ORIGINALS if token is None else _COPIES)[self.token] = self
         self._openai = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,
@@ -127,6 +177,13 @@ class ModelClient:
         )
         self._semaphore: asyncio.Semaphore | None = None
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        settings = {
+            "api_key": self._api_key, "cache": self.cache, "concurrency": self.concurrency,
+            "timeout": self.timeout, "retry": self.retry, "token": self.token,
+        }  # fmt: skip
+        return (_rebuild, (self.base_url, settings))
 
     async def complete(self, request: ChatRequest) -> CallResult:
         """One chat completion: cached, coalesced, bounded and retried."""
@@ -185,7 +242,7 @@ class ModelClient:
                 return result
             if attempt >= self.retry.max_attempts:
                 return result
-            wait = self.retry.delay(attempt, retry_after)
+            wait = self.retry.delay(attempt, retry_after, key)
             _log.debug("retrying %s after %s (%.2fs)", key[:12], result.kind, wait)
             self.stats.backoff_seconds += wait
             await asyncio.sleep(wait)
@@ -224,6 +281,10 @@ class ModelClient:
             message = f"{type(exc).__name__}: {exc}"
             return CallFailure(FailureKind.INVALID_RESPONSE, message, key, attempts=attempt), None
         return _to_response(completion, key, attempt), None
+
+
+def _rebuild(base_url: str, settings: dict[str, Any]) -> ModelClient:
+    return ModelClient(base_url, **settings)
 
 
 def _retryable(failure: CallFailure) -> bool:

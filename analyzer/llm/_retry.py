@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from groundtrace.analyzer._seeds import derived_uniform
 
 __all__ = ["RETRYABLE_STATUS", "RetryPolicy"]
 
@@ -16,7 +17,8 @@ class RetryPolicy:
     """How many times to try a call and how long to wait in between.
 
     The delay before retry ``n`` (1-based) is ``min(max_delay, base_delay * 2**(n-1))`` scaled
-    by a jitter factor in ``[1 - jitter, 1]`` drawn from a generator seeded with ``seed``; a
+    by a jitter factor in ``[1 - jitter, 1]`` derived from ``seed``, the call's content key and
+    ``n`` alone (the same wait whichever worker makes the call, in whatever order); a
     ``Retry-After`` header (seconds) takes precedence, capped at ``max_retry_after``.
 
     Attributes:
@@ -34,19 +36,17 @@ class RetryPolicy:
     jitter: float = 0.5
     max_retry_after: float = 120.0
     seed: int = 0
-    _rng: random.Random = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
-        self._rng = random.Random(self.seed)
 
-    def delay(self, retry: int, retry_after: float | None = None) -> float:
-        """Seconds to wait before retry number ``retry`` (1-based)."""
+    def delay(self, retry: int, retry_after: float | None = None, key: str = "") -> float:
+        """Seconds to wait before retry number ``retry`` (1-based) of the call ``key``."""
         if retry_after is not None and retry_after >= 0:
             return min(retry_after, self.max_retry_after)
         backoff = min(self.max_delay, self.base_delay * (2 ** (retry - 1)))
-        return float(backoff * (1.0 - self.jitter * self._rng.random()))
+        return float(backoff * (1.0 - self.jitter * derived_uniform(self.seed, key, retry)))
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import msgspec
 
 from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.cases import Case
+from groundtrace.analyzer.executor import Executor, LocalExecutor
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import Trace
 
@@ -44,6 +47,22 @@ class PathReport(Result, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
 
 
+#: (case, trace) pairs handed to the executor at once while the traces stream in.
+_CHUNK = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class _Check:
+    """The checks of one (case, trace) pair: a unit of the executor (it pickles)."""
+
+    tools: ToolsConfig | None
+    quote_threshold: float
+
+    async def __call__(self, unit: tuple[Case, Trace]) -> CaseVerdict:
+        case, trace = unit
+        return validate_case(case, trace, self.tools, quote_threshold=self.quote_threshold)
+
+
 def validate_traces(
     traces: Iterable[Trace],
     cases: Sequence[Case],
@@ -52,18 +71,30 @@ def validate_traces(
     settings: StatsSettings | None = None,
     quote_threshold: float = DEFAULT_QUOTE_THRESHOLD,
     notes: Sequence[str] = (),
+    executor: Executor | None = None,
 ) -> PathReport:
     """Join traces to cases by ``request.case_id`` and validate every pair.
 
     Several traces of one case (repeated runs) each get a verdict. ``traces`` is read once,
-    lazily: each trace is validated as it arrives and then let go, so memory holds the
-    cases, the verdicts and the ids of unmatched traces, never the traces. Verdicts come in
-    case-file order, the runs of one case in arrival order.
+    lazily: each (case, trace) pair is a unit of ``executor`` (default: local, one at a
+    time), handed over in chunks of at most ``_CHUNK`` pairs, and the traces are let go once
+    checked, so memory holds the cases, the verdicts, the ids of unmatched traces and one
+    chunk, never every trace. Verdicts come in case-file order, the runs of one case in
+    arrival order. Call it outside a running event loop.
     """
     entries: dict[str, list[tuple[int, Case]]] = {}
     for position, case in enumerate(cases):
         entries.setdefault(case.case_id, []).append((position, case))
+    runner = executor or LocalExecutor(1)
+    check = _Check(tools, quote_threshold)
     found: list[tuple[int, int, CaseVerdict]] = []
+    chunk: list[tuple[int, int, Case, Trace]] = []
+
+    def run_chunk() -> None:
+        verdicts = asyncio.run(runner.map(check, [(case, trace) for *_, case, trace in chunk]))
+        found.extend((pos, arr, v) for (pos, arr, *_), v in zip(chunk, verdicts, strict=True))
+        chunk.clear()
+
     unmatched: list[str] = []
     for arrival, trace in enumerate(traces):
         case_id = trace.request.case_id
@@ -71,10 +102,11 @@ def validate_traces(
         if not matching:
             unmatched.append(trace.trace_id)
             continue
-        found.extend(
-            (position, arrival, validate_case(case, trace, tools, quote_threshold=quote_threshold))
-            for position, case in matching
-        )
+        chunk.extend((position, arrival, case, trace) for position, case in matching)
+        if len(chunk) >= _CHUNK:
+            run_chunk()
+    if chunk:
+        run_chunk()
     found.sort(key=lambda item: (item[0], item[1]))
     verdicts = [verdict for _, _, verdict in found]
     scored = {position for position, _, _ in found}

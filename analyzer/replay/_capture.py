@@ -49,6 +49,11 @@ class CounterfactualRecorder:
         self._service_name = service_name
         self._open = False
 
+    def __reduce__(self) -> tuple[type[CounterfactualRecorder], tuple[Path, str]]:
+        # a recorder pickles as its folder: unpickled in a cluster worker it writes that
+        # process's own ``traces-<pid>.jsonl`` there once started
+        return (CounterfactualRecorder, (self.out_dir, self._service_name))
+
     def start(self) -> None:
         """Install the provider in the SDK (capture on, redaction as the SDK defaults)."""
         configure(

@@ -86,9 +86,14 @@ class FunctionReplayer:
         self.recorder = recorder
         self.entrypoint = entrypoint
         self.overrides = dict(kwarg_overrides or {})
+        self.concurrency = concurrency
         self._semaphore = asyncio.Semaphore(max(1, concurrency))
         self._functions: dict[str, Callable[..., Any]] = {}
         self.calls = 0
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # settings only: a cluster worker imports the entry point itself
+        return (_rebuild, (self.recorder, self.entrypoint, self.overrides, self.concurrency))
 
     def check(self, trace: Trace) -> str | None:
         """Why ``trace`` cannot be replayed by function, or ``None`` when it can."""
@@ -142,3 +147,14 @@ class FunctionReplayer:
 
     async def aclose(self) -> None:
         """Nothing to close (the recorder is closed by its owner)."""
+
+
+def _rebuild(
+    recorder: CounterfactualRecorder,
+    entrypoint: str | None,
+    overrides: dict[str, Any],
+    concurrency: int,
+) -> FunctionReplayer:
+    return FunctionReplayer(
+        recorder, entrypoint=entrypoint, kwarg_overrides=overrides, concurrency=concurrency
+    )

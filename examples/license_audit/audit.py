@@ -12,7 +12,9 @@ Usage::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+import os
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import groundtrace.sdk as gt
@@ -30,10 +32,11 @@ from groundtrace.analyzer.audit import (
     write_reports,
 )
 from groundtrace.analyzer.errors import InputError
+from groundtrace.analyzer.executor import Executor, UnitJournal
 from groundtrace.analyzer.llm import ClientCounts
 
 from .app import APP_NAME, AnswerFn, answer_one, app_version, extractive_answer
-from .corpus import load_corpus, load_questions
+from .corpus import QuestionCues, load_corpus, load_questions
 from .retrieval import RetrievalMode
 
 __all__ = ["run_licence_audit", "subset_corpus"]
@@ -64,6 +67,41 @@ def subset_corpus(
     return Corpus(name=corpus.name, sources=kept_sources, questions=kept_questions, gold=gold)
 
 
+@dataclass(slots=True)
+class _Answering:
+    """One answer of the instrumented app, traced into ``traces`` by whichever process runs it.
+
+    It pickles (the answerer included), so a cluster worker can run it: the first answer in a
+    process that has not configured the SDK for this run configures it there (one
+    ``traces-<pid>.jsonl`` file per process in the same folder).
+    """
+
+    traces: Path
+    retrieval: RetrievalMode
+    answerer: AnswerFn
+    cues: Mapping[str, QuestionCues]
+    traced_in: int = field(default=0)
+
+    def trace_here(self) -> None:
+        if self.traced_in != os.getpid():
+            gt.configure(
+                service_name=APP_NAME, app_version=app_version(self.retrieval), exporter="file",
+                file_path=self.traces, capture_content=True,
+            )  # fmt: skip
+            self.traced_in = os.getpid()
+
+    async def __call__(self, question: Question, source: Source) -> Answer:
+        self.trace_here()
+        cues = self.cues[question.id]
+        return await answer_one(question, source, cues, self.answerer, self.retrieval)
+
+    async def aclose(self) -> None:
+        """Flush this process's traces (a cluster worker calls it before it stops)."""
+        if self.traced_in == os.getpid():
+            gt.shutdown()
+            self.traced_in = 0
+
+
 async def run_licence_audit(
     *,
     out: Path,
@@ -77,8 +115,12 @@ async def run_licence_audit(
     max_sources: int | None = None,
     progress: Progress | None = None,
     model_calls: Callable[[], dict[str, ClientCounts]] | None = None,
+    executor: Executor | None = None,
 ) -> AuditRun:
     """Answer, label and report the licence audit into ``out`` (traces under ``out/traces``).
+
+    Every answer and label is journaled in ``out/units.sqlite`` as it arrives: a re-run into
+    the same folder (after a kill, say) starts none of them again.
 
     Args:
         out: the run folder (``run.json``, ``report.md``, ``report.html``, ``traces/``).
@@ -92,25 +134,17 @@ async def run_licence_audit(
         max_sources: keep the first sources only (a subset run).
         progress: progress callback.
         model_calls: the model client's counters, recorded in the run.
+        executor: what runs answers and pair labels (default: local, ``concurrency``).
     """
     corpus = subset_corpus(load_corpus(), questions=questions, max_sources=max_sources)
-    cues = {q.id: q.cues for q in load_questions()}
-
-    async def one(question: Question, source: Source) -> Answer:
-        return await answer_one(question, source, cues[question.id], answerer, retrieval)
-
     traces = out / "traces"
     try:
         traces.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create the run folder: {exc.strerror}", path=str(out)) from None
-    gt.configure(
-        service_name=APP_NAME,
-        app_version=app_version(retrieval),
-        exporter="file",
-        file_path=traces,
-        capture_content=True,
-    )
+    one = _Answering(traces, retrieval, answerer, {q.id: q.cues for q in load_questions()})
+    one.trace_here()
+    journal = UnitJournal(out / "units.sqlite")
     settings = AuditSettings(
         retrieval=retrieval,
         answerer=answerer_name,
@@ -120,9 +154,10 @@ async def run_licence_audit(
     try:
         run = await run_audit(
             corpus, one, settings, labeller=labeller, judge_validation=judge_validation,
-            progress=progress, model_calls=model_calls,
+            progress=progress, model_calls=model_calls, executor=executor, journal=journal,
         )  # fmt: skip
     finally:
-        gt.shutdown()
+        journal.close()
+        await one.aclose()
     write_reports(out, run)
     return run

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import socket
 import subprocess
@@ -349,22 +348,9 @@ def run_in_namespace(module: str, data_file: Path) -> dict[str, Any]:
             f"arize-phoenix is not importable by {phoenix_python} (make test builds .venv-phoenix; "
             "set GROUNDTRACE_PHOENIX_PYTHON)"
         )
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.fail("unshare and ip (util-linux, iproute2) are needed for the private namespace")
-    command = shlex.join([sys.executable, "-m", module, str(data_file)])
-    proc = subprocess.run(
-        ["unshare", "-n", "sh", "-c", f"ip link set lo up && {command}"],
-        capture_output=True,
-        text=True,
-        timeout=1100,
-        cwd=Path(__file__).resolve().parents[2],
-        check=False,
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert proc.returncode == 0 and lines, (
-        f"scenario failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    )
-    out: dict[str, Any] = json.loads(lines[-1])
+    from tests.support.namespace import run_in_private_network
+
+    out = run_in_private_network([sys.executable, "-m", module, str(data_file)], timeout=1100)
     assert out["ok"], json.dumps(out, indent=1)[:6000]
     return out
 

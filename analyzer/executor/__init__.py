@@ -1,0 +1,65 @@
+"""One seam for the analyses' work units: the local executor or a Ray cluster runs them.
+
+Interventions (replay units), judge runs (one case each) and the audit (answers, then pairs)
+hand their units to an :class:`Executor` and never learn which one runs them. Results come
+back to the driver, which journals each one as it arrives; a unit's randomness is derived from
+its content key (:func:`unit_seed`), so the results do not depend on scheduling or on the
+number of workers. SIGTERM/SIGINT stop the run gracefully: no new unit starts, the in-flight
+ones finish and are journaled, then ``RunStoppedError`` is raised (a re-run resumes).
+
+Usage::
+
+    from groundtrace.analyzer.executor import executor_for
+
+    executor = executor_for("ray", address="auto", concurrency=4)  # or "local"
+    try:
+        results = await executor.map(work, units, on_result=lambda i, r: journal.put(keys[i], r))
+    finally:
+        executor.close()
+"""
+
+from __future__ import annotations
+
+from ._journal import UnitJournal
+from ._journaled import Spread, run_journaled
+from ._local import LocalExecutor
+from ._ray import RayExecutor
+from ._types import Executor, OnResult, Work, unit_seed
+
+__all__ = [
+    "Executor",
+    "LocalExecutor",
+    "OnResult",
+    "RayExecutor",
+    "Spread",
+    "UnitJournal",
+    "Work",
+    "executor_for",
+    "run_journaled",
+    "unit_seed",
+]
+
+
+def executor_for(
+    name: str, *, concurrency: int, address: str | None = None, workers: int = 2
+) -> LocalExecutor | RayExecutor:
+    """The executor ``--executor NAME`` asks for.
+
+    Args:
+        name: ``local`` or ``ray``.
+        concurrency: units in flight (per worker with Ray).
+        address: the Ray cluster (``None``: a private local one).
+        workers: Ray worker actors.
+
+    Raises:
+        ConfigError: an unknown name, or ``--ray-address`` without ``--executor ray``.
+    """
+    from groundtrace.analyzer.errors import ConfigError
+
+    if name == "local":
+        if address is not None:
+            raise ConfigError("--ray-address needs --executor ray", field="--ray-address")
+        return LocalExecutor(concurrency)
+    if name == "ray":
+        return RayExecutor(address=address, workers=workers, concurrency=concurrency)
+    raise ConfigError(f"unknown executor {name!r} (local or ray)", field="--executor")

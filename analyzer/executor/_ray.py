@@ -1,0 +1,198 @@
+"""The Ray executor: the same units on a Ray cluster's workers, results journaled by the driver.
+
+Each worker is an async Ray actor holding one copy of the work (shipped once, pickled); it runs
+up to ``concurrency`` units at a time, the same bound the local executor applies in one
+process. The driver keeps ``workers * concurrency`` units in flight, hands each result to
+``on_result`` as it arrives (the driver is the one journal writer) and keeps the first result
+per unit: a worker that dies is restarted by Ray and its in-flight units are retried there
+(up to :data:`RETRIES` times, then the run fails with ``ExecutorError``), and a retried unit
+can never produce a second result. An exception the work raises reaches the driver as it was
+raised. Model-call counters of the workers' clients travel back with every result and are
+added to the driver's clients, so a run's recorded counts cover the whole cluster.
+
+When a run ends each worker closes its work (``aclose`` when it has one: flush the traces it
+recorded) before it is stopped. Workers must reach the files the work opens (the call cache,
+the trace folder) at the same path: true for a cluster on one machine or on shared storage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Final, TypeVar
+
+from groundtrace.analyzer.errors import ConfigError, ExecutorError, MissingExtraError
+from groundtrace.analyzer.llm import absorb_counts, take_counts
+
+from ._stop import stop_on_signals
+from ._types import OnResult, Stoppable, Work
+
+__all__ = ["RayExecutor"]
+
+U = TypeVar("U")
+R = TypeVar("R")
+
+#: Object store of a cluster this executor starts itself (bytes); units are small.
+LOCAL_OBJECT_STORE: Final = 100 * 1024 * 1024
+#: Seconds a worker gets to close its work (flush traces) before it is stopped.
+CLOSE_TIMEOUT: Final = 30.0
+#: Times a dead worker is restarted, and a unit it was running retried, before the run fails.
+RETRIES: Final = 4
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise MissingExtraError("ray", "ray") from None
+    return ray
+
+
+def _unwrap(ray: Any, future: asyncio.Future[Any]) -> Any:
+    """A worker's reply; the work's own exception as it was raised; Ray's failures mapped."""
+    try:
+        return future.result()
+    except ray.exceptions.RayTaskError as exc:
+        cause = exc.cause
+        if isinstance(cause, Exception) and not isinstance(cause, ray.exceptions.RayError):
+            raise cause from None
+        raise ExecutorError(f"a unit failed on the cluster: {exc}") from None
+    except ray.exceptions.RayError as exc:
+        raise ExecutorError(f"the cluster could not run a unit: {exc}") from None
+
+
+class _Worker:
+    """The actor body: one copy of the work, units run as they come."""
+
+    def __init__(self, work: Work[Any, Any]) -> None:
+        self.work = work
+
+    async def run(self, unit: Any) -> tuple[Any, dict[str, Any]]:
+        result = await self.work(unit)
+        return result, take_counts()
+
+    async def close(self) -> None:
+        closer = getattr(self.work, "aclose", None)
+        if closer is not None:
+            await closer()
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+
+class RayExecutor(Stoppable):
+    """Runs units on a Ray cluster (``groundtrace[ray]``).
+
+    Args:
+        address: the cluster (``ray start --head`` prints it; ``auto`` finds a local one);
+            ``None`` starts a private single-machine cluster for this process.
+        workers: worker actors.
+        concurrency: units in flight per worker.
+        local_cpus: CPUs of the private cluster (``address=None`` only).
+    """
+
+    name: Final = "ray"
+
+    def __init__(
+        self,
+        *,
+        address: str | None = None,
+        workers: int = 2,
+        concurrency: int = 4,
+        local_cpus: int = 2,
+    ) -> None:
+        if workers < 1 or concurrency < 1:
+            raise ValueError(f"workers and concurrency must be >= 1, got {workers}, {concurrency}")
+        self.address = address
+        self.workers = workers
+        self.concurrency = concurrency
+        self.local_cpus = local_cpus
+        self._started = False
+        self.actors: list[Any] = []
+
+    def _connect(self) -> Any:
+        ray = _ray()
+        if not ray.is_initialized():
+            try:
+                if self.address is None:
+                    ray.init(
+                        num_cpus=self.local_cpus, include_dashboard=False,
+                        object_store_memory=LOCAL_OBJECT_STORE, log_to_driver=False,
+                    )  # fmt: skip
+                else:
+                    ray.init(address=self.address, log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ConfigError(
+                    f"cannot reach the Ray cluster {self.address or '(local)'}: {exc}",
+                    field="--ray-address",
+                ) from None
+            self._started = True
+        return ray
+
+    async def map(
+        self,
+        work: Work[U, R],
+        units: Sequence[U],
+        *,
+        on_result: OnResult[R] | None = None,
+    ) -> list[R]:
+        """``work(unit)`` for every unit on the cluster, results in input order."""
+        self._stop = False
+        if not units:
+            return []
+        ray = self._connect()
+        actor_class = ray.remote(_Worker).options(
+            max_concurrency=self.concurrency, max_restarts=RETRIES, max_task_retries=RETRIES,
+            num_cpus=0, scheduling_strategy="SPREAD",
+        )  # fmt: skip
+        self.actors = [actor_class.remote(work) for _ in range(self.workers)]
+        results: dict[int, R] = {}
+        inflight: dict[asyncio.Future[Any], tuple[int, int]] = {}
+        load = [0] * self.workers
+        pending = iter(range(len(units)))
+        cap = self.workers * self.concurrency
+        exhausted = False
+        try:
+            with stop_on_signals(self.request_stop):
+                while True:
+                    while not (self._stop or exhausted) and len(inflight) < cap:
+                        index = next(pending, None)
+                        if index is None:
+                            exhausted = True
+                            break
+                        lane = load.index(min(load))
+                        ref = self.actors[lane].run.remote(units[index])
+                        inflight[asyncio.wrap_future(ref.future())] = (index, lane)
+                        load[lane] += 1
+                    if not inflight:
+                        break
+                    done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+                    for future in done:
+                        index, lane = inflight.pop(future)
+                        load[lane] -= 1
+                        result, counts = _unwrap(ray, future)
+                        absorb_counts(counts)
+                        if index not in results:
+                            results[index] = result
+                            if on_result is not None:
+                                on_result(index, result)
+        finally:
+            for future in inflight:
+                future.cancel()
+            await self._retire(ray)
+        return self.finish(results, len(units))
+
+    async def _retire(self, ray: Any) -> None:
+        """Let every worker close its work (flush its traces), then stop it."""
+        closing = [asyncio.wrap_future(a.close.remote().future()) for a in self.actors]
+        await asyncio.wait(closing, timeout=CLOSE_TIMEOUT)
+        for actor in self.actors:
+            ray.kill(actor)
+
+    def close(self) -> None:
+        """Disconnect from the cluster (and stop it when this executor started it)."""
+        if self._started:
+            _ray().shutdown()
+            self._started = False

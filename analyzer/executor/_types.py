@@ -1,0 +1,83 @@
+"""What every executor provides, and the seed of a unit derived from its content key."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
+
+from groundtrace.analyzer._seeds import derived_seed
+from groundtrace.analyzer.errors import RunStoppedError
+
+__all__ = ["Executor", "OnResult", "Stoppable", "Work", "unit_seed"]
+
+U = TypeVar("U")
+R = TypeVar("R")
+
+#: One unit of work: an async callable, picklable when a cluster runs it (module-level
+#: functions and objects whose state pickles; a :class:`~groundtrace.analyzer.llm.ModelClient`
+#: pickles as its settings and reopens its cache where it is unpickled).
+Work = Callable[[U], Awaitable[R]]
+#: Called in the driver with (unit index, result) as each result arrives, once per unit.
+OnResult = Callable[[int, R], None]
+
+
+class Executor(Protocol):
+    """Runs independent units and hands their results back to the driver.
+
+    The analyses call :meth:`map` and never learn what runs the units: the local executor
+    (this process, bounded concurrency) or the Ray executor (a cluster's workers).
+    """
+
+    @property
+    def name(self) -> str:
+        """``local`` or ``ray``."""
+
+    async def map(
+        self,
+        work: Work[U, R],
+        units: Sequence[U],
+        *,
+        on_result: OnResult[R] | None = None,
+    ) -> list[R]:
+        """``work(unit)`` for every unit; results in input order.
+
+        ``on_result`` runs in the driver as each result arrives (journal it there: the
+        driver is the one writer). After a stop request no new unit starts, the in-flight
+        ones finish and reach ``on_result``, then ``RunStoppedError`` is raised.
+        """
+
+    def request_stop(self) -> None:
+        """Stop issuing units (in-flight ones finish); :meth:`map` then raises."""
+
+    def close(self) -> None:
+        """Release the executor's resources (a cluster connection)."""
+
+
+def unit_seed(base: int, key: str) -> int:
+    """A 63-bit seed for the unit with content key ``key`` under the run seed ``base``.
+
+    It depends on nothing but the two arguments, so a unit draws the same numbers whichever
+    worker runs it, in whatever order.
+    """
+    return derived_seed(base, key)
+
+
+class Stoppable:
+    """The stop request both executors share, and the end of a run it decides."""
+
+    _stop: bool = False
+
+    def request_stop(self) -> None:
+        """No new unit starts; the in-flight ones finish, then ``map`` raises."""
+        self._stop = True
+
+    @staticmethod
+    def finish(results: dict[int, R], n: int) -> list[R]:
+        """The results of units ``0..n-1`` in input order.
+
+        Raises:
+            RunStoppedError: some are missing (the run was stopped).
+        """
+        if len(results) < n:
+            raise RunStoppedError(len(results), n)
+        return [results[i] for i in range(n)]

@@ -1,0 +1,355 @@
+"""Interventions, a judge run, an audit and path checks on a real local Ray cluster, against
+local runs.
+
+Run inside a private network namespace (only a loopback exists there; some Ray services bind
+every interface)::
+
+    unshare -n sh -c 'ip link set lo up && python -m tests.integration.ray_scenario'
+
+It starts a Ray head and one more worker node (``ray start --block``, 127.0.0.1, no
+dashboard, 100 MB object stores, stopped by their process groups), a counting
+OpenAI-compatible server, and measures: Ray results identical to the local executor's for
+each analysis; a worker SIGKILLed mid-run (units done, calls made, duplicate results); the
+driver (the ``groundtrace audit run`` command) SIGKILLed and SIGTERMed mid-run, then resumed
+(calls repeated). It prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from groundtrace.analyzer.audit import AuditRun, PairJudge
+from groundtrace.analyzer.executor import Executor, LocalExecutor, RayExecutor, UnitJournal
+from groundtrace.analyzer.judge import JudgeCase, LLMJudge, judge_all, load_cases
+from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
+from groundtrace.examples.license_audit.audit import run_licence_audit
+from groundtrace.examples.license_audit.endpoint import EndpointAnswerer
+from tests.analyzer.test_audit_models import _cli, _reply
+from tests.support.data import DATA, HOTPOT
+from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
+
+WORKERS = 2
+PER_WORKER = 2
+#: Ray's environment for the cluster and every driver: no usage report, no token file in the
+#: home folder (the cluster is reachable from this private namespace only).
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+QUESTIONS = ("patent-grant", "same-licence")
+SOURCES = 6
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _ray_start(*args: str) -> subprocess.Popen[bytes]:
+    ray = Path(sys.executable).with_name("ray")
+    common = ["--block", "--node-ip-address=127.0.0.1", "--num-cpus=1",
+              "--object-store-memory=100000000", "--disable-usage-stats"]  # fmt: skip
+    return subprocess.Popen(
+        [str(ray), "start", *common, *args], env={**os.environ, **RAY_ENV},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=30)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            return
+
+
+@contextmanager
+def ray_cluster(temp: Path) -> Iterator[str]:
+    """A head and a second node on 127.0.0.1; yields the address, stops both on exit."""
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
+    head = _ray_start("--head", f"--port={port}", "--include-dashboard=false",
+                      f"--temp-dir={temp}")  # fmt: skip
+    procs = [head]
+    try:
+        _wait_for_port(port, head)
+        procs.append(_ray_start(f"--address={address}"))
+        _wait_for_nodes(address, 2)
+        yield address
+    finally:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+        for proc in reversed(procs):
+            _stop(proc)
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], limit: float = 240.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"ray start exited with {proc.returncode}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise RuntimeError("the Ray head did not come up")
+
+
+def _wait_for_nodes(address: str, n: int, limit: float = 240.0) -> None:
+    import ray
+
+    ray.init(address=address, log_to_driver=False)
+    deadline = time.monotonic() + limit
+    while sum(node["Alive"] for node in ray.nodes()) < n and time.monotonic() < deadline:
+        time.sleep(0.5)
+    if sum(node["Alive"] for node in ray.nodes()) < n:
+        raise RuntimeError("the second Ray node did not join")
+
+
+def _judge_reply(req: ServerRequest) -> Reply:
+    """Triad scores chosen by a hash of the prompt (so every case has its own)."""
+    h = zlib.crc32(last_user_text(req).encode())
+    body = {"context_relevance": (h % 11) / 10, "adherence": (h // 11 % 11) / 10,
+            "answer_relevance": (h // 121 % 11) / 10, "rationale": f"r{h % 97}"}  # fmt: skip
+    return Reply(content=json.dumps(body), delay=0.02)
+
+
+def _replying(req: ServerRequest) -> Reply:
+    """Judge or audit replies, each after 0.1 s (so a kill finds calls in flight)."""
+    judged = "context_relevance" in json.dumps(req.body)
+    return Reply(content=(_judge_reply(req) if judged else _reply(req)).content, delay=0.1)
+
+
+def _client(url: str, out: Path) -> ModelClient:
+    return ModelClient(url, cache=CallCache(out / "llm_cache.sqlite"), concurrency=PER_WORKER,
+                       timeout=60.0, retry=RetryPolicy(seed=1))  # fmt: skip
+
+
+def _audit(url: str, out: Path, executor: Executor,
+           progress: Callable[[str, int, int], None] | None = None) -> AuditRun:  # fmt: skip
+    client = _client(url, out)
+    return asyncio.run(run_licence_audit(
+        out=out, answerer=EndpointAnswerer(client, "m"), answerer_name="endpoint:m",
+        labeller=PairJudge(client, "m"), questions=QUESTIONS, max_sources=SOURCES,
+        executor=executor, progress=progress,
+        model_calls=lambda: {client.base_url: client.stats.snapshot()},
+    ))  # fmt: skip
+
+
+def _audit_records(run: AuditRun) -> dict[str, Any]:
+    """The run without what differs by nature between two runs (trace ids, timing)."""
+    answers = [msgspec.structs.replace(a, trace_id=None) for a in run.answers]
+    data = msgspec.to_builtins(msgspec.structs.replace(run, answers=tuple(answers)))
+    for key in ("wall_seconds", "model_calls"):
+        data.pop(key)
+    return data
+
+
+def _calls(run: AuditRun) -> dict[str, int]:
+    counts = next(iter((run.model_calls or {}).values()))
+    return {"requests": counts.requests, "api_calls": counts.api_calls,
+            "cache_hits": counts.cache_hits}  # fmt: skip
+
+
+def audit_same(url: str, work: Path, address: str) -> tuple[dict[str, Any], AuditRun]:
+    local = _audit(url, work / "audit-local", LocalExecutor(WORKERS * PER_WORKER))
+    ray_run = _audit(url, work / "audit-ray", RayExecutor(address=address, workers=WORKERS,
+                                                          concurrency=PER_WORKER))  # fmt: skip
+    traces = sorted(p.name for p in (work / "audit-ray" / "traces").glob("*.jsonl"))
+    return {
+        "identical": _audit_records(local) == _audit_records(ray_run),
+        "answers": len(ray_run.answers), "pairs": len(ray_run.pairs) + len(ray_run.review),
+        "calls_local": _calls(local), "calls_ray": _calls(ray_run),
+        "trace_files_ray": len(traces),
+        "traced_answers_ray": _count_lines(work / "audit-ray" / "traces"),
+        "traced_answers_local": _count_lines(work / "audit-local" / "traces"),
+    }, local  # fmt: skip
+
+
+def _count_lines(folder: Path) -> int:
+    """REQUEST roots in an OTLP-JSON lines folder (one per answer)."""
+    from groundtrace.collectors import read_traces
+
+    return sum(1 for _ in read_traces([str(folder)]))
+
+
+def judge_same(url: str, work: Path, address: str) -> dict[str, Any]:
+    cases: list[JudgeCase] = load_cases(DATA / "groundedness" / "halueval_ragbench_dev.jsonl")[:24]
+
+    def run(executor: Executor, out: Path) -> list[dict[str, Any]]:
+        judge = LLMJudge(_client(url, out), "judge", seed=3)
+        results = asyncio.run(judge_all(judge, cases, executor=executor))
+        return [msgspec.to_builtins(r) for r in results]
+
+    local = run(LocalExecutor(WORKERS * PER_WORKER), work / "judge-local")
+    ray_run = run(RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER),
+                  work / "judge-ray")  # fmt: skip
+    return {"identical": local == ray_run, "cases": len(ray_run)}
+
+
+def interventions_same(work: Path, address: str) -> dict[str, Any]:
+    from groundtrace.analyzer.demo import DemoConfig, run_demo
+    from groundtrace.analyzer.interventions import PlanSettings, RunConfig, run_interventions
+
+    demo = work / "demo"
+    run_demo(DemoConfig(model="lexical", questions=3, out=demo, dataset=HOTPOT))
+    plan = PlanSettings(operators=("REMOVE", "ZERO", "DUPLICATE"))
+
+    def run(executor: Executor, out: Path) -> list[dict[str, Any]]:
+        config = RunConfig(out_dir=out, plan=plan, concurrency=PER_WORKER)
+        result = run_interventions([demo / "traces"], config, cases_path=demo / "cases.jsonl",
+                                   pool_dataset=HOTPOT, executor=executor)  # fmt: skip
+        rows = [msgspec.to_builtins(r) for r in result.rows]
+        for row in rows:  # the counterfactual's trace id is random by nature
+            row["counterfactual"].pop("trace_id")
+        return rows
+
+    local = run(LocalExecutor(WORKERS * PER_WORKER), work / "iv-local")
+    ray_run = run(RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER),
+                  work / "iv-ray")  # fmt: skip
+    return {
+        "identical": local == ray_run, "units": len(ray_run),
+        "counterfactuals_ray": _count_lines(work / "iv-ray" / "counterfactual_traces"),
+    }  # fmt: skip
+
+
+def paths_same(address: str) -> dict[str, Any]:
+    from groundtrace.analyzer.paths import tau_bench_cases, validate_traces
+    from groundtrace.analyzer.stats import StatsSettings
+    from groundtrace.collectors.transcripts import read_transcripts
+
+    source = DATA / "agent_tools" / "tau_bench_traces" / "gpt-4o-airline_dev_40.jsonl"
+    cases = list(tau_bench_cases(source))
+    traces = list(read_transcripts([source]))
+    settings = StatsSettings(n_resamples=500)
+    local = validate_traces(traces, cases, settings=settings)
+    ray_run = validate_traces(traces, cases, settings=settings,
+                              executor=RayExecutor(address=address, workers=WORKERS))  # fmt: skip
+    return {"identical": local == ray_run, "verdicts": len(ray_run.verdicts)}
+
+
+async def _refuse(unit: int) -> int:
+    from groundtrace.analyzer.errors import ReplayError
+
+    if unit == 3:
+        raise ReplayError(f"unit {unit} cannot be set up")
+    return unit
+
+
+def errors_reach_the_driver(address: str) -> dict[str, Any]:
+    """An error the work raises on a worker is raised, as it is, by the driver's map."""
+    try:
+        asyncio.run(RayExecutor(address=address, workers=WORKERS).map(_refuse, list(range(6))))
+    except Exception as exc:  # the test asserts which one
+        return {"raised": type(exc).__name__, "message": str(exc)}
+    return {"raised": None}
+
+
+def kill_a_worker(url: str, work: Path, address: str, server: OpenAICompatServer,
+                  reference: AuditRun) -> dict[str, Any]:  # fmt: skip
+    executor = RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER)
+    killed: list[int] = []
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase == "answers" and done == 4 and not killed:
+            import ray
+
+            pid = ray.get(executor.actors[0].pid.remote(), timeout=30)
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    before = len(server.requests)
+    run = _audit(url, work / "audit-kill-worker", executor, progress)
+    bodies = [json.dumps(r.body, sort_keys=True) for r in server.requests[before:]]
+    keys = [(a.question_id, a.source_id) for a in run.answers]
+    return {
+        "killed_pid": killed[0] if killed else None,
+        "units": len(run.answers) + len(run.pairs) + len(run.review) + len(run.pair_errors),
+        "calls_made": len(bodies), "calls_sent_twice": len(bodies) - len(set(bodies)),
+        "duplicate_results": len(keys) - len(set(keys)),
+        "identical_to_local": _audit_records(run) == _audit_records(reference),
+    }  # fmt: skip
+
+
+def _driver(out: Path, url: str, address: str) -> list[str]:
+    return [*_cli(out, url), "--executor", "ray", "--ray-address", address,
+            "--ray-workers", str(WORKERS)]  # fmt: skip
+
+
+def kill_the_driver(url: str, work: Path, address: str, server: OpenAICompatServer,
+                    sig: signal.Signals) -> dict[str, Any]:  # fmt: skip
+    out = work / f"audit-driver-{sig.name}"
+    env = {**os.environ, **RAY_ENV, "PYTHONUNBUFFERED": "1"}
+    before = len(server.requests)
+    proc = subprocess.Popen(_driver(out, url, address), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 300
+    while len(server.requests) - before < 12 and time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=300)
+    time.sleep(1.0)  # calls of workers that outlived a killed driver arrive now, if any
+    first = [json.dumps(r.body, sort_keys=True) for r in server.requests[before:]]
+    resumed = subprocess.run(_driver(out, url, address), env=env, capture_output=True,
+                             text=True, timeout=600, check=False)  # fmt: skip
+    second = [json.dumps(r.body, sort_keys=True) for r in server.requests[before + len(first) :]]
+    journal = UnitJournal(out / "units.sqlite")
+    units = len(journal)
+    journal.close()
+    return {
+        "signal": sig.name, "exit_code": proc.returncode, "stderr_tail": stderr[-300:],
+        "resume_exit_code": resumed.returncode, "resume_stderr": resumed.stderr[-300:],
+        "calls_before_stop": len(first), "calls_after_resume": len(second),
+        "units_journaled": units,
+        # a call sent before the stop and again by the resumed run
+        "calls_repeated": len(set(first) & set(second)),
+        "in_flight_bound": WORKERS * PER_WORKER,
+    }  # fmt: skip
+
+
+def main() -> None:
+    temp = Path(tempfile.mkdtemp(prefix="gtray", dir="/tmp"))
+    out: dict[str, Any] = {"ok": False}
+    os.environ.update(RAY_ENV)
+    try:
+        with OpenAICompatServer(handler=_replying) as server, ray_cluster(temp) as address:
+            url = server.base_url
+            out["audit"], local = audit_same(url, temp, address)
+            out["judge"] = judge_same(url, temp, address)
+            out["interventions"] = interventions_same(temp, address)
+            out["paths"] = paths_same(address)
+            out["errors"] = errors_reach_the_driver(address)
+            out["kill_worker"] = kill_a_worker(url, temp, address, server, local)
+            for sig in (signal.SIGKILL, signal.SIGTERM):
+                out[f"driver_{sig.name}"] = kill_the_driver(url, temp, address, server, sig)
+        out["ok"] = True
+    except Exception as exc:  # reported to the test, which prints it
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        subprocess.run(["rm", "-rf", str(temp)], check=False)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
