@@ -108,7 +108,7 @@ def record_tool_arguments(
         attrs[sc.GT_TOOL_CALL_ID] = call
         attrs[sc.GENAI_TOOL_CALL_ID] = call
     if "tool_arguments" in rec.settings.capture:
-        text = rec.text(_ARGUMENTS, safe_json(arguments))
+        text = rec.json(_ARGUMENTS, arguments)
         attrs[_ARGUMENTS] = text
         attrs[_GENAI_ARGUMENTS] = text
         attrs[_INPUT] = text
@@ -162,7 +162,7 @@ def record_tool_result(
     attrs[_SIZE] = len(text)
     attrs[_HASH] = content_hash(text)
     if "tool_results" in rec.settings.capture:
-        shown = rec.text(_CONTENT, text)
+        shown = rec.text(_CONTENT, text, json_text=mime == "application/json")
         attrs[_CONTENT] = shown
         attrs[_GENAI_RESULT] = shown
         attrs[_OUTPUT] = shown

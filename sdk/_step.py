@@ -23,7 +23,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
 from . import semconv as sc
-from ._attributes import safe_json, safe_str
+from ._attributes import safe_str
 from ._record import AttributeValue, Recorder, text_of
 from ._runtime import Settings, logger
 
@@ -314,7 +314,7 @@ def io_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> N
     capture = step.settings.capture
     if "io" in capture and "evidence" in capture:
         attrs = step.attrs
-        attrs[_INPUT] = step.text(_INPUT, safe_json(arguments_of(step.spec, args, kwargs)))
+        attrs[_INPUT] = step.json(_INPUT, arguments_of(step.spec, args, kwargs))
         attrs[_INPUT_MIME] = _JSON
 
 

@@ -34,6 +34,9 @@ name                what is masked
                     Plain digit runs (years, order ids) are never treated as phone numbers.
 ==================  ==========================================================================
 
+Of a value captured as JSON (arguments, return values, requests, tool results) only the string
+literals are scanned: numbers are never given to the maskers, so an ``int`` such as
+``4111111111111111`` or a score list is recorded exactly, whatever its digits.
 Every masker looks at the whole text on its own, so overlapping finds of different kinds are all
 masked: the union of their spans is replaced by one marker per kind, in priority order.
 Custom maskers: a :class:`PatternMasker` (a regex, optionally with a validator and a prefix to
