@@ -59,12 +59,17 @@ def safe_str(value: object) -> str:
 def _default(value: object) -> Any:
     if isinstance(value, set | frozenset | tuple):
         return list(value)
-    to_dict = getattr(value, "model_dump", None) or getattr(value, "_asdict", None)
-    if callable(to_dict):
+    # pydantic models, named tuples, numpy arrays and scalars (numbers stay numbers)
+    to_data = (
+        getattr(value, "model_dump", None)
+        or getattr(value, "_asdict", None)
+        or getattr(value, "tolist", None)
+    )
+    if callable(to_data):
         try:
-            return to_dict()
+            return to_data()
         except Exception:
-            logger.debug("model_dump/_asdict failed on %s", type(value), exc_info=True)
+            logger.debug("model_dump/_asdict/tolist failed on %s", type(value), exc_info=True)
     if hasattr(value, "__dict__"):
         try:
             return {k: v for k, v in vars(value).items() if not k.startswith("_")}

@@ -220,8 +220,12 @@ _SECRET_NAME: Final = (
     r"access[_-]?token|auth[_-]?token|refresh[_-]?token|token|passwd|password|pwd|"
     r"private[_-]?key)"
 )
-_SECRET_KEEP: Final = re.compile(r"(?i)[\"']?" + _SECRET_NAME + r"[\"']?\s*[:=]\s*[\"']?")
-_PASSWORD_LIKE: Final = re.compile(r"(?i)[\"']?(?:passwd|password|pwd)")
+#: An optional quote around a name or value; in a JSON-escaped text (a JSON document captured
+#: inside a JSON string, maybe several levels deep) the quote is escaped:
+#: ``{\"password\": \"hunter22\"}``, ``{\\\"password\\\": ...}``.
+_QUOTE: Final = r"""(?:\\*["'])?"""
+_SECRET_KEEP: Final = re.compile(r"(?i)" + _QUOTE + _SECRET_NAME + _QUOTE + r"\s*[:=]\s*" + _QUOTE)
+_PASSWORD_LIKE: Final = re.compile(r"(?i)" + _QUOTE + r"(?:passwd|password|pwd)")
 
 
 def _secret_valid(matched: str) -> bool:
@@ -326,7 +330,8 @@ BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
         ),
         PatternMasker(
             "secret",
-            r"(?i:[\"']?\b" + _SECRET_NAME + r"\b[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&]{4,}",
+            r"(?i:" + _QUOTE + r"\b" + _SECRET_NAME + r"\b" + _QUOTE + r"\s*[:=]\s*" + _QUOTE + r")"
+            r"[^\s\"',;&\\]{4,}",
             validate=_secret_valid,
             keep=_SECRET_KEEP,
             trigger=_has_secret_word,
