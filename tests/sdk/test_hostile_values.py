@@ -380,3 +380,33 @@ def test_hostile_values_leak_nothing_through_any_exporter_and_lose_no_span(
         else:
             assert MARK.encode() in raw, name
         assert b"[REDACTED:" in raw or not capture
+
+
+def test_a_lone_surrogate_in_the_resource_or_the_scope_loses_no_span(tmp_path: Path) -> None:
+    provider = gt.configure(
+        exporter="file",
+        file_path=f"{tmp_path}/",
+        service_name=SURROGATE,
+        resource_attributes={"deployment": SURROGATE},
+    )
+    assert provider is not None
+    tracer = provider.get_tracer(f"scope-{SURROGATE}", f"1.0-{SURROGATE}")
+    for i in range(5):
+        with tracer.start_as_current_span(f"s{i}"):
+            pass
+    gt.shutdown()
+    stats = gt.export_stats()
+    assert (stats.exported, stats.failed, stats.dropped) == (5, 0, 0)
+    (written,) = tmp_path.glob("*.jsonl")
+    (line,) = written.read_text(encoding="utf-8").splitlines()
+    (resource_spans,) = json.loads(line)["resourceSpans"]
+    resource = {
+        a["key"]: a["value"]["stringValue"] for a in resource_spans["resource"]["attributes"]
+    }
+    assert resource["service.name"] == resource["deployment"] == "report-\ufffd.pdf"
+    (scope_spans,) = resource_spans["scopeSpans"]
+    assert scope_spans["scope"] == {
+        "name": "scope-report-\ufffd.pdf",
+        "version": "1.0-report-\ufffd.pdf",
+    }
+    assert len(scope_spans["spans"]) == 5
