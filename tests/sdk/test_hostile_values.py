@@ -303,41 +303,79 @@ class Unhashable:
         return self is other
 
 
-def _run_app(tmp_path: Path, capture: bool) -> Exported:
+#: The spans one run of the app ends: REQUEST, RETRIEVE, RERANK, SELECT, VERIFY, INFER,
+#: ANSWER, TOOL, TOOL, VERIFY, two blocks, two LLM calls, three BM25 calls.
+SPANS = 17
+
+
+def run_app(exporters: list[SpanExporter], capture: bool) -> int:
+    """Run the app once, exporting through ``exporters``; the number of spans it ended."""
     memory = InMemorySpanExporter()
+    gt.configure(
+        exporter=[memory, *exporters],
+        capture_content=capture,
+        service_name=f"hostile-{SURROGATE}",
+        resource_attributes={"deployment": SURROGATE},
+    )
+    openai_inst, bm25_inst = OpenAIInstrumentor(), RankBM25Instrumentor()
+    openai_inst.instrument()
+    bm25_inst.instrument()
+    client = openai.OpenAI(
+        api_key="sk-test",
+        base_url="http://llm.invalid/v1",
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(_openai_reply)),
+    )
+    try:
+        seen = handle(_text("query"), "case-1", client)
+    finally:
+        openai_inst.uninstrument()
+        bm25_inst.uninstrument()
+        gt.shutdown()
+    docs, reranked, picked = seen[:3]
+    assert docs[0]["title"] == _text("title")  # the app's values are never rewritten
+    assert reranked == list(reversed(docs)) and picked == docs[:2]
+    assert isinstance(seen[-2], list) and len(seen[-2]) == 2  # bm25 top 2
+    return len(memory.get_finished_spans())
+
+
+def otlp_json_spans(raw: bytes) -> int:
+    """The number of spans in OTLP-JSON lines."""
+    return sum(
+        len(ss["spans"])
+        for line in raw.splitlines()
+        for rs in json.loads(line)["resourceSpans"]
+        for ss in rs["scopeSpans"]
+    )
+
+
+def assert_nothing_leaked(raw: bytes, capture: bool, name: str) -> None:
+    """No planted secret in ``raw``; no user-supplied marker either with capture off."""
+    assert raw, name
+    for secret in SECRETS:
+        assert secret.encode() not in raw, (name, secret)
+    if capture:
+        assert MARK.encode() in raw, name
+        assert b"[REDACTED:" in raw, name
+    else:
+        assert MARK.encode() not in raw, name
+
+
+def _run_app(tmp_path: Path, capture: bool) -> Exported:
     exported = Exported()
     with _collector("ok") as http, _grpc_collector() as (grpc_url, grpc_service):
-        exporters: dict[str, SpanExporter | None] = {
+        exporters = {
             "file": build_exporter("file", file_path=f"{tmp_path}/traces/"),
             "otlp_http": build_exporter("otlp_http", endpoint=http.url),
             "otlp_grpc": build_exporter("otlp_grpc", endpoint=grpc_url),
             "console": build_exporter("console"),
         }
-        assert all(exporters.values())
         console = exporters["console"]
         assert isinstance(console, ConsoleSpanExporter)
         console.out = printed = io.StringIO()  # stdout, as the exporter holds it, is pytest's
-        gt.configure(
-            exporter=[memory, *(e for e in exporters.values() if e is not None)],
-            capture_content=capture,
-            service_name=f"hostile-{SURROGATE}",
-            resource_attributes={"deployment": SURROGATE},
+        exported.spans["memory"] = run_app(
+            [e for e in exporters.values() if e is not None], capture
         )
-        openai_inst, bm25_inst = OpenAIInstrumentor(), RankBM25Instrumentor()
-        openai_inst.instrument()
-        bm25_inst.instrument()
-        client = openai.OpenAI(
-            api_key="sk-test",
-            base_url="http://llm.invalid/v1",
-            max_retries=0,
-            http_client=httpx.Client(transport=httpx.MockTransport(_openai_reply)),
-        )
-        try:
-            seen = handle(_text("query"), "case-1", client)
-        finally:
-            openai_inst.uninstrument()
-            bm25_inst.uninstrument()
-            gt.shutdown()
         exported.raw["console"] = printed.getvalue().encode("utf-8", "surrogateescape")
         exported.raw["otlp_http"] = b"".join(http.bodies)
         exported.raw["otlp_grpc"] = b"".join(grpc_service.bodies)
@@ -345,18 +383,8 @@ def _run_app(tmp_path: Path, capture: bool) -> Exported:
         exported.spans["otlp_grpc"] = _spans_in(grpc_service.bodies)
     files = sorted((tmp_path / "traces").rglob("*.jsonl"))
     exported.raw["file"] = b"".join(f.read_bytes() for f in files)
-    exported.spans["file"] = sum(
-        len(ss["spans"])
-        for line in exported.raw["file"].splitlines()
-        for rs in json.loads(line)["resourceSpans"]
-        for ss in rs["scopeSpans"]
-    )
+    exported.spans["file"] = otlp_json_spans(exported.raw["file"])
     exported.spans["console"] = exported.raw["console"].count(b'"span_id":')
-    exported.spans["memory"] = len(memory.get_finished_spans())
-    docs, reranked, picked = seen[:3]
-    assert docs[0]["title"] == _text("title")  # the app's values are never rewritten
-    assert reranked == list(reversed(docs)) and picked == docs[:2]
-    assert isinstance(seen[-2], list) and len(seen[-2]) == 2  # bm25 top 2
     return exported
 
 
@@ -365,21 +393,11 @@ def test_hostile_values_leak_nothing_through_any_exporter_and_lose_no_span(
     tmp_path: Path, capture: bool
 ) -> None:
     exported = _run_app(tmp_path, capture)
-    # REQUEST, RETRIEVE, RERANK, SELECT, VERIFY, INFER, ANSWER, TOOL, TOOL, VERIFY, two
-    # blocks, two LLM calls, three BM25 calls
-    assert exported.spans["memory"] == 17
-    assert exported.spans == dict.fromkeys(exported.spans, 17)
+    assert exported.spans == dict.fromkeys(exported.spans, SPANS)
     stats = gt.export_stats()
     assert (stats.failed, stats.dropped, stats.queued) == (0, 0, 0)
     for name, raw in exported.raw.items():
-        assert raw, name
-        for secret in SECRETS:
-            assert secret.encode() not in raw, (name, secret)
-        if not capture:
-            assert MARK.encode() not in raw, name
-        else:
-            assert MARK.encode() in raw, name
-        assert b"[REDACTED:" in raw or not capture
+        assert_nothing_leaked(raw, capture, name)
 
 
 def test_a_lone_surrogate_in_the_resource_or_the_scope_loses_no_span(tmp_path: Path) -> None:
