@@ -3,8 +3,9 @@
 The values: a secret of every built-in masker kind, lone surrogates, NUL, a huge string,
 NaN and infinities, deep nesting, objects whose ``__repr__``/``__str__`` raise, numpy arrays.
 They go through every decorator (``request``, ``retrieve``, ``rerank``, ``select``,
-``verify``, ``infer``, ``answer``, ``tool``, the ``step``/``request_context`` blocks) and every
-instrumentor (openai through an ``httpx.MockTransport``, rank_bm25), successful and failing,
+``verify``, ``infer``, ``answer``, ``tool``; plain, generator and async functions; the
+``step``/``request_context`` blocks) and every instrumentor (openai through an
+``httpx.MockTransport``, plain, streamed and failing; rank_bm25, successful and failing),
 and are exported by every exporter the SDK builds (``file``, ``otlp_http`` and ``otlp_grpc`` to
 local servers on 127.0.0.1 keeping the raw request bytes, ``console`` into a buffer).
 
@@ -16,6 +17,7 @@ every exporter.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
@@ -146,8 +148,24 @@ class Exported:
 # -- the application --------------------------------------------------------------------------
 
 
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    chunk = {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": "mock-model"}
+    return b"data: " + json.dumps({**chunk, "choices": [choice]}).encode() + b"\n\n"
+
+
 def _openai_reply(request: httpx.Request) -> httpx.Response:
     body = json.loads(request.content)
+    if body.get("stream"):
+        text = _text("llm_stream", surrogate=False)
+        events = [
+            _chunk({"role": "assistant", "content": text[:40]}),
+            _chunk({"content": text[40:]}),
+        ]
+        events += [_chunk({}, "stop"), b"data: [DONE]\n\n"]
+        return httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, content=b"".join(events)
+        )
     if body.get("metadata", {}).get("fail"):
         return httpx.Response(
             400, json={"error": {"message": _text("llm_error", surrogate=False), "type": "x"}}
@@ -233,6 +251,17 @@ def read(path: str, payload: Any) -> Any:
     return payload
 
 
+@gt.retrieve
+def stream_docs(query: str) -> Iterator[Any]:
+    yield {"id": "g1", "title": _text("generator_title"), "content": _text("generator")}
+    yield hostile("generator")["huge"]
+
+
+@gt.infer
+async def think(value: Any) -> Any:
+    return value
+
+
 @gt.tool
 def explode(payload: Any) -> None:
     raise Boom(_text("tool_error"))
@@ -268,7 +297,15 @@ def handle(query: str, case_id: str, client: openai.OpenAI) -> list[object]:
         block.record(hostile("block_result"))
     with gt.step(gt.Action.TOOL, name="block_tool") as block:
         block.record_tool_result(hostile("block_tool"), paths_read=(_text("block_path"),))
+    streamed = list(stream_docs(_text("generator_query")))
+    assert len(streamed) == 2
+    value = hostile("async")
+    assert asyncio.run(think(value)) is value
     messages = [{"role": "user", "content": _text("llm_input", surrogate=False)}]
+    stream = client.chat.completions.create(model="mock-model", messages=messages, stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == _text(
+        "llm_stream", surrogate=False
+    )
     seen.append(
         client.chat.completions.create(
             model="mock-model",
@@ -304,8 +341,9 @@ class Unhashable:
 
 
 #: The spans one run of the app ends: REQUEST, RETRIEVE, RERANK, SELECT, VERIFY, INFER,
-#: ANSWER, TOOL, TOOL, VERIFY, two blocks, two LLM calls, three BM25 calls.
-SPANS = 17
+#: ANSWER, TOOL, TOOL, VERIFY, two blocks, a generator RETRIEVE, an async INFER, three LLM
+#: calls (one streamed), three BM25 calls, and a ``request_context`` REQUEST.
+SPANS = 21
 
 
 def run_app(exporters: list[SpanExporter], capture: bool) -> int:
@@ -328,6 +366,8 @@ def run_app(exporters: list[SpanExporter], capture: bool) -> int:
     )
     try:
         seen = handle(_text("query"), "case-1", client)
+        with gt.request_context(query=_text("context_query"), case_id="case-2") as request:
+            request.record(_text("context_answer"))
     finally:
         openai_inst.uninstrument()
         bm25_inst.uninstrument()

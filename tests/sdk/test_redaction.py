@@ -449,3 +449,19 @@ def test_a_secret_across_the_limit_is_masked_before_it_is_cut(traces: Traces) ->
     arguments = str((traces.one("TOOL").attributes or {})[sc.GT_TOOL_ARGUMENTS])
     assert len(arguments) == 100
     assert "bob" not in arguments
+
+
+@pytest.mark.parametrize("levels", [0, 1, 2, 3])
+def test_a_secret_in_json_inside_json_strings_is_masked(levels: int) -> None:
+    text = json.dumps({"client_secret": "Zq8xV2mK9pL4nR7t", "password": "hunter22"})
+    for _ in range(levels):  # a JSON document captured inside a string, and so on
+        text = json.dumps({"note": text})
+    masked, fired = REDACTOR(text)
+    assert "Zq8xV2mK9pL4nR7t" not in masked and "hunter22" not in masked
+    assert fired == ("secret",)
+    for _ in range(levels):  # still valid JSON at every level
+        masked = json.loads(masked)["note"]
+    assert json.loads(masked) == {
+        "client_secret": "[REDACTED:secret]",
+        "password": "[REDACTED:secret]",
+    }
