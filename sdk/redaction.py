@@ -18,7 +18,8 @@ name                what is masked
 ``github_token``    GitHub tokens ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` ``github_pat_``
 ``secret``          the value in ``password=...``, ``api_key: ...``, ``token=...``,
                     ``client_secret=...``: always for password-like names, otherwise only
-                    when the value looks random (Shannon entropy >= 3 bits/char, 8+ chars)
+                    when the value looks random (Shannon entropy >= 3 bits/char, 8+ chars);
+                    the quotes around name and value may be escaped (JSON in a string)
 ``email``           e-mail addresses
 ``iban``            IBANs (validated with the ISO 13616 mod-97 check)
 ``credit_card``     13-19 digit card numbers, optionally grouped by spaces/dashes, *only* when
