@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from . import semconv as sc
-from ._attributes import safe_json, safe_str, text_value
+from ._attributes import SCAN_MARGIN, safe_json, safe_str, text_value
 from ._runtime import Settings, logger
 
 __all__ = [
@@ -78,7 +78,7 @@ class Recorder:
     def json(self, key: str, value: object) -> str:
         """``value`` as captured JSON text, clipped, its strings masked (numbers, such as
         scores or embeddings, are never masked)."""
-        return self.text(key, safe_json(value), json_text=True)
+        return self.text(key, safe_json(_cut_long_strings(value, self.settings)), json_text=True)
 
     def masked(self, key: str, value: object, depth: int = 0) -> Any:
         """A JSON-ready copy of ``value`` with every string in it masked and clipped.
@@ -117,6 +117,18 @@ class Recorder:
         if self.fired:
             attrs[sc.GT_REDACTED] = sorted(self.fired)
         return attrs
+
+
+def _cut_long_strings(value: object, settings: Settings) -> object:
+    """``value`` with a string too long to be scanned cut to what is (the value itself, or a
+    value of a mapping such as the arguments of a call): its JSON text, once clipped, is the
+    same, and what would be cut off is never serialised (a 50 MB argument costs nothing)."""
+    most = settings.max_attribute_length + SCAN_MARGIN
+    if type(value) is str:
+        return value[:most] if len(value) > most else value
+    if type(value) is dict and any(type(v) is str and len(v) > most for v in value.values()):
+        return {k: v[:most] if type(v) is str and len(v) > most else v for k, v in value.items()}
+    return value
 
 
 def content_hash(text: str) -> str:

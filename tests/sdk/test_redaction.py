@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import groundtrace.sdk as gt
 from groundtrace.sdk import semconv as sc
-from groundtrace.sdk._attributes import SCAN_MARGIN, safe_json
+from groundtrace.sdk._attributes import SCAN_MARGIN, safe_json, text_value
 from groundtrace.sdk._record import Recorder
 from groundtrace.sdk._runtime import Settings
 from groundtrace.sdk.redaction import (
@@ -465,3 +465,24 @@ def test_a_secret_in_json_inside_json_strings_is_masked(levels: int) -> None:
         "client_secret": "[REDACTED:secret]",
         "password": "[REDACTED:secret]",
     }
+
+
+@FAST
+@given(
+    piece=st.text(alphabet='ab "\\\n\u00e9\u4e2d\U0001f600', min_size=1, max_size=40),
+    redact=st.booleans(),
+    as_argument=st.booleans(),
+)
+def test_a_long_string_is_recorded_as_if_serialised_whole(
+    piece: str, redact: bool, as_argument: bool
+) -> None:
+    text = piece * (SCAN_MARGIN // len(piece) + 20)  # longer than limit + SCAN_MARGIN
+    settings = Settings(redact=REDACTOR if redact else None, max_attribute_length=10)
+    value: object = {"blob": text, "n": 1} if as_argument else text
+    rec = Recorder(settings)
+    whole: list[str] = []
+    expected = text_value(
+        safe_json(value), settings, key="k", truncated=whole, fired=set(), json_text=True
+    )
+    assert rec.json("k", value) == expected
+    assert rec.truncated == whole == ["k"]
