@@ -262,13 +262,19 @@ _SECRET_WORDS: Final = ("key", "secret", "token", "pass", "pwd")
 _AWS_PREFIXES: Final = ("AKIA", "ASIA", "ABIA", "ACCA")
 
 
+def _has_digit(text: str) -> bool:
+    """Whether ``text`` holds an ASCII digit (ten ``memchr`` scans: far cheaper than a regex
+    search, so prose without digits skips the number maskers at once)."""
+    return any(digit in text for digit in "0123456789")
+
+
 def _has_number_run(text: str) -> bool:
     """A run of 6+ digits/separators: cards, SSNs, NINOs and phone numbers all have one."""
-    return _NUMBERISH.search(text) is not None
+    return _has_digit(text) and _NUMBERISH.search(text) is not None
 
 
 def _has_iban_start(text: str) -> bool:
-    return _IBAN_START.search(text) is not None
+    return _has_digit(text) and _IBAN_START.search(text) is not None
 
 
 def _has_nino_start(text: str) -> bool:
@@ -287,6 +293,10 @@ def _has(*needles: str) -> Callable[[str], bool]:
         return any(needle in text for needle in needles)
 
     return trigger
+
+
+def _has_github_prefix(text: str) -> bool:
+    return "_" in text and "gh" in text  # every GitHub token prefix has both
 
 
 def _has_bearer(text: str) -> bool:
@@ -327,7 +337,7 @@ BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
         PatternMasker(
             "github_token",
             r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
-            trigger=_has("gh"),
+            trigger=_has_github_prefix,
         ),
         PatternMasker(
             "secret",
