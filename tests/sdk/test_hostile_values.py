@@ -23,11 +23,12 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import grpc
 import httpx
@@ -86,18 +87,22 @@ def _nested(depth: int, leaf: object) -> object:
     return value
 
 
-def hostile(field_name: str) -> dict[str, Any]:
-    """A mapping of every hostile value (a fresh one per call site)."""
-    return {
+def hostile(field_name: str, *, recordable: bool = True) -> dict[str, Any]:
+    """A mapping of hostile values (a fresh one per call site). A recordable one is recorded
+    (masked and clipped) with capture on; the other also holds an object whose ``__repr__``
+    raises and a 5,000-deep nesting, and is recorded as a placeholder at best."""
+    values: dict[str, Any] = {
         "text": _text(field_name),
         "huge": _text(field_name) + "x" * 3_000_000,
         "numbers": [math.nan, math.inf, -math.inf, 4111111111111111, 0.4111111111111111],
         "deep": _nested(300, _text(field_name)),
-        "deeper": _nested(5000, _text(field_name)),
-        "unprintable": Unprintable(),
         "array": np.array([0.4111111111111111, 1.5]),
         "card_ints": np.array([4111111111111111, 6011111111111117]),
     }
+    if not recordable:
+        values["deeper"] = _nested(5000, _text(field_name))
+        values["unprintable"] = Unprintable()
+    return values
 
 
 # -- the collectors -------------------------------------------------------------------------
@@ -276,30 +281,33 @@ def refuse(value: Any) -> None:
 def handle(query: str, case_id: str, client: openai.OpenAI) -> list[object]:
     """One request through every step and instrumentor; returns what each step returned."""
     seen: list[object] = []
-    options = hostile("retrieve_args")
+    options = hostile("retrieve_args", recordable=False)
     docs = search(query, options)
     seen.append(docs)
     seen.append(rerank(query, docs))
     seen.append(pick(docs))
-    for step in (check, guess):
-        value = hostile(step.__name__)
+    for step, recordable in ((check, True), (guess, False)):
+        value = hostile(step.__name__, recordable=recordable)
         result = step(value)
         assert result is value
         seen.append(result)
-    seen.append(respond(query, docs, note=hostile("replay_kwargs")))
+    # replay keyword arguments are kept only when JSON can write them (no numpy array)
+    seen.append(respond(query, docs, note=[_text("replay_kwargs"), 4111111111111111, math.nan]))
     payload = hostile("tool_args")
     assert read(_text("path"), payload) is payload
     for failing in (explode, refuse):
         with pytest.raises((Boom, ValueError)) as raised:
-            failing(hostile("failing"))
+            failing(hostile("failing", recordable=False))
         seen.append(raised.value)
     with gt.step(gt.Action.INFER, name="block") as block:
         block.record(hostile("block_result"))
     with gt.step(gt.Action.TOOL, name="block_tool") as block:
-        block.record_tool_result(hostile("block_tool"), paths_read=(_text("block_path"),))
+        block.record_tool_result(
+            hostile("block_tool", recordable=False), paths_read=(_text("block_path"),)
+        )
     streamed = list(stream_docs(_text("generator_query")))
     assert len(streamed) == 2
-    value = hostile("async")
+    value = hostile("async", recordable=False)
     assert asyncio.run(think(value)) is value
     messages = [{"role": "user", "content": _text("llm_input", surrogate=False)}]
     stream = client.chat.completions.create(model="mock-model", messages=messages, stream=True)
@@ -389,16 +397,31 @@ def otlp_json_spans(raw: bytes) -> int:
     )
 
 
+#: The fields whose marker is recorded with capture on (so its absence with capture off says
+#: something): every user-supplied text of the app above.
+RECORDED_FIELDS: Final = frozenset(
+    {
+        *("query", "title", "source", "content", "metadata", "bare_document"),
+        *("answer", "quote", "replay_kwargs", "check", "tool_args", "path", "tool_error"),
+        *("generator", "generator_title", "generator_query", "block_result", "block_path"),
+        *("llm_input", "llm_metadata", "llm_output", "llm_tool_args", "llm_stream", "llm_error"),
+        *("bm25_query", "bm25_error", "context_query", "context_answer"),
+    }
+)
+
+
 def assert_nothing_leaked(raw: bytes, capture: bool, name: str) -> None:
-    """No planted secret in ``raw``; no user-supplied marker either with capture off."""
+    """No planted secret in ``raw``; with capture on every recorded field's marker is there,
+    with capture off no marker at all."""
     assert raw, name
     for secret in SECRETS:
         assert secret.encode() not in raw, (name, secret)
+    found = {m.decode() for m in re.findall(MARK.encode() + rb"-([a-z_0-9]+)", raw)}
     if capture:
-        assert MARK.encode() in raw, name
+        assert RECORDED_FIELDS <= found, (name, sorted(RECORDED_FIELDS - found))
         assert b"[REDACTED:" in raw, name
     else:
-        assert MARK.encode() not in raw, name
+        assert not found, (name, sorted(found))
 
 
 def _run_app(tmp_path: Path, capture: bool) -> Exported:
