@@ -14,6 +14,7 @@ members are written as their value.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Any, Final
@@ -29,6 +30,7 @@ __all__ = [
     "json_list",
     "json_str",
     "mask",
+    "mask_json",
     "native_json",
     "safe_json",
     "safe_str",
@@ -57,12 +59,17 @@ def safe_str(value: object) -> str:
 def _default(value: object) -> Any:
     if isinstance(value, set | frozenset | tuple):
         return list(value)
-    to_dict = getattr(value, "model_dump", None) or getattr(value, "_asdict", None)
-    if callable(to_dict):
+    # pydantic models, named tuples, numpy arrays and scalars (numbers stay numbers)
+    to_data = (
+        getattr(value, "model_dump", None)
+        or getattr(value, "_asdict", None)
+        or getattr(value, "tolist", None)
+    )
+    if callable(to_data):
         try:
-            return to_dict()
+            return to_data()
         except Exception:
-            logger.debug("model_dump/_asdict failed on %s", type(value), exc_info=True)
+            logger.debug("model_dump/_asdict/tolist failed on %s", type(value), exc_info=True)
     if hasattr(value, "__dict__"):
         try:
             return {k: v for k, v in vars(value).items() if not k.startswith("_")}
@@ -138,6 +145,32 @@ def mask(text: str, settings: Settings, fired: set[str] | None = None) -> str:
 #: limit is masked before it is cut (a PEM key block of 4096-bit RSA is about 3,300 characters).
 SCAN_MARGIN: Final = 4096
 
+#: One JSON string literal; the last one of a clipped text may be cut off by its end.
+_JSON_STRING: Final = r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)'
+#: A run of string literals and the punctuation between them (``"key": "value", "next"``):
+#: what the maskers scan in a JSON text. Numbers, ``true``, ``false`` and ``null`` end a run,
+#: so they are never scanned (nor rewritten), and a text made only of numbers costs one search.
+_JSON_STRINGS: Final = re.compile(
+    _JSON_STRING + r"(?:[\s:,\[\]{}]*" + _JSON_STRING + ")*", re.DOTALL
+)
+
+
+def mask_json(text: str, settings: Settings, fired: set[str] | None = None) -> str:
+    """Apply the configured redaction to the string literals of a JSON text only."""
+    if settings.redact is None:
+        return text
+    parts: list[str] = []
+    done = 0
+    for found in _JSON_STRINGS.finditer(text):
+        start, end = found.span()
+        parts.append(text[done:start])
+        parts.append(mask(found.group(), settings, fired))
+        done = end
+    if not parts:
+        return text
+    parts.append(text[done:])
+    return "".join(parts)
+
 
 def text_value(
     text: str,
@@ -146,17 +179,20 @@ def text_value(
     key: str = "",
     truncated: list[str] | None = None,
     fired: set[str] | None = None,
+    json_text: bool = False,
 ) -> str:
     """Mask, then clip, a captured text field (never clip a secret in half).
 
     Only the first ``max_attribute_length + SCAN_MARGIN`` characters are scanned, so the cost
-    of masking is bounded by the attribute limit whatever the size of the value.
+    of masking is bounded by the attribute limit whatever the size of the value. Of a JSON
+    text (``json_text``) only the string literals are scanned: its numbers are never masked.
     """
     if settings.redact is None:
         return clip(text, settings, truncated, key)
+    masker = mask_json if json_text else mask
     scanned = settings.max_attribute_length + SCAN_MARGIN
     if len(text) > scanned:
         if truncated is not None:
             truncated.append(key)
-        return mask(text[:scanned], settings, fired)[: settings.max_attribute_length]
-    return clip(mask(text, settings, fired), settings, truncated, key)
+        return masker(text[:scanned], settings, fired)[: settings.max_attribute_length]
+    return clip(masker(text, settings, fired), settings, truncated, key)

@@ -296,7 +296,8 @@ def configure(
             parent's decision). Env ``GROUNDTRACE_SAMPLE_RATIO``, else ``OTEL_TRACES_SAMPLER`` /
             ``OTEL_TRACES_SAMPLER_ARG``; default: record everything (``parentbased_always_on``).
         capture_content: ``True`` (all text fields), ``False`` (none: evidence is still
-            recorded by reference -- id, title, version, hash, length) or a set of fields from
+            recorded by reference -- id, version, hash, length; docs/privacy.md lists what
+            is exported) or a set of fields from
             ``query, evidence, answer, messages, tool_arguments, tool_results, io``. Env
             ``GROUNDTRACE_CAPTURE_CONTENT`` (``true``/``false``/comma list), else
             ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``; default ``False``, as in

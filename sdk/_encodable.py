@@ -9,20 +9,23 @@ ASCII string, one trial UTF-8 encoding per other string); a span with one is cop
 surrogate code point replaced by U+FFFD (the Unicode replacement character), its dropped
 counts kept.
 
-Covered: the span name, status description, attributes (keys, strings, string sequences) and
-the names and attributes of events and links. The resource and the instrumentation scope are
-configured once, not captured, and are passed on as they are.
+Covered: the span name, status description, attributes (keys, strings, string sequences), the
+names and attributes of events and links, and the resource and instrumentation scope the span
+refers to (``service.name`` read from an environment variable may hold a surrogate too). Those
+two are shared by many spans: each distinct one is checked once, and its encodable copy reused.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final, TypeVar
 
 from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util import BoundedList
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, Status
 from opentelemetry.util.types import Attributes, AttributeValue
 
@@ -97,11 +100,59 @@ def _bounded(items: list[_T], dropped: int) -> BoundedList[_T]:
     return bounded
 
 
+#: ``id(shared object) -> (the object, its encodable form)``: resources and scopes seen.
+_SHARED: dict[int, tuple[object, object]] = {}
+_SHARED_MAX: Final = 256
+
+
+def _shared(value: _T, clean: Callable[[_T], _T]) -> _T:
+    """``clean(value)``, computed once per distinct ``value`` (a resource or a scope)."""
+    seen = _SHARED.get(id(value))
+    if seen is not None and seen[0] is value:
+        return seen[1]  # type: ignore[return-value]
+    result = clean(value)
+    if len(_SHARED) >= _SHARED_MAX:
+        _SHARED.clear()
+    _SHARED[id(value)] = (value, result)
+    return result
+
+
+def _text_or_none(text: str | None) -> str | None:
+    return None if text is None else encodable_text(text)
+
+
+def _clean_resource(resource: Resource) -> Resource:
+    if not (_bad_attributes(resource.attributes) or _bad_text(resource.schema_url)):
+        return resource
+    attributes = {encodable_text(k): _clean_value(v) for k, v in resource.attributes.items()}
+    return Resource(attributes, encodable_text(resource.schema_url))
+
+
+def _clean_scope(scope: InstrumentationScope | None) -> InstrumentationScope | None:
+    if scope is None or not (
+        _bad_text(scope.name)
+        or _bad_text(scope.version)
+        or _bad_text(scope.schema_url)
+        or _bad_attributes(scope.attributes)
+    ):
+        return scope
+    return InstrumentationScope(
+        encodable_text(scope.name),
+        _text_or_none(scope.version),
+        _text_or_none(scope.schema_url),
+        _clean_attributes(scope.attributes),
+    )
+
+
 def encodable_span(span: ReadableSpan) -> ReadableSpan:
     """``span`` itself when all its texts encode as UTF-8, else a copy whose texts do."""
     status = span.status
+    resource = _shared(span.resource, _clean_resource)
+    scope = _shared(span.instrumentation_scope, _clean_scope)
     if not (
-        _bad_text(span.name)
+        resource is not span.resource
+        or scope is not span.instrumentation_scope
+        or _bad_text(span.name)
         or _bad_text(status.description)
         or _bad_attributes(span.attributes)
         or any(_bad_event(event) for event in span.events)
@@ -123,7 +174,7 @@ def encodable_span(span: ReadableSpan) -> ReadableSpan:
         name=encodable_text(span.name),
         context=span.context,
         parent=span.parent,
-        resource=span.resource,
+        resource=resource,
         attributes=_clean_attributes(span.attributes),
         events=_bounded(events, span.dropped_events),
         links=_bounded(links, span.dropped_links),
@@ -131,5 +182,5 @@ def encodable_span(span: ReadableSpan) -> ReadableSpan:
         status=Status(status.status_code, encodable_text(description) if description else None),
         start_time=span.start_time,
         end_time=span.end_time,
-        instrumentation_scope=span.instrumentation_scope,
+        instrumentation_scope=scope,
     )

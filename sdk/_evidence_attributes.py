@@ -3,9 +3,10 @@
 One list of normalised items (:mod:`._evidence`) is written three ways, straight into the
 span's attribute dict (as every recorder writes; one ``set_attributes`` when the span ends):
 
-* ``groundtrace.evidence``: lossless JSON of the documents (by reference, ``length`` and
-  ``content_hash``, when evidence content capture is off), kept within the attribute size
-  limit as valid JSON, plus ``groundtrace.evidence.count``;
+* ``groundtrace.evidence``: lossless JSON of the documents (by reference when evidence
+  capture is off: id, rank, score, version, ``length`` and ``content_hash``, never the
+  title, source or metadata), kept within the attribute size limit as valid JSON, plus
+  ``groundtrace.evidence.count``;
 * the OpenInference document list, ``retrieval.documents.<i>.document.*`` (or
   ``reranker.output_documents.<i>.document.*``): id, score, content and a metadata JSON
   repeating title, source, version, rank, content hash and the item's own metadata;
@@ -90,11 +91,13 @@ def document_attributes(
             attrs[key_score] = score
         doc: dict[str, Any] = {"id": ev_id, "rank": rank}
         meta: dict[str, Any] = {}
-        if title is not None:
+        if title is not None and capture:
             if masked or len(title) > limit:
                 title = rec.text(_EVIDENCE, title)
             doc["title"] = meta["title"] = title
-        if source is not None:
+        if source is not None and capture:
+            if masked or len(source) > limit:
+                source = rec.text(_EVIDENCE, source)
             doc["source"] = meta["source"] = source
         if score is not None:
             doc["score"] = score
@@ -111,7 +114,7 @@ def document_attributes(
                     doc["content_hash"] = meta["content_hash"] = content_hash(content)
             else:
                 doc["content"] = attrs[key_content] = content
-        if metadata:
+        if metadata and capture:
             if masked:
                 metadata = rec.masked(_EVIDENCE, metadata)
             doc["metadata"] = metadata

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from . import semconv as sc
-from ._attributes import safe_json, safe_str, text_value
+from ._attributes import SCAN_MARGIN, safe_json, safe_str, text_value
 from ._runtime import Settings, logger
 
 __all__ = [
@@ -28,7 +28,6 @@ __all__ = [
     "content_id",
     "field_getter",
     "first_field",
-    "is_numeric",
     "text_of",
 ]
 
@@ -53,8 +52,9 @@ class Recorder:
         self.truncated: list[str] | None = None
         self.fired: set[str] | None = None
 
-    def text(self, key: str, text: str) -> str:
-        """Mask and clip one captured text field, noting truncation under ``key``."""
+    def text(self, key: str, text: str, *, json_text: bool = False) -> str:
+        """Mask and clip one captured text field, noting truncation under ``key``
+        (of a JSON text only the string literals are masked, never its numbers)."""
         settings = self.settings
         if settings.redact is None and len(text) <= settings.max_attribute_length:
             return text  # nothing to mask or cut (the common case)
@@ -62,22 +62,23 @@ class Recorder:
             self.truncated = []
         if self.fired is None:
             self.fired = set()
-        return text_value(text, settings, key=key, truncated=self.truncated, fired=self.fired)
+        return text_value(
+            text,
+            settings,
+            key=key,
+            truncated=self.truncated,
+            fired=self.fired,
+            json_text=json_text,
+        )
 
     def put_text(self, key: str, text: str) -> None:
         """Record a captured text attribute (masked and clipped)."""
         self.attrs[key] = self.text(key, text)
 
     def json(self, key: str, value: object) -> str:
-        """``value`` as captured JSON text: masked and clipped, except that numbers (and
-        lists of them, such as scores or embeddings) are only clipped, never masked."""
-        text = safe_json(value)
-        if not is_numeric(value):
-            return self.text(key, text)
-        if len(text) <= self.settings.max_attribute_length:
-            return text
-        self.note_truncated(key)
-        return text[: self.settings.max_attribute_length]
+        """``value`` as captured JSON text, clipped, its strings masked (numbers, such as
+        scores or embeddings, are never masked)."""
+        return self.text(key, safe_json(_cut_long_strings(value, self.settings)), json_text=True)
 
     def masked(self, key: str, value: object, depth: int = 0) -> Any:
         """A JSON-ready copy of ``value`` with every string in it masked and clipped.
@@ -118,21 +119,16 @@ class Recorder:
         return attrs
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float)
-
-
-def is_numeric(value: object) -> bool:
-    """Whether ``value`` is a number, or a list/tuple of numbers or of lists of numbers."""
-    if isinstance(value, int | float):
-        return True
-    if type(value) is not list and type(value) is not tuple:
-        return False
-    return all(
-        _is_number(item)
-        or ((type(item) is list or type(item) is tuple) and all(map(_is_number, item)))
-        for item in value
-    )
+def _cut_long_strings(value: object, settings: Settings) -> object:
+    """``value`` with a string too long to be scanned cut to what is (the value itself, or a
+    value of a mapping such as the arguments of a call): its JSON text, once clipped, is the
+    same, and what would be cut off is never serialised (a 50 MB argument costs nothing)."""
+    most = settings.max_attribute_length + SCAN_MARGIN
+    if type(value) is str:
+        return value[:most] if len(value) > most else value
+    if type(value) is dict and any(type(v) is str and len(v) > most for v in value.values()):
+        return {k: v[:most] if type(v) is str and len(v) > most else v for k, v in value.items()}
+    return value
 
 
 def content_hash(text: str) -> str:

@@ -2,8 +2,9 @@
 
 Arguments are the bound arguments of the call (JSON). ``paths_read`` comes from the argument
 names declared with ``@tool(paths=("path",))`` and/or a ``paths_hook(arguments, result)``;
-it is only written when the call succeeded (a failed read read nothing). The result is
-recorded by size and ``sha256`` hash, and by content when ``tool_results`` capture is on.
+it is only written when the call succeeded (a failed read read nothing), and only with
+``tool_arguments`` capture on (paths are argument values). The result is recorded by size and
+``sha256`` hash, and by content when ``tool_results`` capture is on.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def record_tool_arguments(
         attrs[sc.GT_TOOL_CALL_ID] = call
         attrs[sc.GENAI_TOOL_CALL_ID] = call
     if "tool_arguments" in rec.settings.capture:
-        text = rec.text(_ARGUMENTS, safe_json(arguments))
+        text = rec.json(_ARGUMENTS, arguments)
         attrs[_ARGUMENTS] = text
         attrs[_GENAI_ARGUMENTS] = text
         attrs[_INPUT] = text
@@ -148,21 +149,22 @@ def record_tool_result(
     attrs = rec.attrs
     attrs[_STATUS] = _OK
     paths: list[str] = []
-    if arguments is not None:
-        for name in path_params:
-            paths.extend(_paths(arguments.get(name)))
-    if paths_hook is not None:
-        try:
-            paths.extend(_paths(list(paths_hook(arguments or {}, result))))
-        except Exception:
-            logger.debug("paths_hook failed", exc_info=True)
+    if "tool_arguments" in rec.settings.capture:  # the paths are argument values: content
+        if arguments is not None:
+            for name in path_params:
+                paths.extend(_paths(arguments.get(name)))
+        if paths_hook is not None:
+            try:
+                paths.extend(_paths(list(paths_hook(arguments or {}, result))))
+            except Exception:
+                logger.debug("paths_hook failed", exc_info=True)
     if paths:
-        attrs[_PATHS_READ] = list(dict.fromkeys(paths)) if len(paths) > 1 else paths
+        attrs[_PATHS_READ] = [rec.text(_PATHS_READ, p) for p in dict.fromkeys(paths)]
     text, mime = result_text(result)
     attrs[_SIZE] = len(text)
     attrs[_HASH] = content_hash(text)
     if "tool_results" in rec.settings.capture:
-        shown = rec.text(_CONTENT, text)
+        shown = rec.text(_CONTENT, text, json_text=mime == "application/json")
         attrs[_CONTENT] = shown
         attrs[_GENAI_RESULT] = shown
         attrs[_OUTPUT] = shown

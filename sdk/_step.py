@@ -13,17 +13,16 @@ as JSON) are here.
 from __future__ import annotations
 
 import inspect
-import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.trace import Span
 
 from . import semconv as sc
-from ._attributes import safe_json, safe_str
+from ._failure import record_exception
 from ._record import AttributeValue, Recorder, text_of
 from ._runtime import Settings, logger
 
@@ -62,8 +61,6 @@ _OUTPUT_MIME: Final = sc.OI_OUTPUT_MIME_TYPE
 _GT_QUERY: Final = sc.GT_RETRIEVAL_QUERY
 _GENAI_QUERY: Final = sc.GENAI_RETRIEVAL_QUERY_TEXT
 _RERANKER_QUERY: Final = sc.OI_RERANKER_QUERY
-_MESSAGE: Final = sc.EXCEPTION_MESSAGE
-_STACKTRACE: Final = sc.EXCEPTION_STACKTRACE
 _TEXT: Final = "text/plain"
 _JSON: Final = "application/json"
 _attach: Final = otel_context.attach
@@ -201,31 +198,16 @@ class Step(Recorder):
     def fail(self, exc: BaseException) -> None:
         """Record an exception raised by the step (the caller re-raises it unchanged).
 
-        The status description and the ``exception`` event carry the exception's type; its
-        message and traceback are content: recorded, masked and clipped, only when some
-        content field is captured.
+        As :func:`~._failure.record_exception` records it: the message and traceback are
+        content, recorded (masked and clipped) only when some content field is captured.
         """
         if not self.recording:
             return
-        span = self.span
         try:
-            name = type(exc).__qualname__
-            self.attrs[sc.ERROR_TYPE] = name
             on_error = self.spec.on_error
             if on_error is not None:
                 on_error(self, exc)
-            module = type(exc).__module__
-            event: dict[str, AttributeValue] = {
-                sc.EXCEPTION_TYPE: name if module == "builtins" else f"{module}.{name}"
-            }
-            description = name
-            if self.settings.capture:
-                message = event[sc.EXCEPTION_MESSAGE] = self.text(_MESSAGE, safe_str(exc))
-                description = f"{name}: {message}"
-                trace_text = "".join(traceback.format_exception(exc))
-                event[sc.EXCEPTION_STACKTRACE] = self.text(_STACKTRACE, trace_text)
-            span.set_status(Status(StatusCode.ERROR, description))
-            span.add_event(sc.EXCEPTION_EVENT, event)
+            record_exception(self.span, self, exc)
         except Exception:
             logger.debug("recording exception on %s failed", self.spec.span_name, exc_info=True)
 
@@ -314,7 +296,7 @@ def io_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> N
     capture = step.settings.capture
     if "io" in capture and "evidence" in capture:
         attrs = step.attrs
-        attrs[_INPUT] = step.text(_INPUT, safe_json(arguments_of(step.spec, args, kwargs)))
+        attrs[_INPUT] = step.json(_INPUT, arguments_of(step.spec, args, kwargs))
         attrs[_INPUT_MIME] = _JSON
 
 

@@ -18,7 +18,8 @@ name                what is masked
 ``github_token``    GitHub tokens ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` ``github_pat_``
 ``secret``          the value in ``password=...``, ``api_key: ...``, ``token=...``,
                     ``client_secret=...``: always for password-like names, otherwise only
-                    when the value looks random (Shannon entropy >= 3 bits/char, 8+ chars)
+                    when the value looks random (Shannon entropy >= 3 bits/char, 8+ chars);
+                    the quotes around name and value may be escaped (JSON in a string)
 ``email``           e-mail addresses
 ``iban``            IBANs (validated with the ISO 13616 mod-97 check)
 ``credit_card``     13-19 digit card numbers, optionally grouped by spaces/dashes, *only* when
@@ -34,6 +35,9 @@ name                what is masked
                     Plain digit runs (years, order ids) are never treated as phone numbers.
 ==================  ==========================================================================
 
+Of a value captured as JSON (arguments, return values, requests, tool results) only the string
+literals are scanned: numbers are never given to the maskers, so an ``int`` such as
+``4111111111111111`` or a score list is recorded exactly, whatever its digits.
 Every masker looks at the whole text on its own, so overlapping finds of different kinds are all
 masked: the union of their spans is replaced by one marker per kind, in priority order.
 Custom maskers: a :class:`PatternMasker` (a regex, optionally with a validator and a prefix to
@@ -217,8 +221,12 @@ _SECRET_NAME: Final = (
     r"access[_-]?token|auth[_-]?token|refresh[_-]?token|token|passwd|password|pwd|"
     r"private[_-]?key)"
 )
-_SECRET_KEEP: Final = re.compile(r"(?i)[\"']?" + _SECRET_NAME + r"[\"']?\s*[:=]\s*[\"']?")
-_PASSWORD_LIKE: Final = re.compile(r"(?i)[\"']?(?:passwd|password|pwd)")
+#: An optional quote around a name or value; in a JSON-escaped text (a JSON document captured
+#: inside a JSON string, maybe several levels deep) the quote is escaped:
+#: ``{\"password\": \"hunter22\"}``, ``{\\\"password\\\": ...}``.
+_QUOTE: Final = r"""(?:\\*["'])?"""
+_SECRET_KEEP: Final = re.compile(r"(?i)" + _QUOTE + _SECRET_NAME + _QUOTE + r"\s*[:=]\s*" + _QUOTE)
+_PASSWORD_LIKE: Final = re.compile(r"(?i)" + _QUOTE + r"(?:passwd|password|pwd)")
 
 
 def _secret_valid(matched: str) -> bool:
@@ -254,13 +262,19 @@ _SECRET_WORDS: Final = ("key", "secret", "token", "pass", "pwd")
 _AWS_PREFIXES: Final = ("AKIA", "ASIA", "ABIA", "ACCA")
 
 
+def _has_digit(text: str) -> bool:
+    """Whether ``text`` holds an ASCII digit (ten ``memchr`` scans: far cheaper than a regex
+    search, so prose without digits skips the number maskers at once)."""
+    return any(digit in text for digit in "0123456789")
+
+
 def _has_number_run(text: str) -> bool:
     """A run of 6+ digits/separators: cards, SSNs, NINOs and phone numbers all have one."""
-    return _NUMBERISH.search(text) is not None
+    return _has_digit(text) and _NUMBERISH.search(text) is not None
 
 
 def _has_iban_start(text: str) -> bool:
-    return _IBAN_START.search(text) is not None
+    return _has_digit(text) and _IBAN_START.search(text) is not None
 
 
 def _has_nino_start(text: str) -> bool:
@@ -279,6 +293,10 @@ def _has(*needles: str) -> Callable[[str], bool]:
         return any(needle in text for needle in needles)
 
     return trigger
+
+
+def _has_github_prefix(text: str) -> bool:
+    return "_" in text and "gh" in text  # every GitHub token prefix has both
 
 
 def _has_bearer(text: str) -> bool:
@@ -319,11 +337,12 @@ BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
         PatternMasker(
             "github_token",
             r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
-            trigger=_has("gh"),
+            trigger=_has_github_prefix,
         ),
         PatternMasker(
             "secret",
-            r"(?i:[\"']?\b" + _SECRET_NAME + r"\b[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&]{4,}",
+            r"(?i:" + _QUOTE + r"\b" + _SECRET_NAME + r"\b" + _QUOTE + r"\s*[:=]\s*" + _QUOTE + r")"
+            r"[^\s\"',;&\\]{4,}",
             validate=_secret_valid,
             keep=_SECRET_KEEP,
             trigger=_has_secret_word,

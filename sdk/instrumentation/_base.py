@@ -1,4 +1,4 @@
-"""Shared plumbing of the instrumentors: wrapper layers, tracer choice, gating, errors.
+"""Shared plumbing of the instrumentors: wrapper layers, tracer choice, gating, failures.
 
 Nothing here raises into the application.
 """
@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from opentelemetry.trace import Span, Status, StatusCode, Tracer, TracerProvider
+from opentelemetry.trace import Span, Tracer, TracerProvider
 from wrapt import BaseObjectProxy, FunctionWrapper
 
 from groundtrace.sdk import semconv as sc
-from groundtrace.sdk._attributes import safe_str
+from groundtrace.sdk._failure import record_exception
+from groundtrace.sdk._record import Recorder
 from groundtrace.sdk._runtime import Settings, get_tracer, is_suppressed, logger, settings
 
 __all__ = [
@@ -20,7 +21,6 @@ __all__ = [
     "Layers",
     "Wrapper",
     "active_settings",
-    "error_type",
     "record_failure",
     "tracer_source",
 ]
@@ -91,19 +91,14 @@ def active_settings() -> Settings | None:
     return current
 
 
-def error_type(exc: BaseException) -> str:
-    """The ``error.type`` value of an exception: its class name."""
-    return type(exc).__qualname__
-
-
-def record_failure(span: Span, exc: BaseException | None) -> None:
-    """Mark ``span`` as failed by ``exc`` (status, ``error.type``, exception event)."""
+def record_failure(span: Span, rec: Recorder, exc: BaseException | None) -> None:
+    """Mark ``span`` as failed by ``exc`` as the decorators do (``error.type`` among ``rec``'s
+    attributes, status and exception event, the message and traceback masked through ``rec``);
+    call it before ``rec``'s attributes are written."""
     if exc is None:
         return
     try:
-        span.set_attribute(sc.ERROR_TYPE, error_type(exc))
-        span.set_status(Status(StatusCode.ERROR, f"{error_type(exc)}: {safe_str(exc)}"))
-        span.record_exception(exc)
+        record_exception(span, rec, exc)
     except Exception:
         logger.debug("could not record failure on span", exc_info=True)
 

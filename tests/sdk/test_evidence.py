@@ -253,7 +253,7 @@ def test_keys_of_str_subclasses_read_like_str_keys() -> None:
 
 def test_application_keys_are_data() -> None:
     key = '"); import os; ("'
-    attrs = _recorded([{"id": "a", key: 1}, {"id": "b", key: 2}], capture=frozenset())
+    attrs = _recorded([{"id": "a", key: 1}, {"id": "b", key: 2}])
     assert json.loads(str(attrs[sc.GT_EVIDENCE]))[1]["metadata"] == {key: 2}
 
 

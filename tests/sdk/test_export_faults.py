@@ -37,6 +37,7 @@ class _Collector(ThreadingHTTPServer):
         self.mode = mode
         self.release = threading.Event()
         self.received: list[ExportTraceServiceRequest] = []
+        self.bodies: list[bytes] = []  # the raw request bodies
 
     @property
     def url(self) -> str:
@@ -55,6 +56,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if mode == "ok":
             self.server.received.append(ExportTraceServiceRequest.FromString(body))
+            self.server.bodies.append(body)
         status = {"ok": 200, "500": 500, "429": 429}[mode]
         self.send_response(status)
         self.send_header("Content-Type", "application/x-protobuf")

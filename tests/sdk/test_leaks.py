@@ -11,12 +11,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
+import openai
 import pytest
+from rank_bm25 import BM25Okapi
 
 import groundtrace.sdk as gt
 from groundtrace.sdk import rendering
 from groundtrace.sdk import semconv as sc
 from groundtrace.sdk._runtime import CONTENT_FIELDS
+from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
+from groundtrace.sdk.instrumentation.rank_bm25 import RankBM25Instrumentor
 from groundtrace.sdk.redaction import Redactor
 
 from .conftest import Traces
@@ -142,3 +147,56 @@ def test_replay_kwargs(traces: Traces, capture: bool) -> None:
     else:
         assert sc.GT_REPLAY_KWARGS not in attrs
         assert sc.GT_REPLAY_ENTRYPOINT in attrs
+
+
+class _RaisingToken:
+    """A BM25 query token whose hash raises an error carrying the secrets."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        raise ValueError(NOTE)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+@pytest.mark.parametrize("capture", [True, False])
+def test_instrumentor_exceptions_are_masked_as_the_decorators_are(
+    traces: Traces, capture: bool
+) -> None:
+    traces.settings(redact=REDACTOR, capture=CONTENT_FIELDS if capture else frozenset())
+    refuse = httpx.MockTransport(
+        lambda request: httpx.Response(400, json={"error": {"message": NOTE}})
+    )
+    client = openai.OpenAI(
+        api_key="sk-test",
+        base_url="http://llm.invalid/v1",
+        max_retries=0,
+        http_client=httpx.Client(transport=refuse),
+    )
+    instrumentors = (OpenAIInstrumentor(), RankBM25Instrumentor())
+    for instrumentor in instrumentors:
+        instrumentor.instrument()
+    try:
+        with pytest.raises(openai.BadRequestError):
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(ValueError):
+            BM25Okapi([["a", "b"]]).get_scores([_RaisingToken()])
+    finally:
+        for instrumentor in instrumentors:
+            instrumentor.uninstrument()
+    assert len(traces.spans()) == 2
+    _assert_no_secret(traces)
+    for span in traces.spans():
+        (event,) = span.events
+        event_attrs = dict(event.attributes or {})
+        assert event_attrs[sc.EXCEPTION_TYPE] in {"openai.BadRequestError", "ValueError"}
+        assert (span.attributes or {})[sc.ERROR_TYPE] in {"BadRequestError", "ValueError"}
+        if capture:
+            assert "[REDACTED:email]" in str(event_attrs[sc.EXCEPTION_MESSAGE])
+            assert "[REDACTED:openai_key]" in str(span.status.description)
+            assert "email" in tuple((span.attributes or {})[sc.GT_REDACTED])
+        else:
+            assert set(event_attrs) == {sc.EXCEPTION_TYPE}
+            assert span.status.description in {"BadRequestError", "ValueError"}

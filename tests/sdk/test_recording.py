@@ -155,7 +155,6 @@ def test_content_capture_off_records_by_reference(traces: Traces) -> None:
         {
             "id": "d1",
             "rank": 1,
-            "title": "Jaws",
             "version": "v1",
             "length": 11,
             "content_hash": "sha256:" + hashlib.sha256(b"secret text").hexdigest(),

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import groundtrace.sdk as gt
 from groundtrace.sdk import semconv as sc
-from groundtrace.sdk._attributes import SCAN_MARGIN
+from groundtrace.sdk._attributes import SCAN_MARGIN, safe_json, text_value
 from groundtrace.sdk._record import Recorder
 from groundtrace.sdk._runtime import Settings
 from groundtrace.sdk.redaction import (
@@ -341,6 +341,57 @@ def test_recorded_numbers_are_never_masked() -> None:
     assert rec.fired == {"credit_card"}
 
 
+card_numbers = st.builds(lambda body: int(_luhn_complete(body)), _text(string.digits, 12, 18))
+json_numbers = st.one_of(
+    card_numbers,
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.none(),
+)
+numeric_structures = st.recursive(
+    json_numbers,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6),
+        st.dictionaries(st.sampled_from(["order", "card", "pin", "password", "id"]), inner),
+    ),
+    max_leaves=30,
+)
+
+
+@FAST
+@given(numeric_structures)
+def test_numbers_inside_structures_are_never_rewritten(value: object) -> None:
+    rec = Recorder(Settings(redact=REDACTOR))
+    assert rec.json("k", value) == safe_json(value)
+    assert not rec.fired
+
+
+@FAST
+@given(card_numbers, cards)
+def test_a_card_number_int_is_kept_and_a_card_string_beside_it_masked(
+    number: int, card: str
+) -> None:
+    rec = Recorder(Settings(redact=REDACTOR))
+    recorded = json.loads(rec.json("k", {"order": number, "paid": [card, number]}))
+    assert recorded["order"] == recorded["paid"][1] == number
+    assert "[REDACTED:credit_card]" in recorded["paid"][0]
+    assert card not in recorded["paid"][0]
+    assert rec.fired is not None
+    assert "credit_card" in rec.fired
+
+
+def test_strings_of_a_json_value_are_masked_with_their_keys() -> None:
+    rec = Recorder(Settings(redact=REDACTOR))
+    value = {"password": "hunter22", "n": 4111111111111111, "who": ["bob@example.com", 5]}
+    recorded = json.loads(rec.json("k", value))  # still valid JSON
+    assert recorded == {
+        "password": "[REDACTED:secret]",
+        "n": 4111111111111111,
+        "who": ["[REDACTED:email]", 5],
+    }
+
+
 # -- the cost of masking is bounded by the attribute limit -------------------------------------
 
 
@@ -348,10 +399,10 @@ class ScanSpy:
     """The default redactor, noting the length of every text it is asked to scan."""
 
     def __init__(self) -> None:
-        self.scanned: list[int] = []
+        self.scanned: list[str] = []
 
     def __call__(self, text: str) -> tuple[str, tuple[str, ...]]:
-        self.scanned.append(len(text))
+        self.scanned.append(text)
         return REDACTOR(text)
 
 
@@ -376,7 +427,10 @@ def test_huge_values_are_clipped_before_they_are_scanned(traces: Traces) -> None
     embed(100_000)
     score(100_000)
     assert spy.scanned
-    assert max(spy.scanned) <= limit + SCAN_MARGIN
+    assert max(map(len, spy.scanned)) <= limit + SCAN_MARGIN
+    # of the JSON values only their strings are scanned, never their numbers
+    assert all(text.startswith('"') or text == "x" * len(text) for text in spy.scanned)
+    assert '"scores"' in spy.scanned
     tool = traces.one("TOOL").attributes or {}
     assert len(str(tool[sc.GT_TOOL_ARGUMENTS])) == limit
     assert sc.GT_TOOL_ARGUMENTS in tuple(tool[sc.GT_TRUNCATED])
@@ -395,3 +449,40 @@ def test_a_secret_across_the_limit_is_masked_before_it_is_cut(traces: Traces) ->
     arguments = str((traces.one("TOOL").attributes or {})[sc.GT_TOOL_ARGUMENTS])
     assert len(arguments) == 100
     assert "bob" not in arguments
+
+
+@pytest.mark.parametrize("levels", [0, 1, 2, 3])
+def test_a_secret_in_json_inside_json_strings_is_masked(levels: int) -> None:
+    text = json.dumps({"client_secret": "Zq8xV2mK9pL4nR7t", "password": "hunter22"})
+    for _ in range(levels):  # a JSON document captured inside a string, and so on
+        text = json.dumps({"note": text})
+    masked, fired = REDACTOR(text)
+    assert "Zq8xV2mK9pL4nR7t" not in masked and "hunter22" not in masked
+    assert fired == ("secret",)
+    for _ in range(levels):  # still valid JSON at every level
+        masked = json.loads(masked)["note"]
+    assert json.loads(masked) == {
+        "client_secret": "[REDACTED:secret]",
+        "password": "[REDACTED:secret]",
+    }
+
+
+@FAST
+@given(
+    piece=st.text(alphabet='ab "\\\n\u00e9\u4e2d\U0001f600', min_size=1, max_size=40),
+    redact=st.booleans(),
+    as_argument=st.booleans(),
+)
+def test_a_long_string_is_recorded_as_if_serialised_whole(
+    piece: str, redact: bool, as_argument: bool
+) -> None:
+    text = piece * (SCAN_MARGIN // len(piece) + 20)  # longer than limit + SCAN_MARGIN
+    settings = Settings(redact=REDACTOR if redact else None, max_attribute_length=10)
+    value: object = {"blob": text, "n": 1} if as_argument else text
+    rec = Recorder(settings)
+    whole: list[str] = []
+    expected = text_value(
+        safe_json(value), settings, key="k", truncated=whole, fired=set(), json_text=True
+    )
+    assert rec.json("k", value) == expected
+    assert rec.truncated == whole == ["k"]

@@ -7,7 +7,6 @@ from functools import lru_cache
 from typing import Any, Final
 
 from groundtrace.sdk import semconv as sc
-from groundtrace.sdk._attributes import safe_json
 from groundtrace.sdk._record import AttributeValue, Recorder
 
 from ._messages import (
@@ -34,8 +33,11 @@ PROVIDER: Final = "openai"
 
 #: keyword arguments of ``create`` that shape the HTTP request but are not part of the body.
 _TRANSPORT_ARGS: Final = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
-#: request keys that carry message content (left out of the request JSON when capture is off).
-_CONTENT_KEYS: Final = frozenset({"messages", "input", "instructions", "prompt"})
+#: request keys that carry content (left out of the request JSON and the invocation parameters
+#: when capture is off): messages, a predicted output, the caller's free-form metadata.
+_CONTENT_KEYS: Final = frozenset(
+    {"messages", "input", "instructions", "prompt", "prediction", "metadata"}
+)
 #: request keys that are not invocation parameters.
 _NOT_PARAMS: Final = frozenset({"messages", "input", "instructions", "tools", "functions"})
 _OUTPUT_TYPES: Final = {"json_object": "json", "json_schema": "json", "text": "text"}
@@ -132,7 +134,7 @@ def _tool_attrs(req: dict[str, Any], rec: Recorder) -> Iterator[tuple[str, Attri
         return
     for i, tool in enumerate(tools):
         key = sc.indexed(sc.OI_LLM_TOOLS, i, sc.OI_TOOL_JSON_SCHEMA)
-        yield key, rec.text(key, safe_json(tool))
+        yield key, rec.json(key, tool)
 
 
 def input_messages(api: str, req: dict[str, Any]) -> list[Message]:
@@ -160,27 +162,26 @@ def request_attrs(
         yield sc.OI_LLM_MODEL_NAME, model
     yield sc.GT_LLM_STREAM, req.get("stream") is True
     yield from _genai_param_attrs(api, req)
-    params = {k: v for k, v in req.items() if k not in _NOT_PARAMS}
+    hidden = _NOT_PARAMS if capture else _NOT_PARAMS | _CONTENT_KEYS
+    params = {k: v for k, v in req.items() if k not in hidden}
     key = sc.OI_LLM_INVOCATION_PARAMETERS
-    yield key, rec.text(key, safe_json(params))
+    yield key, rec.json(key, params)
     yield from _tool_attrs(req, rec)
     if capture:
-        body = rec.text(sc.GT_LLM_REQUEST, safe_json(req))
+        body = rec.json(sc.GT_LLM_REQUEST, req)
         messages = input_messages(api, req)
         yield from flat_message_attrs(sc.OI_LLM_INPUT_MESSAGES, messages, rec)
         yield (
             sc.GENAI_INPUT_MESSAGES,
-            rec.text(sc.GENAI_INPUT_MESSAGES, safe_json(genai_messages(messages))),
+            rec.json(sc.GENAI_INPUT_MESSAGES, genai_messages(messages)),
         )
         if req.get("tools"):
             yield (
                 sc.GENAI_TOOL_DEFINITIONS,
-                rec.text(sc.GENAI_TOOL_DEFINITIONS, safe_json(req.get("tools"))),
+                rec.json(sc.GENAI_TOOL_DEFINITIONS, req.get("tools")),
             )
     else:
-        body = rec.text(
-            sc.GT_LLM_REQUEST, safe_json({k: v for k, v in req.items() if k not in _CONTENT_KEYS})
-        )
+        body = rec.json(sc.GT_LLM_REQUEST, {k: v for k, v in req.items() if k not in _CONTENT_KEYS})
     yield sc.GT_LLM_REQUEST, body
     yield sc.OI_INPUT_VALUE, body
     yield sc.OI_INPUT_MIME_TYPE, "application/json"

@@ -148,7 +148,7 @@ def output_attrs(out: Output, rec: Recorder, capture: bool) -> Iterator[tuple[st
             yield sc.OI_OUTPUT_MIME_TYPE, "application/json" if first.tool_calls else "text/plain"
         yield (
             sc.GENAI_OUTPUT_MESSAGES,
-            rec.text(sc.GENAI_OUTPUT_MESSAGES, safe_json(genai_messages(out.messages))),
+            rec.json(sc.GENAI_OUTPUT_MESSAGES, genai_messages(out.messages)),
         )
     else:
         # Structure without content: which tools were requested (names and ids only).

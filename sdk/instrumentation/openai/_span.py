@@ -113,8 +113,8 @@ class LLMCall:
                 rec.attrs.update(output_attrs(output, rec, self.capture))
             if incomplete:
                 rec.attrs[sc.GT_LLM_STREAM_INCOMPLETE] = True
+            record_failure(span, rec, exc)
             span.set_attributes(rec.final())
-            record_failure(span, exc)
         except Exception:
             logger.debug("openai response attributes incomplete", exc_info=True)
         finally:

@@ -121,8 +121,8 @@ class _Retrieval:
 
     def end(self, exc: BaseException | None = None) -> None:
         try:
+            record_failure(self.span, self.rec, exc)
             self.span.set_attributes(self.rec.final())
-            record_failure(self.span, exc)
         except Exception:
             logger.debug("bm25 span attributes incomplete", exc_info=True)
         finally:
