@@ -79,7 +79,8 @@ def tracer_source(provider: TracerProvider | None) -> Callable[[], Tracer]:
     """
     if provider is None:
         return get_tracer
-    tracer = provider.get_tracer(INSTRUMENTATION_NAME, _VERSION, schema_url=sc.SCHEMA_URL)
+    schema_url = settings().scope_schema_url
+    tracer = provider.get_tracer(INSTRUMENTATION_NAME, _VERSION, schema_url=schema_url)
     return lambda: tracer
 
 

@@ -15,6 +15,7 @@ from ._messages import (
     chat_message,
     flat_message_attrs,
     genai_messages,
+    genai_system_instructions,
     responses_input_messages,
 )
 
@@ -135,6 +136,40 @@ def _tool_attrs(req: dict[str, Any], rec: Recorder) -> Iterator[tuple[str, Attri
         yield key, rec.text(key, safe_json(tool))
 
 
+def _tool_definition(tool: Any) -> Any:
+    """A tool offered, in the GenAI tool-definitions layout (``{type, name, description,
+    parameters}``; chat completions nests all but the type under ``function``)."""
+    if isinstance(tool, Mapping):
+        function = tool.get("function")
+        if isinstance(function, Mapping):
+            return {"type": tool.get("type", "function"), **function}
+    return tool
+
+
+def _genai_content(
+    api: str, req: dict[str, Any], messages: list[Message], rec: Recorder
+) -> Iterator[tuple[str, AttributeValue]]:
+    """The current GenAI content attributes: system instructions given apart from the chat
+    history (Responses ``instructions``), the input messages and the tool definitions."""
+    history = messages
+    instructions = req.get("instructions")
+    if api == API_RESPONSES and isinstance(instructions, str):
+        system = genai_system_instructions(instructions)
+        yield (
+            sc.GENAI_SYSTEM_INSTRUCTIONS,
+            rec.text(sc.GENAI_SYSTEM_INSTRUCTIONS, safe_json(system)),
+        )
+        history = messages[1:]  # the instructions lead the messages as a system message
+    yield (
+        sc.GENAI_INPUT_MESSAGES,
+        rec.text(sc.GENAI_INPUT_MESSAGES, safe_json(genai_messages(history))),
+    )
+    tools = req.get("tools")
+    if isinstance(tools, list | tuple) and tools:
+        definitions = [_tool_definition(t) for t in tools]
+        yield sc.GENAI_TOOL_DEFINITIONS, rec.text(sc.GENAI_TOOL_DEFINITIONS, safe_json(definitions))
+
+
 def input_messages(api: str, req: dict[str, Any]) -> list[Message]:
     """The request's input as normalised messages."""
     if api == API_CHAT:
@@ -168,15 +203,8 @@ def request_attrs(
         body = rec.text(sc.GT_LLM_REQUEST, safe_json(req))
         messages = input_messages(api, req)
         yield from flat_message_attrs(sc.OI_LLM_INPUT_MESSAGES, messages, rec)
-        yield (
-            sc.GENAI_INPUT_MESSAGES,
-            rec.text(sc.GENAI_INPUT_MESSAGES, safe_json(genai_messages(messages))),
-        )
-        if req.get("tools"):
-            yield (
-                sc.GENAI_TOOL_DEFINITIONS,
-                rec.text(sc.GENAI_TOOL_DEFINITIONS, safe_json(req.get("tools"))),
-            )
+        if rec.settings.genai_latest:
+            yield from _genai_content(api, req, messages, rec)
     else:
         body = rec.text(
             sc.GT_LLM_REQUEST, safe_json({k: v for k, v in req.items() if k not in _CONTENT_KEYS})
