@@ -57,7 +57,8 @@ def serve_command(
     ] = None,
     tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert.")] = None,
 ) -> None:
-    """Receive OTLP/HTTP traces on /v1/traces and write them durably as OTLP-JSON lines.
+    """Receive OTLP/HTTP traces on /v1/traces (log records on /v1/logs) and write them
+    durably as OTLP-JSON lines.
 
     Every accepted batch is fsync'd before the 200. Stops cleanly on SIGTERM or Ctrl-C.
     Binding beyond loopback without --token prints a warning: anyone could write traces.
