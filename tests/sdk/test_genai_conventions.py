@@ -8,19 +8,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import msgspec
-import openai
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from rank_bm25 import BM25Okapi
+from opentelemetry.sdk.trace import ReadableSpan
 
 import groundtrace.sdk as gt
 from groundtrace.collectors import Trace, build_traces
 from groundtrace.sdk import _env, _runtime, configure
 from groundtrace.sdk import semconv as sc
-from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
-from groundtrace.sdk.instrumentation.rank_bm25 import RankBM25Instrumentor
+from tests.support.genai_app import run_app
 from tests.support.instrumented import records_of
 from tests.support.openai_server import OpenAICompatServer
 
@@ -66,65 +61,10 @@ def test_configure_reads_the_variable_once(monkeypatch: pytest.MonkeyPatch) -> N
     gt.shutdown()
 
 
-@gt.request(app_name="films", app_version="1")
-def _app(query: str, client: openai.OpenAI, bm25: BM25Okapi) -> str:
-    docs = _search(query)
-    bm25.get_top_n(query.lower().split(), CORPUS, n=1)
-    _lookup("Jaws", call_id="call_1")
-    out = client.responses.create(
-        model="m", instructions="Answer briefly.", input=query, temperature=0
-    )
-    chat = client.chat.completions.create(
-        model="m",
-        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": query}],
-        tools=[{"type": "function", "function": {"name": "lookup", "parameters": {}}}],
-    )
-    del chat
-    return _answer(query, docs, out.output_text)
-
-
-@gt.retrieve(retriever="bm25", k=2, data_source="films")
-def _search(query: str) -> list[dict[str, Any]]:
-    return [{"id": "d1", "content": CORPUS[0], "score": 2.0}]
-
-
-@gt.tool
-def _lookup(title: str, call_id: str | None = None) -> str:
-    """Look a film up."""
-    return "Steven Spielberg"
-
-
-@gt.answer
-def _answer(query: str, evidence: list[dict[str, Any]], text: str) -> dict[str, Any]:
-    return {"text": text, "confidence": 0.5, "cited_ids": ["d1"]}
-
-
-def _run(mode: Mode, srv: OpenAICompatServer) -> list[ReadableSpan]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    _runtime.install(_runtime.Settings(capture=_runtime.CONTENT_FIELDS, genai=mode), provider)
-    openai_inst, bm25_inst = OpenAIInstrumentor(), RankBM25Instrumentor()
-    openai_inst.instrument()
-    bm25_inst.instrument()
-    try:
-        client = openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0)
-        _app("Who directed Jaws?", client, BM25Okapi([d.split() for d in CORPUS]))
-    finally:
-        openai_inst.uninstrument()
-        bm25_inst.uninstrument()
-        provider.shutdown()
-    return list(exporter.get_finished_spans())
-
-
 @pytest.fixture(scope="module")
 def runs() -> Iterator[dict[Mode, list[ReadableSpan]]]:
-    old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
-    try:
-        with OpenAICompatServer() as srv:
-            yield {mode: _run(mode, srv) for mode in Mode}
-    finally:
-        _runtime.install(old_settings, old_provider)
+    with OpenAICompatServer() as srv:
+        yield {mode: run_app(mode, srv) for mode in Mode}
 
 
 def _span(spans: list[ReadableSpan], action: str, api: str | None = None) -> dict[str, Any]:

@@ -378,7 +378,41 @@ def langchain_openinference() -> Run:
     return _run("langchain + openinference", "OpenInference", exporter)
 
 
+def _groundtrace(mode: str, genai_only: bool = False) -> Callable[[], Run]:
+    """groundtrace's own SDK (decorators, openai and rank_bm25 instrumentors) with one GenAI
+    attribute set; ``genai_only`` keeps only the ``gen_ai.*`` keys of its spans (what a
+    backend that knows only the GenAI conventions keeps)."""
+    from msgspec.structs import replace
+
+    from groundtrace.sdk.semconv import GenAIConventions
+    from tests.support.genai_app import run_app
+
+    def scenario() -> Run:
+        with OpenAICompatServer() as srv:
+            records = records_of(run_app(GenAIConventions(mode), srv))
+        if genai_only:
+            records = [
+                replace(
+                    r, attributes={k: v for k, v in r.attributes.items() if k.startswith(_GENAI)}
+                )
+                for r in records
+            ]
+        name = f"groundtrace SDK ({mode}{', gen_ai.* keys only' if genai_only else ''})"
+        return Run(
+            name, "groundtrace + OpenInference + OTel GenAI", records, list(build_traces(records))
+        )
+
+    return scenario
+
+
+_GENAI = "gen_ai."
+
+
 SCENARIOS: dict[str, Callable[[], Run]] = {
+    "groundtrace-latest": _groundtrace("latest"),
+    "groundtrace-previous": _groundtrace("previous"),
+    "groundtrace-both": _groundtrace("both"),
+    "groundtrace-latest-genai-only": _groundtrace("latest", genai_only=True),
     "openinference-openai": openinference_openai,
     "openllmetry-openai": openllmetry_openai,
     "openllmetry-decorators": openllmetry_decorators,
