@@ -102,6 +102,13 @@ def _genai_sets() -> list[str]:
     """The section on the two GenAI attribute sets and how one is chosen."""
     latest, previous = sc.GENAI_SEMCONV_VERSION, sc.GENAI_PREVIOUS_SEMCONV_VERSION
     content = "; opt-in (with content capture): "
+    tool = _keys(
+        sc.GENAI_OPERATION_NAME,
+        sc.GENAI_TOOL_NAME,
+        sc.GENAI_TOOL_TYPE,
+        sc.GENAI_TOOL_DESCRIPTION,
+        sc.GENAI_TOOL_CALL_ID,
+    )
     rows = [
         (
             "LLM (openai instrumentor)",
@@ -127,22 +134,8 @@ def _genai_sets() -> list[str]:
         ),
         (
             "TOOL (`@tool`)",
-            _keys(
-                sc.GENAI_OPERATION_NAME,
-                sc.GENAI_TOOL_NAME,
-                sc.GENAI_TOOL_TYPE,
-                sc.GENAI_TOOL_DESCRIPTION,
-                sc.GENAI_TOOL_CALL_ID,
-            )
-            + content
-            + _keys(sc.GENAI_TOOL_CALL_ARGUMENTS, sc.GENAI_TOOL_CALL_RESULT),
-            _keys(
-                sc.GENAI_OPERATION_NAME,
-                sc.GENAI_TOOL_NAME,
-                sc.GENAI_TOOL_TYPE,
-                sc.GENAI_TOOL_DESCRIPTION,
-                sc.GENAI_TOOL_CALL_ID,
-            ),
+            tool + content + _keys(sc.GENAI_TOOL_CALL_ARGUMENTS, sc.GENAI_TOOL_CALL_RESULT),
+            tool,
         ),
         ("REQUEST (`@request`)", _keys(sc.GENAI_CONVERSATION_ID), _keys(sc.GENAI_CONVERSATION_ID)),
         (

@@ -25,7 +25,7 @@ from groundtrace.collectors.spans import (
 )
 from groundtrace.sdk import semconv as sc
 
-from ._otlp_json import SpanDecodeError, decode_any_value, decode_id
+from ._otlp_json import SpanDecodeError, _list, decode_any_value, decode_id
 from ._otlp_json import _attributes as _json_attributes
 from ._otlp_json import _nanos as _json_nanos
 from ._otlp_proto import _attributes as _proto_attributes
@@ -58,15 +58,6 @@ def _log_record(
         body=body,
         location=location,
     )
-
-
-def _list(obj: Any, key: str, where: str) -> list[Any]:
-    value = obj.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise SpanDecodeError(f"{key} must be a list", where)
-    return value
 
 
 def _json_record(raw: Any, where: str, location: SourceLocation) -> LogRecord:

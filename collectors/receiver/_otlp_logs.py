@@ -9,16 +9,24 @@ each GenAI event sent as a log record to its span.
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any
 
 import orjson
-from google.protobuf import json_format
-from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
 
-from ._otlp_json import BodyDecodeError, _any_value, _as_list, _attributes, _resource, _scope
+from ._otlp_json import (
+    BodyDecodeError,
+    _any_value,
+    _as_list,
+    _attributes,
+    _resource,
+    _scope,
+    envelope,
+    load_json,
+    parse_dict,
+    parse_protobuf,
+)
 
 __all__ = ["logs_to_json_line", "parse_json_logs", "parse_protobuf_logs", "validate_logs"]
 
@@ -31,12 +39,7 @@ def parse_protobuf_logs(body: bytes) -> ExportLogsServiceRequest:
     Raises:
         BodyDecodeError: the bytes are not a valid message.
     """
-    request = ExportLogsServiceRequest()
-    try:
-        request.ParseFromString(body)
-    except (DecodeError, ValueError, RuntimeError) as exc:
-        raise BodyDecodeError(f"invalid protobuf ExportLogsServiceRequest: {exc}") from exc
-    return request
+    return parse_protobuf(ExportLogsServiceRequest(), body)
 
 
 def _ids_hex_to_b64(records: list[dict[str, Any]], where: str) -> None:
@@ -57,12 +60,7 @@ def parse_json_logs(body: bytes) -> ExportLogsServiceRequest:
     Raises:
         BodyDecodeError: not JSON, not an object, a non-hex id, or a field of the wrong type.
     """
-    try:
-        document = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BodyDecodeError(f"invalid JSON: {exc}") from exc
-    if not isinstance(document, dict):
-        raise BodyDecodeError("an OTLP/JSON request must be a JSON object")
+    document = load_json(body)
     for rl_key in ("resourceLogs", "resource_logs"):
         for r, resource_logs in enumerate(_as_list(document.get(rl_key))):
             for sl_key in ("scopeLogs", "scope_logs"):
@@ -70,12 +68,7 @@ def parse_json_logs(body: bytes) -> ExportLogsServiceRequest:
                     for lr_key in ("logRecords", "log_records"):
                         where = f"{rl_key}[{r}].{sl_key}[{s}].{lr_key}"
                         _ids_hex_to_b64(_as_list(scope_logs.get(lr_key)), where)
-    request = ExportLogsServiceRequest()
-    try:
-        json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError) as exc:
-        raise BodyDecodeError(f"invalid OTLP/JSON request: {exc}") from exc
-    return request
+    return parse_dict(document, ExportLogsServiceRequest())
 
 
 def validate_logs(request: ExportLogsServiceRequest) -> int:
@@ -131,19 +124,14 @@ def _record(record: LogRecord) -> dict[str, Any]:
 
 
 def _scope_logs(scope_logs: ScopeLogs) -> dict[str, Any]:
-    out: dict[str, Any] = {"scope": _scope(scope_logs.scope)}
-    out["logRecords"] = [_record(r) for r in scope_logs.log_records]
-    if scope_logs.schema_url:
-        out["schemaUrl"] = scope_logs.schema_url
-    return out
+    records = [_record(r) for r in scope_logs.log_records]
+    return envelope("scope", _scope(scope_logs.scope), "logRecords", records, scope_logs.schema_url)
 
 
 def _resource_logs(resource_logs: ResourceLogs) -> dict[str, Any]:
-    out: dict[str, Any] = {"resource": _resource(resource_logs.resource)}
-    out["scopeLogs"] = [_scope_logs(sl) for sl in resource_logs.scope_logs]
-    if resource_logs.schema_url:
-        out["schemaUrl"] = resource_logs.schema_url
-    return out
+    scopes = [_scope_logs(sl) for sl in resource_logs.scope_logs]
+    resource = _resource(resource_logs.resource)
+    return envelope("resource", resource, "scopeLogs", scopes, resource_logs.schema_url)
 
 
 def logs_to_json_line(request: ExportLogsServiceRequest) -> bytes:
