@@ -163,7 +163,10 @@ def _genai_sets() -> list[str]:
         " instrumentations to keep their default.",
         "",
         "Content keys are written only when the matching content field is captured, and are"
-        " masked by the same redaction as every other text.",
+        " masked by the same redaction as every other text. The schema URL is pinned on the"
+        " instrumentation scope of every span; the resource carries no GenAI attribute, so it"
+        " gets none (the OpenTelemetry SDK refuses to merge resources whose schema URLs"
+        " differ, which would drop the application's own resource attributes).",
         "",
         "| span | current set | previous set |",
         "|---|---|---|",

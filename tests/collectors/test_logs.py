@@ -298,3 +298,39 @@ def test_build_traces_takes_spans_and_log_records_from_any_source(tmp_path: Path
 
     (trace,) = build_traces(read_records([path]))
     _check_joined(trace)
+
+
+def test_the_current_operation_details_event_as_a_log_record_with_structured_values(
+    tmp_path: Path,
+) -> None:
+    """The current conventions' one event: messages in structured (not JSON-text) values."""
+
+    def parts(role: str, text: str) -> dict[str, Any]:
+        part = _kv(type="text", content=text)
+        return {
+            "kvlistValue": {
+                "values": [
+                    {"key": "role", "value": {"stringValue": role}},
+                    {"key": "parts", "value": {"arrayValue": {"values": [part]}}},
+                ]
+            }
+        }
+
+    details = _log(
+        sc.GENAI_EVENT_OPERATION_DETAILS,
+        attributes=[
+            {
+                "key": sc.GENAI_INPUT_MESSAGES,
+                "value": {"arrayValue": {"values": [parts("user", "Who directed Jaws?")]}},
+            },
+            {
+                "key": sc.GENAI_OUTPUT_MESSAGES,
+                "value": {"arrayValue": {"values": [parts("assistant", "Steven Spielberg")]}},
+            },
+        ],
+    )
+    path = _write(tmp_path / "d.jsonl", _spans_line(), _logs_line([details]))
+    (trace,) = read_traces([path])
+    (llm,) = trace.llm_calls
+    assert [(m.role, m.content) for m in llm.messages] == [("user", "Who directed Jaws?")]
+    assert llm.output_text == "Steven Spielberg"

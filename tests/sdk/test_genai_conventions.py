@@ -212,3 +212,40 @@ def test_the_current_set_alone_is_enough_for_a_genai_reader(
     (tool,) = trace.tool_calls
     assert tool.name == "_lookup" and tool.arguments == {"title": "Jaws"}
     assert tool.result_content == "Steven Spielberg"
+
+
+def test_genai_content_is_masked_by_the_same_redaction() -> None:
+    import openai
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
+
+    def redact(text: str) -> tuple[str, tuple[str, ...]]:
+        masked = text.replace("jaws@example.com", "[EMAIL]")
+        return masked, ("email",) if masked != text else ()
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    old_settings, old_provider = _runtime.settings(), _runtime._STATE.provider
+    _runtime.install(_runtime.Settings(capture=_runtime.CONTENT_FIELDS, redact=redact), provider)
+    inst = OpenAIInstrumentor()
+    inst.instrument()
+    try:
+        with OpenAICompatServer() as srv:
+            client = openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0)
+            client.responses.create(
+                model="m", instructions="Mail jaws@example.com.", input="to jaws@example.com"
+            )
+    finally:
+        inst.uninstrument()
+        provider.shutdown()
+        _runtime.install(old_settings, old_provider)
+    (span,) = exporter.get_finished_spans()
+    attrs = dict(span.attributes or {})
+    for key in (sc.GENAI_SYSTEM_INSTRUCTIONS, sc.GENAI_INPUT_MESSAGES, sc.GENAI_OUTPUT_MESSAGES):
+        assert "[EMAIL]" in attrs[key] and "jaws@example.com" not in attrs[key], key
+        json.loads(attrs[key])  # still valid JSON
+    assert "email" in attrs[sc.GT_REDACTED]
