@@ -166,7 +166,7 @@ def _genai_sets() -> list[str]:
         " masked by the same redaction as every other text. The schema URL is pinned on the"
         " instrumentation scope of every span; the resource carries no GenAI attribute, so it"
         " gets none (the OpenTelemetry SDK refuses to merge resources whose schema URLs"
-        " differ, which would drop the application's own resource attributes).",
+        " differ: it keeps one side and drops the other side's attributes).",
         "",
         "| span | current set | previous set |",
         "|---|---|---|",
