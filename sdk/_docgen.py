@@ -112,7 +112,7 @@ def _genai_sets() -> list[str]:
     rows = [
         (
             "LLM (openai instrumentor)",
-            _keys(sc.GENAI_OPERATION_NAME, sc.GENAI_PROVIDER_NAME)
+            _keys(sc.GENAI_OPERATION_NAME, sc.GENAI_PROVIDER_NAME, sc.GENAI_REQUEST_STREAM)
             + ", request / response / usage keys"
             + content
             + _keys(

@@ -71,6 +71,7 @@ __all__ = [
     "GENAI_REQUEST_PRESENCE_PENALTY",
     "GENAI_REQUEST_SEED",
     "GENAI_REQUEST_STOP_SEQUENCES",
+    "GENAI_REQUEST_STREAM",
     "GENAI_REQUEST_TEMPERATURE",
     "GENAI_REQUEST_TOP_K",
     "GENAI_REQUEST_TOP_P",
@@ -601,6 +602,8 @@ GENAI_REQUEST_FREQUENCY_PENALTY: Final = "gen_ai.request.frequency_penalty"
 GENAI_REQUEST_PRESENCE_PENALTY: Final = "gen_ai.request.presence_penalty"
 #: int -- number of choices requested (n). 1
 GENAI_REQUEST_CHOICE_COUNT: Final = "gen_ai.request.choice.count"
+#: bool -- the request streams (set only when it does; current set). true
+GENAI_REQUEST_STREAM: Final = "gen_ai.request.stream"
 #: str -- requested output type. "json"
 GENAI_OUTPUT_TYPE: Final = "gen_ai.output.type"
 #: str -- provider response id. "chatcmpl-123"

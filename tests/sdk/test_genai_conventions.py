@@ -86,6 +86,7 @@ def test_the_current_set(runs: dict[Mode, list[ReadableSpan]]) -> None:
     spans = runs[Mode.LATEST]
     chat = _span(spans, "LLM", sc.LLMApi.CHAT_COMPLETIONS)
     assert chat[sc.GENAI_PROVIDER_NAME] == "openai" and sc.GENAI_SYSTEM not in chat
+    assert sc.GENAI_REQUEST_STREAM not in chat  # set only on streaming requests
     messages = json.loads(chat[sc.GENAI_INPUT_MESSAGES])
     assert messages[0] == {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]}
     assert json.loads(chat[sc.GENAI_TOOL_DEFINITIONS]) == [

@@ -193,7 +193,10 @@ def request_attrs(
     if isinstance(model, str):
         yield sc.GENAI_REQUEST_MODEL, model
         yield sc.OI_LLM_MODEL_NAME, model
-    yield sc.GT_LLM_STREAM, req.get("stream") is True
+    stream = req.get("stream") is True
+    yield sc.GT_LLM_STREAM, stream
+    if stream and rec.settings.genai_latest:
+        yield sc.GENAI_REQUEST_STREAM, True
     yield from _genai_param_attrs(api, req)
     params = {k: v for k, v in req.items() if k not in _NOT_PARAMS}
     key = sc.OI_LLM_INVOCATION_PARAMETERS
