@@ -8,13 +8,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import msgspec
+import openai
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import groundtrace.sdk as gt
 from groundtrace.collectors import Trace, build_traces
 from groundtrace.sdk import _env, _runtime, configure
 from groundtrace.sdk import semconv as sc
+from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
 from tests.support.genai_app import run_app
 from tests.support.instrumented import records_of
 from tests.support.openai_server import OpenAICompatServer
@@ -216,12 +220,6 @@ def test_the_current_set_alone_is_enough_for_a_genai_reader(
 
 
 def test_genai_content_is_masked_by_the_same_redaction() -> None:
-    import openai
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
 
     def redact(text: str) -> tuple[str, tuple[str, ...]]:
         masked = text.replace("jaws@example.com", "[EMAIL]")
