@@ -21,6 +21,7 @@ from __future__ import annotations
 from .errors import GroundtraceError, InputError, TraceReadError
 from .model import (
     MODEL_VERSION,
+    Evaluation,
     Evidence,
     Finding,
     FindingKind,
@@ -38,17 +39,19 @@ from .model import (
 )
 from .normalize import Convention, build_trace, build_traces, detect_convention
 from .readers import ReadReport, read_spans, read_traces
-from .spans import SourceLocation, SpanEvent, SpanRecord, SpanStatus
+from .spans import LogRecord, SourceLocation, SpanEvent, SpanRecord, SpanStatus
 
 __all__ = [
     "MODEL_VERSION",
     "Convention",
+    "Evaluation",
     "Evidence",
     "Finding",
     "FindingKind",
     "GroundtraceError",
     "InputError",
     "LLMCall",
+    "LogRecord",
     "Message",
     "PromptEvidence",
     "ReadReport",

@@ -12,6 +12,7 @@ from .errors import InputError
 
 __all__ = [
     "MODEL_VERSION",
+    "Evaluation",
     "Evidence",
     "Finding",
     "FindingKind",
@@ -28,8 +29,12 @@ __all__ = [
     "Usage",
 ]
 
-#: Version of the serialised trace model. Bumped on any change to the JSON layout.
-MODEL_VERSION: Final = "1.0"
+#: Version of the serialised trace model. Bumped on any change to the JSON layout: the minor
+#: version when fields are added (older layouts of the same major version still load), the
+#: major version otherwise. 1.1 added ``Trace.evaluations``.
+MODEL_VERSION: Final = "1.1"
+#: Versions whose serialised traces load (a 1.0 trace has no evaluations).
+_READABLE_VERSIONS: Final = frozenset({"1.0", MODEL_VERSION})
 
 #: A JSON-compatible value (what attribute subsets, metadata and parameters hold).
 JSON = Any
@@ -66,6 +71,7 @@ class FindingKind(StrEnum):
     NO_TOOL_RESULT = "no_tool_result"
     UNKNOWN_SPAN_KIND = "unknown_span_kind"
     MALFORMED_FIELD = "malformed_field"
+    ORPHAN_LOG = "orphan_log"
 
 
 class Finding(_Model, frozen=True):
@@ -259,6 +265,28 @@ class PromptEvidence(_Model, frozen=True):
     format: str | None = None
 
 
+class Evaluation(_Model, frozen=True):
+    """A GenAI evaluation result (a ``gen_ai.evaluation.result`` event or log record).
+
+    Attributes:
+        span_id: the span it is attached to: the operation evaluated.
+        name: ``gen_ai.evaluation.name``, the metric. "faithfulness"
+        score_value: ``gen_ai.evaluation.score.value``, if given.
+        score_label: ``gen_ai.evaluation.score.label``, if given. "pass"
+        explanation: ``gen_ai.evaluation.explanation``, if given.
+        response_id: ``gen_ai.response.id`` of the completion evaluated, if given.
+        error_type: ``error.type`` when the evaluation itself failed.
+    """
+
+    span_id: str
+    name: str
+    score_value: float | None = None
+    score_label: str | None = None
+    explanation: str | None = None
+    response_id: str | None = None
+    error_type: str | None = None
+
+
 class Trace(_Model, frozen=True):
     """The trace model τ of one request.
 
@@ -279,6 +307,8 @@ class Trace(_Model, frozen=True):
         conventions: the span conventions seen, sorted.
         findings: what is missing or inconsistent.
         model_version: :data:`MODEL_VERSION` of the layout.
+        evaluations: GenAI evaluation results recorded on the trace's spans (model 1.1;
+            after ``model_version`` so that the fields of 1.0 keep their layout).
     """
 
     request: Request
@@ -297,6 +327,7 @@ class Trace(_Model, frozen=True):
     conventions: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
     model_version: str = MODEL_VERSION
+    evaluations: tuple[Evaluation, ...] = ()
 
     @property
     def trace_id(self) -> str:
@@ -364,9 +395,10 @@ _VERSION: Final = msgspec.json.Decoder(_Versioned)
 
 
 def _require_version(version: JSON) -> None:
-    if version != MODEL_VERSION:
+    if not isinstance(version, str) or version not in _READABLE_VERSIONS:
+        expected = ", ".join(repr(v) for v in sorted(_READABLE_VERSIONS))
         raise InputError(
-            f"unsupported trace model version {version!r} (expected {MODEL_VERSION!r})",
+            f"unsupported trace model version {version!r} (expected one of {expected})",
             field="model_version",
         )
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from ._model_types import (
     MODEL_VERSION,
+    Evaluation,
     Evidence,
     Finding,
     FindingKind,
@@ -42,6 +43,7 @@ from ._model_types import (
 
 __all__ = [
     "MODEL_VERSION",
+    "Evaluation",
     "Evidence",
     "Finding",
     "FindingKind",

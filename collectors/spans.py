@@ -15,6 +15,7 @@ from msgspec import Struct, field
 __all__ = [
     "AttributeValue",
     "BadField",
+    "LogRecord",
     "SourceLocation",
     "SpanEvent",
     "SpanRecord",
@@ -86,3 +87,22 @@ class SpanRecord(Struct, frozen=True, gc=False):
     scope_version: str = ""
     location: SourceLocation | None = None
     bad_fields: tuple[BadField, ...] = ()
+
+
+class LogRecord(Struct, frozen=True, gc=False):
+    """One OTLP log record, decoded; normalisation joins it to its span as an event.
+
+    GenAI instrumentations send events as log records (the official openai instrumentation
+    sends message content this way by default; ``gen_ai.evaluation.result`` is one too).
+    ``event_name`` is the record's ``event_name`` field, else its ``event.name`` attribute.
+    ``body`` is the decoded body (a map for GenAI events). Readers only yield records that
+    carry both a trace id and a span id (the others cannot be joined and are reported).
+    """
+
+    trace_id: str
+    span_id: str
+    event_name: str
+    time_unix_nano: int
+    attributes: dict[str, AttributeValue] = {}
+    body: Any = None
+    location: SourceLocation | None = None

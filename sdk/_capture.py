@@ -128,6 +128,21 @@ def _entrypoint(fn: Callable[..., Any]) -> str | None:
     return f"{module}:{qualname}"
 
 
+def _statics(
+    static: dict[str, AttributeValue], latest: dict[str, AttributeValue]
+) -> Mapping[sc.GenAIConventions, dict[str, AttributeValue]]:
+    """The start attributes of a step for each GenAI attribute set (the previous set, v1.36.0,
+    has no step attributes of its own: no retrieval keys; tool keys are in both sets)."""
+    current = static | latest
+    return MappingProxyType(
+        {
+            sc.GenAIConventions.LATEST: current,
+            sc.GenAIConventions.PREVIOUS: static,
+            sc.GenAIConventions.BOTH: current,
+        }
+    )
+
+
 def build_spec(
     action: sc.Action, options: StepOptions, fn: Callable[..., Any] | None = None
 ) -> StepSpec:
@@ -140,9 +155,12 @@ def build_spec(
         sc.GT_STEP_NAME: step_name or name,
         sc.OI_SPAN_KIND: sc.ACTION_TO_OPENINFERENCE_KIND[action].value,
     }
+    latest: dict[str, AttributeValue] = {}  # the current GenAI set only
     operation = sc.ACTION_TO_GENAI_OPERATION.get(action)
-    if operation is not None:
+    if operation is sc.GenAIOperation.EXECUTE_TOOL:
         static[sc.GENAI_OPERATION_NAME] = operation.value
+    elif operation is not None:
+        latest[sc.GENAI_OPERATION_NAME] = operation.value
     span_name = name
     sig, positional, varargs, skip_first = (None, (), True, False) if fn is None else _layout(fn)
     query_param = options.query_param
@@ -161,9 +179,9 @@ def build_spec(
             static[sc.GT_RETRIEVAL_K] = options.k
         if action is sc.Action.RETRIEVE:
             if options.k is not None:
-                static[sc.GENAI_RETRIEVAL_TOP_K] = options.k
+                latest[sc.GENAI_REQUEST_TOP_K] = options.k
             if source:
-                static[sc.GENAI_DATA_SOURCE_ID] = source
+                latest[sc.GENAI_DATA_SOURCE_ID] = source
         else:
             if options.k is not None:
                 static[sc.OI_RERANKER_TOP_K] = options.k
@@ -207,6 +225,7 @@ def build_spec(
         )
     if options.attributes:
         static.update(options.attributes)
+        latest = {k: v for k, v in latest.items() if k not in options.attributes}
     request_indexes: dict[str, int] | None = None
     if action is sc.Action.REQUEST and sig is not None and not varargs:
         names = (
@@ -222,6 +241,7 @@ def build_spec(
         options=options,
         span_name=span_name,
         static=static,
+        statics=_statics(static, latest),
         on_inputs=INPUT_RECORDERS[action],
         on_result=RESULT_RECORDERS[action],
         on_error=ERROR_RECORDERS.get(action),
@@ -265,7 +285,7 @@ def begin(
         if not _THREADS.checked and current.propagate_threads:
             _THREADS.checked = True
             ensure_thread_propagation()
-        span = tracer.start_span(spec.span_name, parent, attributes=spec.static)
+        span = tracer.start_span(spec.span_name, parent, attributes=spec.statics[current.genai])
         step = Step(spec, span, current, parent)
     except Exception:
         logger.debug("starting span %s failed", spec.span_name, exc_info=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from . import _env as env
 from . import semconv as sc
 
 __all__ = ["KeyDoc", "key_docs", "render", "semconv_source"]
@@ -93,6 +94,87 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _keys(*keys: str) -> str:
+    return ", ".join(f"`{k}`" for k in keys)
+
+
+def _genai_sets() -> list[str]:
+    """The section on the two GenAI attribute sets and how one is chosen."""
+    latest, previous = sc.GENAI_SEMCONV_VERSION, sc.GENAI_PREVIOUS_SEMCONV_VERSION
+    content = "; opt-in (with content capture): "
+    tool = _keys(
+        sc.GENAI_OPERATION_NAME,
+        sc.GENAI_TOOL_NAME,
+        sc.GENAI_TOOL_TYPE,
+        sc.GENAI_TOOL_DESCRIPTION,
+        sc.GENAI_TOOL_CALL_ID,
+    )
+    rows = [
+        (
+            "LLM (openai instrumentor)",
+            _keys(sc.GENAI_OPERATION_NAME, sc.GENAI_PROVIDER_NAME, sc.GENAI_REQUEST_STREAM)
+            + ", request / response / usage keys"
+            + content
+            + _keys(
+                sc.GENAI_INPUT_MESSAGES,
+                sc.GENAI_OUTPUT_MESSAGES,
+                sc.GENAI_SYSTEM_INSTRUCTIONS,
+                sc.GENAI_TOOL_DEFINITIONS,
+            ),
+            _keys(sc.GENAI_OPERATION_NAME, sc.GENAI_SYSTEM)
+            + ", request / response / usage keys; no content keys (v1.36.0 put content in"
+            " events; it is in the OpenInference and groundtrace keys)",
+        ),
+        (
+            "RETRIEVE (`@retrieve`, rank_bm25)",
+            _keys(sc.GENAI_OPERATION_NAME, sc.GENAI_DATA_SOURCE_ID, sc.GENAI_REQUEST_TOP_K)
+            + content
+            + _keys(sc.GENAI_RETRIEVAL_DOCUMENTS, sc.GENAI_RETRIEVAL_QUERY_TEXT),
+            "none (v1.36.0 has no retrieval span)",
+        ),
+        (
+            "TOOL (`@tool`)",
+            tool + content + _keys(sc.GENAI_TOOL_CALL_ARGUMENTS, sc.GENAI_TOOL_CALL_RESULT),
+            tool,
+        ),
+        ("REQUEST (`@request`)", _keys(sc.GENAI_CONVERSATION_ID), _keys(sc.GENAI_CONVERSATION_ID)),
+        (
+            "instrumentation scope schema URL",
+            f"`{sc.GENAI_SCHEMA_URL}`",
+            f"`{sc.GENAI_PREVIOUS_SCHEMA_URL}`",
+        ),
+    ]
+    out = [
+        "",
+        "## OpenTelemetry GenAI attribute sets",
+        "",
+        "groundtrace's and OpenInference's keys are always written. Of the OpenTelemetry GenAI"
+        f" keys, the SDK writes the current set (**{latest}**), the previous one"
+        f" (**{previous}**, what the official GenAI instrumentations emit by default) or both,"
+        " as `OTEL_SEMCONV_STABILITY_OPT_IN` (comma-separated tokens, read when `configure()`"
+        " runs, or at import when it never does) says:",
+        "",
+        f"* `{env.GENAI_OPT_IN_LATEST}` -- the current set;",
+        f"* `{env.GENAI_OPT_IN_BOTH}` -- both sets on every span (the scope carries the current"
+        " schema URL);",
+        f"* `{env.GENAI_OPT_IN_PREVIOUS}` (groundtrace's token) -- the previous set alone;",
+        "* no GenAI token (the default) -- the current set: it is what groundtrace has always"
+        " written (it never wrote the v1.36.0 layout), and OpenTelemetry's transition plan asks"
+        " instrumentations to keep their default.",
+        "",
+        "Content keys are written only when the matching content field is captured, and are"
+        " masked by the same redaction as every other text. The schema URL is pinned on the"
+        " instrumentation scope of every span; the resource carries no GenAI attribute, so it"
+        " gets none (the OpenTelemetry SDK refuses to merge resources whose schema URLs"
+        " differ: it keeps one side and drops the other side's attributes).",
+        "",
+        "| span | current set | previous set |",
+        "|---|---|---|",
+    ]
+    out += [f"| {span} | {now} | {before} |" for span, now, before in rows]
+    return out
+
+
 def render(docs: list[KeyDoc] | None = None) -> str:
     """The markdown reference page."""
     entries = key_docs() if docs is None else docs
@@ -119,6 +201,7 @@ def render(docs: list[KeyDoc] | None = None) -> str:
         + ".",
         "",
     ]
+    out += _genai_sets()
     current = None
     for doc in entries:
         if doc.section != current:

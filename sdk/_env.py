@@ -83,6 +83,14 @@ OTEL_BSP_SCHEDULE_DELAY: Final = "OTEL_BSP_SCHEDULE_DELAY"
 OTEL_BSP_MAX_EXPORT_BATCH_SIZE: Final = "OTEL_BSP_MAX_EXPORT_BATCH_SIZE"
 OTEL_BSP_EXPORT_TIMEOUT: Final = "OTEL_BSP_EXPORT_TIMEOUT"
 OTEL_CAPTURE_MESSAGE_CONTENT: Final = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+OTEL_SEMCONV_STABILITY_OPT_IN: Final = "OTEL_SEMCONV_STABILITY_OPT_IN"
+#: Token of ``OTEL_SEMCONV_STABILITY_OPT_IN`` selecting the current GenAI set.
+GENAI_OPT_IN_LATEST: Final = "gen_ai_latest_experimental"
+#: Token selecting both GenAI sets (the ``/dup`` spelling OpenTelemetry uses for the http,
+#: database and rpc migrations).
+GENAI_OPT_IN_BOTH: Final = "gen_ai_latest_experimental/dup"
+#: groundtrace's token selecting the previous GenAI set alone.
+GENAI_OPT_IN_PREVIOUS: Final = "gen_ai_previous"
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off"})
@@ -168,3 +176,16 @@ def env_list(name: str) -> list[str] | None:
     if raw is None:
         return None
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def genai_conventions() -> sc.GenAIConventions:
+    """The GenAI attribute set ``OTEL_SEMCONV_STABILITY_OPT_IN`` selects (see
+    :class:`~groundtrace.sdk.semconv.GenAIConventions`); ``LATEST`` without a GenAI token."""
+    tokens = set(env_list(OTEL_SEMCONV_STABILITY_OPT_IN) or ())
+    if GENAI_OPT_IN_BOTH in tokens:
+        return sc.GenAIConventions.BOTH
+    if GENAI_OPT_IN_LATEST in tokens:
+        return sc.GenAIConventions.LATEST
+    if GENAI_OPT_IN_PREVIOUS in tokens:
+        return sc.GenAIConventions.PREVIOUS
+    return sc.GenAIConventions.LATEST

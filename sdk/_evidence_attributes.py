@@ -188,7 +188,9 @@ def record_evidence(
     items = seq if len(seq) <= limit else seq[:limit]
     capture = "evidence" in settings.capture
     prefix = sc.OI_RERANKER_OUTPUT_DOCUMENTS if action is _RERANK else sc.OI_RETRIEVAL_DOCUMENTS
-    entries: list[dict[str, Any]] | None = [] if capture and action is _RETRIEVE else None
+    entries: list[dict[str, Any]] | None = (
+        [] if capture and action is _RETRIEVE and settings.genai_latest else None
+    )
     docs = document_attributes(rec, items, prefix, capture, entries)
     list_attributes(rec, docs, count, entries)
 

@@ -108,10 +108,12 @@ def record_tool_arguments(
         call = text_of(call_id) or ""
         attrs[sc.GT_TOOL_CALL_ID] = call
         attrs[sc.GENAI_TOOL_CALL_ID] = call
-    if "tool_arguments" in rec.settings.capture:
+    settings = rec.settings
+    if "tool_arguments" in settings.capture:
         text = rec.json(_ARGUMENTS, arguments)
         attrs[_ARGUMENTS] = text
-        attrs[_GENAI_ARGUMENTS] = text
+        if settings.genai_latest:
+            attrs[_GENAI_ARGUMENTS] = text
         attrs[_INPUT] = text
         attrs[_INPUT_MIME] = "application/json"
 
@@ -163,10 +165,12 @@ def record_tool_result(
     text, mime = result_text(result)
     attrs[_SIZE] = len(text)
     attrs[_HASH] = content_hash(text)
-    if "tool_results" in rec.settings.capture:
+    settings = rec.settings
+    if "tool_results" in settings.capture:
         shown = rec.text(_CONTENT, text, json_text=mime == "application/json")
         attrs[_CONTENT] = shown
-        attrs[_GENAI_RESULT] = shown
+        if settings.genai_latest:
+            attrs[_GENAI_RESULT] = shown
         attrs[_OUTPUT] = shown
         attrs[_OUTPUT_MIME] = mime
 

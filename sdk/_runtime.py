@@ -19,6 +19,7 @@ from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from opentelemetry.trace import NoOpTracer, NoOpTracerProvider, Tracer, TracerProvider
 
 from . import semconv as sc
+from ._env import genai_conventions
 
 __all__ = [
     "CONTENT_FIELDS",
@@ -57,6 +58,11 @@ class Settings:
             returns the masked text and the names of the maskers that fired.
         propagate_threads: propagate the OTel context into executor/thread work started
             inside a traced step.
+        genai: the GenAI attribute set written, read from ``OTEL_SEMCONV_STABILITY_OPT_IN``
+            when the settings are made (by ``configure()``; see
+            :class:`~groundtrace.sdk.semconv.GenAIConventions`).
+        genai_latest: the current GenAI set is written (``LATEST`` or ``BOTH``).
+        genai_previous: the previous (v1.36.0) GenAI set is written (``PREVIOUS`` or ``BOTH``).
     """
 
     enabled: bool = True
@@ -66,6 +72,20 @@ class Settings:
     redact: Callable[[str], tuple[str, tuple[str, ...]]] | None = None
     propagate_threads: bool = True
     extra: dict[str, object] = field(default_factory=dict)
+    genai: sc.GenAIConventions = field(default_factory=genai_conventions)
+    genai_latest: bool = field(init=False, repr=False)
+    genai_previous: bool = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        genai = self.genai
+        object.__setattr__(self, "genai_latest", genai is not sc.GenAIConventions.PREVIOUS)
+        object.__setattr__(self, "genai_previous", genai is not sc.GenAIConventions.LATEST)
+
+    @property
+    def scope_schema_url(self) -> str:
+        """Schema URL of the instrumentation scope: that of the GenAI set written (the
+        current one when both are)."""
+        return sc.GENAI_SCHEMA_URL if self.genai_latest else sc.GENAI_PREVIOUS_SCHEMA_URL
 
     def captures(self, field_name: str) -> bool:
         """Whether the named content field is captured."""
@@ -132,7 +152,9 @@ def install(new_settings: Settings, provider: TracerProvider | None = None) -> N
 
 def _new_tracer(provider: TracerProvider) -> Tracer:
     return provider.get_tracer(
-        _INSTRUMENTATION_NAME, _INSTRUMENTATION_VERSION, schema_url=sc.SCHEMA_URL
+        _INSTRUMENTATION_NAME,
+        _INSTRUMENTATION_VERSION,
+        schema_url=_STATE.settings.scope_schema_url,
     )
 
 

@@ -116,6 +116,8 @@ class StepSpec:
             passed, so the extra kwargs must be read from each call.
         schema_on_root: the schema version is written when the span is a root (it is not
             among the static attributes already).
+        statics: the attributes a span starts with, for each GenAI attribute set (``static``
+            plus that set's keys).
     """
 
     action: sc.Action
@@ -124,6 +126,7 @@ class StepSpec:
     static: dict[str, AttributeValue]
     on_inputs: InputRecorder
     on_result: ResultRecorder
+    statics: Mapping[sc.GenAIConventions, dict[str, AttributeValue]] = field(default_factory=dict)
     on_error: ErrorRecorder | None = None
     positional: tuple[str, ...] = ()
     varargs: bool = False
@@ -285,7 +288,8 @@ def record_query(rec: Recorder, action: sc.Action, query: object) -> None:
     attrs[_INPUT_MIME] = _TEXT
     if action is _RETRIEVE:
         attrs[_GT_QUERY] = text
-        attrs[_GENAI_QUERY] = text
+        if rec.settings.genai_latest:
+            attrs[_GENAI_QUERY] = text
     elif action is _RERANK:
         attrs[_GT_QUERY] = text
         attrs[_RERANKER_QUERY] = text

@@ -33,6 +33,7 @@ __all__ = [
     "CONTENT",
     "ENV_PREFIX",
     "ERROR_TYPE",
+    "EVENT_NAME",
     "EXCEPTION_EVENT",
     "EXCEPTION_MESSAGE",
     "EXCEPTION_STACKTRACE",
@@ -60,6 +61,8 @@ __all__ = [
     "GENAI_OPERATION_NAME",
     "GENAI_OUTPUT_MESSAGES",
     "GENAI_OUTPUT_TYPE",
+    "GENAI_PREVIOUS_SCHEMA_URL",
+    "GENAI_PREVIOUS_SEMCONV_VERSION",
     "GENAI_PROVIDER_NAME",
     "GENAI_REQUEST_CHOICE_COUNT",
     "GENAI_REQUEST_FREQUENCY_PENALTY",
@@ -68,6 +71,7 @@ __all__ = [
     "GENAI_REQUEST_PRESENCE_PENALTY",
     "GENAI_REQUEST_SEED",
     "GENAI_REQUEST_STOP_SEQUENCES",
+    "GENAI_REQUEST_STREAM",
     "GENAI_REQUEST_TEMPERATURE",
     "GENAI_REQUEST_TOP_K",
     "GENAI_REQUEST_TOP_P",
@@ -77,6 +81,7 @@ __all__ = [
     "GENAI_RETRIEVAL_DOCUMENTS",
     "GENAI_RETRIEVAL_QUERY_TEXT",
     "GENAI_RETRIEVAL_TOP_K",
+    "GENAI_SCHEMA_URL",
     "GENAI_SEMCONV_VERSION",
     "GENAI_SYSTEM",
     "GENAI_SYSTEM_INSTRUCTIONS",
@@ -213,6 +218,7 @@ __all__ = [
     "TRACELOOP_SPAN_KIND",
     "TRACELOOP_WORKFLOW_NAME",
     "Action",
+    "GenAIConventions",
     "GenAIOperation",
     "LLMApi",
     "OpenInferenceSpanKind",
@@ -223,11 +229,22 @@ __all__ = [
 
 #: Version of the ``groundtrace.*`` attribute schema. Written on every root span.
 SCHEMA_VERSION: Final = "1.0.0"
-#: Schema URL set on the instrumentation scope of spans we emit.
+#: URL naming the groundtrace attribute schema (the version is also :data:`GT_SCHEMA_VERSION`
+#: on every root span). The instrumentation scope carries the OpenTelemetry schema URL of the
+#: GenAI set emitted (:data:`GENAI_SCHEMA_URL` / :data:`GENAI_PREVIOUS_SCHEMA_URL`), since an
+#: OpenTelemetry schema URL is what backends use to translate attribute names.
 SCHEMA_URL: Final = "https://groundtrace.dev/schemas/1.0.0"
-#: The OpenTelemetry GenAI conventions followed: semantic-conventions-genai v0.1.0
-#: (the first standalone release, built on semantic-conventions v1.45.0).
-GENAI_SEMCONV_VERSION: Final = "semantic-conventions-genai 0.1.0"
+#: The current OpenTelemetry GenAI conventions followed: the semantic-conventions-genai
+#: project (no tagged release yet), development schema gen-ai-dev/1.42.0-dev.
+GENAI_SEMCONV_VERSION: Final = "semantic-conventions-genai gen-ai-dev/1.42.0-dev"
+#: Schema URL of the current GenAI set, on the instrumentation scope of every span emitted
+#: with it (``latest`` and ``both`` modes, see :class:`GenAIConventions`).
+GENAI_SCHEMA_URL: Final = "https://opentelemetry.io/schemas/gen-ai-dev/1.42.0-dev"
+#: The previous GenAI set: OpenTelemetry semantic conventions v1.36.0, the last version before
+#: the transition plan, what the official GenAI instrumentations still emit by default.
+GENAI_PREVIOUS_SEMCONV_VERSION: Final = "semantic-conventions 1.36.0"
+#: Schema URL of the previous GenAI set, on the scope of spans emitted with it alone.
+GENAI_PREVIOUS_SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.36.0"
 #: OpenInference semantic conventions followed (spec as of openinference-semantic-conventions 0.1).
 OPENINFERENCE_SEMCONV_VERSION: Final = "openinference-semantic-conventions 0.1"
 
@@ -275,6 +292,28 @@ class GenAIOperation(StrEnum):
     EMBEDDINGS = "embeddings"
     CREATE_AGENT = "create_agent"
     INVOKE_WORKFLOW = "invoke_workflow"
+
+
+class GenAIConventions(StrEnum):
+    """Which OpenTelemetry GenAI attribute set the SDK writes (next to groundtrace's and
+    OpenInference's keys, which never change); chosen once, when the SDK is configured.
+
+    From ``OTEL_SEMCONV_STABILITY_OPT_IN`` (comma-separated tokens):
+    ``gen_ai_latest_experimental``
+    -> ``LATEST``; ``gen_ai_latest_experimental/dup`` -> ``BOTH``; ``gen_ai_previous`` ->
+    ``PREVIOUS``; no GenAI token -> ``LATEST``, the set groundtrace has always written (it
+    never wrote the v1.36.0 layout, so keeping its default, as OpenTelemetry's transition
+    plan asks, means the current set).
+    """
+
+    #: gen-ai-dev/1.42.0-dev: ``gen_ai.provider.name``, structured message content, retrieval
+    #: and tool-execution attributes.
+    LATEST = "latest"
+    #: semantic conventions v1.36.0: ``gen_ai.system``, no content attributes (v1.36.0 kept
+    #: content in events), no retrieval attributes, no tool arguments/result.
+    PREVIOUS = "previous"
+    #: both sets on every span (for backends that read only the older names).
+    BOTH = "both"
 
 
 class LLMApi(StrEnum):
@@ -542,14 +581,14 @@ OI_TOOL_ID: Final = "tool.id"
 OI_TOOL_JSON_SCHEMA: Final = "tool.json_schema"
 
 # ---------------------------------------------------------------------------------------------
-# OpenTelemetry GenAI (semantic-conventions-genai 0.1.0)
+# OpenTelemetry GenAI (semantic-conventions-genai gen-ai-dev/1.42.0-dev, and v1.36.0)
 # ---------------------------------------------------------------------------------------------
 
 #: str -- GenAI operation, one of :class:`GenAIOperation`. "chat"
 GENAI_OPERATION_NAME: Final = "gen_ai.operation.name"
 #: str -- GenAI provider. "openai"
 GENAI_PROVIDER_NAME: Final = "gen_ai.provider.name"
-#: deprecated predecessor of gen_ai.provider.name; read only.
+#: str -- predecessor of gen_ai.provider.name (v1.36.0); written with the previous set. "openai"
 GENAI_SYSTEM: Final = "gen_ai.system"
 #: str -- model requested. "gpt-4o-mini"
 GENAI_REQUEST_MODEL: Final = "gen_ai.request.model"
@@ -569,6 +608,8 @@ GENAI_REQUEST_FREQUENCY_PENALTY: Final = "gen_ai.request.frequency_penalty"
 GENAI_REQUEST_PRESENCE_PENALTY: Final = "gen_ai.request.presence_penalty"
 #: int -- number of choices requested (n). 1
 GENAI_REQUEST_CHOICE_COUNT: Final = "gen_ai.request.choice.count"
+#: bool -- the request streams (set only when it does; current set). true
+GENAI_REQUEST_STREAM: Final = "gen_ai.request.stream"
 #: str -- requested output type. "json"
 GENAI_OUTPUT_TYPE: Final = "gen_ai.output.type"
 #: str -- provider response id. "chatcmpl-123"
@@ -611,12 +652,24 @@ GENAI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
 GENAI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 #: str -- retrieval data source id. "hotpot-wiki"
 GENAI_DATA_SOURCE_ID: Final = "gen_ai.data_source.id"
-#: int -- documents requested from the retriever. 5
+#: int -- read only: groundtrace's earlier name of gen_ai.request.top_k (no longer written). 5
 GENAI_RETRIEVAL_TOP_K: Final = "gen_ai.retrieval.top_k"
 #: opt-in: JSON list of {id, score} of the retrieved documents.
 GENAI_RETRIEVAL_DOCUMENTS: Final = "gen_ai.retrieval.documents"
 #: opt-in: the retrieval query text.
 GENAI_RETRIEVAL_QUERY_TEXT: Final = "gen_ai.retrieval.query.text"
+#: int -- documents requested from a retriever (current name, on retrieval spans). 5
+GENAI_REQUEST_TOP_K: Final = "gen_ai.request.top_k"
+
+# GenAI evaluation results (the gen_ai.evaluation.result event / log record)
+#: str -- name of the evaluation metric. "faithfulness"
+GENAI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"
+#: float -- the score. 0.83
+GENAI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
+#: str -- human-readable label of the score. "pass"
+GENAI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
+#: str -- free-form explanation of the score. "The answer cites d1."
+GENAI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
 
 # General OTel keys used alongside GenAI spans
 #: str -- error class on a failed operation. "TimeoutError"
@@ -708,21 +761,12 @@ SUPPRESS_INSTRUMENTATION_KEY_NAME: Final = "suppress_instrumentation"
 # Keys read from other conventions, added with the readers of their current versions
 #: str -- read only: OpenInference finish reason of the (first) choice. "stop"
 OI_LLM_FINISH_REASON: Final = "llm.finish_reason"
-#: int -- read only: GenAI retrieval span: documents requested (current name). 5
-GENAI_REQUEST_TOP_K: Final = "gen_ai.request.top_k"
 
 # Evaluation results written back to the backend (``--write-back``): the GenAI
-# ``gen_ai.evaluation.result`` event as an OTLP log record, and Phoenix span annotations.
+# ``gen_ai.evaluation.result`` event as an OTLP log record (with the GENAI_EVALUATION_* keys
+# above), and Phoenix span annotations.
 #: event name -- the GenAI evaluation-result event (the log record's event name).
 GENAI_EVENT_EVALUATION_RESULT: Final = "gen_ai.evaluation.result"
-#: str -- evaluation: the name of the evaluation. "groundtrace.gate.case"
-GENAI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"
-#: double -- evaluation: the score. 0.83
-GENAI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
-#: str -- evaluation: the label of the score. "block"
-GENAI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
-#: str -- evaluation: why the evaluator gave the score. "deterministic.answer fail: ..."
-GENAI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
 #: str -- evaluation: the case evaluated (a groundtrace case id). "q17"
 GT_EVALUATION_CASE_ID: Final = "groundtrace.evaluation.case_id"
 #: str -- evaluation: the evidence item an evidence-role result concerns. "p3"
@@ -735,3 +779,8 @@ GT_EVALUATION_PATH_STATUS: Final = "groundtrace.paths.status"
 GT_EVALUATION_JUDGE: Final = "groundtrace.judge"
 #: evaluation name -- the roles of one evidence item (label: the roles, comma-separated).
 GT_EVALUATION_EVIDENCE_ROLE: Final = "groundtrace.evidence.role"
+
+# OTLP log records (GenAI events sent as log records)
+#: str -- log record attribute naming the event, in logs written before OTLP had an
+#: ``event_name`` field (read only). "gen_ai.choice"
+EVENT_NAME: Final = "event.name"

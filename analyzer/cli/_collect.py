@@ -64,7 +64,8 @@ def serve_command(
         ),
     ] = False,
 ) -> None:
-    """Receive OTLP/HTTP traces on /v1/traces and write them durably as OTLP-JSON lines.
+    """Receive OTLP/HTTP traces on /v1/traces (log records on /v1/logs) and write them
+    durably as OTLP-JSON lines.
 
     Every accepted batch is fsync'd before the 200. Stops cleanly on SIGTERM or Ctrl-C.
     Binding beyond loopback without --token is refused (exit 2): anyone could write

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from groundtrace.collectors.model import (
     MODEL_VERSION,
+    Evaluation,
     Evidence,
     Finding,
     FindingKind,
@@ -44,6 +45,7 @@ _ANSWER = sc.Action.ANSWER.value
 _TOOL = sc.Action.TOOL.value
 _LLM = sc.Action.LLM.value
 _TOOL_OK = sc.ToolStatus.OK.value
+_EVALUATION = sc.GENAI_EVENT_EVALUATION_RESULT
 _GROUNDTRACE = Convention.GROUNDTRACE
 _SCHEMA_MAJOR = sc.SCHEMA_VERSION.split(".", 1)[0]
 # findings that name no span and carry a fixed message are shared (Finding is frozen)
@@ -128,6 +130,7 @@ class _Builder:
         self.conventions: set[str] = set()
         self.retrieval_steps = 0
         self.content_off: list[str] = []
+        self.evaluations: list[Evaluation] = []
 
     # -- per span ------------------------------------------------------------------------------
 
@@ -177,6 +180,12 @@ class _Builder:
         self._common(view)
         if action is not None:
             self._by_action(view, action, convention)
+        if span.events:
+            for event in span.events:
+                if event.name == _EVALUATION:
+                    evaluation = genai.genai_evaluation(view, event)
+                    if evaluation is not None:
+                        self.evaluations.append(evaluation)
 
     def _common(self, view: SpanView) -> None:
         attrs = view.attrs
@@ -289,7 +298,7 @@ class _Builder:
             view.finding(
                 FindingKind.CONTENT_NOT_CAPTURED,
                 f"LLM span {span.span_id} records no message content (content capture may be "
-                "off, or the content was sent as log records, which are not read)",
+                "off, or the content was sent as log records that were not read with it)",
             )
         return LLMCall(
             span.span_id,
@@ -379,6 +388,7 @@ class _Builder:
             tuple(sorted(self.conventions)),
             tuple(findings),
             MODEL_VERSION,
+            tuple(self.evaluations),
         )
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from groundtrace.collectors.model import Evidence, Message
-from groundtrace.collectors.spans import AttributeValue
+from groundtrace.collectors.model import Evaluation, Evidence, Message
+from groundtrace.collectors.spans import AttributeValue, SpanEvent
 from groundtrace.sdk import semconv as sc
 
 from ._documents import documents_evidence
@@ -14,7 +14,7 @@ from ._fields import LLMFields, RequestFields, ToolFields
 from ._messages import as_text, message_from_obj, messages_from_list, text_and_calls
 from ._values import SpanView, json_or_none
 
-__all__ = ["genai_evidence", "genai_llm", "genai_request", "genai_tool"]
+__all__ = ["genai_evaluation", "genai_evidence", "genai_llm", "genai_request", "genai_tool"]
 
 _GENAI_PARAMS = {
     sc.GENAI_REQUEST_TEMPERATURE: "temperature",
@@ -198,4 +198,28 @@ def genai_tool(v: SpanView) -> ToolFields:
         arguments_raw=raw_args if isinstance(raw_args, str) else None,
         result_content=None if result is None else as_text(result),
         error_type=v.text(sc.ERROR_TYPE),
+    )
+
+
+def genai_evaluation(v: SpanView, event: SpanEvent) -> Evaluation | None:
+    """A ``gen_ai.evaluation.result`` event (or log record joined as one) of the span.
+
+    ``None``, with a ``bad_attribute_type`` finding, when it has no evaluation name.
+    """
+    e = SpanView(v.span, v.findings)
+    e.attrs = event.attributes
+    name = e.text(sc.GENAI_EVALUATION_NAME)
+    if not name:
+        e.bad(
+            sc.GENAI_EVALUATION_NAME, "the evaluation's name", e.attrs.get(sc.GENAI_EVALUATION_NAME)
+        )
+        return None
+    return Evaluation(
+        span_id=v.span.span_id,
+        name=name,
+        score_value=e.number(sc.GENAI_EVALUATION_SCORE_VALUE),
+        score_label=e.text(sc.GENAI_EVALUATION_SCORE_LABEL),
+        explanation=e.text(sc.GENAI_EVALUATION_EXPLANATION),
+        response_id=e.text(sc.GENAI_RESPONSE_ID),
+        error_type=e.text(sc.ERROR_TYPE),
     )

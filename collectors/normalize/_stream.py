@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 
-from groundtrace.collectors.model import Finding, FindingKind, Trace
-from groundtrace.collectors.spans import SpanRecord
+from groundtrace.collectors.model import Finding, FindingKind, Request, Trace
+from groundtrace.collectors.spans import LogRecord, SpanRecord
 
 from ._build import build_trace
+from ._logs import join_logs
 
 __all__ = ["DEFAULT_MAX_PENDING_SPANS", "DEFAULT_WINDOW", "build_traces"]
 
@@ -46,16 +47,20 @@ class _Emitted:
 
 
 class _Pending:
-    __slots__ = ("last_seen", "records", "root_seen")
+    __slots__ = ("last_seen", "logs", "records", "root_seen")
 
     def __init__(self) -> None:
         self.records: list[SpanRecord] = []
+        self.logs: list[LogRecord] = []
         self.root_seen = False
         self.last_seen = 0
 
+    def size(self) -> int:
+        return len(self.records) + len(self.logs)
+
 
 def build_traces(
-    records: Iterable[SpanRecord],
+    records: Iterable[SpanRecord | LogRecord],
     *,
     window: int = DEFAULT_WINDOW,
     max_pending_spans: int | None = DEFAULT_MAX_PENDING_SPANS,
@@ -71,6 +76,9 @@ def build_traces(
       get a ``no_root`` finding);
     * when more than ``max_pending_spans`` spans are pending, the traces seen least
       recently are emitted early, root or not (``None``: no cap, memory unbounded);
+    * log records (:class:`~groundtrace.collectors.spans.LogRecord`) count like spans and
+      are joined to the span they name as its events (an ``orphan_log`` finding when the
+      trace lacks that span);
     * a span arriving for a trace id that was already emitted starts a new partial trace of
       the same id, which carries a ``split_trace`` finding (never a silent drop); the last
       :data:`EMITTED_MEMORY` emitted ids are remembered (older: the partial trace still
@@ -105,10 +113,13 @@ def build_traces(
             recency[trace_id] = None
         else:
             recency.move_to_end(trace_id)
-        group.records.append(record)
+        if isinstance(record, LogRecord):
+            group.logs.append(record)
+        else:
+            group.records.append(record)
+            if not record.parent_span_id:
+                group.root_seen = True
         group.last_seen = index
-        if not record.parent_span_id:
-            group.root_seen = True
         buffered += 1
         if index % check_every == 0:
             horizon = index - window
@@ -116,12 +127,12 @@ def build_traces(
             for trace_id in done:
                 del recency[trace_id]
                 group = pending.pop(trace_id)
-                buffered -= len(group.records)
+                buffered -= group.size()
                 yield _emit(trace_id, group, emitted)
         while max_pending_spans is not None and buffered > max_pending_spans:
             trace_id, _ = recency.popitem(last=False)
             group = pending.pop(trace_id)
-            buffered -= len(group.records)
+            buffered -= group.size()
             yield _emit(trace_id, group, emitted)
     for trace_id, group in list(pending.items()):
         yield _emit(trace_id, group, emitted)
@@ -133,9 +144,13 @@ def _emit(trace_id: str, group: _Pending, emitted: _Emitted) -> Trace:
         extra = (
             Finding(
                 FindingKind.SPLIT_TRACE,
-                f"{len(group.records)} span(s) of trace {trace_id} arrived after the trace "
+                f"{group.size()} span(s) of trace {trace_id} arrived after the trace "
                 "was completed; they form this partial trace",
             ),
         )
     emitted.add(trace_id)
-    return build_trace(group.records, extra)
+    records, orphans = join_logs(group.records, group.logs)
+    if not records:  # only log records named this trace: its spans never arrived
+        missing = Finding(FindingKind.NO_ROOT, f"no span of trace {trace_id} was read")
+        return Trace(Request(trace_id), findings=(*extra, missing, *orphans))
+    return build_trace(records, (*extra, *orphans))

@@ -9,6 +9,11 @@ Accepted inputs:
   messages, or one bare message filling the file (a file whose first byte is ``0x0A``).
 * **gzip** variants of both (recognised by magic bytes), **directories** (recursive, sorted,
   known suffixes only) and ``-`` for **stdin**.
+* **OTLP log records** in either encoding (an ``ExportLogsServiceRequest`` per line or
+  message, in the same files or their own): GenAI events sent as logs. :func:`read_traces`
+  joins each to the span it names, as an event of that span; a record without a trace id
+  and span id cannot be joined and is reported as an error, one naming a span its trace does
+  not have becomes an ``orphan_log`` finding.
 
 Bad input never stops a read when a :class:`ReadReport` is passed: each bad line, message
 or span becomes a :class:`~groundtrace.collectors.errors.TraceReadError` with the file and
@@ -33,6 +38,7 @@ from ._files import (
     PROTO_SUFFIXES,
     ReadReport,
     iter_input_files,
+    read_records,
     read_spans,
     read_traces,
 )
@@ -42,6 +48,7 @@ __all__ = [
     "PROTO_SUFFIXES",
     "ReadReport",
     "iter_input_files",
+    "read_records",
     "read_spans",
     "read_traces",
 ]

@@ -16,10 +16,11 @@ import orjson
 from groundtrace.collectors.errors import TraceReadError
 from groundtrace.collectors.model import Trace
 from groundtrace.collectors.normalize import DEFAULT_MAX_PENDING_SPANS, DEFAULT_WINDOW, build_traces
-from groundtrace.collectors.spans import SourceLocation, SpanRecord
+from groundtrace.collectors.spans import LogRecord, SourceLocation, SpanRecord
 
 from ._otlp_json import SpanDecodeError, decode_request
-from ._otlp_proto import FrameError, decode_message, iter_frames
+from ._otlp_logs import LOGS_KEY, decode_frame, decode_logs_request
+from ._otlp_proto import FrameError, iter_frames
 from ._otlp_structs import decode_line
 
 _JSON_ERRORS: Final = (orjson.JSONDecodeError, UnicodeDecodeError)
@@ -29,6 +30,7 @@ __all__ = [
     "PROTO_SUFFIXES",
     "ReadReport",
     "iter_input_files",
+    "read_records",
     "read_spans",
     "read_traces",
 ]
@@ -58,6 +60,8 @@ class ReadReport:
     files: list[str] = field(default_factory=list)
     records: int = 0
     spans: int = 0
+    #: log records read (GenAI events sent as logs; joined to their spans)
+    log_records: int = 0
     errors: list[TraceReadError] = field(default_factory=list)
 
     @property
@@ -127,7 +131,16 @@ class _Reader:
         for exc in errors:
             self.error(str(exc), line, exc.where)
 
-    def spans(self, stream: IO[bytes], kind: str | None) -> Iterator[SpanRecord]:
+    def count(self, records: list[SpanRecord] | list[LogRecord]) -> None:
+        report = self.report
+        if report is not None:
+            report.records += 1
+            if records and type(records[0]) is LogRecord:
+                report.log_records += len(records)
+            else:
+                report.spans += len(records)
+
+    def spans(self, stream: IO[bytes], kind: str | None) -> Iterator[SpanRecord | LogRecord]:
         head = _peek(stream, 2)
         if head.startswith(_GZIP_MAGIC):
             # not re-buffered: a BufferedReader over it would lose the lines read before a
@@ -145,8 +158,7 @@ class _Reader:
         else:
             yield from self._proto(stream)
 
-    def _json(self, stream: IO[bytes]) -> Iterator[SpanRecord]:
-        report = self.report
+    def _json(self, stream: IO[bytes]) -> Iterator[SpanRecord | LogRecord]:
         name = self.name
         number = 0
         try:
@@ -154,7 +166,8 @@ class _Reader:
                 if line.isspace():  # a blank line (strip() would copy the whole line)
                     continue
                 location = SourceLocation(name, number)
-                records = decode_line(line, location)
+                logs = LOGS_KEY in line
+                records = None if logs else decode_line(line, location)
                 if records is None:  # not the canonical shape: the checked decoder decides
                     try:
                         obj = orjson.loads(line)
@@ -163,34 +176,35 @@ class _Reader:
                         continue
                     errors: list[SpanDecodeError] = []
                     try:
+                        if logs and isinstance(obj, dict) and "resourceSpans" not in obj:
+                            log_records = decode_logs_request(obj, location, errors)
+                            self.decode_errors(errors, number)
+                            self.count(log_records)
+                            yield from log_records
+                            continue
                         records = decode_request(obj, location, errors)
                     except SpanDecodeError as exc:
                         self.error(str(exc), number, exc.where)
                         continue
                     self.decode_errors(errors, number)
-                if report is not None:
-                    report.records += 1
-                    report.spans += len(records)
+                self.count(records)
                 yield from records
         except _STREAM_ERRORS as exc:
             self.error(f"cannot read further: {exc}", number + 1)
 
-    def _proto(self, stream: IO[bytes]) -> Iterator[SpanRecord]:
-        report = self.report
+    def _proto(self, stream: IO[bytes]) -> Iterator[SpanRecord | LogRecord]:
         index = 0
         try:
             first = stream.read(1)
             for index, data in enumerate(iter_frames(stream, first), start=1):
                 errors: list[SpanDecodeError] = []
                 try:
-                    records = decode_message(data, SourceLocation(self.name, index), errors)
+                    records = decode_frame(data, SourceLocation(self.name, index), errors)
                 except SpanDecodeError as exc:
                     self.error(f"message {index}: {exc}", index, exc.where)
                     continue
                 self.decode_errors(errors, index)
-                if report is not None:
-                    report.records += 1
-                    report.spans += len(records)
+                self.count(records)
                 yield from records
         except FrameError as exc:
             self.error(f"broken protobuf framing after message {index}: {exc}", index + 1)
@@ -226,7 +240,22 @@ def _sniff(head: bytes) -> str:
 def read_spans(
     paths: Iterable[str | os.PathLike[str]], *, report: ReadReport | None = None
 ) -> Iterator[SpanRecord]:
-    """Stream every span of the given files, directories or ``-`` (stdin).
+    """Stream every span of the given files, directories or ``-`` (stdin); log records in
+    them are counted in ``report`` and left out (:func:`read_traces` joins them to their
+    spans). See :func:`read_records` for the formats."""
+    for record in read_records(paths, report=report):
+        if type(record) is SpanRecord:
+            yield record
+
+
+def read_records(
+    paths: Iterable[str | os.PathLike[str]], *, report: ReadReport | None = None
+) -> Iterator[SpanRecord | LogRecord]:
+    """Stream every span and every log record of the given files, directories or ``-``.
+
+    A line (or protobuf message) is an OTLP traces export or an OTLP logs export
+    (``resourceLogs``); log records without a trace id and span id cannot be joined to a
+    span and are reported as errors.
 
     Format is decided per file: by suffix (``.json``/``.jsonl``/``.ndjson`` vs
     ``.pb``/``.binpb``/``.protobuf``/``.otlp``, optionally ``.gz``), else by content.
@@ -268,7 +297,8 @@ def read_traces(
     window: int = DEFAULT_WINDOW,
     max_pending_spans: int | None = DEFAULT_MAX_PENDING_SPANS,
 ) -> Iterator[Trace]:
-    """Stream traces (τ) from files; see :func:`read_spans` and :func:`build_traces`."""
+    """Stream traces (τ) from files, log records joined to their spans; see
+    :func:`read_records` and :func:`build_traces`."""
     return build_traces(
-        read_spans(paths, report=report), window=window, max_pending_spans=max_pending_spans
+        read_records(paths, report=report), window=window, max_pending_spans=max_pending_spans
     )

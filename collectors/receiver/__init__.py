@@ -1,9 +1,11 @@
 """The embedded OTLP/HTTP receiver: the zero-setup capture endpoint.
 
 Apps export with any OTLP/HTTP exporter (protobuf or JSON, optionally gzip) to
-``http://127.0.0.1:4318/v1/traces``; every accepted batch is written as one OTLP-JSON line
-(the OpenTelemetry Collector file exporter's format) and fsync'd before the 200, so the
-file readers take the output directory as it is.
+``http://127.0.0.1:4318/v1/traces`` (and log records, such as the GenAI events the official
+instrumentations send as logs, to ``/v1/logs``); every accepted batch is written as one
+OTLP-JSON line (the OpenTelemetry Collector file exporter's format) and fsync'd before the
+200, so the file readers take the output directory as it is (and join the log records to
+their spans).
 
 Usage::
 
@@ -26,6 +28,7 @@ from ._otlp_json import (
     validate_request,
 )
 from ._receiver import (
+    LOGS_PATH,
     TRACES_PATH,
     ExposedReceiverWarning,
     Receiver,
@@ -38,6 +41,7 @@ from ._store import FILE_PREFIX, FILE_SUFFIX, BatchStore, StoreStats, repair_tor
 __all__ = [
     "FILE_PREFIX",
     "FILE_SUFFIX",
+    "LOGS_PATH",
     "TRACES_PATH",
     "BatchStore",
     "BodyDecodeError",

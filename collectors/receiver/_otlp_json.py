@@ -15,11 +15,11 @@ from __future__ import annotations
 import base64
 import json
 import math
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import orjson
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
 )
@@ -29,7 +29,11 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Sp
 
 __all__ = [
     "BodyDecodeError",
+    "envelope",
+    "load_json",
+    "parse_dict",
     "parse_json_request",
+    "parse_protobuf",
     "parse_protobuf_request",
     "request_to_json_line",
     "request_to_otlp_json",
@@ -49,18 +53,58 @@ class BodyDecodeError(ValueError):
 # ---------------------------------------------------------------------------------------------
 
 
+M = TypeVar("M", bound=Message)
+
+
+def parse_protobuf(message: M, body: bytes) -> M:
+    """Decode a binary protobuf body into ``message`` (an empty export request).
+
+    Raises:
+        BodyDecodeError: the bytes are not a valid message of that type.
+    """
+    try:
+        message.ParseFromString(body)
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        name = message.DESCRIPTOR.name
+        raise BodyDecodeError(f"invalid protobuf {name}: {exc}") from exc
+    return message
+
+
 def parse_protobuf_request(body: bytes) -> ExportTraceServiceRequest:
     """Decode a binary protobuf ``ExportTraceServiceRequest``.
 
     Raises:
         BodyDecodeError: the bytes are not a valid message.
     """
-    request = ExportTraceServiceRequest()
+    return parse_protobuf(ExportTraceServiceRequest(), body)
+
+
+def load_json(body: bytes) -> dict[str, Any]:
+    """The JSON object of an OTLP/JSON body.
+
+    Raises:
+        BodyDecodeError: not JSON, or not an object.
+    """
     try:
-        request.ParseFromString(body)
-    except (DecodeError, ValueError, RuntimeError) as exc:
-        raise BodyDecodeError(f"invalid protobuf ExportTraceServiceRequest: {exc}") from exc
-    return request
+        document = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BodyDecodeError(f"invalid JSON: {exc}") from exc
+    if not isinstance(document, dict):
+        raise BodyDecodeError("an OTLP/JSON request must be a JSON object")
+    return document
+
+
+def parse_dict(document: dict[str, Any], message: M) -> M:
+    """``document`` (ids already in base64) into ``message``.
+
+    Raises:
+        BodyDecodeError: a field of the wrong type.
+    """
+    try:
+        json_format.ParseDict(document, message, ignore_unknown_fields=True)
+    except (json_format.ParseError, ValueError, TypeError) as exc:
+        raise BodyDecodeError(f"invalid OTLP/JSON request: {exc}") from exc
+    return message
 
 
 def _hex_to_b64(value: object, where: str) -> object:
@@ -92,12 +136,7 @@ def parse_json_request(body: bytes) -> ExportTraceServiceRequest:
     Raises:
         BodyDecodeError: not JSON, not an object, a non-hex id, or a field of the wrong type.
     """
-    try:
-        document = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BodyDecodeError(f"invalid JSON: {exc}") from exc
-    if not isinstance(document, dict):
-        raise BodyDecodeError("an OTLP/JSON request must be a JSON object")
+    document = load_json(body)
     for rs_key in ("resourceSpans", "resource_spans"):
         for r_index, resource_spans in enumerate(_as_list(document.get(rs_key))):
             for ss_key in ("scopeSpans", "scope_spans"):
@@ -105,12 +144,7 @@ def parse_json_request(body: bytes) -> ExportTraceServiceRequest:
                 for s_index, scope_spans in enumerate(scope_list):
                     where = f"{rs_key}[{r_index}].{ss_key}[{s_index}].spans"
                     _ids_hex_to_b64(scope_spans.get("spans"), where)
-    request = ExportTraceServiceRequest()
-    try:
-        json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError) as exc:
-        raise BodyDecodeError(f"invalid OTLP/JSON request: {exc}") from exc
-    return request
+    return parse_dict(document, ExportTraceServiceRequest())
 
 
 def _as_list(value: object) -> list[dict[str, Any]]:
@@ -259,20 +293,25 @@ def _span(span: Span) -> dict[str, Any]:
     return out
 
 
-def _scope_spans(scope_spans: ScopeSpans) -> dict[str, Any]:
-    out: dict[str, Any] = {"scope": _scope(scope_spans.scope)}
-    out["spans"] = [_span(span) for span in scope_spans.spans]
-    if scope_spans.schema_url:
-        out["schemaUrl"] = scope_spans.schema_url
+def envelope(
+    head: str, value: dict[str, Any], key: str, items: list[Any], schema_url: str
+) -> dict[str, Any]:
+    """One resource or scope entry of an export: ``{head: value, key: items, schemaUrl}``."""
+    out: dict[str, Any] = {head: value, key: items}
+    if schema_url:
+        out["schemaUrl"] = schema_url
     return out
+
+
+def _scope_spans(scope_spans: ScopeSpans) -> dict[str, Any]:
+    spans = [_span(span) for span in scope_spans.spans]
+    return envelope("scope", _scope(scope_spans.scope), "spans", spans, scope_spans.schema_url)
 
 
 def _resource_spans(resource_spans: ResourceSpans) -> dict[str, Any]:
-    out: dict[str, Any] = {"resource": _resource(resource_spans.resource)}
-    out["scopeSpans"] = [_scope_spans(ss) for ss in resource_spans.scope_spans]
-    if resource_spans.schema_url:
-        out["schemaUrl"] = resource_spans.schema_url
-    return out
+    scopes = [_scope_spans(ss) for ss in resource_spans.scope_spans]
+    resource = _resource(resource_spans.resource)
+    return envelope("resource", resource, "scopeSpans", scopes, resource_spans.schema_url)
 
 
 def request_to_otlp_json(request: ExportTraceServiceRequest) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The embedded OTLP/HTTP trace receiver: ``POST /v1/traces`` to durable OTLP-JSON lines."""
+"""The embedded OTLP/HTTP receiver: ``POST /v1/traces`` and ``POST /v1/logs`` to durable
+OTLP-JSON lines (log records: the GenAI events sent as logs, joined to their spans on read)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,11 @@ from ._otlp_json import (
     request_to_json_line,
     validate_request,
 )
+from ._otlp_logs import logs_to_json_line, parse_json_logs, parse_protobuf_logs, validate_logs
 from ._store import BatchStore, StoreStats
 
 __all__ = [
+    "LOGS_PATH",
     "TRACES_PATH",
     "ExposedReceiverWarning",
     "Receiver",
@@ -42,8 +45,11 @@ __all__ = [
     "exposure_warning",
 ]
 
-#: The only path served.
+#: The path of trace exports.
 TRACES_PATH: Final = "/v1/traces"
+#: The path of log exports (GenAI events sent as log records).
+LOGS_PATH: Final = "/v1/logs"
+_PATHS: Final = (TRACES_PATH, LOGS_PATH)
 _PROTOBUF: Final = "application/x-protobuf"
 _JSON: Final = "application/json"
 _MIB: Final = 1024 * 1024
@@ -88,11 +94,12 @@ class ReceiverLimits:
 
 @dataclass(slots=True)
 class ReceiverStats:
-    """What the receiver did: accepted batches and spans, answers by status code, and
+    """What the receiver did: accepted batches, spans and log records, answers by status code, and
     connections closed unanswered because their client already held its share."""
 
     batches: int = 0
     spans: int = 0
+    log_records: int = 0
     body_bytes: int = 0
     refused_connections: int = 0
     by_status: dict[int, int] = field(default_factory=dict)
@@ -463,10 +470,11 @@ class Receiver:
     async def _handle(self, http: HttpConnection, request: h11.Request) -> tuple[Reply, bool]:
         """Answer one request; the flag says whether its body was read."""
         target = request.target.split(b"?", 1)[0].decode("latin-1")
-        if target != TRACES_PATH:
-            return _text(404, f"not found: only POST {TRACES_PATH} is served"), False
+        if target not in _PATHS:
+            served = " and ".join(_PATHS)
+            return _text(404, f"not found: only POST {served} are served"), False
         if request.method != b"POST":
-            reply = _text(405, f"method not allowed: use POST {TRACES_PATH}")
+            reply = _text(405, f"method not allowed: use POST {target}")
             reply.headers.append(("allow", "POST"))
             return reply, False
         if self.token is not None:
@@ -500,14 +508,14 @@ class Receiver:
         self._inflight_requests += 1
         self._inflight_bytes += reserve
         try:
-            return await self._export(http, media, encoding), True
+            return await self._export(http, media, encoding, target == LOGS_PATH), True
         except _Refused as refused:
             return refused.reply, not refused.reply.close
         finally:
             self._inflight_requests -= 1
             self._inflight_bytes -= reserve
 
-    async def _export(self, http: HttpConnection, media: str, encoding: str) -> Reply:
+    async def _export(self, http: HttpConnection, media: str, encoding: str, logs: bool) -> Reply:
         limits = self.limits
         try:
             body = await http.read_body(limits.max_body_bytes, limits.read_timeout_seconds)
@@ -520,16 +528,20 @@ class Receiver:
         if encoding == "gzip":
             body = _gunzip(body, limits.max_body_bytes, media)
         try:
-            if media == _PROTOBUF:
-                message = parse_protobuf_request(body)
+            if logs:
+                message = (parse_protobuf_logs if media == _PROTOBUF else parse_json_logs)(body)
+                items = validate_logs(message)
+                line = logs_to_json_line(message) if items else b""
             else:
-                message = parse_json_request(body)
-            spans = validate_request(message)
+                request = (parse_protobuf_request if media == _PROTOBUF else parse_json_request)(
+                    body
+                )
+                items = validate_request(request)
+                line = request_to_json_line(request) if items else b""
         except BodyDecodeError as exc:
             raise _Refused(_status_reply(400, media, str(exc))) from None
-        if spans == 0:  # nothing to keep; an empty line would only be noise for the readers
+        if items == 0:  # nothing to keep; an empty line would only be noise for the readers
             return self._ok(media)
-        line = request_to_json_line(message)
         try:
             await asyncio.wrap_future(self._store.submit(line))
         except (OSError, RuntimeError) as exc:
@@ -537,12 +549,15 @@ class Receiver:
             reply.headers.append(("retry-after", str(limits.retry_after_seconds)))
             raise _Refused(reply) from None
         self.stats.batches += 1
-        self.stats.spans += spans
+        if logs:
+            self.stats.log_records += items
+        else:
+            self.stats.spans += items
         self.stats.body_bytes += len(body)
         return self._ok(media)
 
     @staticmethod
     def _ok(media: str) -> Reply:
         if media == _PROTOBUF:
-            return Reply(200, b"", content_type=_PROTOBUF)  # an empty ExportTraceServiceResponse
+            return Reply(200, b"", content_type=_PROTOBUF)  # an empty Export*ServiceResponse
         return Reply(200, b"{}", content_type=_JSON)

@@ -11,7 +11,6 @@ from typing import Any, Final
 from opentelemetry.trace import Span, Tracer, TracerProvider
 from wrapt import BaseObjectProxy, FunctionWrapper
 
-from groundtrace.sdk import semconv as sc
 from groundtrace.sdk._failure import record_exception
 from groundtrace.sdk._record import Recorder
 from groundtrace.sdk._runtime import Settings, get_tracer, is_suppressed, logger, settings
@@ -79,7 +78,8 @@ def tracer_source(provider: TracerProvider | None) -> Callable[[], Tracer]:
     """
     if provider is None:
         return get_tracer
-    tracer = provider.get_tracer(INSTRUMENTATION_NAME, _VERSION, schema_url=sc.SCHEMA_URL)
+    schema_url = settings().scope_schema_url
+    tracer = provider.get_tracer(INSTRUMENTATION_NAME, _VERSION, schema_url=schema_url)
     return lambda: tracer
 
 

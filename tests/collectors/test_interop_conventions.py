@@ -108,11 +108,25 @@ def test_otel_genai_current_conventions() -> None:
     assert _kinds(trace) == {"no_confidence", "no_retrieval", "no_tool_result"}
 
 
-def test_otel_genai_previous_conventions_report_the_content_they_do_not_carry() -> None:
-    trace = _one(SCENARIOS["otel-genai-openai-previous"]())
+def test_otel_genai_previous_conventions_content_comes_from_their_log_records() -> None:
+    run = SCENARIOS["otel-genai-openai-previous"]()
+    assert len(run.logs) == 6  # system + user message and the choice, per model call
+    trace = _one(run)
     asks, answers = trace.llm_calls
     assert answers.finish_reasons == ("stop",) and answers.usage.input_tokens == 9
-    # content went to log records: every model call says so
-    missing = [f.span_id for f in trace.findings_of("content_not_captured")]
-    assert missing == [asks.span_id, answers.span_id]
+    # content went to log records, joined to their spans: read like span events
+    for call in (asks, answers):
+        assert [(m.role, m.content) for m in call.messages] == [
+            ("system", "Answer briefly."),
+            ("user", QUERY),
+        ]
+    assert answers.output_text == ANSWER
+    (call,) = asks.tool_calls
+    assert (call.id, call.name, json.loads(call.arguments or "")) == (
+        "call_1",
+        "lookup",
+        {"title": "Jaws"},
+    )
+    assert not trace.findings_of("content_not_captured")
+    # the agent span of the previous conventions carries no messages: reported, not guessed
     assert {"no_query", "no_answer"} <= _kinds(trace)

@@ -85,3 +85,15 @@ def test_from_json_rejects_other_versions_and_unknown_fields() -> None:
         Trace.from_dict(bad)
     assert info.value.field == "$.evidence[0].score"
     assert obj["model_version"] == MODEL_VERSION
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_model_1_0_trace_still_loads_and_its_fields_keep_their_layout(name: str) -> None:
+    """1.1 only appended ``evaluations``: a 1.0 trace loads, and its fields encode exactly as
+    they did (the 1.0 text plus the new field at the end)."""
+    for obj in json.loads(_golden(name).read_text(encoding="utf-8")):
+        old = {k: v for k, v in obj.items() if k != "evaluations"} | {"model_version": "1.0"}
+        compact = json.dumps(old, ensure_ascii=False, separators=(",", ":"))
+        trace = Trace.from_json(compact)
+        assert trace.evaluations == () and Trace.from_dict(old) == trace
+        assert trace.to_json() == compact[:-1] + ',"evaluations":[]}'

@@ -226,7 +226,7 @@ def test_genai_span_names_and_attributes(traces: Traces) -> None:
     read("/docs/a.md")
     r = traces.by_name("retrieval bm25").attributes
     assert r[sc.GENAI_OPERATION_NAME] == "retrieval"
-    assert r[sc.GENAI_RETRIEVAL_TOP_K] == 5
+    assert r[sc.GENAI_REQUEST_TOP_K] == 5
     assert r[sc.GENAI_DATA_SOURCE_ID] == "bm25"
     assert r[sc.GT_RETRIEVAL_K] == 5
     assert r[sc.GT_RETRIEVAL_MODE] == "full_text"

@@ -244,7 +244,7 @@ def test_sync_stream_span_ends_on_exhaustion(
     text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
     assert text == "echo: Who directed Jaws?"
     assert a[sc.GT_LLM_OUTPUT_TEXT] == text
-    assert a[sc.GT_LLM_STREAM] is True
+    assert a[sc.GT_LLM_STREAM] is True and a[sc.GENAI_REQUEST_STREAM] is True
     assert sc.GT_LLM_STREAM_INCOMPLETE not in a
     assert (
         a[sc.GENAI_USAGE_OUTPUT_TOKENS]

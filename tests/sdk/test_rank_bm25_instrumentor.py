@@ -77,7 +77,7 @@ def test_get_top_n_is_one_retrieve_span(exporter: InMemorySpanExporter, cls: typ
     assert a[sc.GENAI_OPERATION_NAME] == "retrieval"
     assert a[sc.GT_RETRIEVAL_RETRIEVER] == cls.__name__
     assert a[sc.GT_RETRIEVAL_K] == 3
-    assert a[sc.GENAI_RETRIEVAL_TOP_K] == 3
+    assert a[sc.GENAI_REQUEST_TOP_K] == 3
     assert a[sc.GT_RETRIEVAL_QUERY] == "who directed jaws"
     assert a[sc.GT_EVIDENCE_COUNT] == 3
     evidence = json.loads(a[sc.GT_EVIDENCE])

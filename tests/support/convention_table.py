@@ -1,4 +1,4 @@
-"""Print the conventions × instrumentations table: spans in, τ out, findings.
+"""Print the conventions × instrumentations table: spans (and log records) in, τ out, findings.
 
 Runs every scenario of :mod:`tests.support.instrumented` (real instrumentations, local
 OpenAI-compatible server, LangChain's fake chat model) and prints one Markdown row each::
@@ -18,6 +18,7 @@ COLUMNS = (
     "instrumentation",
     "convention",
     "spans",
+    "log_records",
     "traces",
     "steps",
     "actions",

@@ -32,12 +32,20 @@ from pathlib import Path
 from typing import Any
 
 import openai
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import (
+    InMemoryLogRecordExporter,
+    LogRecordExporter,
+    SimpleLogRecordProcessor,
+)
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from groundtrace.collectors import SourceLocation, SpanRecord, Trace, build_traces
+from groundtrace.collectors import LogRecord, SourceLocation, SpanRecord, Trace, build_traces
+from groundtrace.collectors.readers._otlp_logs import decode_frame
 from groundtrace.collectors.readers._otlp_proto import decode_message
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, ToolCallReply
 
@@ -51,6 +59,7 @@ __all__ = [
     "Run",
     "handler",
     "instrumented",
+    "log_records_of",
     "openai_methods",
     "records_of",
     "summary",
@@ -81,12 +90,14 @@ TOOLS: list[Any] = [
 
 @dataclass(frozen=True)
 class Run:
-    """What one scenario produced: the finished spans and the traces read from them."""
+    """What one scenario produced: the finished spans (and log records) and the traces read
+    from them."""
 
     name: str
     convention: str
     spans: list[SpanRecord]
     traces: list[Trace]
+    logs: tuple[LogRecord, ...] = ()
 
 
 def records_of(spans: Sequence[ReadableSpan] | bytes) -> list[SpanRecord]:
@@ -96,6 +107,16 @@ def records_of(spans: Sequence[ReadableSpan] | bytes) -> list[SpanRecord]:
     records = decode_message(data, SourceLocation("memory"), errors)
     assert not errors, errors
     return records
+
+
+def log_records_of(exporter: InMemoryLogRecordExporter) -> list[LogRecord]:
+    """Finished SDK log records, through their OTLP protobuf, as the collectors' records."""
+    data = encode_logs(list(exporter.get_finished_logs())).SerializeToString()
+    errors: list[Any] = []
+    records = decode_frame(data, SourceLocation("memory"), errors)
+    assert not errors, errors
+    assert all(isinstance(r, LogRecord) for r in records)
+    return [r for r in records if isinstance(r, LogRecord)]
 
 
 def handler(req: ServerRequest) -> Reply:
@@ -140,26 +161,38 @@ def _reread_stability_opt_in() -> None:
 
 @contextmanager
 def instrumented(
-    instrumentor: Any, exporter: SpanExporter, env: dict[str, str] | None = None
+    instrumentor: Any,
+    exporter: SpanExporter,
+    env: dict[str, str] | None = None,
+    logs: LogRecordExporter | None = None,
 ) -> Iterator[TracerProvider]:
     """A provider exporting to ``exporter``, with ``instrumentor`` on it for the block.
 
     ``env`` is set while instrumenting (instrumentations read their options then) and
     restored after; so are the ``openai`` methods (OpenLLMetry 0.62 leaves its wrappers in
-    place on ``uninstrument()``).
+    place on ``uninstrument()``). With ``logs``, the instrumentor also gets a logger
+    provider exporting its log records there.
     """
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    logger_provider: LoggerProvider | None = None
+    extra: dict[str, Any] = {}
+    if logs is not None:
+        logger_provider = LoggerProvider()
+        logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+        extra["logger_provider"] = logger_provider
     saved = {k: os.environ.get(k) for k in env or {}}
     os.environ.update(env or {})
     _reread_stability_opt_in()
     originals = openai_methods()
-    instrumentor.instrument(tracer_provider=provider)
+    instrumentor.instrument(tracer_provider=provider, **extra)
     try:
         yield provider
     finally:
         instrumentor.uninstrument()
         provider.shutdown()
+        if logger_provider is not None:
+            logger_provider.shutdown()
         for (cls, name), value in originals.items():
             if vars(cls).get(name) is not value:
                 setattr(cls, name, value)
@@ -271,12 +304,16 @@ def _otel_genai(name: str, env: dict[str, str]) -> Run:
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
     exporter = InMemorySpanExporter()
+    logs = InMemoryLogRecordExporter()
     with (
-        instrumented(OpenAIInstrumentor(), exporter, env) as provider,  # type: ignore[no-untyped-call]
+        instrumented(OpenAIInstrumentor(), exporter, env, logs) as provider,  # type: ignore[no-untyped-call]
         OpenAICompatServer(handler=handler) as srv,
     ):
         _genai_app(provider, openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0))
-    return _run(name, "OTel GenAI", exporter)
+    records = records_of(exporter.get_finished_spans())
+    log_records = log_records_of(logs)
+    traces = list(build_traces([*records, *log_records]))
+    return Run(name, "OTel GenAI", records, traces, tuple(log_records))
 
 
 #: The official instrumentation's options for the current conventions, content on the span.
@@ -284,7 +321,8 @@ GENAI_LATEST = {
     "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
 }
-#: Its default: the previous conventions, content (when on) sent as log records.
+#: Its default: the previous conventions, content (when on) sent as log records (read and
+#: joined to their spans).
 GENAI_PREVIOUS = {
     "OTEL_SEMCONV_STABILITY_OPT_IN": "",
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true",
@@ -340,7 +378,41 @@ def langchain_openinference() -> Run:
     return _run("langchain + openinference", "OpenInference", exporter)
 
 
+def _groundtrace(mode: str, genai_only: bool = False) -> Callable[[], Run]:
+    """groundtrace's own SDK (decorators, openai and rank_bm25 instrumentors) with one GenAI
+    attribute set; ``genai_only`` keeps only the ``gen_ai.*`` keys of its spans (what a
+    backend that knows only the GenAI conventions keeps)."""
+    from msgspec.structs import replace
+
+    from groundtrace.sdk.semconv import GenAIConventions
+    from tests.support.genai_app import run_app
+
+    def scenario() -> Run:
+        with OpenAICompatServer() as srv:
+            records = records_of(run_app(GenAIConventions(mode), srv))
+        if genai_only:
+            records = [
+                replace(
+                    r, attributes={k: v for k, v in r.attributes.items() if k.startswith(_GENAI)}
+                )
+                for r in records
+            ]
+        name = f"groundtrace SDK ({mode}{', gen_ai.* keys only' if genai_only else ''})"
+        return Run(
+            name, "groundtrace + OpenInference + OTel GenAI", records, list(build_traces(records))
+        )
+
+    return scenario
+
+
+_GENAI = "gen_ai."
+
+
 SCENARIOS: dict[str, Callable[[], Run]] = {
+    "groundtrace-latest": _groundtrace("latest"),
+    "groundtrace-previous": _groundtrace("previous"),
+    "groundtrace-both": _groundtrace("both"),
+    "groundtrace-latest-genai-only": _groundtrace("latest", genai_only=True),
     "openinference-openai": openinference_openai,
     "openllmetry-openai": openllmetry_openai,
     "openllmetry-decorators": openllmetry_decorators,
@@ -360,6 +432,7 @@ def summary(run: Run) -> dict[str, Any]:
         "instrumentation": run.name,
         "convention": run.convention,
         "spans": len(run.spans),
+        "log_records": len(run.logs),
         "traces": len(run.traces),
         "steps": sum(len(t.steps) for t in run.traces),
         "actions": sorted({s.action for t in run.traces for s in t.steps if s.action}),

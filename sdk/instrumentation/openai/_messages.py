@@ -7,6 +7,7 @@ GenAI ``gen_ai.*.messages`` JSON.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ __all__ = [
     "field_of",
     "flat_message_attrs",
     "genai_messages",
+    "genai_system_instructions",
     "text_of_content",
     "tool_call_attrs",
 ]
@@ -169,6 +171,24 @@ def tool_call_attrs(
         yield key, rec.text(key, call.arguments)
 
 
+def _arguments_object(arguments: Any) -> Any:
+    """Tool-call arguments as an object, as the GenAI conventions ask (the JSON text as it
+    is when it does not parse)."""
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
+
+
+def genai_system_instructions(instructions: Any) -> list[dict[str, Any]] | None:
+    """``gen_ai.system_instructions`` of instructions given apart from the chat history
+    (the Responses API's ``instructions``): a list of text parts."""
+    text = text_of_content(instructions)
+    return None if text is None else [{"type": "text", "content": text}]
+
+
 def genai_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
     """Messages in the GenAI ``gen_ai.input.messages`` / ``gen_ai.output.messages`` layout."""
     out: list[dict[str, Any]] = []
@@ -182,7 +202,12 @@ def genai_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
             parts.append({"type": "text", "content": msg.content})
         for call in msg.tool_calls:
             parts.append(
-                {"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}
+                {
+                    "type": "tool_call",
+                    "id": call.id,
+                    "name": call.name,
+                    "arguments": _arguments_object(call.arguments),
+                }
             )
         entry: dict[str, Any] = {"role": msg.role, "parts": parts}
         if msg.finish_reason is not None:

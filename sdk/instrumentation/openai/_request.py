@@ -14,6 +14,7 @@ from ._messages import (
     chat_message,
     flat_message_attrs,
     genai_messages,
+    genai_system_instructions,
     responses_input_messages,
 )
 
@@ -137,6 +138,40 @@ def _tool_attrs(req: dict[str, Any], rec: Recorder) -> Iterator[tuple[str, Attri
         yield key, rec.json(key, tool)
 
 
+def _tool_definition(tool: Any) -> Any:
+    """A tool offered, in the GenAI tool-definitions layout (``{type, name, description,
+    parameters}``; chat completions nests all but the type under ``function``)."""
+    if isinstance(tool, Mapping):
+        function = tool.get("function")
+        if isinstance(function, Mapping):
+            return {"type": tool.get("type", "function"), **function}
+    return tool
+
+
+def _genai_content(
+    api: str, req: dict[str, Any], messages: list[Message], rec: Recorder
+) -> Iterator[tuple[str, AttributeValue]]:
+    """The current GenAI content attributes: system instructions given apart from the chat
+    history (Responses ``instructions``), the input messages and the tool definitions."""
+    history = messages
+    instructions = req.get("instructions")
+    if api == API_RESPONSES and isinstance(instructions, str):
+        system = genai_system_instructions(instructions)
+        yield (
+            sc.GENAI_SYSTEM_INSTRUCTIONS,
+            rec.json(sc.GENAI_SYSTEM_INSTRUCTIONS, system),
+        )
+        history = messages[1:]  # the instructions lead the messages as a system message
+    yield (
+        sc.GENAI_INPUT_MESSAGES,
+        rec.json(sc.GENAI_INPUT_MESSAGES, genai_messages(history)),
+    )
+    tools = req.get("tools")
+    if isinstance(tools, list | tuple) and tools:
+        definitions = [_tool_definition(t) for t in tools]
+        yield sc.GENAI_TOOL_DEFINITIONS, rec.json(sc.GENAI_TOOL_DEFINITIONS, definitions)
+
+
 def input_messages(api: str, req: dict[str, Any]) -> list[Message]:
     """The request's input as normalised messages."""
     if api == API_CHAT:
@@ -160,7 +195,10 @@ def request_attrs(
     if isinstance(model, str):
         yield sc.GENAI_REQUEST_MODEL, model
         yield sc.OI_LLM_MODEL_NAME, model
-    yield sc.GT_LLM_STREAM, req.get("stream") is True
+    stream = req.get("stream") is True
+    yield sc.GT_LLM_STREAM, stream
+    if stream and rec.settings.genai_latest:
+        yield sc.GENAI_REQUEST_STREAM, True
     yield from _genai_param_attrs(api, req)
     hidden = _NOT_PARAMS if capture else _NOT_PARAMS | _CONTENT_KEYS
     params = {k: v for k, v in req.items() if k not in hidden}
@@ -171,15 +209,8 @@ def request_attrs(
         body = rec.json(sc.GT_LLM_REQUEST, req)
         messages = input_messages(api, req)
         yield from flat_message_attrs(sc.OI_LLM_INPUT_MESSAGES, messages, rec)
-        yield (
-            sc.GENAI_INPUT_MESSAGES,
-            rec.json(sc.GENAI_INPUT_MESSAGES, genai_messages(messages)),
-        )
-        if req.get("tools"):
-            yield (
-                sc.GENAI_TOOL_DEFINITIONS,
-                rec.json(sc.GENAI_TOOL_DEFINITIONS, req.get("tools")),
-            )
+        if rec.settings.genai_latest:
+            yield from _genai_content(api, req, messages, rec)
     else:
         body = rec.json(sc.GT_LLM_REQUEST, {k: v for k, v in req.items() if k not in _CONTENT_KEYS})
     yield sc.GT_LLM_REQUEST, body

@@ -146,10 +146,11 @@ def output_attrs(out: Output, rec: Recorder, capture: bool) -> Iterator[tuple[st
                 yield sc.GT_LLM_OUTPUT_TEXT, rec.text(sc.GT_LLM_OUTPUT_TEXT, first.content)
             yield sc.OI_OUTPUT_VALUE, rec.text(sc.OI_OUTPUT_VALUE, _output_value(first))
             yield sc.OI_OUTPUT_MIME_TYPE, "application/json" if first.tool_calls else "text/plain"
-        yield (
-            sc.GENAI_OUTPUT_MESSAGES,
-            rec.json(sc.GENAI_OUTPUT_MESSAGES, genai_messages(out.messages)),
-        )
+        if rec.settings.genai_latest:
+            yield (
+                sc.GENAI_OUTPUT_MESSAGES,
+                rec.json(sc.GENAI_OUTPUT_MESSAGES, genai_messages(out.messages)),
+            )
     else:
         # Structure without content: which tools were requested (names and ids only).
         for i, msg in enumerate(out.messages):

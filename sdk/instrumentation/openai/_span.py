@@ -19,13 +19,19 @@ from ._response import Output, output_attrs
 
 __all__ = ["LLMCall"]
 
-_STATIC_ATTRS: dict[str, Any] = {
+_BASE_ATTRS: dict[str, Any] = {
     sc.GT_ACTION: sc.Action.LLM.value,
     sc.OI_SPAN_KIND: sc.OpenInferenceSpanKind.LLM.value,
     sc.GENAI_OPERATION_NAME: sc.GenAIOperation.CHAT.value,
-    sc.GENAI_PROVIDER_NAME: PROVIDER,
     sc.OI_LLM_PROVIDER: PROVIDER,
     sc.OI_LLM_SYSTEM: PROVIDER,
+}
+#: The attributes every LLM span starts with, for each GenAI attribute set.
+_STATIC_ATTRS: dict[sc.GenAIConventions, dict[str, Any]] = {
+    sc.GenAIConventions.LATEST: _BASE_ATTRS | {sc.GENAI_PROVIDER_NAME: PROVIDER},
+    sc.GenAIConventions.PREVIOUS: _BASE_ATTRS | {sc.GENAI_SYSTEM: PROVIDER},
+    sc.GenAIConventions.BOTH: _BASE_ATTRS
+    | {sc.GENAI_PROVIDER_NAME: PROVIDER, sc.GENAI_SYSTEM: PROVIDER},
 }
 
 
@@ -76,7 +82,7 @@ class LLMCall:
         call = cls(span, rec, capture)
         try:
             attrs = rec.attrs
-            attrs.update(_STATIC_ATTRS)
+            attrs.update(_STATIC_ATTRS[current.genai])
             attrs[sc.GT_LLM_API] = api
             attrs.update(endpoint_attrs(getattr(client, "base_url", None)))
             attrs.update(request_attrs(api, req, rec, capture))

@@ -90,10 +90,11 @@ class _Retrieval:
         attrs[sc.GT_ACTION] = sc.Action.RETRIEVE.value
         attrs[sc.GT_STEP_NAME] = f"{name}.{method}"
         attrs[sc.OI_SPAN_KIND] = sc.OpenInferenceSpanKind.RETRIEVER.value
-        attrs[sc.GENAI_OPERATION_NAME] = sc.GenAIOperation.RETRIEVAL.value
         attrs[sc.GT_RETRIEVAL_RETRIEVER] = name
-        attrs[sc.GENAI_DATA_SOURCE_ID] = name
         attrs[sc.GT_RETRIEVAL_MODE] = _MODE
+        if current.genai_latest:
+            attrs[sc.GENAI_OPERATION_NAME] = sc.GenAIOperation.RETRIEVAL.value
+            attrs[sc.GENAI_DATA_SOURCE_ID] = name
         self.token: Token[Context] | None = otel_context.attach(
             trace.set_span_in_context(self.span)
         )
@@ -107,12 +108,15 @@ class _Retrieval:
         attrs[sc.OI_INPUT_VALUE] = text
         attrs[sc.OI_INPUT_MIME_TYPE] = "text/plain"
         attrs[sc.GT_RETRIEVAL_QUERY] = text
-        attrs[sc.GENAI_RETRIEVAL_QUERY_TEXT] = text
+        if rec.settings.genai_latest:
+            attrs[sc.GENAI_RETRIEVAL_QUERY_TEXT] = text
 
     def k(self, n: Any) -> None:
         if isinstance(n, int) and not isinstance(n, bool):
-            self.rec.attrs[sc.GT_RETRIEVAL_K] = n
-            self.rec.attrs[sc.GENAI_RETRIEVAL_TOP_K] = n
+            attrs = self.rec.attrs
+            attrs[sc.GT_RETRIEVAL_K] = n
+            if self.rec.settings.genai_latest:
+                attrs[sc.GENAI_REQUEST_TOP_K] = n
 
     def detach(self) -> None:
         token, self.token = self.token, None
