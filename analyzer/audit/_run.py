@@ -191,7 +191,7 @@ async def run_audit(
         pairs=tuple(pairs),
         pair_errors=tuple(errors),
         review=tuple(review),
-        summary=summarise(answers, pairs, corpus.sources, topics),
+        summary=summarise(answers, pairs, corpus.sources, topics, seed=settings.seed),
         validation=validation,
         wall_seconds=round(time.perf_counter() - started, 3),
         model_calls=model_calls() if model_calls else None,

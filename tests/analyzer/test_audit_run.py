@@ -92,6 +92,15 @@ def test_the_offline_audit_answers_labels_and_reports_every_pair(runs: dict[str,
     assert run.summary.prefilter_share is not None and run.summary.prefilter_share > 0.9
     assert sum(run.summary.labels.values()) == n_pairs
     assert run.validation is not None and run.validation.kappa.value is not None
+    assert run.validation.n_questions == 10
+    # every interval resamples questions: the run's figures carry cluster intervals
+    overall, absence = run.summary.overall, run.summary.absence
+    assert overall.n_questions == 10 and absence is not None and absence.n_questions == 10
+    assert overall.ci_low is not None and overall.ci_high is not None
+    assert overall.ci_low <= overall.prevalence <= overall.ci_high  # type: ignore[operator]
+    assert absence.ci_low is not None and absence.ci_low <= absence.rate <= absence.ci_high  # type: ignore[operator]
+    one_question = run.summary.by_question[0]
+    assert one_question.n_questions == 1 and one_question.ci_low is None
     report = ReadReport()
     assert len(list(read_traces([str(runs["auto"] / "traces")], report=report))) == 392
     assert not report.errors
@@ -109,10 +118,14 @@ def test_compare_pairs_runs_by_question_and_lists_flipped_pairs(runs: dict[str, 
     comparison = compare_runs(flat, auto, n_resamples=500)
     assert len(comparison.questions) == 10 and comparison.absence.n_questions == 10
     assert comparison.absence.ci_low is not None and comparison.absence.ci_high is not None
-    assert comparison.absence.ci_low <= comparison.absence.mean <= comparison.absence.ci_high  # type: ignore[operator]
+    assert comparison.absence.ci_low <= comparison.absence.delta <= comparison.absence.ci_high  # type: ignore[operator]
+    # the pooled figures of the comparison are the runs' own overall figures
+    assert comparison.absence.value_a == pytest.approx(flat.summary.absence.rate)  # type: ignore[union-attr]
+    assert comparison.prevalence.value_b == pytest.approx(auto.summary.overall.prevalence)
     assert comparison.flipped and comparison.n_common_pairs == len(auto.pairs)
     same = compare_runs(auto, auto, n_resamples=200)
-    assert same.flipped == () and same.absence.mean == 0.0
+    assert same.flipped == () and same.absence.delta == 0.0
+    assert (same.absence.ci_low, same.absence.ci_high) == (0.0, 0.0)
 
 
 def test_the_cli_compares_and_validates_runs(runs: dict[str, Path], tmp_path: Path) -> None:
