@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+import snowballstemmer
 from rank_bm25 import BM25Okapi
 
 from groundtrace.analyzer.audit import Source
@@ -99,8 +100,17 @@ class Retrieval:
     source_words: int
 
 
+_STEMMER: Final = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
+
+
 def _tokens(text: str) -> list[str]:
-    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+    """Lower-cased words without stop words, Snowball-stemmed (``patents`` -> ``patent``)."""
+    return [_stem(t) for t in _TOKEN.findall(text.lower()) if t not in _STOP]
 
 
 def _is_heading(paragraph: str) -> bool:
