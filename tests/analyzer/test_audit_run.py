@@ -65,7 +65,7 @@ def test_each_answer_is_a_trace_with_the_source_and_the_retrieval_on_its_spans(
     assert retrieve.attributes[sc.GT_RETRIEVAL_SOURCE_WORDS] == 5644
     sections = retrieve.attributes[sc.GT_RETRIEVAL_SECTIONS]
     chunks = retrieve.attributes[sc.GT_RETRIEVAL_CHUNKS]
-    assert 1 <= len(sections) <= 3 and 1 <= len(chunks) <= 4  # type: ignore[arg-type]
+    assert len(sections) >= 3 and len(chunks) == 4  # type: ignore[arg-type]
     assert answer.trace_id == format(request.context.trace_id, "032x")  # type: ignore[attr-defined]
     assert answer.stance == "yes" and "patent" in answer.quote.lower()  # type: ignore[attr-defined]
 
