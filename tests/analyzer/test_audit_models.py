@@ -70,16 +70,19 @@ QUESTION = Question(id="q", text="Must I?", scope="general", topics=("duty",))
 
 
 @pytest.mark.parametrize(
-    ("content", "finish", "kind"),
+    ("content", "finish", "kind", "says"),
     [
-        ("the answers differ", None, "malformed_json"),
-        ('{"topic": "x", "significance": "low"}', None, "missing"),
-        ('{"label": "sort of", "topic": "x", "significance": "low"}', None, "out_of_range"),
-        ('{"label": "divergent", "topic": "x", "signif', "length", "truncation"),
+        ("the answers differ", None, "malformed_json", "not JSON: 'the answers differ'"),
+        ('{"topic": "x", "significance": "low"}', None, "missing", "no label"),
+        ('{"label": "sort of", "topic": "x", "significance": "low"}', None, "out_of_range",
+         "unknown label 'sort of'"),
+        ('{"label": "divergent", "topic": "x", "significance": "huge"}', None, "out_of_range",
+         "unknown significance 'huge'"),
+        ('{"label": "divergent", "topic": "x", "signif', "length", "truncation", "token budget"),
     ],
-)
+)  # fmt: skip
 def test_a_malformed_judge_reply_is_a_visible_protocol_error(
-    content: str, finish: str | None, kind: str
+    content: str, finish: str | None, kind: str, says: str
 ) -> None:
     with OpenAICompatServer(handler=lambda r: Reply(content=content, finish_reason=finish)) as srv:
 
@@ -94,7 +97,8 @@ def test_a_malformed_judge_reply_is_a_visible_protocol_error(
 
         result = asyncio.run(go())
     assert isinstance(result, PairError) and result.kind == kind
-    assert (result.source_a, result.source_b) == ("a", "b")
+    assert (result.question_id, result.source_a, result.source_b) == ("q", "a", "b")
+    assert says in result.message  # the message names the field at fault
 
 
 def test_the_pair_judge_fingerprint_is_the_judge_fingerprint() -> None:
