@@ -110,7 +110,9 @@ def _print_headline(run: AuditRun) -> None:
     ]  # fmt: skip
     if run.validation is not None:
         kappa = run.validation.kappa
-        rows.append(("kappa vs gold", "n/a" if kappa.value is None else f"{kappa.value:.3f}"))
+        ci = "" if kappa.ci_low is None else f" [{kappa.ci_low:.3f}, {kappa.ci_high:.3f}]"
+        value = "n/a" if kappa.value is None else f"{kappa.value:.3f}{ci}"
+        rows.append(("kappa vs gold [95% CI]", value))
     for key, value in rows:
         table.add_row(key, value)
     console.print(table)
