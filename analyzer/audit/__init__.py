@@ -5,7 +5,9 @@ of answers to a question gets one of five labels (``absent``, ``consistent``,
 ``complementary``, ``divergent``, ``contradictory``) with the topic and significance of any
 difference. Deterministic pre-filters decide the certain pairs, an offline baseline labeller or
 a validated pair judge the rest; the reports show absence, disagreement prevalence by
-question, topic, group and source, and a source x source heat map.
+question, topic, group and source, and a source x source heat map. Every interval (run
+figures, run comparisons, validation) is a seeded cluster bootstrap over questions: the pairs
+of one question share its answers, so pairs are not independent draws.
 
 Usage::
 

@@ -10,11 +10,10 @@ retried and bounded.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any, Final
 
-from groundtrace.analyzer.judge import ProtocolErrorKind
+from groundtrace.analyzer.judge import ProtocolErrorKind, Rubric
+from groundtrace.analyzer.judge._fingerprint import fingerprint, fingerprint_digest
 from groundtrace.analyzer.llm import ModelClient
 
 from ._model import LABELS, Answer, PairLabel, Question
@@ -84,16 +83,22 @@ class PairJudge:
         return f"judge:{self.caller.name}"
 
     @property
-    def fingerprint(self) -> str:
-        """sha256 of endpoint, model, prompt, schema, temperature, seed and budget."""
+    def fingerprint_fields(self) -> dict[str, Any]:
+        """The judge fingerprint (SPEC §4.4) of this pair judge, from the one judge
+        fingerprint implementation: endpoint, model, prompt version and text, reply schema,
+        temperature and seed (no threshold: the judge picks a label, not a score)."""
         c = self.caller
-        fields = {
-            "endpoint": c.client.base_url, "model": c.model, "prompt": JUDGE_PROMPT_VERSION,
-            "instructions": _INSTRUCTIONS, "schema": JUDGE_SCHEMA, "temperature": 0.0,
-            "seed": c.seed, "max_tokens": c.max_tokens,
-        }  # fmt: skip
-        payload = json.dumps(fields, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        rubric = Rubric(JUDGE_PROMPT_VERSION, _INSTRUCTIONS)
+        return fingerprint(
+            endpoint=c.client.base_url, model=c.model, rubric_version=rubric.version,
+            rubric_digest=rubric.digest, schema_digest=fingerprint_digest(JUDGE_SCHEMA),
+            threshold=None, temperature=0.0, seed=c.seed,
+        )  # fmt: skip
+
+    @property
+    def fingerprint(self) -> str:
+        """The digest of :attr:`fingerprint_fields` (what a validation is bound to)."""
+        return str(self.fingerprint_fields["digest"])
 
     @staticmethod
     def prompt(question: Question, a: Answer, b: Answer) -> str:

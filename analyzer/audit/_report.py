@@ -41,6 +41,13 @@ def _stat(stat: Statistic) -> str:
     return f"{stat.value:.3f} [{_num(stat.ci_low)}, {_num(stat.ci_high)}]"
 
 
+def _ci(value: float | None, low: float | None, high: float | None) -> str:
+    """A share with its interval, e.g. ``12.5% [8.1%, 17.0%]`` (no interval: the share)."""
+    if low is None or high is None:
+        return _pct(value)
+    return f"{_pct(value)} [{_pct(low)}, {_pct(high)}]"
+
+
 def _headline(run: AuditRun) -> list[tuple[str, str]]:
     s = run.summary
     return [
@@ -50,14 +57,21 @@ def _headline(run: AuditRun) -> list[tuple[str, str]]:
         ("pairs labelled", str(s.n_pairs)),
         ("decided by pre-filters", f"{s.n_prefiltered} ({_pct(s.prefilter_share)})"),
         ("protocol errors (pairs)", str(len(run.pair_errors))),
-        ("disagreement prevalence", f"{_pct(s.overall.prevalence)} of {s.overall.n_present}"),
+        ("absence rate (95% CI)",
+         "n/a" if s.absence is None else _ci(s.absence.rate, s.absence.ci_low, s.absence.ci_high)),
+        ("disagreement prevalence (95% CI)",
+         f"{_ci(s.overall.prevalence, s.overall.ci_low, s.overall.ci_high)} "
+         f"of {s.overall.n_present} present pairs"),
+        ("intervals",
+         f"cluster bootstrap over questions, {s.n_resamples} resamples, seed {s.seed}"),
         ("wall time", f"{run.wall_seconds:.1f} s"),
     ]  # fmt: skip
 
 
 def _figure_rows(figures: Sequence[PrevalenceFigure]) -> list[str]:
     return [
-        f"| {f.key} | {f.n_pairs} | {f.n_present} | {f.n_disagree} | {_pct(f.prevalence)} |"
+        f"| {f.key} | {f.n_pairs} | {f.n_present} | {f.n_disagree} | "
+        f"{_ci(f.prevalence, f.ci_low, f.ci_high)} |"
         for f in figures
     ]
 
@@ -77,12 +91,14 @@ def render_markdown(run: AuditRun) -> str:
         ("source", s.by_source),
     ):  # fmt: skip
         lines += ["", f"## Disagreement prevalence by {title}", ""]
-        lines += [f"| {title} | pairs | both present | disagreeing | prevalence |"]
+        lines += [f"| {title} | pairs | both present | disagreeing | prevalence [95% CI] |"]
         lines += ["|---|---|---|---|---|", *_figure_rows(figures)]
-    lines += ["", "## Absence by source", "", "| source | answers | absent | rate |"]
+    lines += ["", "## Absence by source", "", "| source | answers | absent | rate [95% CI] |"]
     lines += ["|---|---|---|---|"]
-    lines += [f"| {f.key} | {f.n_answers} | {f.n_absent} | {_pct(f.rate)} |"
+    lines += [f"| {f.key} | {f.n_answers} | {f.n_absent} | {_ci(f.rate, f.ci_low, f.ci_high)} |"
               for f in s.absence_by_source]  # fmt: skip
+    lines += ["", "Intervals resample whole questions (the pairs of a question share its "
+              "answers, so they are not independent); a one-question slice has none."]  # fmt: skip
     if run.validation is not None:
         lines += ["", render_validation_markdown(run.validation)]
     return "\n".join(lines) + "\n"
@@ -107,14 +123,19 @@ def render_validation_markdown(v: AuditValidation) -> str:
     lines += [f"| {g} | " + " | ".join(str(v.confusion[g][p]) for p in LABELS) + " |"
               for g in LABELS]  # fmt: skip
     seed = v.agreement.seed
-    lines += ["", f"Bootstrap: {v.acceptance.n_resamples} resamples, seed {seed}."]
+    lines += ["", f"Bootstrap: {v.acceptance.n_resamples} resamples of the {v.n_questions} "
+              "questions (clusters: a question's pairs are not independent), "
+              f"seed {seed}."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
 def _delta(d: Delta) -> str:
-    if d.mean is None:
+    if d.delta is None:
         return "n/a"
-    return f"{d.mean:+.3f} [{_num(d.ci_low)}, {_num(d.ci_high)}] over {d.n_questions} questions"
+    return (
+        f"{_num(d.value_a)} -> {_num(d.value_b)}: {d.delta:+.3f} "
+        f"[{_num(d.ci_low)}, {_num(d.ci_high)}] over {d.n_questions} questions"
+    )
 
 
 def render_comparison_markdown(c: AuditComparison) -> str:
@@ -160,12 +181,14 @@ def _links(ids: Sequence[str]) -> str:
 def _html_figures(title: str, figures: Sequence[PrevalenceFigure]) -> str:
     rows = "".join(
         f"<tr><td>{escape(f.key)}</td><td>{f.n_pairs}</td><td>{f.n_present}</td>"
-        f"<td>{f.n_disagree}</td><td>{_pct(f.prevalence)}</td><td>{_links(f.disagreeing)}</td></tr>"
+        f"<td>{f.n_disagree}</td><td>{_ci(f.prevalence, f.ci_low, f.ci_high)}</td>"
+        f"<td>{_links(f.disagreeing)}</td></tr>"
         for f in figures
     )
     return (
         f"<h2>Disagreement prevalence by {title}</h2><table><tr><th>{title}</th><th>pairs</th>"
-        f"<th>both present</th><th>disagreeing</th><th>prevalence</th><th>pairs behind it</th>"
+        "<th>both present</th><th>disagreeing</th><th>prevalence [95% CI]</th>"
+        "<th>pairs behind it</th>"
         f"</tr>{rows}</table>"
     )
 
@@ -223,7 +246,7 @@ def render_html(run: AuditRun) -> str:
     head = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in _headline(run))
     absence = "".join(
         f"<tr><td>{escape(f.key)}</td><td>{f.n_answers}</td><td>{f.n_absent}</td>"
-        f"<td>{_pct(f.rate)}</td></tr>"
+        f"<td>{_ci(f.rate, f.ci_low, f.ci_high)}</td></tr>"
         for f in s.absence_by_source
     )
     sig = "".join(f"<tr><td>{escape(k)}</td><td>{v}</td></tr>" for k, v in s.significance.items())
@@ -237,7 +260,7 @@ def render_html(run: AuditRun) -> str:
         "<h2>Significance of differences</h2><table><tr><th>significance</th><th>pairs</th></tr>",
         f"{sig}</table>",
         "<h2>Absence by source</h2><table><tr><th>source</th><th>answers</th><th>absent</th>",
-        f"<th>rate</th></tr>{absence}</table>",
+        f"<th>rate [95% CI]</th></tr>{absence}</table>",
         _heatmap(run),
         _pair_table(run),
     ]

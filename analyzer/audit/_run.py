@@ -171,7 +171,8 @@ async def run_audit(
         keep=lambda x: isinstance(x, PairLabel), on_done=_phase(progress, "pairs"),
     )  # fmt: skip
     judged = [x for x in labelled if isinstance(x, PairLabel)]
-    errors.extend(x for x in labelled if isinstance(x, PairError))
+    labeller_errors = [x for x in labelled if isinstance(x, PairError)]
+    errors.extend(labeller_errors)
     review: list[PairLabel] = []
     if not counts:
         review = [msgspec.structs.replace(p, review_only=True) for p in judged]
@@ -184,7 +185,8 @@ async def run_audit(
         graded = pairs if counts else sorted(prefiltered + review, key=lambda p: p.key)
         validation = validate_labels(
             gold, graded, labeller=chosen.name, fingerprint=chosen.fingerprint,
-            protocol_errors=len(errors), acceptance=acceptance,
+            # only the labeller's own failures count against it, not unreadable answers
+            protocol_errors=len(labeller_errors), acceptance=acceptance,
         )  # fmt: skip
     return AuditRun(
         corpus=corpus.name,
@@ -198,7 +200,7 @@ async def run_audit(
         pairs=tuple(pairs),
         pair_errors=tuple(errors),
         review=tuple(review),
-        summary=summarise(answers, pairs, corpus.sources, topics),
+        summary=summarise(answers, pairs, corpus.sources, topics, seed=settings.seed),
         validation=validation,
         wall_seconds=round(time.perf_counter() - started, 3),
         model_calls=model_calls() if model_calls else None,

@@ -1,8 +1,10 @@
 """Validation of pair labels against gold pair labels (the SPEC §4.4 protocol, five labels).
 
-Reports, each with a 95% percentile-bootstrap interval (shared seeded resamples): raw
-agreement and Cohen's kappa over the five labels, and kappa and MCC of the binary
-"disagreement" projection (divergent or contradictory vs the rest), plus the confusion matrix.
+Reports, each with a 95% percentile-bootstrap interval: raw agreement and Cohen's kappa over
+the five labels, and kappa and MCC of the binary "disagreement" projection (divergent or
+contradictory vs the rest), plus the confusion matrix. The intervals resample *questions*
+(clusters), not pairs: the pairs of a question share their sources' answers, so they are not
+independent (see :mod:`._clusters`); every statistic uses the same seeded resamples.
 A labeller is *validated* when the lower bounds of both kappas reach ``kappa_ci_low_min`` and
 its protocol-error rate stays within ``max_protocol_error_rate``; the validation is bound to the
 labeller's fingerprint, so a changed judge needs a new validation before its labels count.
@@ -11,7 +13,7 @@ labeller's fingerprint, so a changed judge needs a new validation before its lab
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 import numpy as np
@@ -20,12 +22,12 @@ import numpy.typing as npt
 from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.judge import (
     Statistic,
-    bootstrap_statistic,
     cohen_kappa_batch,
     mcc_batch,
     raw_agreement_batch,
 )
 
+from ._clusters import BatchStat, cluster_statistic
 from ._model import LABELS, PairLabel
 from ._summary import DISAGREEMENT_LABELS
 
@@ -56,6 +58,7 @@ class AuditValidation(Result, frozen=True, kw_only=True):
         fingerprint: digest of the labeller's settings the validation is bound to.
         n_gold: gold pairs.
         n_labelled: gold pairs the labeller labelled (the others had protocol errors).
+        n_questions: questions of the labelled pairs (the clusters the intervals resample).
         protocol_errors: gold pairs without a label because of a protocol error.
         agreement: five-label raw agreement.
         kappa: five-label Cohen's kappa.
@@ -80,6 +83,7 @@ class AuditValidation(Result, frozen=True, kw_only=True):
     acceptance: AuditAcceptance
     validated: bool
     reasons: tuple[str, ...]
+    n_questions: int | None = None
 
 
 def multiclass_kappa_batch(
@@ -97,32 +101,16 @@ def multiclass_kappa_batch(
     return np.asarray(values, dtype=np.float64), np.asarray(defined, dtype=np.bool_)
 
 
-def _kappa(
-    ref: npt.NDArray[np.int64], pred: npt.NDArray[np.int64], a: AuditAcceptance
-) -> Statistic:
-    _, defined = multiclass_kappa_batch(ref[None, :], pred[None, :])
-    if ref.size and not bool(defined[0]):
-        return Statistic(
-            None, None, None, "chance agreement is 1 (one label throughout)", int(ref.size),
-            a.n_resamples, 0, a.seed,
-        )  # fmt: skip
-    return bootstrap_statistic(
-        multiclass_kappa_batch, [ref, pred], n_resamples=a.n_resamples, seed=a.seed
-    )
-
-
-def _projected(stat: Statistic) -> Statistic:
-    """Name the classes of the disagreement projection in an undefined statistic's reason."""
-    reason = stat.undefined_reason
-    if reason is None or "single class" not in reason:
-        return stat
-    who = "gold" if reason.startswith("reference") else "predicted"
-    which = "only disagreement" if reason.endswith("(pass)") else "no disagreement"
-    return msgspec.structs.replace(stat, undefined_reason=f"the {who} labels hold {which}")
+def _disagreement_reason(ref: npt.NDArray[np.bool_], pred: npt.NDArray[np.bool_]) -> str:
+    """Why a statistic of the disagreement projection is undefined (a single class)."""
+    who, labels = ("gold", ref) if ref.all() or not ref.any() else ("predicted", pred)
+    return f"the {who} labels hold {'only' if labels.all() else 'no'} disagreement"
 
 
 def _low(stat: Statistic) -> str:
-    return "undefined" if stat.ci_low is None else f"{stat.ci_low:.3f}"
+    if stat.ci_low is not None:
+        return f"{stat.ci_low:.3f}"
+    return "undefined" if stat.value is None else "undefined (fewer than 2 questions)"
 
 
 def _passes(stat: Statistic, minimum: float) -> bool:
@@ -155,11 +143,20 @@ def validate_labels(
     pred = np.asarray([_INDEX[p] for _, p in matched], dtype=np.int64)
     ref_dis = np.asarray([g in DISAGREEMENT_LABELS for g, _ in matched], dtype=np.bool_)
     pred_dis = np.asarray([p in DISAGREEMENT_LABELS for _, p in matched], dtype=np.bool_)
-    settings = {"n_resamples": a.n_resamples, "seed": a.seed}
-    agreement = bootstrap_statistic(raw_agreement_batch, [ref, pred], **settings)
-    kappa = _kappa(ref, pred, a)
-    dis_kappa = _projected(bootstrap_statistic(cohen_kappa_batch, [ref_dis, pred_dis], **settings))
-    dis_mcc = _projected(bootstrap_statistic(mcc_batch, [ref_dis, pred_dis], **settings))
+    clusters = [g.question_id for g in gold if g.key in predicted]
+
+    def clustered(stat: BatchStat, arrays: list[npt.NDArray[Any]], why: str = "") -> Statistic:
+        return cluster_statistic(
+            stat, arrays, clusters, n_resamples=a.n_resamples, seed=a.seed, undefined_reason=why
+        )
+
+    why = _disagreement_reason(ref_dis, pred_dis)
+    agreement = clustered(raw_agreement_batch, [ref, pred])
+    kappa = clustered(
+        multiclass_kappa_batch, [ref, pred], "chance agreement is 1 (one label throughout)"
+    )
+    dis_kappa = clustered(cohen_kappa_batch, [ref_dis, pred_dis], why)
+    dis_mcc = clustered(mcc_batch, [ref_dis, pred_dis], why)
     confusion: dict[str, dict[str, int]] = {g: dict.fromkeys(LABELS, 0) for g in LABELS}
     for g, p in matched:
         confusion[g][p] += 1
@@ -185,4 +182,5 @@ def validate_labels(
         acceptance=a,
         validated=not reasons,
         reasons=tuple(reasons),
+        n_questions=len(set(clusters)),
     )

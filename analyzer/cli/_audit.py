@@ -80,6 +80,13 @@ def _validation(path: Path | None) -> AuditValidation | None:
     return None if path is None else read(path, AuditValidation)
 
 
+def _share(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None:
+        return "n/a"
+    ci = "" if low is None or high is None else f" [{100 * low:.1f}%, {100 * high:.1f}%]"
+    return f"{100 * value:.1f}%{ci}"
+
+
 def _print_headline(run: AuditRun) -> None:
     from rich.table import Table
 
@@ -93,13 +100,17 @@ def _print_headline(run: AuditRun) -> None:
         ("decided by pre-filters", f"{s.n_prefiltered} ({share})"),
         ("pair protocol errors", str(len(run.pair_errors))),
         ("labels", ", ".join(f"{k} {v}" for k, v in s.labels.items())),
-        ("disagreement prevalence",
-         "n/a" if prevalence is None else f"{100 * prevalence:.1f}% of {s.overall.n_present}"),
+        ("absence rate [95% CI]", _share(s.absence.rate, s.absence.ci_low, s.absence.ci_high)
+         if s.absence else "n/a"),
+        ("disagreement prevalence [95% CI]",
+         f"{_share(prevalence, s.overall.ci_low, s.overall.ci_high)} of {s.overall.n_present}"),
         ("wall time", f"{run.wall_seconds:.1f} s"),
     ]  # fmt: skip
     if run.validation is not None:
         kappa = run.validation.kappa
-        rows.append(("kappa vs gold", "n/a" if kappa.value is None else f"{kappa.value:.3f}"))
+        ci = "" if kappa.ci_low is None else f" [{kappa.ci_low:.3f}, {kappa.ci_high:.3f}]"
+        value = "n/a" if kappa.value is None else f"{kappa.value:.3f}{ci}"
+        rows.append(("kappa vs gold [95% CI]", value))
     for key, value in rows:
         table.add_row(key, value)
     console.print(table)

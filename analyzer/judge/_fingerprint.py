@@ -16,7 +16,7 @@ def fingerprint(
     rubric_version: str,
     rubric_digest: str,
     schema_digest: str,
-    threshold: float,
+    threshold: float | None,
     temperature: float | None,
     seed: int | None,
 ) -> dict[str, Any]:
@@ -24,6 +24,7 @@ def fingerprint(
 
     Any change of endpoint, model id, rubric text or version, output schema, working
     threshold, temperature or seed changes the digest and so invalidates a validation record.
+    A categorical judge (one that picks a label, not a score) has no threshold: ``None``.
     """
     fields: dict[str, Any] = {
         "endpoint": endpoint.rstrip("/"),
@@ -31,7 +32,7 @@ def fingerprint(
         "rubric_version": rubric_version,
         "rubric_sha256": rubric_digest,
         "schema_sha256": schema_digest,
-        "threshold": float(threshold),
+        "threshold": None if threshold is None else float(threshold),
         "temperature": temperature,
         "seed": seed,
     }

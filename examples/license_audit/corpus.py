@@ -19,6 +19,7 @@ Usage::
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from importlib.resources import files
 from pathlib import Path
 from typing import Final
@@ -26,7 +27,15 @@ from typing import Final
 import msgspec
 import yaml
 
-from groundtrace.analyzer.audit import Answer, Corpus, Question, Source, Stance, in_scope
+from groundtrace.analyzer.audit import (
+    GENERAL_SCOPE,
+    Answer,
+    Corpus,
+    Question,
+    Source,
+    Stance,
+    in_scope,
+)
 from groundtrace.analyzer.errors import InputError
 
 __all__ = [
@@ -145,7 +154,11 @@ def _read_source(path: Path) -> Source:
     if not isinstance(spdx, str) or not spdx:
         raise InputError("front matter has no spdx-id", path=str(path), field="spdx-id")
     if not body:
-        raise InputError("the licence has no text after its front matter", path=str(path))
+        closing = text.index("\n---", 3) + 1  # where the closing --- starts
+        raise InputError(
+            "the licence has no text after its front matter", path=str(path),
+            line=text.count("\n", 0, closing) + 2, field="text",
+        )  # fmt: skip
     tags = licence_tags(meta)
     return Source(
         id=spdx.lower(),
@@ -174,11 +187,18 @@ def load_sources(folder: Path | None = None) -> list[Source]:
     return sorted((_read_source(p) for p in paths), key=lambda s: s.id)
 
 
-def load_questions(path: Path | None = None) -> list[LicenceQuestion]:
+def load_questions(
+    path: Path | None = None, *, groups: Collection[str] | None = None
+) -> list[LicenceQuestion]:
     """The questions of ``path`` (default: the shipped ``data/questions.jsonl``).
 
+    Args:
+        path: the questions file.
+        groups: the source groups a question may be scoped to (None: not checked).
+
     Raises:
-        InputError: a line that is not a valid question (names file, line and field).
+        InputError: a line that is not a valid question, or one scoped to a group not in
+            ``groups`` (names file, line and field).
     """
     target = path or DATA_DIR / "questions.jsonl"
     try:
@@ -198,6 +218,13 @@ def load_questions(path: Path | None = None) -> list[LicenceQuestion]:
             raise InputError(
                 f"invalid question: {message}", path=str(target), line=number, field=field
             ) from None
+        scope = out[-1].scope
+        if groups is not None and scope != GENERAL_SCOPE and scope not in groups:
+            raise InputError(
+                f"question {out[-1].id!r} is scoped to unknown group {scope!r} "
+                f"(groups: {', '.join(sorted(groups))})", path=str(target), line=number,
+                field="scope",
+            )  # fmt: skip
     return out
 
 
@@ -235,7 +262,7 @@ def render_answer(stance: Stance, points: tuple[str, ...]) -> str:
 def load_corpus() -> Corpus:
     """The shipped licence corpus with the gold answer of every (question, in-scope source)."""
     sources = tuple(load_sources())
-    licence_questions = load_questions()
+    licence_questions = load_questions(groups={s.group for s in sources})
     questions = tuple(q.question() for q in licence_questions)
     corpus = Corpus(name=str(DATA_DIR), sources=sources, questions=questions)
     gold = tuple(

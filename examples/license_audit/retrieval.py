@@ -1,14 +1,22 @@
 """Per-source retrieval: a short source whole, a long one hierarchically, or flat top-k.
 
-A source is split into sections (a heading paragraph starts one: a numbered clause, an
-"Article"/"Section" line or an upper-case title) and chunks (paragraphs, long ones cut into
-windows of :data:`CHUNK_WORDS` words). Modes:
+A source is split into sections and chunks. A section starts at a numbered clause (``3.``,
+``3.1``, ``Section 3``, ``Article 3``, however long its first line) or at a short title line in
+capitals (``NO WARRANTY``); a title with no text of its own (at most 12 words, not ending as a
+sentence does) titles the section and is not a chunk, and two titles in a row make one section
+(``3. Responsibilities / 3.1. Distribution``). Every other paragraph is a chunk; long ones are
+cut into windows of :data:`CHUNK_WORDS` words. Text is matched as lower-cased, Snowball-stemmed
+words without stop words (``patents`` matches ``patent``). Modes:
 
 * ``whole``: the source has at most :data:`WHOLE_MAX_WORDS` words, so it goes in whole (no
   retrieval misses);
-* ``hierarchical``: BM25 (``rank_bm25.BM25Okapi``) ranks the sections, then the chunks of the
-  best :data:`TOP_SECTIONS` sections; the section and chunk ranks are fused by reciprocal rank
-  fusion and the fused list is reranked by query-term coverage;
+* ``hierarchical``: BM25 (``rank_bm25.BM25Okapi``) ranks the sections; the best ones are kept,
+  at least :data:`TOP_SECTIONS` and more until they hold :data:`POOL_CHUNKS` chunks (so the
+  chunk stage has something to choose from); their chunks are ranked three ways -- by their
+  section's rank, by BM25 over all the source's chunks (one index per source, so the term
+  weights are the source's, not those of a handful of candidates) and by query-term coverage --
+  and the three ranks are fused by reciprocal rank fusion (:data:`RRF_K`) into the top
+  :data:`TOP_K`;
 * ``flat``: BM25 top-k over every chunk of the source (the comparison mode).
 
 Usage::
@@ -25,12 +33,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+import snowballstemmer
 from rank_bm25 import BM25Okapi
+from scipy.stats import rankdata
 
 from groundtrace.analyzer.audit import Source
 
 __all__ = [
     "CHUNK_WORDS",
+    "POOL_CHUNKS",
     "RRF_K",
     "TOP_K",
     "TOP_SECTIONS",
@@ -49,11 +60,14 @@ WHOLE_MAX_WORDS: Final = 400
 CHUNK_WORDS: Final = 120
 TOP_SECTIONS: Final = 3
 TOP_K: Final = 4
+#: Fewest candidate chunks the chosen sections must hold (the chunk stage chooses among them).
+POOL_CHUNKS: Final = 2 * TOP_K
 #: Reciprocal-rank-fusion constant.
 RRF_K: Final = 60
-_HEADING: Final = re.compile(
-    r"^\s*(?:(?:section|article|clause)\s+\d+|\d+(?:\.\d+)*\.?\s+\S|[A-Z][A-Z0-9 ,.'\-]{3,}$)",
-    re.IGNORECASE,
+#: A numbered clause ("3.", "3.1.", "Section 3", "Article 3") starts a section, however long
+#: its first line; so does a short title line in capitals ("NO WARRANTY").
+_NUMBERED: Final = re.compile(
+    r"^\s*(?:(?:section|article|clause)\s+\d+|\d+(?:\.\d+)*\.?\s+\S)", re.I
 )
 _UPPER_HEADING: Final = re.compile(r"^[A-Z][A-Z0-9 ,.'\-]{3,}$")
 _TOKEN: Final = re.compile(r"[a-z0-9]+")
@@ -99,17 +113,29 @@ class Retrieval:
     source_words: int
 
 
+_STEMMER: Final = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
+
+
 def _tokens(text: str) -> list[str]:
-    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+    """Lower-cased words without stop words, Snowball-stemmed (``patents`` -> ``patent``)."""
+    return [_stem(t) for t in _TOKEN.findall(text.lower()) if t not in _STOP]
 
 
 def _is_heading(paragraph: str) -> bool:
     first = paragraph.strip().splitlines()[0]
-    return len(first.split()) <= 12 and bool(
-        _HEADING.match(first)
-        if len(paragraph.split()) <= 12
-        else re.match(r"^\s*\d", first) or _UPPER_HEADING.match(first)
+    return bool(_NUMBERED.match(first)) or (
+        len(first.split()) <= 12 and bool(_UPPER_HEADING.match(first.strip()))
     )
+
+
+def _is_bare(paragraph: str) -> bool:
+    """A title alone, no text of its own: at most 12 words, not ending as a sentence does."""
+    return len(paragraph.split()) <= 12 and not paragraph.rstrip().endswith((".", ";", ":"))
 
 
 def split_source(source: Source) -> tuple[Section, ...]:
@@ -124,8 +150,11 @@ def _split(source_id: str, text: str) -> tuple[Section, ...]:
     for paragraph in paragraphs:
         words = paragraph.split()
         if not groups or _is_heading(paragraph):
-            groups.append((paragraph.splitlines()[0].strip()[:80], []))
-            if len(words) <= 12:  # a bare heading titles its section, it is not a chunk
+            title = paragraph.splitlines()[0].strip()[:80]
+            if groups and not groups[-1][1]:  # a heading right after a bare one: one section
+                title = f"{groups.pop()[0]} / {title}"[:160]
+            groups.append((title, []))
+            if _is_bare(paragraph):  # a bare heading titles its section, it is not a chunk
                 continue
         for start in range(0, len(words), CHUNK_WORDS):
             groups[-1][1].append(" ".join(words[start : start + CHUNK_WORDS]))
@@ -141,9 +170,12 @@ def _split(source_id: str, text: str) -> tuple[Section, ...]:
     return tuple(sections)
 
 
-def _bm25_order(query: list[str], texts: Sequence[str]) -> list[int]:
-    scores = BM25Okapi([_tokens(t) or ["_"] for t in texts]).get_scores(query)
-    return sorted(range(len(texts)), key=lambda i: (-float(scores[i]), i))
+def _bm25_scores(query: list[str], texts: Sequence[str]) -> list[float]:
+    return [float(x) for x in BM25Okapi([_tokens(t) or ["_"] for t in texts]).get_scores(query)]
+
+
+def _order(scores: Sequence[float]) -> list[int]:
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
 
 
 def _coverage(query: list[str], text: str) -> float:
@@ -151,20 +183,34 @@ def _coverage(query: list[str], text: str) -> float:
     return len(words & set(query)) / len(set(query)) if query else 0.0
 
 
-def _hierarchical(query: list[str], sections: Sequence[Section]) -> tuple[list[str], list[Chunk]]:
-    section_order = _bm25_order(query, [f"{s.title} {s.text}" for s in sections])
-    best = [sections[i] for i in section_order[:TOP_SECTIONS]]
+def _hierarchical(
+    query: list[str], sections: Sequence[Section], chunk_scores: dict[str, float]
+) -> tuple[list[str], list[Chunk]]:
+    """Sections first (at least :data:`TOP_SECTIONS`, more until they hold
+    :data:`POOL_CHUNKS` chunks), then their chunks by the fused section, BM25 and coverage
+    ranks (``chunk_scores``: BM25 over every chunk of the source)."""
+    ranked = [
+        sections[i] for i in _order(_bm25_scores(query, [f"{s.title} {s.text}" for s in sections]))
+    ]
+    best: list[Section] = []
+    for section in ranked:
+        if len(best) >= TOP_SECTIONS and sum(len(s.chunks) for s in best) >= POOL_CHUNKS:
+            break
+        best.append(section)
     candidates = [(rank, c) for rank, s in enumerate(best, start=1) for c in s.chunks]
-    chunk_order = _bm25_order(query, [c.text for _, c in candidates])
-    fused: dict[str, tuple[float, Chunk]] = {}
-    for chunk_rank, i in enumerate(chunk_order, start=1):
-        section_rank, chunk = candidates[i]
-        score = 1.0 / (RRF_K + section_rank) + 1.0 / (RRF_K + chunk_rank)
-        fused[chunk.id] = (score, chunk)
-    reranked = sorted(
-        fused.values(), key=lambda sc: (-_coverage(query, sc[1].text), -sc[0], sc[1].id)
+    rankings = (
+        [rank for rank, _ in candidates],  # the section's rank
+        _ranks([chunk_scores[c.id] for _, c in candidates]),  # BM25 over the source's chunks
+        _ranks([_coverage(query, c.text) for _, c in candidates]),  # query-term coverage
     )
-    return [s.id for s in best], [c for _, c in reranked[:TOP_K]]
+    fused = [sum(1.0 / (RRF_K + r[i]) for r in rankings) for i in range(len(candidates))]
+    order = sorted(range(len(candidates)), key=lambda i: (-fused[i], candidates[i][1].id))
+    return [s.id for s in best], [candidates[i][1] for i in order[:TOP_K]]
+
+
+def _ranks(scores: Sequence[float]) -> list[int]:
+    """1-based rank of each score, highest first (ties share the better rank)."""
+    return [int(r) for r in rankdata([-x for x in scores], method="min")]
 
 
 def retrieve_evidence(
@@ -177,12 +223,17 @@ def retrieve_evidence(
     if mode == "auto" and words <= WHOLE_MAX_WORDS:
         item = {"id": f"{source.id}:all", "title": source.title, "rank": 1, "content": source.text}
         return [item], Retrieval("whole", (), (), words)
+    every = [c for s in sections for c in s.chunks]
+    scores = _bm25_scores(tokens, [c.text for c in every])  # one index over the whole source
     if mode == "auto":
-        chosen_sections, chunks = _hierarchical(tokens, sections)
+        chosen_sections, chunks = _hierarchical(
+            tokens,
+            [s for s in sections if s.chunks],
+            {c.id: x for c, x in zip(every, scores, strict=True)},
+        )
         used_mode = "hierarchical"
     else:
-        every = [c for s in sections for c in s.chunks]
-        chunks = [every[i] for i in _bm25_order(tokens, [c.text for c in every])[:TOP_K]]
+        chunks = [every[i] for i in _order(scores)[:TOP_K]]
         chosen_sections, used_mode = list(dict.fromkeys(c.section for c in chunks)), "flat"
     evidence: list[dict[str, object]] = [
         {"id": c.id, "title": source.title, "rank": rank, "content": c.text}

@@ -71,6 +71,23 @@ def test_a_licence_without_text_names_its_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no text") as info:
         load_sources(tmp_path)
     assert info.value.path is not None and info.value.path.endswith("empty.txt")
+    assert (info.value.line, info.value.field) == (4, "text")  # the line after the front matter
+    assert str(info.value).endswith(
+        "empty.txt:4 [text]: the licence has no text after its front matter"
+    )
+
+
+def test_a_question_file_scoped_to_an_unknown_group_names_file_line_and_field(
+    tmp_path: Path,
+) -> None:
+    lines = (DATA_DIR / "questions.jsonl").read_text("utf-8").splitlines()
+    lines[4] = lines[4].replace('"scope": "copyleft"', '"scope": "weak-copyleft"')
+    path = tmp_path / "questions.jsonl"
+    path.write_text("\n".join(lines), "utf-8")
+    assert len(load_questions(path)) == len(lines)  # unchecked without groups
+    with pytest.raises(InputError, match="unknown group 'weak-copyleft'") as info:
+        load_questions(path, groups={"copyleft", "permissive", "public-domain"})
+    assert (info.value.path, info.value.line, info.value.field) == (str(path), 5, "scope")
 
 
 def test_a_bad_question_line_names_file_line_and_field(tmp_path: Path) -> None:

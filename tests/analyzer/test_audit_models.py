@@ -20,6 +20,7 @@ import pytest
 
 from groundtrace.analyzer._results import read
 from groundtrace.analyzer.audit import (
+    JUDGE_PROMPT_VERSION,
     Answer,
     AuditRun,
     AuditSettings,
@@ -33,6 +34,7 @@ from groundtrace.analyzer.audit import (
     run_audit,
     validate_labels,
 )
+from groundtrace.analyzer.judge._fingerprint import fingerprint, fingerprint_digest
 from groundtrace.analyzer.llm import ModelClient, RetryPolicy
 from groundtrace.examples.license_audit.endpoint import read_stance_reply
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
@@ -68,16 +70,19 @@ QUESTION = Question(id="q", text="Must I?", scope="general", topics=("duty",))
 
 
 @pytest.mark.parametrize(
-    ("content", "finish", "kind"),
+    ("content", "finish", "kind", "says"),
     [
-        ("the answers differ", None, "malformed_json"),
-        ('{"topic": "x", "significance": "low"}', None, "missing"),
-        ('{"label": "sort of", "topic": "x", "significance": "low"}', None, "out_of_range"),
-        ('{"label": "divergent", "topic": "x", "signif', "length", "truncation"),
+        ("the answers differ", None, "malformed_json", "not JSON: 'the answers differ'"),
+        ('{"topic": "x", "significance": "low"}', None, "missing", "no label"),
+        ('{"label": "sort of", "topic": "x", "significance": "low"}', None, "out_of_range",
+         "unknown label 'sort of'"),
+        ('{"label": "divergent", "topic": "x", "significance": "huge"}', None, "out_of_range",
+         "unknown significance 'huge'"),
+        ('{"label": "divergent", "topic": "x", "signif', "length", "truncation", "token budget"),
     ],
-)
+)  # fmt: skip
 def test_a_malformed_judge_reply_is_a_visible_protocol_error(
-    content: str, finish: str | None, kind: str
+    content: str, finish: str | None, kind: str, says: str
 ) -> None:
     with OpenAICompatServer(handler=lambda r: Reply(content=content, finish_reason=finish)) as srv:
 
@@ -92,7 +97,26 @@ def test_a_malformed_judge_reply_is_a_visible_protocol_error(
 
         result = asyncio.run(go())
     assert isinstance(result, PairError) and result.kind == kind
-    assert (result.source_a, result.source_b) == ("a", "b")
+    assert (result.question_id, result.source_a, result.source_b) == ("q", "a", "b")
+    assert says in result.message  # the message names the field at fault
+
+
+def test_the_pair_judge_fingerprint_is_the_judge_fingerprint() -> None:
+    client = ModelClient("http://127.0.0.1:1/v1")
+    judge = PairJudge(client, "m", seed=3)
+    fields = judge.fingerprint_fields
+    assert fields == fingerprint(
+        endpoint="http://127.0.0.1:1/v1", model="m", rubric_version=JUDGE_PROMPT_VERSION,
+        rubric_digest=fields["rubric_sha256"], schema_digest=fields["schema_sha256"],
+        threshold=None, temperature=0.0, seed=3,
+    )  # fmt: skip
+    assert judge.fingerprint == fields["digest"] == fingerprint_digest(fields)
+    others = [
+        PairJudge(client, "m2", seed=3),
+        PairJudge(client, "m", seed=4),
+        PairJudge(ModelClient("http://127.0.0.1:2/v1"), "m", seed=3),
+    ]
+    assert len({judge.fingerprint, *(o.fingerprint for o in others)}) == 4
 
 
 def test_a_malformed_answer_reply_is_kept_as_an_error_not_a_stance() -> None:
@@ -138,7 +162,7 @@ def test_an_unvalidated_judge_is_review_only_and_its_errors_are_counted() -> Non
         run = asyncio.run(go(None))
         judge = PairJudge(ModelClient(srv.base_url), "m")
         gold = [
-            PairLabel(question_id="v", source_a="a", source_b=f"b{i:03d}",
+            PairLabel(question_id=f"v{i % 6}", source_a="a", source_b=f"b{i:03d}",
                       label="divergent" if i % 2 else "consistent")
             for i in range(60)
         ]  # fmt: skip

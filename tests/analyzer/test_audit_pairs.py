@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from groundtrace.analyzer.audit import (
     BASELINE_FINGERPRINT,
     Answer,
@@ -15,6 +18,7 @@ from groundtrace.analyzer.audit import (
     prefilter,
     validate_labels,
 )
+from groundtrace.analyzer.judge import bootstrap_statistic, cohen_kappa_batch
 
 
 def _a(source: str, stance: str, text: str = "", points: tuple[str, ...] = ()) -> Answer:
@@ -67,8 +71,10 @@ def test_gold_pair_labels_cover_every_pair_once() -> None:
     assert {p.decided_by for p in labels} == {"gold"}
 
 
-def _label(source_b: str, label: str) -> PairLabel:
-    return PairLabel(question_id="q", source_a="a", source_b=source_b, label=label)  # type: ignore[arg-type]
+def _label(source_b: str, label: str, questions: int = 6) -> PairLabel:
+    """A pair of question ``q<k>`` (the pairs spread over ``questions`` questions)."""
+    question = f"q{int(source_b[1:]) % questions}"
+    return PairLabel(question_id=question, source_a="a", source_b=source_b, label=label)  # type: ignore[arg-type]
 
 
 def test_validation_reports_kappa_mcc_and_the_confusion_matrix() -> None:
@@ -85,6 +91,28 @@ def test_validation_reports_kappa_mcc_and_the_confusion_matrix() -> None:
     half = validate_labels(gold, gold[:30], labeller="x", fingerprint="f", protocol_errors=30,
                            acceptance=AuditAcceptance(max_protocol_error_rate=0.1))  # fmt: skip
     assert half.n_labelled == 30 and any("protocol-error rate" in r for r in half.reasons)
+
+
+def test_validation_intervals_resample_questions_not_pairs() -> None:
+    # 6 questions of 20 pairs; the labeller is right on every pair of 3 questions and calls
+    # every pair of the other 3 consistent: its errors cluster by question
+    gold = [_label(f"s{i:03d}", lab) for i, lab in enumerate(["consistent", "divergent"] * 60)]
+    pred = [p if int(p.source_b[1:]) % 6 < 3 else _label(p.source_b, "consistent") for p in gold]
+    clustered = validate_labels(gold, pred, labeller="x", fingerprint="f")
+    assert clustered.n_questions == 6
+    ref = np.asarray([g.label == "divergent" for g in gold])
+    hat = np.asarray([p.label == "divergent" for p in pred])
+    naive = bootstrap_statistic(cohen_kappa_batch, [ref, hat], n_resamples=1000, seed=20260709)
+    kappa = clustered.disagreement_kappa
+    assert kappa.value == pytest.approx(naive.value)
+    width = kappa.ci_high - kappa.ci_low  # type: ignore[operator]
+    assert width > 1.5 * (naive.ci_high - naive.ci_low)  # type: ignore[operator]
+    # one question: nothing to resample, so no interval (never a zero-width one)
+    single = [_label(f"s{i:02d}", lab, 1) for i, lab in enumerate(["consistent", "divergent"] * 30)]
+    alone = validate_labels(single, single, labeller="x", fingerprint="f")
+    assert alone.kappa.value == 1.0 and alone.kappa.ci_low is None and not alone.validated
+    assert "fewer than 2 questions" in alone.reasons[0]
+    assert validate_labels(gold, pred, labeller="x", fingerprint="f") == clustered  # seeded
 
 
 class _Judge(BaselineLabeller):
