@@ -37,6 +37,7 @@ from groundtrace.analyzer.interventions import InterventionSummary
 
 from ._demo_backend import Backend, open_backend
 from ._demo_summary import TraceSummary, summarise_traces
+from .backends import DEFAULT_MODEL
 
 __all__ = ["DemoBackend", "DemoConfig", "DemoReport", "DemoResult", "ExportCounts", "run_demo"]
 
@@ -49,7 +50,8 @@ class DemoConfig:
     """Settings of one demo run.
 
     Attributes:
-        model: ``gemma`` (local llama.cpp server), ``lexical`` (extractive reader) or a URL.
+        model: an embedded model's name (``groundtrace.analyzer.backends.MODELS``, served by
+            a local llama.cpp server), ``lexical`` (extractive reader) or a URL.
         dataset: HotpotQA-layout JSON/JSONL file; default the sample shipped with the example.
         questions: how many questions to run (the first N of the dataset).
         out: output directory (``traces/`` and ``cases.jsonl`` go there).
@@ -60,7 +62,7 @@ class DemoConfig:
             baseline labeller) over the first N licences into ``OUT/audit`` (0: skip it).
     """
 
-    model: str = "gemma"
+    model: str = DEFAULT_MODEL
     dataset: Path | None = None
     questions: int = 20
     out: Path = Path("groundtrace-demo")
@@ -70,7 +72,7 @@ class DemoConfig:
 
 
 class DemoBackend(msgspec.Struct, frozen=True):
-    """The model endpoint a demo run talked to (``kind``: gemma, lexical or url)."""
+    """The model endpoint a demo run talked to (``kind``: embedded, lexical or url)."""
 
     kind: str
     model: str

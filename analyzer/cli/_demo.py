@@ -73,12 +73,15 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def demo(
         model: Annotated[
-            str,
+            str | None,
             typer.Option(
-                help="gemma (local Gemma 3 270M via llama.cpp), lexical (built-in extractive "
-                "reader, fast) or the http(s)://.../v1 URL of an OpenAI-compatible server."
+                help="An embedded model served locally by llama.cpp (gemma3-270m, "
+                "qwen2.5-coder-0.5b, qwen2.5-coder-1.5b; default: the best measured, see "
+                "docs/models.md), lexical (built-in extractive reader, fast) or the "
+                "http(s)://.../v1 URL of an OpenAI-compatible server.",
+                show_default=False,
             ),
-        ] = "gemma",
+        ] = None,
         dataset: Annotated[
             Path | None,
             typer.Option(help="HotpotQA-layout JSON or JSONL file (default: the shipped sample)."),
@@ -114,10 +117,12 @@ def register(app: typer.Typer) -> None:
         the inputs of the other analyses. Exits 1 when the traces read back do not cover every
         question, 2 on bad input, 3 when the model backend is unavailable.
         """
+        from groundtrace.analyzer.backends import DEFAULT_MODEL
         from groundtrace.analyzer.demo import DemoConfig, run_demo
 
-        config = DemoConfig(model=model, dataset=dataset, questions=questions, out=out,
-                            top_k=top_k, interventions=interventions,
+        config = DemoConfig(model=model or DEFAULT_MODEL, dataset=dataset,
+                            questions=questions, out=out, top_k=top_k,
+                            interventions=interventions,
                             audit_sources=audit_sources)  # fmt: skip
         if as_json:
             from groundtrace.analyzer._results import encode

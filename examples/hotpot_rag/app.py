@@ -46,6 +46,8 @@ __all__ = [
     "CaseResult",
     "answer",
     "app_version",
+    "chat_request",
+    "prompt_evidence",
     "retrieve_chunks",
     "run_case",
     "select_used",
@@ -133,6 +135,28 @@ def _response_format(ids: Sequence[str]) -> dict[str, Any]:
     return {"type": "json_object", "schema": schema}
 
 
+def prompt_evidence(evidence: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The retrieved items the model is shown: those with a positive BM25 score (or all)."""
+    return [e for e in evidence if float(e["score"]) > 0] or list(evidence)
+
+
+def chat_request(
+    question: str, evidence: Sequence[Mapping[str, Any]], *, max_tokens: int = _MAX_TOKENS
+) -> dict[str, Any]:
+    """The chat-completion parameters of the ANSWER step (all but ``model``).
+
+    One user message holding instructions, evidence and question (the Gemma chat template
+    drops system messages), ``temperature=0`` and a JSON-schema ``response_format``.
+    """
+    prompt = build_prompt(question, list(evidence), instructions=_INSTRUCTIONS)
+    return {
+        "messages": [{"role": "user", "content": f"{prompt.system}\n\n{prompt.user}"}],
+        "temperature": 0,
+        "max_tokens": max_tokens,
+        "response_format": _response_format([str(e.get("id")) for e in evidence]),
+    }
+
+
 @answer_step(replayable=True, query_param="question", evidence_param="evidence")
 def answer(
     question: str,
@@ -159,14 +183,8 @@ def answer(
         parse error under ``"error"`` (the ANSWER span shows what the model said).
     """
     items = list(evidence)
-    prompt = build_prompt(question, items, instructions=_INSTRUCTIONS)
-    # One user message: the Gemma chat template drops system messages.
     reply = _client(base_url, api_key).chat.completions.create(
-        model=model,
-        messages=[{"role": "user", "content": f"{prompt.system}\n\n{prompt.user}"}],
-        temperature=0,
-        max_tokens=max_tokens,
-        response_format=_response_format([str(e.get("id")) for e in items]),
+        model=model, **chat_request(question, items, max_tokens=max_tokens)
     )
     text = reply.choices[0].message.content or ""
     parsed = parse_answer(text)
@@ -207,7 +225,7 @@ def _run(
     question: str, case_id: str, case: Case, top_k: int, model: str, base_url: str
 ) -> CaseResult:
     evidence = retrieve_chunks(question, case.passages, top_k)
-    context = [e for e in evidence if e["score"] > 0] or evidence
+    context = prompt_evidence(evidence)
     result = answer(question, context, model=model, base_url=base_url)
     used = select_used(context, result["used_chunks"])
     return CaseResult(
