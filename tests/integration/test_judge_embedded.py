@@ -34,7 +34,9 @@ def embedded() -> Iterator[LlamaServer]:
         yield server
 
 
-def test_embedded_judge_scores_or_reports_protocol_errors(embedded: LlamaServer, tmp_path: Path) -> None:
+def test_embedded_judge_scores_or_reports_protocol_errors(
+    embedded: LlamaServer, tmp_path: Path
+) -> None:
     gold = load_gold(
         DATA / "groundedness/halueval_ragbench_dev.jsonl",
         label_field="supported",
