@@ -53,6 +53,28 @@ def _print_summary(result: DemoResult) -> None:
     console.print(table)
 
 
+def _print_gate_and_paths(result: DemoResult) -> None:
+    gate, paths = result.report.gate, result.report.paths
+    if gate is not None:
+        console.print(
+            f"\n[bold]Release gate[/] {gate.baseline} -> {gate.candidate}: "
+            f"[bold]{gate.decision}[/] (exit code {gate.exit_code}; {gate.report})"
+        )
+        for reason in gate.reasons:
+            console.print(f"  - {reason}", markup=False)
+    if paths is not None:
+        metrics = paths.metrics
+        masked = ", ".join(metrics.masked_failures) or "none"
+        rate = metrics.path_pass_rate.value
+        shown = "not measured" if rate is None else f"{rate:.2f}"
+        console.print(
+            f"\n[bold]Command paths[/] of the document agent ({paths.report}): path pass rate "
+            f"{shown} over {paths.cases} cases; masked failures "
+            f"(right text, failed path): {masked}",
+            highlight=False,
+        )
+
+
 def _check_complete(result: DemoResult) -> None:
     from groundtrace.analyzer.errors import DemoError
 
@@ -99,6 +121,21 @@ def register(app: typer.Typer) -> None:
                 help="Run the evidence interventions on the first N traces (0: skip them)."
             ),
         ] = 5,
+        gate_top_k: Annotated[
+            int,
+            typer.Option(
+                "--gate-top-k",
+                help="Run the app again with this BM25 depth and gate it against the first "
+                "run (0: skip the gate).",
+            ),
+        ] = 2,
+        paths: Annotated[
+            bool,
+            typer.Option(
+                "--paths/--no-paths",
+                help="Run the document-agent example and its command-path report.",
+            ),
+        ] = True,
         audit_sources: Annotated[
             int,
             typer.Option(
@@ -122,8 +159,8 @@ def register(app: typer.Typer) -> None:
 
         config = DemoConfig(model=model or DEFAULT_MODEL, dataset=dataset,
                             questions=questions, out=out, top_k=top_k,
-                            interventions=interventions,
-                            audit_sources=audit_sources)  # fmt: skip
+                            interventions=interventions, gate_top_k=gate_top_k,
+                            paths=paths, audit_sources=audit_sources)  # fmt: skip
         if as_json:
             from groundtrace.analyzer._results import encode
 
@@ -152,6 +189,7 @@ def register(app: typer.Typer) -> None:
                     f"({result.config.out / 'interventions'}):"
                 )
                 console.print(operator_table_md(result.report.interventions), markup=False)
+            _print_gate_and_paths(result)
             if result.report.audit is not None:
                 from groundtrace.analyzer._results import read
                 from groundtrace.analyzer.audit import AuditRun
