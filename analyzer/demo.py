@@ -219,8 +219,8 @@ def _report(
     summary: TraceSummary,
     interventions: InterventionSummary | None,
     audit: AuditSummary | None,
-    gate: DemoGate | None,
-    paths: DemoPaths | None,
+    gate: DemoGate | None = None,
+    paths: DemoPaths | None = None,
 ) -> DemoReport:
     n, with_confidence = summary.answered, summary.with_confidence
     return DemoReport(
