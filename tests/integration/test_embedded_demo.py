@@ -9,7 +9,7 @@ import pytest
 
 from groundtrace.collectors.readers import read_traces
 
-pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(1800)]
 
 pytest.importorskip("llama_cpp")
 

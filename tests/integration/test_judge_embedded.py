@@ -25,7 +25,7 @@ from groundtrace.analyzer.judge import (
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from tests.support.data import DATA
 
-pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(1800)]
 
 
 @pytest.fixture(scope="module")
