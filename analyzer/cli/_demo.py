@@ -182,13 +182,15 @@ def register(app: typer.Typer) -> None:
                 )  # fmt: skip
             _print_summary(result)
             if result.report.interventions is not None:
-                from groundtrace.analyzer.interventions import operator_table_md
+                from ._demo_tables import interventions_table, roles_and_joint_lines
 
                 console.print(
                     f"\n[bold]Evidence interventions[/] on {config.interventions} traces "
                     f"({result.config.out / 'interventions'}):"
                 )
-                console.print(operator_table_md(result.report.interventions), markup=False)
+                console.print(interventions_table(result.report.interventions))
+                for line in roles_and_joint_lines(result.report.interventions):
+                    console.print(line, markup=False, highlight=False)
             _print_gate_and_paths(result)
             if result.report.audit is not None:
                 from groundtrace.analyzer._results import read

@@ -32,3 +32,19 @@ def test_phases_run_only_when_asked(tmp_path: Path) -> None:
     result = run_demo(DemoConfig(model="lexical", questions=1, out=tmp_path / "d"))
     assert result.report.gate is None and result.report.paths is None
     assert not (tmp_path / "d" / "gate").exists() and not (tmp_path / "d" / "agent").exists()
+
+
+def test_cli_prints_one_row_per_operator_gate_and_paths(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from groundtrace.analyzer.cli import build_app
+
+    args = ["demo", "--model", "lexical", "--questions", "4", "--interventions", "4",
+            "--audit-sources", "0", "--out", str(tmp_path / "o")]  # fmt: skip
+    result = CliRunner().invoke(build_app(), args, env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("│ REMOVE ")]
+    assert len(rows) == 1 and "p=" in rows[0] and "[" in rows[0]
+    assert "roles over 4 items" in result.output and "joint ablation" in result.output
+    assert "Release gate 1.0.0+bm25-top5 -> 1.0.0+bm25-top2" in result.output
+    assert "exit code" in result.output and "masked failures" in result.output
