@@ -116,7 +116,8 @@ def _client(base_url: str, api_key: str) -> Any:
         from groundtrace.analyzer.backends import lexical_client
 
         return lexical_client()
-    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=120.0)
+    # generous: one answer takes minutes on a loaded 2-core machine
+    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=900.0)
 
 
 def _response_format(ids: Sequence[str]) -> dict[str, Any]:
