@@ -108,7 +108,7 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(help="HotpotQA-layout JSON or JSONL file (default: the shipped sample)."),
         ] = None,
-        questions: Annotated[int, typer.Option(help="Number of questions to run.")] = 20,
+        questions: Annotated[int, typer.Option(help="Number of questions to run.")] = 10,
         out: Annotated[
             Path, typer.Option(help="Output directory (traces/ and cases.jsonl).")
         ] = Path("groundtrace-demo"),
@@ -182,7 +182,10 @@ def register(app: typer.Typer) -> None:
                 )  # fmt: skip
             _print_summary(result)
             if result.report.interventions is not None:
-                from ._demo_tables import interventions_table, roles_and_joint_lines
+                from groundtrace.analyzer._demo_tables import (
+                    interventions_table,
+                    roles_and_joint_lines,
+                )
 
                 console.print(
                     f"\n[bold]Evidence interventions[/] on {config.interventions} traces "
