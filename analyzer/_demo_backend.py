@@ -1,4 +1,4 @@
-"""Which model the demo talks to: the real Gemma server, the lexical reader, or a URL."""
+"""Which model the demo talks to: an embedded model's server, the lexical reader, or a URL."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import httpx
 
 from groundtrace.analyzer.errors import BackendUnavailableError, ConfigError
 
-from .backends import LEXICAL_MODEL, LlamaServer
+from .backends import LEXICAL_MODEL, MODELS, LlamaServer
 
 __all__ = ["Backend", "open_backend"]
 
@@ -21,7 +21,7 @@ class Backend:
     """An OpenAI-compatible endpoint the app can call.
 
     Attributes:
-        kind: ``gemma``, ``lexical`` or ``url``.
+        kind: ``embedded`` (a registry model served here), ``lexical`` or ``url``.
         model: model name sent in requests.
         base_url: the endpoint (the app's in-process pseudo URL for ``lexical``).
         log_path: the server's log file, when the demo started the server.
@@ -53,8 +53,9 @@ def open_backend(model: str) -> Iterator[Backend]:
     """Start (or reach) the model backend for the duration of the block.
 
     Args:
-        model: ``gemma`` (local llama.cpp server, started here), ``lexical`` (in-process
-            extractive reader) or an ``http(s)://.../v1`` URL of an OpenAI-compatible server.
+        model: an embedded model's registry name (:data:`~.backends.MODELS`, served by a local
+            llama.cpp server started here), ``lexical`` (in-process extractive reader) or an
+            ``http(s)://.../v1`` URL of an OpenAI-compatible server.
 
     Raises:
         BackendUnavailableError: the backend cannot be started or reached.
@@ -64,13 +65,14 @@ def open_backend(model: str) -> Iterator[Backend]:
         from groundtrace.examples.hotpot_rag.app import LEXICAL_BASE_URL
 
         yield Backend("lexical", LEXICAL_MODEL, LEXICAL_BASE_URL)
-    elif model == "gemma":
-        with LlamaServer() as server:
-            yield Backend("gemma", server.model, server.base_url, server.log_path)
+    elif model in MODELS:
+        with LlamaServer(model) as server:
+            yield Backend("embedded", server.model, server.base_url, server.log_path)
     elif model.startswith(("http://", "https://")):
         yield Backend("url", _first_model(model), model.rstrip("/"))
     else:
         raise ConfigError(
-            f"unknown model {model!r}: use gemma, lexical or an http(s):// URL",
+            f"unknown model {model!r}: use one of {', '.join(MODELS)}, lexical or an "
+            "http(s):// URL",
             field="--model",
         )

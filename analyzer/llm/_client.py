@@ -133,6 +133,13 @@ class ModelClient:
     client), so a cluster worker rebuilds an equivalent client whose counters
     :func:`take_counts` reports back to this one.
 
+    Fails fast when the endpoint goes away (a model server that died refuses every
+    connection): after a connection error only that request retries while the others wait;
+    if it succeeds they go on, and once it has used all its attempts on connection errors the
+    client holds the endpoint for gone and every waiting or later request returns a
+    ``connection`` failure at once, without calling, instead of each waiting out its own
+    backoff.
+
     Args:
         base_url: endpoint root, e.g. ``http://127.0.0.1:8080/v1``.
         api_key: bearer key; a placeholder is sent when None.
@@ -177,6 +184,11 @@ class ModelClient:
         )
         self._semaphore: asyncio.Semaphore | None = None
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
+        # Fail fast: the endpoint's last connection error once a request used all its
+        # attempts on them; while one request retries a refused connection, the others wait.
+        self._gone: str | None = None
+        self._probe_owner: object | None = None
+        self._probe = asyncio.Event()
 
     def __reduce__(self) -> tuple[Any, ...]:
         settings = {
@@ -230,17 +242,45 @@ class ModelClient:
         return self._semaphore
 
     async def _call_with_retries(self, request: ChatRequest, key: str) -> CallResult:
+        token = object()
+        try:
+            return await self._retry_loop(request, key, token)
+        finally:
+            if self._probe_owner is token:  # let the waiting requests go on
+                self._probe_owner = None
+                self._probe.set()
+
+    async def _retry_loop(self, request: ChatRequest, key: str, token: object) -> CallResult:
         attempt = 0
         while True:
-            attempt += 1
+            if self._probe_owner not in (None, token):
+                await self._probe.wait()
+                continue
             async with self._bound():
+                if self._gone is not None:
+                    return CallFailure(
+                        FailureKind.CONNECTION,
+                        f"not attempted: {self.base_url} stopped accepting connections "
+                        f"({self._gone})",
+                        key,
+                        attempts=attempt,
+                    )
+                if self._probe_owner not in (None, token):
+                    continue
+                attempt += 1
                 self.stats.api_calls += 1
                 if attempt > 1:
                     self.stats.retries += 1
                 result, retry_after = await self._attempt(request, key, attempt)
             if isinstance(result, ChatResponse) or not _retryable(result):
                 return result
+            if result.kind is FailureKind.CONNECTION and self._probe_owner is None:
+                # this request alone retries; the others wait for its outcome
+                self._probe_owner = token
+                self._probe = asyncio.Event()
             if attempt >= self.retry.max_attempts:
+                if result.kind is FailureKind.CONNECTION:
+                    self._gone = result.message
                 return result
             wait = self.retry.delay(attempt, retry_after, key)
             _log.debug("retrying %s after %s (%.2fs)", key[:12], result.kind, wait)

@@ -46,6 +46,8 @@ __all__ = [
     "CaseResult",
     "answer",
     "app_version",
+    "chat_request",
+    "prompt_evidence",
     "retrieve_chunks",
     "run_case",
     "select_used",
@@ -114,7 +116,8 @@ def _client(base_url: str, api_key: str) -> Any:
         from groundtrace.analyzer.backends import lexical_client
 
         return lexical_client()
-    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=120.0)
+    # generous: one answer takes minutes on a loaded 2-core machine
+    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=900.0)
 
 
 def _response_format(ids: Sequence[str]) -> dict[str, Any]:
@@ -131,6 +134,28 @@ def _response_format(ids: Sequence[str]) -> dict[str, Any]:
         "required": ["answer", "confidence", "used_chunks"],
     }
     return {"type": "json_object", "schema": schema}
+
+
+def prompt_evidence(evidence: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The retrieved items the model is shown: those with a positive BM25 score (or all)."""
+    return [e for e in evidence if float(e["score"]) > 0] or list(evidence)
+
+
+def chat_request(
+    question: str, evidence: Sequence[Mapping[str, Any]], *, max_tokens: int = _MAX_TOKENS
+) -> dict[str, Any]:
+    """The chat-completion parameters of the ANSWER step (all but ``model``).
+
+    One user message holding instructions, evidence and question (the Gemma chat template
+    drops system messages), ``temperature=0`` and a JSON-schema ``response_format``.
+    """
+    prompt = build_prompt(question, list(evidence), instructions=_INSTRUCTIONS)
+    return {
+        "messages": [{"role": "user", "content": f"{prompt.system}\n\n{prompt.user}"}],
+        "temperature": 0,
+        "max_tokens": max_tokens,
+        "response_format": _response_format([str(e.get("id")) for e in evidence]),
+    }
 
 
 @answer_step(replayable=True, query_param="question", evidence_param="evidence")
@@ -159,14 +184,8 @@ def answer(
         parse error under ``"error"`` (the ANSWER span shows what the model said).
     """
     items = list(evidence)
-    prompt = build_prompt(question, items, instructions=_INSTRUCTIONS)
-    # One user message: the Gemma chat template drops system messages.
     reply = _client(base_url, api_key).chat.completions.create(
-        model=model,
-        messages=[{"role": "user", "content": f"{prompt.system}\n\n{prompt.user}"}],
-        temperature=0,
-        max_tokens=max_tokens,
-        response_format=_response_format([str(e.get("id")) for e in items]),
+        model=model, **chat_request(question, items, max_tokens=max_tokens)
     )
     text = reply.choices[0].message.content or ""
     parsed = parse_answer(text)
@@ -207,7 +226,7 @@ def _run(
     question: str, case_id: str, case: Case, top_k: int, model: str, base_url: str
 ) -> CaseResult:
     evidence = retrieve_chunks(question, case.passages, top_k)
-    context = [e for e in evidence if e["score"] > 0] or evidence
+    context = prompt_evidence(evidence)
     result = answer(question, context, model=model, base_url=base_url)
     used = select_used(context, result["used_chunks"])
     return CaseResult(

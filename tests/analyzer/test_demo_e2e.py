@@ -129,7 +129,7 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
         "cases", "questions", "seconds", "seconds_per_question", "export_stats", "traces",
         "spans", "spans_by_action", "findings_by_kind", "read_errors", "answered",
         "unmatched_traces", "missing_cases", "correct", "exact_match", "accuracy", "em_rate",
-        "mean_f1", "mean_confidence", "interventions", "audit",
+        "mean_f1", "mean_confidence", "interventions", "audit", "gate", "paths",
     }  # fmt: skip
     assert summary["interventions"]["items"] == 3
     # the default demo also runs the offline licence audit over the first 12 licences

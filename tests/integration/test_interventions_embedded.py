@@ -1,4 +1,4 @@
-"""Interventions with the real local Gemma 3 270M: demo traces, function and endpoint replay."""
+"""Interventions with the real local default model: demo traces, function and endpoint replay."""
 
 from __future__ import annotations
 
@@ -9,18 +9,18 @@ import pytest
 from groundtrace.analyzer.interventions import PlanSettings, RunConfig, run_interventions
 from tests.support.data import HOTPOT
 
-pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(3600)]
 
 OPERATORS = ("REMOVE", "REPLACE", "DUPLICATE", "ZERO", "JOINT_REMOVE")
 
 
-def test_gemma_interventions_complete(tmp_path: Path) -> None:
+def test_embedded_model_interventions_complete(tmp_path: Path) -> None:
     hotpot = HOTPOT
     from groundtrace.analyzer.backends import LlamaServer
     from groundtrace.analyzer.demo import DemoConfig, run_demo
 
     demo = tmp_path / "demo"
-    result = run_demo(DemoConfig(model="gemma", questions=4, out=demo, dataset=hotpot))
+    result = run_demo(DemoConfig(questions=1, out=demo, dataset=hotpot))
     plan = PlanSettings(operators=OPERATORS)
     with LlamaServer() as server:
         endpoint = run_interventions(
@@ -47,10 +47,10 @@ def test_gemma_interventions_complete(tmp_path: Path) -> None:
             cases_path=demo / "cases.jsonl",
             pool_dataset=hotpot,
         )
-    assert result.report.questions == 4
+    assert result.report.questions == 1
     for run in (endpoint, function):
         s = run.summary
-        assert s.items == 4
+        assert s.items == 1
         ok = sum(1 for r in run.rows if r.status == "ok")
         assert ok + sum(s.failed_units.values()) == s.calls.units_total
         assert "REMOVE" in s.operators, (run.out_dir, s.failed_units, s.calls)

@@ -1,4 +1,4 @@
-"""The LLM judge against the real local Gemma 3 270M served by llama.cpp.
+"""The LLM judge against the real local default embedded model served by llama.cpp.
 
 The model is far too weak to be a good judge; this checks the protocol end to end: every case
 ends scored or with a typed protocol error (never an exception, never an empty score), and a
@@ -25,16 +25,18 @@ from groundtrace.analyzer.judge import (
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from tests.support.data import DATA
 
-pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(1800)]
 
 
 @pytest.fixture(scope="module")
-def gemma() -> Iterator[LlamaServer]:
+def embedded() -> Iterator[LlamaServer]:
     with LlamaServer() as server:
         yield server
 
 
-def test_gemma_judge_scores_or_reports_protocol_errors(gemma: LlamaServer, tmp_path: Path) -> None:
+def test_embedded_judge_scores_or_reports_protocol_errors(
+    embedded: LlamaServer, tmp_path: Path
+) -> None:
     gold = load_gold(
         DATA / "groundedness/halueval_ragbench_dev.jsonl",
         label_field="supported",
@@ -47,13 +49,13 @@ def test_gemma_judge_scores_or_reports_protocol_errors(gemma: LlamaServer, tmp_p
 
     def judge() -> LLMJudge:
         client = ModelClient(
-            gemma.base_url,
+            embedded.base_url,
             cache=CallCache(tmp_path / "llm_cache.sqlite"),
             concurrency=1,
             timeout=300,
             retry=RetryPolicy(max_attempts=2, seed=0),
         )
-        return LLMJudge(client, gemma.model)
+        return LLMJudge(client, embedded.model)
 
     first_judge = judge()
     first = asyncio.run(judge_all(first_judge, cases))

@@ -1,0 +1,128 @@
+"""The demo's offline analyses after the app runs: the release gate and the command paths.
+
+* :func:`gate_phase`: the release gate between the app run (baseline) and a second run of the
+  same app with another BM25 depth (candidate), on the demo's case file, with the
+  ``balanced_default`` profile; reports go to ``OUT/gate/``.
+* :func:`paths_phase`: the document-agent example (:mod:`groundtrace.examples.agent_docs`,
+  deterministic, no model) run into ``OUT/agent/`` and its command-path report written to
+  ``OUT/agent/paths/``; the masked failures are the cases whose answer text is right although
+  the path that produced it failed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from groundtrace.analyzer.errors import InputError
+from groundtrace.analyzer.paths import PathMetrics
+
+__all__ = ["DemoGate", "DemoPaths", "gate_phase", "paths_phase"]
+
+#: Gate profile the demo decides with.
+GATE_PROFILE = "balanced_default"
+
+
+class DemoGate(msgspec.Struct, frozen=True, kw_only=True):
+    """The gate decision between the demo's two app versions.
+
+    Attributes:
+        baseline: app version of the baseline run.
+        candidate: app version of the candidate run.
+        candidate_traces: where the candidate run's traces are.
+        profile: the gate profile used.
+        decision: promote, manual_review, block or not_evaluable.
+        exit_code: what ``groundtrace gate run`` exits with for this decision.
+        reasons: why (case-level reasons, then the statistics note).
+        report: the gate's ``report.json``.
+    """
+
+    baseline: str
+    candidate: str
+    candidate_traces: str
+    profile: str
+    decision: str
+    exit_code: int
+    reasons: tuple[str, ...]
+    report: str
+
+
+class DemoPaths(msgspec.Struct, frozen=True, kw_only=True):
+    """The document agent's command-path report.
+
+    Attributes:
+        traces: the agent's traces.
+        report: the report's ``report.json``.
+        cases: cases validated.
+        metrics: path pass rate, citation precision/recall, quadrants, masked failures.
+    """
+
+    traces: str
+    report: str
+    cases: int
+    metrics: PathMetrics
+
+
+def gate_phase(
+    cases_path: Path,
+    baseline_traces: Path,
+    candidate_traces: Path,
+    out_dir: Path,
+    *,
+    versions: tuple[str, str],
+) -> DemoGate:
+    """Decide whether the candidate run may replace the baseline (``groundtrace gate run``)."""
+    from groundtrace.analyzer.cases import read_cases
+    from groundtrace.analyzer.gate import load_profile
+    from groundtrace.analyzer.gate._report import write_report
+    from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces
+    from groundtrace.collectors.readers import ReadReport
+
+    outcomes = {}
+    notes: list[str] = []
+    for label, traces in (("baseline", baseline_traces), ("candidate", candidate_traces)):
+        read = ReadReport()
+        outcomes[label], run_notes = outcomes_from_traces([str(traces)], read)
+        notes += [f"{label}: {n}" for n in run_notes]
+        notes += [f"{label}: read error {e}" for e in read.errors]
+    run = evaluate(
+        list(read_cases(cases_path)),
+        outcomes["baseline"],
+        outcomes["candidate"],
+        load_profile(GATE_PROFILE),
+        notes,
+    )
+    path = write_report(run, out_dir)
+    report = run.report
+    note = (report.statistics_note,) if report.statistics_note else ()
+    return DemoGate(
+        baseline=versions[0],
+        candidate=versions[1],
+        candidate_traces=str(candidate_traces),
+        profile=GATE_PROFILE,
+        decision=report.decision.value,
+        exit_code=report.exit_code,
+        reasons=(*report.case_level.reasons, *note),
+        report=str(path),
+    )
+
+
+def paths_phase(out_dir: Path) -> DemoPaths:
+    """Run the document agent into ``out_dir`` and validate its command paths."""
+    from groundtrace.analyzer.cases import read_cases
+    from groundtrace.analyzer.paths import load_tools_config, validate_traces, write_report
+    from groundtrace.collectors.readers import ReadReport, read_traces
+    from groundtrace.examples.agent_docs.app import EXAMPLE_DIR, run
+
+    run(out_dir)
+    read = ReadReport()
+    traces = list(read_traces([str(out_dir / "traces")], report=read))
+    if read.errors:
+        raise InputError(f"the agent's traces do not read back: {read.errors[0]}")
+    cases = list(read_cases(EXAMPLE_DIR / "cases.jsonl"))
+    report = validate_traces(traces, cases, load_tools_config(EXAMPLE_DIR / "tools.toml"))
+    path = write_report(report, out_dir / "paths")
+    return DemoPaths(
+        traces=str(out_dir / "traces"), report=str(path), cases=len(cases), metrics=report.metrics
+    )

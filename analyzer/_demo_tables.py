@@ -1,0 +1,73 @@
+"""The demo's compact interventions table: one row per operator, one column per axis."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.interventions import InterventionSummary
+    from groundtrace.analyzer.interventions._records import Estimate
+
+__all__ = ["interventions_table", "roles_and_joint_lines"]
+
+#: Columns: the axes of SPEC 4.2.1 then the trace divergence D.
+AXES: Final = (
+    ("correctness", "correctness"),
+    ("grounding", "grounding"),
+    ("calibration_error", "calibration err"),
+    ("f1", "F1"),
+    ("divergence", "D"),
+)
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.2f}"
+
+
+def _cell(delta: float | None, low: float | None, high: float | None, p: float | None) -> str:
+    if delta is None:
+        return "not measured"
+    shown_p = "-" if p is None else f"{p:.3f}"
+    return f"{_num(delta)} [{_num(low)}, {_num(high)}] p={shown_p}"
+
+
+def _estimate(estimate: Estimate) -> str:
+    return _cell(estimate.mean, estimate.ci_low, estimate.ci_high, estimate.p_value)
+
+
+def interventions_table(summary: InterventionSummary) -> Table:
+    """Each operator's mean change per axis with its 95% CI and p, and the items n."""
+    table = Table(title="evidence interventions (Δ = original - intervened; D: divergence)")
+    table.add_column("operator")
+    for _, label in AXES:
+        table.add_column(label, justify="right")
+    table.add_column("n", justify="right")
+    for name, result in summary.operators.items():
+        cells = []
+        for axis, _ in AXES:
+            effect = result.axes.get(axis)
+            cells.append(
+                "not measured"
+                if effect is None
+                else _cell(effect.mean_delta, effect.ci_low, effect.ci_high, effect.p_value)
+            )
+        table.add_row(name, *cells, str(result.n_items))
+    return table
+
+
+def roles_and_joint_lines(summary: InterventionSummary) -> list[str]:
+    """The evidence roles found and, when eligible, the joint ablation of two items."""
+    roles = summary.roles
+    counts = ", ".join(f"{role} {count}" for role, count in sorted(roles.counts.items()))
+    lines = [f"roles over {roles.items} items: {counts or 'none assigned'}"]
+    joint = summary.joint_ablation
+    if joint.n > 0 and joint.mean_drop_joint is not None:
+        line = f"joint ablation over {joint.n} items: mean drop {_estimate(joint.mean_drop_joint)}"
+        if joint.mean_synergy is not None:
+            line += f"; synergy {_estimate(joint.mean_synergy)}"
+        lines.append(line)
+    else:
+        lines.append("joint ablation: not eligible (no item with two used evidence items)")
+    return lines

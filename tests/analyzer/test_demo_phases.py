@@ -1,0 +1,50 @@
+"""The demo's gate between two app versions and its command-path report (lexical model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from groundtrace.analyzer.demo import DemoConfig, run_demo
+from groundtrace.examples.agent_docs.app import FAULTS, LUCKY_FAULTS
+
+
+def test_demo_gates_top2_against_top5_and_reports_masked_failures(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    result = run_demo(DemoConfig(model="lexical", questions=6, out=out, gate_top_k=2, paths=True))
+    gate = result.report.gate
+    assert gate is not None
+    assert (gate.baseline, gate.candidate) == ("1.0.0+bm25-top5", "1.0.0+bm25-top2")
+    written = json.loads(Path(gate.report).read_text())
+    assert written["decision"] == gate.decision and written["exit_code"] == gate.exit_code
+    assert gate.decision in {"promote", "manual_review", "block", "not_evaluable"}
+    assert gate.reasons  # a decision always says why
+    candidate = list((out / "candidate" / "traces").iterdir())
+    assert candidate  # the candidate version's own traces
+
+    paths = result.report.paths
+    assert paths is not None and Path(paths.report).is_file()
+    lucky = {case for case, fault in FAULTS.items() if fault in LUCKY_FAULTS}
+    assert set(paths.metrics.masked_failures) == lucky
+
+
+def test_phases_run_only_when_asked(tmp_path: Path) -> None:
+    result = run_demo(DemoConfig(model="lexical", questions=1, out=tmp_path / "d"))
+    assert result.report.gate is None and result.report.paths is None
+    assert not (tmp_path / "d" / "gate").exists() and not (tmp_path / "d" / "agent").exists()
+
+
+def test_cli_prints_one_row_per_operator_gate_and_paths(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from groundtrace.analyzer.cli import build_app
+
+    args = ["demo", "--model", "lexical", "--questions", "4", "--interventions", "4",
+            "--audit-sources", "0", "--out", str(tmp_path / "o")]  # fmt: skip
+    result = CliRunner().invoke(build_app(), args, env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("│ REMOVE ")]
+    assert len(rows) == 1 and "p=" in rows[0] and "[" in rows[0]
+    assert "roles over 4 items" in result.output and "joint ablation" in result.output
+    assert "Release gate 1.0.0+bm25-top5 -> 1.0.0+bm25-top2" in result.output
+    assert "exit code" in result.output and "masked failures" in result.output
