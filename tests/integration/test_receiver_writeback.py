@@ -17,7 +17,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +27,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-import groundtrace.sdk as gt
 from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
 from groundtrace.examples.agent_docs.app import run as run_agent
-from groundtrace.sdk import _runtime
 from groundtrace.sdk import semconv as sc
 from tests.collectors.test_receiver_process import ServeProcess
 from tests.integration.phoenix_scenario import send_traces
+from tests.integration.test_hostile_receiver import _clean_config  # noqa: F401 (autouse)
 from tests.support.data import HOTPOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -49,8 +47,10 @@ PASSING = frozenset({"pass", "not_required", "promote"})
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI without any ``GROUNDTRACE_*`` / ``OTEL_*`` variable of the test's environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GROUNDTRACE_", "OTEL_"))}
     return subprocess.run(
-        [*CLI, *args], capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False
+        [*CLI, *args], capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False, env=env
     )
 
 
@@ -87,17 +87,6 @@ def read_back(traces: dict[str, Trace]) -> set[tuple[Any, ...]]:
         for tid, t in traces.items()
         for e in t.evaluations
     }
-
-
-@pytest.fixture(autouse=True)
-def _clean_config(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No ``GROUNDTRACE_*`` / ``OTEL_*`` variable; the SDK shut down and reset afterwards."""
-    for key in list(os.environ):
-        if key.startswith(("GROUNDTRACE_", "OTEL_")):
-            monkeypatch.delenv(key)
-    yield
-    gt.shutdown()
-    _runtime.install(_runtime.Settings(), None)
 
 
 @pytest.fixture(scope="module")
