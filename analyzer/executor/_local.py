@@ -44,8 +44,6 @@ class LocalExecutor(Stoppable):
         """``work(unit)`` for every unit, results in input order (see :class:`Executor`)."""
         self._stop = False
         self._reason = None
-        if self.budget is not None:
-            self.budget.start()
         results: dict[int, R] = {}
         pending = iter(range(len(units)))
 

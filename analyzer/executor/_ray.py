@@ -144,8 +144,6 @@ class RayExecutor(Stoppable):
         self._reason = None
         if not units:
             return []
-        if self.budget is not None:
-            self.budget.start()
         ray = self._connect()
         actor_class = ray.remote(_Worker).options(
             max_concurrency=self.concurrency, max_restarts=RETRIES, max_task_retries=RETRIES,

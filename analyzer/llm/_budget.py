@@ -113,13 +113,13 @@ def _price_value(value: object) -> TypeGuard[float]:
 class Budget:
     """``--max-calls`` / ``--max-cost``: checked by the driver as each result arrives.
 
-    The counts are the driver's ledger since :meth:`start` (workers' calls included: they
-    travel back with each result). When a ceiling is reached the executor starts no new
-    unit; the in-flight ones finish and are kept. So a run makes at most
-    ``max_calls - 1 + in_flight * k`` calls, where ``in_flight`` is the executor's bound
-    (``--concurrency``, times ``--ray-workers`` on Ray) and ``k`` the most HTTP attempts one
-    unit makes (its model requests times the retry policy's attempts); the cost overshoots
-    likewise by at most those calls' cost.
+    The counts are the driver's ledger since the budget was made (or :meth:`start`), over
+    every ``map`` of the run (workers' calls included: they travel back with each result).
+    When a ceiling is reached the executor starts no new unit; the in-flight ones finish
+    and are kept. So a run makes at most ``max_calls - 1 + in_flight * k`` calls, where
+    ``in_flight`` is the executor's bound (``--concurrency``, times ``--ray-workers`` on
+    Ray) and ``k`` the most HTTP attempts one unit makes (its model requests times the
+    retry policy's attempts); the cost overshoots likewise by at most those calls' cost.
 
     Args:
         max_calls: HTTP attempts allowed (None: no ceiling).
