@@ -253,6 +253,22 @@ def paths_same(address: str) -> dict[str, Any]:
     return {"identical": local == ray_run, "verdicts": len(ray_run.verdicts)}
 
 
+def gate_same(work: Path, address: str) -> dict[str, Any]:
+    """Gate layers 1-2 on Ray against the local run, on the demo's traces (run before)."""
+    from groundtrace.analyzer.cases import read_cases
+    from groundtrace.analyzer.gate import load_profile
+    from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces
+
+    demo = work / "demo"
+    cases = list(read_cases(demo / "cases.jsonl"))
+    outcomes, _ = outcomes_from_traces([str(demo / "traces")])
+    profile = load_profile("balanced_default")
+    local = evaluate(cases, outcomes, outcomes, profile).report
+    ray_run = evaluate(cases, outcomes, outcomes, profile,
+                       executor=RayExecutor(address=address, workers=WORKERS)).report  # fmt: skip
+    return {"identical": local == ray_run, "cases": len(ray_run.cases)}
+
+
 async def _refuse(unit: int) -> int:
     from groundtrace.analyzer.errors import ReplayError
 
@@ -390,6 +406,7 @@ def main() -> None:
             out["judge"] = judge_same(url, temp, address)
             out["interventions"] = interventions_same(temp, address)
             out["paths"] = paths_same(address)
+            out["gate"] = gate_same(temp, address)
             out["errors"] = errors_reach_the_driver(address)
             out["limits"] = rate_and_budget(temp, address)
             out["kill_worker"] = kill_a_worker(url, temp, address, server, local)

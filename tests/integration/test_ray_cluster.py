@@ -53,6 +53,10 @@ def test_path_checks_on_ray_are_identical_to_the_local_run(result: dict[str, Any
     assert result["paths"]["identical"] and result["paths"]["verdicts"] == 40
 
 
+def test_gate_checks_on_ray_are_identical_to_the_local_run(result: dict[str, Any]) -> None:
+    assert result["gate"]["identical"] and result["gate"]["cases"] > 0
+
+
 def test_an_error_of_the_work_reaches_the_driver_as_raised(result: dict[str, Any]) -> None:
     assert result["errors"] == {"raised": "ReplayError", "message": "unit 3 cannot be set up"}
 
