@@ -155,6 +155,8 @@ class Budget:
         out: dict[str, Usage] = {}
         for model, now in ledger().items():
             base = self._base.get(model, Usage())
+            if now.calls == base.calls:
+                continue  # not called since the start (an earlier run's entry)
             out[model] = Usage(
                 calls=now.calls - base.calls,
                 prompt_tokens=now.prompt_tokens - base.prompt_tokens,

@@ -172,3 +172,19 @@ def test_judge_run_estimate_makes_no_call_and_sees_the_cache(tmp_path: Path) -> 
         assert "answered by the cache: 2" in res.stdout
         assert "model calls to make: 4" in res.stdout
         assert srv.request_count == 2
+
+
+def test_models_called_before_the_budget_need_no_price(tmp_path: Path) -> None:
+    with OpenAICompatServer(handler=_fixed_usage) as srv:
+        earlier = ChatRequest(model="unpriced", messages=({"role": "user", "content": "x"},))
+
+        async def before() -> None:
+            client = ModelClient(srv.base_url, timeout=10.0)
+            await client.complete(earlier)
+            await client.aclose()
+
+        asyncio.run(before())
+        table = PriceTable.from_file(_good(tmp_path))
+        client = ModelClient(srv.base_url, timeout=10.0)
+        with pytest.raises(BudgetReachedError, match="--max-cost"):
+            _run_units(client, Budget(max_cost=0.005, prices=table), 5, 1)
