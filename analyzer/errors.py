@@ -21,6 +21,7 @@ error's ``exit_code``::
     │                                     (the results files are written before)
     ├── ExecutorError             exit 3  a cluster's workers failed beyond their retries
     └── RunStoppedError           exit 130  SIGTERM/SIGINT stopped a run; what finished is kept
+        └── BudgetReachedError    exit 5  --max-calls / --max-cost reached; what finished is kept
 
 Other exit codes are decisions, not errors: ``gate run`` exits 0 promote, 10 manual review,
 20 block, 30 not evaluable; ``gate verify``, ``judge check`` and ``paths --fail-on-failure``
@@ -42,6 +43,7 @@ from groundtrace.collectors.errors import GroundtraceError, InputError, TraceRea
 
 __all__ = [
     "BackendUnavailableError",
+    "BudgetReachedError",
     "ConfigError",
     "DemoError",
     "ExecutorError",
@@ -122,4 +124,23 @@ class RunStoppedError(GroundtraceError):
         super().__init__(
             f"stopped after {done} of {total} units (in-flight units were finished and "
             "kept; run again into the same folder to resume)"
+        )
+
+
+class BudgetReachedError(RunStoppedError):
+    """A run reached ``--max-calls`` or ``--max-cost``: no new unit started, the in-flight
+    ones finished and were kept (a re-run with a higher ceiling resumes).
+
+    Attributes:
+        reason: which ceiling, and what was spent.
+    """
+
+    exit_code: int = 5
+
+    def __init__(self, done: int, total: int, reason: str) -> None:
+        self.reason = reason
+        super().__init__(done, total)
+        self.args = (
+            f"{reason}: stopped after {done} of {total} units (in-flight units were finished "
+            "and kept; run again into the same folder with a higher ceiling to resume)",
         )

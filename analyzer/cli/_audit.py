@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ._app import console, err_console, handle_errors, print_reading
+from ._budget import MaxCallsOpt, MaxCostOpt, PricesOpt, RateLimitOpt, budget_from, prices_from
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
 
@@ -60,7 +61,7 @@ def _endpoint(spec: str, model: str | None, option: str) -> str | None:
 
 
 def _client(url: str, out: Path, clients: dict[str, ModelClient], concurrency: int,
-            timeout: float) -> ModelClient:  # fmt: skip
+            timeout: float, rate_limit: float | None) -> ModelClient:  # fmt: skip
     import os
 
     from groundtrace.analyzer.llm import CallCache, ModelClient
@@ -68,7 +69,7 @@ def _client(url: str, out: Path, clients: dict[str, ModelClient], concurrency: i
     if url not in clients:
         clients[url] = ModelClient(
             url, api_key=os.environ.get(API_KEY_ENV), cache=CallCache(out / "llm_cache.sqlite"),
-            concurrency=concurrency, timeout=timeout,
+            concurrency=concurrency, timeout=timeout, rate_limit=rate_limit,
         )  # fmt: skip
     return clients[url]
 
@@ -149,13 +150,18 @@ def run_command(
     executor: ExecutorOpt = ExecutorName.LOCAL,
     ray_address: RayAddressOpt = None,
     ray_workers: RayWorkersOpt = 2,
+    rate_limit: RateLimitOpt = None,
+    max_calls: MaxCallsOpt = None,
+    max_cost: MaxCostOpt = None,
+    prices: PricesOpt = None,
 ) -> None:
     """Answer every question once per in-scope licence, label every pair, write the reports.
 
     Answers and labels are journaled in OUT/units.sqlite as they arrive and model calls are
     cached in OUT/llm_cache.sqlite: run again into the same folder and a killed run resumes
     without repeating a completed unit or call. SIGTERM/SIGINT stop gracefully: calls in
-    flight finish and are kept (exit 130), so a stopped run repeats no call.
+    flight finish and are kept (exit 130), so a stopped run repeats no call; --max-calls /
+    --max-cost stop the same way at a ceiling (exit 5).
     """
     import asyncio
 
@@ -165,16 +171,21 @@ def run_command(
     from groundtrace.examples.license_audit.audit import run_licence_audit
     from groundtrace.examples.license_audit.endpoint import EndpointAnswerer
 
+    budget = budget_from(max_calls, max_cost, prices_from(prices))
+
+    def connect(url: str) -> ModelClient:
+        return _client(url, out, clients, concurrency, timeout, rate_limit)
+
     wanted = [q.strip() for q in questions.split(",") if q.strip()]
     clients: dict[str, ModelClient] = {}
     answer_fn: AnswerFn = extractive_answer
     answer_name = "extractive"
     if (url := _endpoint(answerer, model, "--answerer")) is not None and model:
-        endpoint = EndpointAnswerer(_client(url, out, clients, concurrency, timeout), model)
+        endpoint = EndpointAnswerer(connect(url), model)
         answer_fn, answer_name = endpoint, endpoint.name
     labeller: PairLabeller | None = None
     if (url := _endpoint(judge, judge_model, "--judge")) is not None and judge_model:
-        labeller = PairJudge(_client(url, out, clients, concurrency, timeout), judge_model)
+        labeller = PairJudge(connect(url), judge_model)
 
     async def main(runner: LocalExecutor | RayExecutor) -> AuditRun:
         try:
@@ -200,7 +211,7 @@ def run_command(
 
     with (
         ProgressReporter(err_console) as progress,
-        open_executor(executor, ray_address, ray_workers, concurrency) as runner,
+        open_executor(executor, ray_address, ray_workers, concurrency, budget) as runner,
     ):
         run = asyncio.run(main(runner))
     _print_headline(run)

@@ -12,6 +12,7 @@ import typer
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.executor import LocalExecutor, RayExecutor
+    from groundtrace.analyzer.llm import Budget
 
 __all__ = ["ExecutorName", "ExecutorOpt", "RayAddressOpt", "RayWorkersOpt", "open_executor"]
 
@@ -38,12 +39,17 @@ RayWorkersOpt = Annotated[
 
 @contextmanager
 def open_executor(
-    name: ExecutorName, address: str | None, workers: int, concurrency: int
+    name: ExecutorName,
+    address: str | None,
+    workers: int,
+    concurrency: int,
+    budget: Budget | None = None,
 ) -> Iterator[LocalExecutor | RayExecutor]:
-    """The executor the options ask for, closed (cluster disconnected) on exit."""
+    """The executor the options ask for (with ``budget``'s ceilings), closed on exit."""
     from groundtrace.analyzer.executor import executor_for
 
     executor = executor_for(name.value, concurrency=concurrency, address=address, workers=workers)
+    executor.budget = budget
     try:
         yield executor
     finally:

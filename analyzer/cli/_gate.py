@@ -13,6 +13,7 @@ from rich.table import Table
 
 from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
+from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.cases import Case
@@ -106,12 +107,16 @@ def run_command(
     write_back_to: wb.WriteBackOpt = None,
     otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
     phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
+    executor: ExecutorOpt = ExecutorName.LOCAL,
+    ray_address: RayAddressOpt = None,
+    ray_workers: RayWorkersOpt = 2,
 ) -> None:
     """Decide whether the candidate may ship.
 
     Exit codes: 0 promote, 10 manual review, 20 block, 30 not evaluable; 2 on bad input or a
     blocking curation finding (the gate did not run); 4 when --write-back failed (the report
-    is written).
+    is written). Each case's deterministic checks and guardrails run on --executor (the
+    report is the same on Ray).
     """
     from groundtrace.analyzer._results import encode
     from groundtrace.analyzer.cases import read_cases
@@ -143,9 +148,11 @@ def run_command(
     judge_data = None
     if judge is not None:
         judge_data = _judge_data(judge, judge_record or [], loaded, case_list, outcomes)
-    run = evaluate(
-        case_list, outcomes["baseline"], outcomes["candidate"], loaded, notes, judge_data
-    )
+    with open_executor(executor, ray_address, ray_workers, 1) as runner:
+        run = evaluate(
+            case_list, outcomes["baseline"], outcomes["candidate"], loaded, notes, judge_data,
+            runner,
+        )  # fmt: skip
     report = run.report
     path = write_report(run, out, junit)
     if write_back_to is not None:

@@ -9,6 +9,7 @@ import typer
 
 from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
+from ._budget import MaxCallsOpt, MaxCostOpt, PricesOpt, RateLimitOpt, budget_from, prices_from
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
 
@@ -99,6 +100,10 @@ def register(app: typer.Typer) -> None:
         executor: ExecutorOpt = ExecutorName.LOCAL,
         ray_address: RayAddressOpt = None,
         ray_workers: RayWorkersOpt = 2,
+        rate_limit: RateLimitOpt = None,
+        max_calls: MaxCallsOpt = None,
+        max_cost: MaxCostOpt = None,
+        prices: PricesOpt = None,
     ) -> None:
         """Replay each trace with evidence removed, replaced, duplicated or zeroed.
 
@@ -106,10 +111,12 @@ def register(app: typer.Typer) -> None:
         CIs, assigns evidence roles and runs joint ablation. Writes results.jsonl,
         summary.json, summary.md and report.html into OUT; a killed run resumes there.
         With --write-back, each target's evidence roles go onto its retrieval span (exit 4
-        if that fails).
+        if that fails). With --endpoint, --rate-limit paces the calls and --max-calls /
+        --max-cost stop the run at a ceiling (exit 5; a re-run resumes).
         """
         from groundtrace.analyzer._readings import interventions_reading
         from groundtrace.analyzer._results import encode, to_builtins
+        from groundtrace.analyzer.errors import ConfigError
         from groundtrace.analyzer.interventions import (
             PlanSettings,
             RunConfig,
@@ -120,6 +127,12 @@ def register(app: typer.Typer) -> None:
 
         if replay is None and endpoint is None:
             replay = "recorded"
+        if endpoint is None and (rate_limit, max_calls, max_cost) != (None, None, None):
+            raise ConfigError(  # the replayed app's own calls do not go through the client
+                "--rate-limit, --max-calls and --max-cost need endpoint replay (--endpoint)",
+                field="--endpoint",
+            )
+        budget = budget_from(max_calls, max_cost, prices_from(prices))
         plan = PlanSettings(
             operators=parse_operators(operators),
             model_seed=seed,
@@ -130,11 +143,11 @@ def register(app: typer.Typer) -> None:
         config = RunConfig(
             out_dir=out, replay=replay, endpoint=endpoint, model=model,
             kwarg_overrides=_kwargs(replay_kwarg or []), plan=plan, limit=limit,
-            concurrency=concurrency,
+            concurrency=concurrency, rate_limit=rate_limit,
         )  # fmt: skip
         with (
             ProgressReporter(err_console) as progress,
-            open_executor(executor, ray_address, ray_workers, concurrency) as runner,
+            open_executor(executor, ray_address, ray_workers, concurrency, budget) as runner,
         ):
             result = run_interventions(
                 traces, config, cases_path=cases, pool_dataset=pool_dataset, executor=runner,

@@ -14,6 +14,16 @@ import typer
 
 from . import _writeback as wb
 from ._app import console, err_console, handle_errors
+from ._budget import (
+    EstimateOpt,
+    MaxCallsOpt,
+    MaxCostOpt,
+    PricesOpt,
+    RateLimitOpt,
+    budget_from,
+    prices_from,
+    print_estimate,
+)
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
 
@@ -31,6 +41,8 @@ if TYPE_CHECKING:
 
 __all__ = ["API_KEY_ENV", "register"]
 
+#: The run folder's model-call cache.
+CACHE_FILE: Final = "llm_cache.sqlite"
 #: Environment variable read for the judge endpoint's API key (optional).
 API_KEY_ENV: Final = "GROUNDTRACE_JUDGE_API_KEY"
 
@@ -107,6 +119,7 @@ def _make_judge(
     timeout: float,
     seed: int,
     max_tokens: int,
+    rate_limit: float | None = None,
 ) -> tuple[Judge, ModelClient | None]:
     """The judge as the options describe it (``out``: where the call cache lives, if any)."""
     from groundtrace.analyzer.errors import ConfigError
@@ -127,10 +140,11 @@ def _make_judge(
     client = ModelClient(
         spec,
         api_key=os.environ.get(API_KEY_ENV),
-        cache=None if out is None else CallCache(out / "llm_cache.sqlite"),
+        cache=None if out is None else CallCache(out / CACHE_FILE),
         concurrency=concurrency,
         timeout=timeout,
         retry=RetryPolicy(seed=seed),
+        rate_limit=rate_limit,
     )
     chosen = DEFAULT_RUBRIC if rubric is None else load_rubric(rubric)
     return LLMJudge(client, model, rubric=chosen, seed=seed, max_tokens=max_tokens), client
@@ -366,16 +380,24 @@ def run_command(
     executor: ExecutorOpt = ExecutorName.LOCAL,
     ray_address: RayAddressOpt = None,
     ray_workers: RayWorkersOpt = 2,
+    rate_limit: RateLimitOpt = None,
+    max_calls: MaxCallsOpt = None,
+    max_cost: MaxCostOpt = None,
+    prices: PricesOpt = None,
+    estimate: EstimateOpt = False,
 ) -> None:
     """Score traces (and/or a case file) on the RAG triad, with protocol errors by kind.
 
     Writes judgments.jsonl and summary.json in OUT. Traces without a query, an answer or
     evidence content are listed as not judgeable, never scored. With --write-back, the
     scores and protocol errors of traced cases go to the backend too (exit 4 if that fails).
+    With --estimate nothing is called or written: the calls the run would make, those the
+    cache in OUT answers and their estimated cost are printed. --max-calls / --max-cost stop
+    the run at a ceiling (exit 5).
     """
     from groundtrace.analyzer._results import encode, write
     from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.analyzer.judge import NotJudgeable, load_cases, summarize_results
+    from groundtrace.analyzer.judge import LLMJudge, NotJudgeable, load_cases, summarize_results
     from groundtrace.analyzer.judge._cases import cases_from_traces
     from groundtrace.collectors.readers import ReadReport, read_traces
 
@@ -395,17 +417,24 @@ def run_command(
         read_errors = [str(e) for e in report.errors]
     if cases_file is not None:
         cases.extend(load_cases(cases_file))
+    table = prices_from(prices)
     the_judge, client = _make_judge(
         judge,
         model,
-        out,
+        None if estimate else out,
         rubric=rubric,
         concurrency=concurrency,
         timeout=timeout,
         seed=judge_seed,
         max_tokens=max_tokens,
+        rate_limit=rate_limit,
     )
-    with open_executor(executor, ray_address, ray_workers, concurrency) as runner:
+    if estimate:
+        requests = [the_judge.request(c) for c in cases] if isinstance(the_judge, LLMJudge) else []
+        print_estimate(requests, out / CACHE_FILE, table, as_json=as_json)
+        return
+    budget = budget_from(max_calls, max_cost, table)
+    with open_executor(executor, ray_address, ray_workers, concurrency, budget) as runner:
         results = _run(_judge_with_progress(the_judge, cases, client, runner))
     summary = msgspec.structs.replace(
         summarize_results(results, working),

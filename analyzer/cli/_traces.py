@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 __all__ = ["register", "traces_app"]
 
 traces_app = typer.Typer(
-    help="Read trace files (OTLP-JSON lines, OTLP protobuf, gzip, directories, '-' for "
-    "stdin) or chat transcripts, and summarise or convert them to the trace model.",
+    help="Read trace files (OTLP-JSON lines, OTLP protobuf, trace-model JSON lines, gzip, "
+    "directories, '-' for stdin) or chat transcripts, and summarise or convert them to the "
+    "trace model.",
     no_args_is_help=True,
 )
 

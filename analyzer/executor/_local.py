@@ -43,6 +43,7 @@ class LocalExecutor(Stoppable):
     ) -> list[R]:
         """``work(unit)`` for every unit, results in input order (see :class:`Executor`)."""
         self._stop = False
+        self._reason = None
         results: dict[int, R] = {}
         pending = iter(range(len(units)))
 
@@ -54,6 +55,7 @@ class LocalExecutor(Stoppable):
                 results[index] = result
                 if on_result is not None:
                     on_result(index, result)
+                self.check_budget()
 
         with stop_on_signals(self.request_stop):
             lanes = [

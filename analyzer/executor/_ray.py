@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from typing import Any, Final, TypeVar
 
 from groundtrace.analyzer.errors import ConfigError, ExecutorError, MissingExtraError
-from groundtrace.analyzer.llm import absorb_counts, take_counts
+from groundtrace.analyzer.llm import absorb_counts, absorb_ledger, take_counts, take_ledger
+from groundtrace.analyzer.llm._limit import ACTOR_PREFIX
 
 from ._stop import stop_on_signals
 from ._types import OnResult, Stoppable, Work
@@ -67,9 +68,9 @@ class _Worker:
     def __init__(self, work: Work[Any, Any]) -> None:
         self.work = work
 
-    async def run(self, unit: Any) -> tuple[Any, dict[str, Any]]:
+    async def run(self, unit: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         result = await self.work(unit)
-        return result, take_counts()
+        return result, take_counts(), take_ledger()
 
     async def close(self) -> None:
         closer = getattr(self.work, "aclose", None)
@@ -140,6 +141,7 @@ class RayExecutor(Stoppable):
     ) -> list[R]:
         """``work(unit)`` for every unit on the cluster, results in input order."""
         self._stop = False
+        self._reason = None
         if not units:
             return []
         ray = self._connect()
@@ -172,12 +174,14 @@ class RayExecutor(Stoppable):
                     for future in done:
                         index, lane = inflight.pop(future)
                         load[lane] -= 1
-                        result, counts = _unwrap(ray, future)
+                        result, counts, usage = _unwrap(ray, future)
                         absorb_counts(counts)
+                        absorb_ledger(usage)
                         if index not in results:
                             results[index] = result
                             if on_result is not None:
                                 on_result(index, result)
+                        self.check_budget()
         finally:
             for future in inflight:
                 future.cancel()
@@ -190,6 +194,9 @@ class RayExecutor(Stoppable):
         await asyncio.wait(closing, timeout=CLOSE_TIMEOUT)
         for actor in self.actors:
             ray.kill(actor)
+        for name in ray.util.list_named_actors():  # the endpoints' rate buckets
+            if name.startswith(ACTOR_PREFIX):
+                ray.kill(ray.get_actor(name))
 
     def close(self) -> None:
         """Disconnect from the cluster (and stop it when this executor started it)."""

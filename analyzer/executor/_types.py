@@ -6,7 +6,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
 from groundtrace.analyzer._seeds import derived_seed
-from groundtrace.analyzer.errors import RunStoppedError
+from groundtrace.analyzer.errors import BudgetReachedError, RunStoppedError
+from groundtrace.analyzer.llm import Budget
 
 __all__ = ["Executor", "OnResult", "Stoppable", "Work", "unit_seed"]
 
@@ -63,21 +64,37 @@ def unit_seed(base: int, key: str) -> int:
 
 
 class Stoppable:
-    """The stop request both executors share, and the end of a run it decides."""
+    """The stop request both executors share, and the end of a run it decides.
+
+    Attributes:
+        budget: ``--max-calls`` / ``--max-cost``, checked in the driver after each result
+            (None: no ceiling); reaching one stops the run like SIGTERM does.
+    """
 
     _stop: bool = False
+    _reason: str | None = None
+    budget: Budget | None = None
 
     def request_stop(self) -> None:
         """No new unit starts; the in-flight ones finish, then ``map`` raises."""
         self._stop = True
 
-    @staticmethod
-    def finish(results: dict[int, R], n: int) -> list[R]:
+    def check_budget(self) -> None:
+        """Stop the run when the budget's ceiling is reached (called after each result)."""
+        if self.budget is not None and self._reason is None:
+            self._reason = self.budget.reached()
+            if self._reason is not None:
+                self.request_stop()
+
+    def finish(self, results: dict[int, R], n: int) -> list[R]:
         """The results of units ``0..n-1`` in input order.
 
         Raises:
-            RunStoppedError: some are missing (the run was stopped).
+            BudgetReachedError: some are missing: the budget stopped the run.
+            RunStoppedError: some are missing: a signal stopped the run.
         """
         if len(results) < n:
+            if self._reason is not None:
+                raise BudgetReachedError(len(results), n, self._reason)
             raise RunStoppedError(len(results), n)
         return [results[i] for i in range(n)]

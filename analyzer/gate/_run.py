@@ -13,6 +13,7 @@ their hashes) with the current code and compares it with the recorded report.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,11 +25,12 @@ import msgspec
 from groundtrace.analyzer._results import Result, read
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import InputError
+from groundtrace.analyzer.executor import Executor, LocalExecutor
 from groundtrace.collectors import Trace
 from groundtrace.collectors.readers import ReadReport, read_traces
 
 from ._bayes import Decision, RiskResult, StratumCounts, compare, most_severe
-from ._cases import CaseOutcome, RetrievedItem
+from ._cases import CaseOutcome, CheckResult, RetrievedItem
 from ._changes import FailureChanges, compare_cases
 from ._checks import deterministic_checks
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
@@ -166,27 +168,50 @@ class GateRun:
     profile: Profile
 
 
+@dataclass(frozen=True, slots=True)
+class _CaseChecks:
+    """Layers 1-2 of one case (deterministic checks, guardrails): an executor's unit."""
+
+    matcher: SynonymMatcher
+    actions: Mapping[str, str]
+    f1_threshold: float
+
+    async def __call__(self, unit: tuple[Case, CaseOutcome]) -> list[CheckResult]:
+        case, outcome = unit
+        results = deterministic_checks(case, outcome, self.matcher, f1_threshold=self.f1_threshold)
+        return results + run_guardrails(case, outcome, actions=self.actions)
+
+
 def _decide_cases(
     cases: Iterable[Case],
     outcomes: Mapping[str, CaseOutcome],
     profile: Profile,
     judge: JudgeSnapshot | None = None,
     verdicts: Mapping[str, JudgeVerdict] | None = None,
+    executor: Executor | None = None,
 ) -> list[CaseDecision]:
-    synonyms = profile.data.get("synonyms", {}).get("groups", [])
-    matcher = SynonymMatcher(synonyms)
-    actions = profile.data.get("guardrails", {}).get("actions", {})
-    f1_threshold = float(profile.data.get("checks", {}).get("f1_threshold", 0.8))
+    checks = _CaseChecks(
+        SynonymMatcher(profile.data.get("synonyms", {}).get("groups", [])),
+        profile.data.get("guardrails", {}).get("actions", {}),
+        float(profile.data.get("checks", {}).get("f1_threshold", 0.8)),
+    )
+    listed = list(cases)
+    traced = [
+        i
+        for i, case in enumerate(listed)
+        if (outcome := outcomes.get(case.case_id)) is not None
+        and not (outcome.answer is None and outcome.retrieved is None)
+    ]
+    units = [(listed[i], outcomes[listed[i].case_id]) for i in traced]
+    runner = executor or LocalExecutor(1)
+    checked = dict(zip(traced, asyncio.run(runner.map(checks, units)), strict=True))
     decided: list[CaseDecision] = []
-    for case in cases:
-        outcome = outcomes.get(case.case_id, CaseOutcome(case.case_id, None, None))
-        if outcome.answer is None and outcome.retrieved is None:
+    for i, case in enumerate(listed):
+        results = checked.get(i)
+        if results is None:
             results = []  # no trace: nothing produced a result
-        else:
-            results = deterministic_checks(case, outcome, matcher, f1_threshold=f1_threshold)
-            results += run_guardrails(case, outcome, actions=actions)
-            if judge is not None:
-                results += judge_checks((verdicts or {}).get(case.case_id), judge.layer)
+        elif judge is not None:
+            results = results + judge_checks((verdicts or {}).get(case.case_id), judge.layer)
         decided.append(decide_case(case.case_id, case.stratum, results))
     return decided
 
@@ -203,13 +228,17 @@ def _counts(decisions: Sequence[CaseDecision]) -> dict[str, StratumCounts]:
 
 
 def _derive(
-    dataset: DatasetSnapshot, profile: Profile, snapshots: Snapshots, notes: Sequence[str] = ()
+    dataset: DatasetSnapshot,
+    profile: Profile,
+    snapshots: Snapshots,
+    notes: Sequence[str] = (),
+    executor: Executor | None = None,
 ) -> GateReport:
     judge = dataset.judge
     cand = _decide_cases(dataset.cases, dataset.candidate, profile, judge,
-                         None if judge is None else judge.candidate)  # fmt: skip
+                         None if judge is None else judge.candidate, executor)  # fmt: skip
     base = _decide_cases(dataset.cases, dataset.baseline, profile, judge,
-                         None if judge is None else judge.baseline)  # fmt: skip
+                         None if judge is None else judge.baseline, executor)  # fmt: skip
     case_level = decide_run(cand, profile.min_evaluable)
     base_level = decide_run(base, profile.min_evaluable)
     counts_b, counts_a = _counts(cand), _counts(base)
@@ -248,11 +277,14 @@ def evaluate(
     profile: Profile,
     notes: Sequence[str] = (),
     judge: JudgeSnapshot | None = None,
+    executor: Executor | None = None,
 ) -> GateRun:
     """Decide a release from the two runs' outcomes; the run carries the snapshots.
 
     ``judge`` holds the judge layer and its verdicts on both runs; it is stored in the dataset
-    snapshot like the outcomes.
+    snapshot like the outcomes. Layers 1-2 of each traced case (deterministic checks and
+    guardrails) are a unit of ``executor`` (default: local, one at a time); the report is the
+    same whichever runs them. Call it outside a running event loop.
     """
     if not cases:
         raise InputError("the case file has no cases")
@@ -263,7 +295,7 @@ def evaluate(
     snapshots = Snapshots(
         _sha256(dataset_json), profile.sha256, profile.name, profile.version, code_version()
     )
-    return GateRun(_derive(dataset, profile, snapshots, notes), dataset_json, profile)
+    return GateRun(_derive(dataset, profile, snapshots, notes, executor), dataset_json, profile)
 
 
 def verify_report(report_path: Path) -> tuple[bool, str]:

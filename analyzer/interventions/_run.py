@@ -82,6 +82,8 @@ class RunConfig:
         concurrency: replays in flight.
         timeout: seconds per model call attempt (endpoint replay).
         retry: retry policy of the model client.
+        rate_limit: calls per second to the endpoint, shared by every worker (endpoint
+            replay).
     """
 
     out_dir: Path
@@ -98,6 +100,7 @@ class RunConfig:
     concurrency: int = 4
     timeout: float = 120.0
     retry: RetryPolicy | None = None
+    rate_limit: float | None = None
 
     def mode(self) -> str:
         """``function`` or ``endpoint``.
@@ -219,6 +222,7 @@ async def run_interventions_async(
         client = ModelClient(
             config.endpoint, api_key=config.api_key, cache=cache,
             concurrency=config.concurrency, timeout=config.timeout, retry=config.retry,
+            rate_limit=config.rate_limit,
         )  # fmt: skip
         replayer = EndpointReplayer(recorder, client, model=config.model)
     else:

@@ -20,12 +20,16 @@ Usage::
 
 from __future__ import annotations
 
+from ._budget import Budget, Price, PriceTable
 from ._cache import CallCache
 from ._client import ClientCounts, ClientStats, ModelClient, absorb_counts, take_counts
+from ._estimate import Estimate, estimate_calls
+from ._ledger import Usage, absorb_ledger, ledger, take_ledger
 from ._retry import RetryPolicy
 from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind
 
 __all__ = [
+    "Budget",
     "CallCache",
     "CallFailure",
     "CallResult",
@@ -33,9 +37,17 @@ __all__ = [
     "ChatResponse",
     "ClientCounts",
     "ClientStats",
+    "Estimate",
     "FailureKind",
     "ModelClient",
+    "Price",
+    "PriceTable",
     "RetryPolicy",
+    "Usage",
     "absorb_counts",
+    "absorb_ledger",
+    "estimate_calls",
+    "ledger",
     "take_counts",
+    "take_ledger",
 ]

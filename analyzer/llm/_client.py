@@ -15,6 +15,8 @@ import msgspec
 import openai
 
 from ._cache import CallCache
+from ._ledger import record_call
+from ._limit import RateLimiter, limiter_for
 from ._retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind, cache_key
 
@@ -149,6 +151,9 @@ class ModelClient:
         retry: retry policy (its seed drives the jitter).
         http_client: an ``httpx2.AsyncClient`` (the openai client's HTTP library) to use;
             tests inject a ``httpx2.MockTransport``.
+        rate_limit: calls per second to this endpoint, shared by every client of it (every
+            worker of a cluster); a 429 then pauses all of them until its ``Retry-After``.
+            None: no limit (a 429 is retried by this client alone).
     """
 
     def __init__(
@@ -161,11 +166,15 @@ class ModelClient:
         timeout: float = 60.0,
         retry: RetryPolicy | None = None,
         http_client: httpx2.AsyncClient | None = None,
+        rate_limit: float | None = None,
         token: str | None = None,
     ) -> None:
         # token: set only when a pickled client is rebuilt (a copy reporting to its original)
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        if rate_limit is not None and not rate_limit > 0:
+            raise ValueError(f"rate_limit must be > 0 calls per second, got {rate_limit}")
+        self.rate_limit = rate_limit
         self.base_url = base_url
         self.cache = cache
         self.concurrency = concurrency
@@ -183,6 +192,7 @@ class ModelClient:
             http_client=http_client,
         )
         self._semaphore: asyncio.Semaphore | None = None
+        self._limiter: RateLimiter | None = None
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
         # Fail fast: the endpoint's last connection error once a request used all its
         # attempts on them; while one request retries a refused connection, the others wait.
@@ -194,6 +204,7 @@ class ModelClient:
         settings = {
             "api_key": self._api_key, "cache": self.cache, "concurrency": self.concurrency,
             "timeout": self.timeout, "retry": self.retry, "token": self.token,
+            "rate_limit": self.rate_limit,
         }  # fmt: skip
         return (_rebuild, (self.base_url, settings))
 
@@ -268,10 +279,14 @@ class ModelClient:
                 if self._probe_owner not in (None, token):
                     continue
                 attempt += 1
+                limiter = self._shared_limiter()
+                if limiter is not None:
+                    await limiter.acquire()
                 self.stats.api_calls += 1
                 if attempt > 1:
                     self.stats.retries += 1
                 result, retry_after = await self._attempt(request, key, attempt)
+                record_call(request.model, result)
             if isinstance(result, ChatResponse) or not _retryable(result):
                 return result
             if result.kind is FailureKind.CONNECTION and self._probe_owner is None:
@@ -283,9 +298,16 @@ class ModelClient:
                     self._gone = result.message
                 return result
             wait = self.retry.delay(attempt, retry_after, key)
+            if limiter is not None and result.status == 429:
+                await limiter.pause(wait)  # every client of the endpoint waits
             _log.debug("retrying %s after %s (%.2fs)", key[:12], result.kind, wait)
             self.stats.backoff_seconds += wait
             await asyncio.sleep(wait)
+
+    def _shared_limiter(self) -> RateLimiter | None:
+        if self.rate_limit is not None and self._limiter is None:
+            self._limiter = limiter_for(self.base_url, self.rate_limit)
+        return self._limiter
 
     async def _attempt(
         self, request: ChatRequest, key: str, attempt: int

@@ -4,12 +4,18 @@ GenAI events travel as log records (span events are being deprecated for them); 
 events of their span, they reach the same extractors as span events do (message content,
 ``gen_ai.evaluation.result``). A record naming a span the trace does not have is reported
 as an ``orphan_log`` finding, never dropped silently.
+
+A ``gen_ai.evaluation.result`` record identical to an earlier one on the same span (same
+attributes and body; only its timestamps differ) is joined once: OTLP has no update, so an
+analysis written back twice sends the same records again, and the copy says nothing new.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Final
 
+import msgspec
 from msgspec.structs import replace
 
 from groundtrace.collectors.model import Finding, FindingKind
@@ -21,6 +27,19 @@ from ._values import location_text
 __all__ = ["join_logs"]
 
 _BODY: Final = sc.CONTENT  # where a body that is not a map is read as the event's content
+_EVALUATION: Final = sc.GENAI_EVENT_EVALUATION_RESULT
+
+
+def _once(logs: list[LogRecord]) -> Iterator[LogRecord]:
+    """The records in order, each evaluation result identical to an earlier one left out."""
+    seen: set[bytes] = set()
+    for log in logs:
+        if log.event_name == _EVALUATION:
+            key = msgspec.json.encode((log.attributes, log.body), order="sorted")
+            if key in seen:
+                continue
+            seen.add(key)
+        yield log
 
 
 def _event(log: LogRecord) -> SpanEvent:
@@ -40,8 +59,9 @@ def _event(log: LogRecord) -> SpanEvent:
 def join_logs(
     spans: list[SpanRecord], logs: list[LogRecord]
 ) -> tuple[list[SpanRecord], list[Finding]]:
-    """The spans with their log records appended to their events (in time order), and an
-    ``orphan_log`` finding per record whose span is not among ``spans``."""
+    """The spans with their log records appended to their events (in time order, repeated
+    evaluation results once), and an ``orphan_log`` finding per record whose span is not
+    among ``spans``."""
     if not logs:
         return spans, []
     by_span: dict[str, list[LogRecord]] = {}
@@ -54,7 +74,7 @@ def join_logs(
             out.append(span)
             continue
         mine.sort(key=lambda log: log.time_unix_nano)
-        out.append(replace(span, events=[*span.events, *map(_event, mine)]))
+        out.append(replace(span, events=[*span.events, *map(_event, _once(mine))]))
     findings = [
         Finding(
             FindingKind.ORPHAN_LOG,

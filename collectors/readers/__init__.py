@@ -1,4 +1,5 @@
-"""Readers: OTLP trace files into span records, streaming and with bounded memory.
+"""Readers: OTLP trace files into span records (and τ files into traces), streaming and with
+bounded memory.
 
 Accepted inputs:
 
@@ -13,7 +14,12 @@ Accepted inputs:
   message, in the same files or their own): GenAI events sent as logs. :func:`read_traces`
   joins each to the span it names, as an event of that span; a record without a trace id
   and span id cannot be joined and is reported as an error, one naming a span its trace does
-  not have becomes an ``orphan_log`` finding.
+  not have becomes an ``orphan_log`` finding. A ``gen_ai.evaluation.result`` record identical
+  to an earlier one on the same span (a result written back twice) is joined once.
+* **Trace-model (τ) JSON lines** (:func:`read_traces` only) -- what ``traces convert`` and
+  ``collect phoenix --out`` write: a file (or stdin) whose first non-blank line is a JSON
+  object with ``model_version`` holds one :class:`~groundtrace.collectors.model.Trace` a line,
+  used as written; a bad line is an error naming file, line and field.
 
 Bad input never stops a read when a :class:`ReadReport` is passed: each bad line, message
 or span becomes a :class:`~groundtrace.collectors.errors.TraceReadError` with the file and

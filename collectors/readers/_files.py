@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import os
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, TypeVar
 
 import orjson
 
@@ -18,12 +19,14 @@ from groundtrace.collectors.model import Trace
 from groundtrace.collectors.normalize import DEFAULT_MAX_PENDING_SPANS, DEFAULT_WINDOW, build_traces
 from groundtrace.collectors.spans import LogRecord, SourceLocation, SpanRecord
 
+from ._model_lines import is_model_line, read_model_lines
 from ._otlp_json import SpanDecodeError, decode_request
 from ._otlp_logs import LOGS_KEY, decode_frame, decode_logs_request
 from ._otlp_proto import FrameError, iter_frames
 from ._otlp_structs import decode_line
 
 _JSON_ERRORS: Final = (orjson.JSONDecodeError, UnicodeDecodeError)
+_T = TypeVar("_T")
 
 __all__ = [
     "JSON_SUFFIXES",
@@ -42,6 +45,8 @@ PROTO_SUFFIXES: Final = frozenset({".pb", ".binpb", ".protobuf", ".otlp"})
 STDIN: Final = "-"
 _GZIP_MAGIC: Final = b"\x1f\x8b"
 _WHITESPACE: Final = b" \t\r\n"
+#: How OTLP/JSON export lines begin (``resourceSpans`` / ``resourceLogs``, any casing style).
+_OTLP_START: Final = b'{"resource'
 #: Read buffer of plain files. An OTLP/JSON line holds a whole export batch
 #: (often hundreds of KB); with the default 8 KB buffer every line is gathered from many
 #: reads and joined, and reading lines took about 3x as long (about 5% of building τ).
@@ -141,28 +146,33 @@ class _Reader:
                 report.spans += len(records)
 
     def spans(self, stream: IO[bytes], kind: str | None) -> Iterator[SpanRecord | LogRecord]:
-        head = _peek(stream, 2)
-        if head.startswith(_GZIP_MAGIC):
-            # not re-buffered: a BufferedReader over it would lose the lines read before a
-            # truncated stream's EOFError
-            stream = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
-            head = _peek(stream, 64)
-        else:
-            head = _peek(stream, 64)
+        stream = _unwrapped(stream)
+        head = _peek(stream, 64)
         if not head:
             return
         if kind is None:
             kind = _sniff(head)
         if kind == "json":
-            yield from self._json(stream)
+            yield from self.json_lines(enumerate(stream, start=1))
         else:
             yield from self._proto(stream)
 
-    def _json(self, stream: IO[bytes]) -> Iterator[SpanRecord | LogRecord]:
+    def traces(self, lines: Iterable[tuple[int, bytes]]) -> Iterator[Trace]:
+        """The traces of numbered τ lines (each bad line reported with its field)."""
+        try:
+            yield from read_model_lines(lines, self.error, self.count_trace)
+        except _STREAM_ERRORS as exc:
+            self.error(f"cannot read further: {exc}", None)
+
+    def count_trace(self) -> None:
+        if self.report is not None:
+            self.report.records += 1
+
+    def json_lines(self, lines: Iterable[tuple[int, bytes]]) -> Iterator[SpanRecord | LogRecord]:
         name = self.name
         number = 0
         try:
-            for number, line in enumerate(stream, start=1):
+            for number, line in lines:
                 if line.isspace():  # a blank line (strip() would copy the whole line)
                     continue
                 location = SourceLocation(name, number)
@@ -210,6 +220,29 @@ class _Reader:
             self.error(f"broken protobuf framing after message {index}: {exc}", index + 1)
         except _STREAM_ERRORS as exc:
             self.error(f"cannot read further: {exc}", index + 1)
+
+
+def _unwrapped(stream: IO[bytes]) -> IO[bytes]:
+    """The stream, decompressed when it starts with the gzip magic bytes."""
+    if _peek(stream, 2).startswith(_GZIP_MAGIC):
+        # not re-buffered: a BufferedReader over it would lose the lines read before a
+        # truncated stream's EOFError
+        return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
+    return stream
+
+
+def _first_line(stream: IO[bytes]) -> tuple[int, bytes] | None:
+    """The number and text of the first non-blank line of a JSON stream (``None``: none, or
+    not JSON text; the stream is then left as it was)."""
+    if _sniff(_peek(stream, 64) or b"\x00") != "json":
+        return None
+    try:
+        for number, line in enumerate(stream, start=1):
+            if not line.isspace():
+                return number, line
+    except _STREAM_ERRORS:
+        return None
+    return None
 
 
 def _peek(stream: IO[bytes], n: int) -> bytes:
@@ -277,17 +310,12 @@ def read_records(
             reader = _Reader("<stdin>", report)
             yield from reader.spans(sys.stdin.buffer, None)
             continue
-        reader = _Reader(name, report)
-        try:
-            # closed in the finally below (generator-safe)
-            handle = open(name, "rb", buffering=_READ_BUFFER)  # noqa: SIM115
-        except OSError as exc:
-            reader.error(f"cannot open: {exc.strerror}", None)
-            continue
-        try:
-            yield from reader.spans(handle, _suffix_kind(Path(name)))
-        finally:
-            handle.close()
+        yield from _file_records(name, report)
+
+
+def _file_records(name: str, report: ReadReport | None) -> Iterator[SpanRecord | LogRecord]:
+    kind = _suffix_kind(Path(name))
+    return _from_file(name, report, lambda reader, handle: reader.spans(handle, kind))
 
 
 def read_traces(
@@ -298,7 +326,78 @@ def read_traces(
     max_pending_spans: int | None = DEFAULT_MAX_PENDING_SPANS,
 ) -> Iterator[Trace]:
     """Stream traces (τ) from files, log records joined to their spans; see
-    :func:`read_records` and :func:`build_traces`."""
-    return build_traces(
-        read_records(paths, report=report), window=window, max_pending_spans=max_pending_spans
+    :func:`read_records` and :func:`build_traces`.
+
+    A file (or stdin) whose first non-blank line is a trace-model object (it has
+    ``model_version``: what ``traces convert`` and ``collect phoenix --out`` write) is read
+    as τ JSON lines, one trace a line, each checked by the model's strict decoder; its traces
+    come first, as each such file is met, then the traces built from every OTLP input
+    together (so spans and log records in different files are joined). A bad τ line is a
+    :class:`~groundtrace.collectors.errors.TraceReadError` naming file, line and field.
+    """
+    return _traces(list(iter_input_files(paths)), report, window, max_pending_spans)
+
+
+def _traces(
+    names: list[str], report: ReadReport | None, window: int, max_pending_spans: int | None
+) -> Iterator[Trace]:
+    otlp: list[Iterator[SpanRecord | LogRecord]] = []
+    for name in names:
+        if report is not None:
+            report.files.append(name)
+        if name == STDIN:
+            reader = _Reader("<stdin>", report)
+            stream = _unwrapped(sys.stdin.buffer)
+            first = _first_line(stream)
+            if first is None:
+                otlp.append(reader.spans(stream, None))
+                continue
+            lines = itertools.chain([first], enumerate(stream, start=first[0] + 1))
+            if is_model_line(first[1]):
+                yield from reader.traces(lines)
+            else:
+                otlp.append(reader.json_lines(lines))
+            continue
+        if _holds_traces(name):
+            yield from _model_file(name, report)
+        else:
+            otlp.append(_file_records(name, report))
+    records = itertools.chain.from_iterable(otlp)
+    yield from build_traces(records, window=window, max_pending_spans=max_pending_spans)
+
+
+def _holds_traces(name: str) -> bool:
+    """Whether the file's first non-blank line is a τ object (unreadable: no, and the OTLP
+    read reports why)."""
+    try:
+        with open(name, "rb") as handle:
+            stream = _unwrapped(handle)
+            if _peek(stream, 64).lstrip(_WHITESPACE).startswith(_OTLP_START):
+                return False  # an OTLP export: its (often large) first line is not read twice
+            first = _first_line(stream)
+    except _STREAM_ERRORS:
+        return False
+    return first is not None and is_model_line(first[1])
+
+
+def _model_file(name: str, report: ReadReport | None) -> Iterator[Trace]:
+    return _from_file(
+        name, report, lambda reader, handle: reader.traces(enumerate(_unwrapped(handle), 1))
     )
+
+
+def _from_file(
+    name: str, report: ReadReport | None, read: Callable[[_Reader, IO[bytes]], Iterator[_T]]
+) -> Iterator[_T]:
+    """What ``read`` yields from the opened file (an open error reported, nothing read)."""
+    reader = _Reader(name, report)
+    try:
+        # closed in the finally below (generator-safe)
+        handle = open(name, "rb", buffering=_READ_BUFFER)  # noqa: SIM115
+    except OSError as exc:
+        reader.error(f"cannot open: {exc.strerror}", None)
+        return
+    try:
+        yield from read(reader, handle)
+    finally:
+        handle.close()

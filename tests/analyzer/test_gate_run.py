@@ -7,6 +7,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
+import msgspec
 import pytest
 from typer.testing import CliRunner
 
@@ -260,3 +261,28 @@ def test_judge_checks_modes_and_protocol_errors() -> None:
     assert decide_case("c", "general", [answered, *results]).decision is Decision.MANUAL_REVIEW
     good = JudgeVerdict({"adherence": 0.95, "answer_relevance": 0.9, "context_relevance": 0.9})
     assert decide_case("c", "general", judge_checks(good, validated)).decision is Decision.PROMOTE
+
+
+def test_layers_one_and_two_run_through_the_executor_seam(runs: Path) -> None:
+    from groundtrace.analyzer.cases import read_cases
+    from groundtrace.analyzer.executor import LocalExecutor
+    from groundtrace.analyzer.gate import load_profile
+    from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces
+
+    class Counting(LocalExecutor):
+        units = 0
+
+        async def map(self, work, units, *, on_result=None):  # type: ignore[no-untyped-def]
+            Counting.units += len(units)
+            return await super().map(work, units, on_result=on_result)
+
+    cases = list(read_cases(runs / "cases.jsonl"))
+    base, _ = outcomes_from_traces([str(runs / "baseline")])
+    cand, _ = outcomes_from_traces([str(runs / "candidate")])
+    profile = load_profile("balanced_default")
+    default = evaluate(cases, base, cand, profile).report
+    spread = evaluate(cases, base, cand, profile, executor=Counting(4)).report
+    assert Counting.units == len(base) + len(cand)  # one unit per traced case and run
+    assert default == spread and default.decision.value == "block"
+    code, cli = _gate(runs, "candidate", "seam", "--executor", "local")
+    assert code == 20 and cli["cases"] == json.loads(msgspec.json.encode(default))["cases"]

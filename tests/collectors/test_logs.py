@@ -162,6 +162,30 @@ def test_logs_in_their_own_file_are_joined_and_read_spans_leaves_them_out(tmp_pa
     assert report.log_records == 4
 
 
+def test_an_evaluation_record_sent_again_is_read_once_and_a_changed_one_kept(
+    tmp_path: Path,
+) -> None:
+    again = {**EVALUATION, "timeUnixNano": "2500"}  # a rerun: same record, later
+    changed = _evaluation(
+        **{sc.GENAI_EVALUATION_NAME: "faithfulness", sc.GENAI_EVALUATION_SCORE_VALUE: 0.5}
+    )
+    message = MESSAGE_LOGS[1]
+    lines = [
+        _spans_line(),
+        _logs_line([EVALUATION, message]),
+        _logs_line([again, message, changed]),
+    ]
+    report = ReadReport()
+    (trace,) = read_traces([_write(tmp_path / "rerun.jsonl", *lines)], report=report)
+    assert report.ok and report.log_records == 5
+    assert [(e.name, e.score_value) for e in trace.evaluations] == [
+        ("faithfulness", 0.75),
+        ("faithfulness", 0.5),
+    ]
+    (llm,) = trace.llm_calls  # other events are not deduplicated: a message may repeat
+    assert [m.content for m in llm.messages] == ["Who directed Jaws?", "Who directed Jaws?"]
+
+
 def _proto_frames() -> bytes:
     spans = ExportTraceServiceRequest()
     parse = parse_json_request(json.dumps(_spans_line()).encode())

@@ -297,6 +297,18 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
         if cli.returncode == 0
         else []
     )
+    # pull from Phoenix, then analyse: the τ file is the analyses' input as it is
+    analysed = [
+        subprocess.run(
+            [sys.executable, "-c", "from groundtrace.analyzer.cli import main; main()", *args],
+            capture_output=True, text=True, timeout=300, check=False,
+        )
+        for args in (
+            ["traces", "summary", str(out_file), "--json"],
+            ["judge", "run", str(out_file), "--out", str(workdir / "judged")],
+        )
+    ]  # fmt: skip
+    judged = workdir / "judged" / "judgments.jsonl"
     missing = subprocess.run(
         [
             sys.executable,
@@ -330,6 +342,10 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
         "cli_stderr": cli.stderr[-2000:],
         "cli_traces": cli_traces,
         "cli_matches_pull": cli_traces == list(pulled.values()),
+        "analysed_returncodes": [p.returncode for p in analysed],
+        "analysed_stderr": [p.stderr[-800:] for p in analysed],
+        "pulled_summary": json.loads(analysed[0].stdout) if analysed[0].returncode == 0 else {},
+        "pulled_judged": [json.loads(line) for line in (judged.open() if judged.is_file() else [])],
         "missing_project_returncode": missing.returncode,
         "missing_project_stderr": missing.stderr[-500:],
     }

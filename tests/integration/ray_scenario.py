@@ -9,14 +9,16 @@ every interface)::
 It starts a Ray head and one more worker node (``ray start --block``, 127.0.0.1, no
 dashboard, 100 MB object stores, stopped by their process groups), a counting
 OpenAI-compatible server, and measures: Ray results identical to the local executor's for
-each analysis; a worker SIGKILLed mid-run (units done, calls made, duplicate results); the
-driver (the ``groundtrace audit run`` command) SIGKILLed and SIGTERMed mid-run, then resumed
-(calls repeated). It prints one JSON line.
+each analysis; a shared rate limit and a 429's pause holding across workers, and
+--max-calls counted across them; a worker SIGKILLed mid-run (units done, calls made,
+duplicate results); the driver (the ``groundtrace audit run`` command) SIGKILLed and
+SIGTERMed mid-run, then resumed (calls repeated). It prints one JSON line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import signal
@@ -50,6 +52,10 @@ PER_WORKER = 2
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 QUESTIONS = ("patent-grant", "same-licence")
 SOURCES = 6
+#: The shared rate limit (calls/s), a 429's Retry-After (s) and the --max-calls ceiling.
+RATE = 8.0
+RETRY_AFTER = 1.0
+MAX_CALLS = 6
 
 
 def _free_port() -> int:
@@ -247,6 +253,22 @@ def paths_same(address: str) -> dict[str, Any]:
     return {"identical": local == ray_run, "verdicts": len(ray_run.verdicts)}
 
 
+def gate_same(work: Path, address: str) -> dict[str, Any]:
+    """Gate layers 1-2 on Ray against the local run, on the demo's traces (run before)."""
+    from groundtrace.analyzer.cases import read_cases
+    from groundtrace.analyzer.gate import load_profile
+    from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces
+
+    demo = work / "demo"
+    cases = list(read_cases(demo / "cases.jsonl"))
+    outcomes, _ = outcomes_from_traces([str(demo / "traces")])
+    profile = load_profile("balanced_default")
+    local = evaluate(cases, outcomes, outcomes, profile).report
+    ray_run = evaluate(cases, outcomes, outcomes, profile,
+                       executor=RayExecutor(address=address, workers=WORKERS)).report  # fmt: skip
+    return {"identical": local == ray_run, "cases": len(ray_run.cases)}
+
+
 async def _refuse(unit: int) -> int:
     from groundtrace.analyzer.errors import ReplayError
 
@@ -288,6 +310,51 @@ def kill_a_worker(url: str, work: Path, address: str, server: OpenAICompatServer
         "duplicate_results": len(keys) - len(set(keys)),
         "identical_to_local": _audit_records(run) == _audit_records(reference),
     }  # fmt: skip
+
+
+def rate_and_budget(work: Path, address: str) -> dict[str, Any]:
+    """A shared --rate-limit and a 429's pause across workers; --max-calls counted across them."""
+    from groundtrace.analyzer.errors import BudgetReachedError
+    from groundtrace.analyzer.llm import Budget
+
+    cases = load_cases(DATA / "groundedness" / "halueval_ragbench_dev.jsonl")[:16]
+    stamps: list[float] = []
+    limited: list[float] = []
+
+    def handler(req: ServerRequest) -> Reply:
+        stamps.append(time.monotonic())
+        if req.index == 3:  # one 429: every worker must wait out its Retry-After
+            limited.append(stamps[-1])
+            return Reply(status=429, retry_after=RETRY_AFTER)
+        return _judge_reply(req)
+
+    def judge(url: str, out: Path) -> LLMJudge:
+        client = ModelClient(url, cache=CallCache(out / "llm_cache.sqlite"), concurrency=PER_WORKER,
+                             timeout=60.0, retry=RetryPolicy(seed=1), rate_limit=RATE)  # fmt: skip
+        return LLMJudge(client, "judge", seed=3)
+
+    with OpenAICompatServer(handler=handler) as server:
+        executor = RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER)
+        asyncio.run(judge_all(judge(server.base_url, work / "rate"), cases, executor=executor))
+        after = [t for t in stamps if t > limited[0]]
+        gaps = sorted(b - a for a, b in itertools.pairwise(stamps))
+        rate = {
+            "limit": RATE, "calls": len(stamps), "retry_after": RETRY_AFTER,
+            "observed_per_s": (len(stamps) - 1) / (stamps[-1] - stamps[0]),
+            "first_after_429_s": min(after) - limited[0], "min_gap_s": gaps[0],
+        }  # fmt: skip
+    with OpenAICompatServer(handler=_judge_reply) as server:
+        executor = RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER)
+        executor.budget = Budget(max_calls=MAX_CALLS)
+        try:
+            asyncio.run(judge_all(judge(server.base_url, work / "budget"), cases,
+                                  executor=executor))  # fmt: skip
+            stopped: dict[str, Any] = {"raised": None}
+        except BudgetReachedError as exc:
+            stopped = {"raised": type(exc).__name__, "done": exc.done, "exit_code": exc.exit_code}
+        stopped |= {"max_calls": MAX_CALLS, "calls": server.request_count,
+                    "bound": MAX_CALLS - 1 + WORKERS * PER_WORKER}  # fmt: skip
+    return {"rate": rate, "budget": stopped}
 
 
 def _driver(out: Path, url: str, address: str) -> list[str]:
@@ -339,7 +406,9 @@ def main() -> None:
             out["judge"] = judge_same(url, temp, address)
             out["interventions"] = interventions_same(temp, address)
             out["paths"] = paths_same(address)
+            out["gate"] = gate_same(temp, address)
             out["errors"] = errors_reach_the_driver(address)
+            out["limits"] = rate_and_budget(temp, address)
             out["kill_worker"] = kill_a_worker(url, temp, address, server, local)
             for sig in (signal.SIGKILL, signal.SIGTERM):
                 out[f"driver_{sig.name}"] = kill_the_driver(url, temp, address, server, sig)

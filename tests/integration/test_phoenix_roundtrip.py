@@ -62,3 +62,13 @@ def test_the_cli_pull_writes_the_same_traces_and_fails_on_a_missing_project(
     assert result["cli_matches_pull"]
     assert result["missing_project_returncode"] == 2
     assert "no such project" in result["missing_project_stderr"]
+
+
+def test_the_pulled_trace_model_file_is_analysed_as_it_is(result: dict[str, Any]) -> None:
+    assert result["analysed_returncodes"] == [0, 0], result["analysed_stderr"]
+    summary = result["pulled_summary"]
+    assert summary["traces"] == 3 and summary["read_errors"] == []
+    assert summary["steps_by_action"] == {"ANSWER": 3, "LLM": 3, "REQUEST": 3, "RETRIEVE": 3}
+    judged = result["pulled_judged"]
+    assert sorted(j["case_id"] for j in judged) == sorted(t["case_id"] for t in result["pulled"])
+    assert all(j["scores"] for j in judged)

@@ -53,8 +53,27 @@ def test_path_checks_on_ray_are_identical_to_the_local_run(result: dict[str, Any
     assert result["paths"]["identical"] and result["paths"]["verdicts"] == 40
 
 
+def test_gate_checks_on_ray_are_identical_to_the_local_run(result: dict[str, Any]) -> None:
+    assert result["gate"]["identical"] and result["gate"]["cases"] > 0
+
+
 def test_an_error_of_the_work_reaches_the_driver_as_raised(result: dict[str, Any]) -> None:
     assert result["errors"] == {"raised": "ReplayError", "message": "unit 3 cannot be set up"}
+
+
+def test_the_rate_limit_and_a_429_hold_across_workers(result: dict[str, Any]) -> None:
+    rate = result["limits"]["rate"]
+    assert rate["calls"] == 17  # 16 cases and the one retried after the 429
+    assert rate["observed_per_s"] <= rate["limit"] * 1.1
+    # no worker sent anything before the Retry-After was over
+    assert rate["first_after_429_s"] >= rate["retry_after"] - 0.05
+
+
+def test_max_calls_is_counted_across_workers(result: dict[str, Any]) -> None:
+    budget = result["limits"]["budget"]
+    assert budget["raised"] == "BudgetReachedError" and budget["exit_code"] == 5
+    assert budget["max_calls"] <= budget["calls"] <= budget["bound"]
+    assert budget["done"] == budget["calls"]  # one call per case: every call's case was kept
 
 
 def test_a_killed_worker_is_retried_without_duplicate_results(result: dict[str, Any]) -> None:

@@ -101,6 +101,7 @@ class Reply:
             without the terminating ``[DONE]`` nor the end of the chunked body.
         chunk_size: characters of content per streamed chunk.
         response_id: id to report; a deterministic ``chatcmpl-<n>`` / ``resp_<n>`` if empty.
+        retry_after: error replies only: a ``Retry-After`` header (seconds) to send.
     """
 
     content: str | None = "ok"
@@ -116,6 +117,7 @@ class Reply:
     break_after: int | None = None
     chunk_size: int = 4
     response_id: str = ""
+    retry_after: float | None = None
 
 
 @dataclass
@@ -255,9 +257,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return {"_unparsable": raw.decode("utf-8", "replace")}
         return parsed if isinstance(parsed, dict) else {"_body": parsed}
 
-    def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+    def _send_json(
+        self, status: int, payload: dict[str, Any], extra: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.send_header("x-request-id", f"req_{self.server.owner.request_count}")
@@ -277,6 +283,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                     "code": err_type if reply.status == 429 else None,
                 }
             },
+            None if reply.retry_after is None else {"retry-after": f"{reply.retry_after:g}"},
         )
 
     def _chunk(self, payload: bytes) -> None:

@@ -4,8 +4,9 @@ Two questions x four licences (one short licence goes in whole, three long ones 
 hierarchical retrieval) through ``groundtrace audit run``: every answer is an ordinary trace, a
 reply the model botches is a visible protocol error (never a stance or label made up for it),
 the judge's validation against the gold pair labels is computed and reported (its labels are
-review-only unless it passes), and a rerun into the same folder is served from the call cache
-entirely: the rerun happens after the model server has stopped, so any call would fail.
+review-only unless it passes), and a rerun into the same folder makes no model call (the
+unit journal and the call cache answer it): it runs after the server has stopped, so any call
+would fail.
 """
 
 from __future__ import annotations
@@ -145,12 +146,14 @@ def test_the_local_model_answers_and_judges_a_small_audit(
     assert calls[url].api_calls >= n_answers
     served = calls[url].requests
 
-    # the rerun is served from the cache entirely: the server is gone, so a call would fail
+    # the rerun makes no model call (the server is gone, so a call would fail): the unit
+    # journal answers every unit kept, the call cache the ones retried (protocol errors)
     model.stop()
     _run(out, url, name)
     again = read(out / "run.json", AuditRun)
     rerun_calls = (again.model_calls or {})[url]
-    assert rerun_calls.api_calls == 0 and rerun_calls.cache_hits == served
+    assert rerun_calls.api_calls == 0 and rerun_calls.cache_hits == rerun_calls.requests
+    assert rerun_calls.requests <= served
     assert [_untraced(a) for a in again.answers] == [_untraced(a) for a in run.answers]
     assert again.pair_errors == run.pair_errors
     labels: list[PairLabel] = [*again.pairs, *again.review]
