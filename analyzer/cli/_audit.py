@@ -10,19 +10,32 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ._app import console, err_console, handle_errors, print_reading
-from ._budget import MaxCallsOpt, MaxCostOpt, PricesOpt, RateLimitOpt, budget_from, prices_from
+from ._budget import (
+    CallProfileOpt,
+    CallSettings,
+    EstimateOpt,
+    MaxCallsOpt,
+    MaxCostOpt,
+    PricesOpt,
+    RateLimitOpt,
+    call_settings,
+    existing_cache,
+    print_estimate,
+)
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.audit import AuditRun, AuditValidation
     from groundtrace.analyzer.executor import LocalExecutor, RayExecutor
-    from groundtrace.analyzer.llm import ModelClient
+    from groundtrace.analyzer.llm import CallCache, ModelClient
 
 __all__ = ["API_KEY_ENV", "register"]
 
 #: Environment variable read for the endpoints' API key (optional).
 API_KEY_ENV = "GROUNDTRACE_AUDIT_API_KEY"
+#: Requests in flight when neither --concurrency nor the call profile says.
+DEFAULT_CONCURRENCY = 8
 
 audit_app = typer.Typer(
     help="Multi-source audit: same question, different sources, different answers.",
@@ -60,18 +73,37 @@ def _endpoint(spec: str, model: str | None, option: str) -> str | None:
     return spec
 
 
-def _client(url: str, out: Path, clients: dict[str, ModelClient], concurrency: int,
-            timeout: float, rate_limit: float | None) -> ModelClient:  # fmt: skip
+def _client(url: str, out: Path, calls: CallSettings, timeout: float) -> ModelClient:
     import os
 
     from groundtrace.analyzer.llm import CallCache, ModelClient
 
-    if url not in clients:
-        clients[url] = ModelClient(
-            url, api_key=os.environ.get(API_KEY_ENV), cache=CallCache(out / "llm_cache.sqlite"),
-            concurrency=concurrency, timeout=timeout, rate_limit=rate_limit,
-        )  # fmt: skip
-    return clients[url]
+    return ModelClient(
+        url, api_key=os.environ.get(API_KEY_ENV), cache=CallCache(out / "llm_cache.sqlite"),
+        concurrency=calls.concurrency(url, DEFAULT_CONCURRENCY), timeout=timeout,
+        rate_limit=calls.rate_limit(url),
+    )  # fmt: skip
+
+
+def _print_estimate(
+    run: AuditRun, clients: dict[str, ModelClient], cache: CallCache | None,
+    calls: CallSettings, *, pair_calls: bool, as_json: bool,
+) -> None:  # fmt: skip
+    """The requests the recorders saw; pairs with an answer not made yet are ``dependent``."""
+    from groundtrace.analyzer.llm import FailureKind, RequestRecorder
+
+    requests = [r for c in clients.values() if isinstance(c, RequestRecorder) for r in c.seen]
+    dependent = 0
+    if pair_calls:  # each pair of an answer still to come may need a label call
+        for question in run.questions:
+            mine = [a for a in run.answers if a.question_id == question.id]
+            later = sum(1 for a in mine if (a.error or "").startswith(FailureKind.NOT_SENT))
+            dependent += _pairs(len(mine)) - _pairs(len(mine) - later)
+    print_estimate(requests, cache, calls.prices, as_json=as_json, dependent=dependent)
+
+
+def _pairs(n: int) -> int:
+    return n * (n - 1) // 2
 
 
 def _validation(path: Path | None) -> AuditValidation | None:
@@ -124,7 +156,9 @@ def run_command(
     retrieval: Annotated[
         Retrieval, typer.Option(help="auto: whole short sources, hierarchical long ones; flat.")
     ] = Retrieval.AUTO,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight.")] = 8,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Requests in flight (default: the --call-profile's, else 8).")
+    ] = None,
     questions: Annotated[
         str, typer.Option(help="Comma-separated question ids (default: every question).")
     ] = "",
@@ -150,10 +184,15 @@ def run_command(
     executor: ExecutorOpt = ExecutorName.LOCAL,
     ray_address: RayAddressOpt = None,
     ray_workers: RayWorkersOpt = 2,
+    call_profile: CallProfileOpt = None,
     rate_limit: RateLimitOpt = None,
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
     prices: PricesOpt = None,
+    estimate: EstimateOpt = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="With --estimate: print one JSON object.")
+    ] = False,
 ) -> None:
     """Answer every question once per in-scope licence, label every pair, write the reports.
 
@@ -161,20 +200,33 @@ def run_command(
     cached in OUT/llm_cache.sqlite: run again into the same folder and a killed run resumes
     without repeating a completed unit or call. SIGTERM/SIGINT stop gracefully: calls in
     flight finish and are kept (exit 130), so a stopped run repeats no call; --max-calls /
-    --max-cost stop the same way at a ceiling (exit 5).
+    --max-cost stop the same way at a ceiling (exit 5). With --estimate nothing is called or
+    written: the answers and pair labels are worked out from the cache in OUT, and the calls
+    the run would make, those the cache answers and their cost are printed (pair labels of
+    answers not made yet are counted as "up to" calls).
     """
     import asyncio
+    from contextlib import ExitStack
 
     from groundtrace.analyzer._readings import audit_reading
     from groundtrace.analyzer.audit import PairJudge, PairLabeller
+    from groundtrace.analyzer.llm import RequestRecorder
     from groundtrace.examples.license_audit.app import AnswerFn, extractive_answer
-    from groundtrace.examples.license_audit.audit import run_licence_audit
+    from groundtrace.examples.license_audit.audit import estimate_licence_audit, run_licence_audit
     from groundtrace.examples.license_audit.endpoint import EndpointAnswerer
 
-    budget = budget_from(max_calls, max_cost, prices_from(prices))
+    calls = call_settings(call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
+                          max_calls=max_calls, max_cost=max_cost)  # fmt: skip
+    units = calls.units(DEFAULT_CONCURRENCY)
+    stack = ExitStack()
+    cache = stack.enter_context(existing_cache(out / "llm_cache.sqlite")) if estimate else None
 
     def connect(url: str) -> ModelClient:
-        return _client(url, out, clients, concurrency, timeout, rate_limit)
+        if url not in clients:
+            clients[url] = (
+                RequestRecorder(url, cache) if estimate else _client(url, out, calls, timeout)
+            )
+        return clients[url]
 
     wanted = [q.strip() for q in questions.split(",") if q.strip()]
     clients: dict[str, ModelClient] = {}
@@ -187,6 +239,16 @@ def run_command(
     if (url := _endpoint(judge, judge_model, "--judge")) is not None and judge_model:
         labeller = PairJudge(connect(url), judge_model)
 
+    if estimate:
+        with stack:
+            found = asyncio.run(estimate_licence_audit(
+                retrieval=retrieval.value, answerer=answer_fn, answerer_name=answer_name,
+                labeller=labeller, concurrency=units, questions=wanted, max_sources=sources,
+            ))  # fmt: skip
+            _print_estimate(found, clients, cache, calls, pair_calls=labeller is not None,
+                            as_json=as_json)  # fmt: skip
+        return
+
     async def main(runner: LocalExecutor | RayExecutor) -> AuditRun:
         try:
             return await run_licence_audit(
@@ -196,7 +258,7 @@ def run_command(
                 answerer_name=answer_name,
                 labeller=labeller,
                 judge_validation=_validation(validation),
-                concurrency=concurrency,
+                concurrency=units,
                 questions=wanted,
                 max_sources=sources,
                 progress=progress,
@@ -211,7 +273,7 @@ def run_command(
 
     with (
         ProgressReporter(err_console) as progress,
-        open_executor(executor, ray_address, ray_workers, concurrency, budget) as runner,
+        open_executor(executor, ray_address, ray_workers, units, calls.budget) as runner,
     ):
         run = asyncio.run(main(runner))
     _print_headline(run)

@@ -1,28 +1,40 @@
-"""``--rate-limit``, ``--max-calls``, ``--max-cost``, ``--prices`` and ``--estimate``: the
-options every model-calling command shares."""
+"""``--call-profile``, ``--rate-limit``, ``--max-calls``, ``--max-cost``, ``--prices`` and
+``--estimate``: the options every model-calling command shares, and what they resolve to."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.llm import Budget, ChatRequest, PriceTable
+    from groundtrace.analyzer.llm import Budget, CallCache, CallProfile, ChatRequest, PriceTable
 
 __all__ = [
+    "CallProfileOpt",
+    "CallSettings",
     "EstimateOpt",
     "MaxCallsOpt",
     "MaxCostOpt",
     "PricesOpt",
     "RateLimitOpt",
-    "budget_from",
-    "prices_from",
+    "call_settings",
+    "existing_cache",
     "print_estimate",
 ]
 
+CallProfileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--call-profile",
+        help="Model-call settings TOML: [models.NAME] prices, [endpoints.URL] rate_limit and "
+        "concurrency, [budget] max_calls and max_cost. The options below override it.",
+    ),
+]
 RateLimitOpt = Annotated[
     float | None,
     typer.Option(
@@ -35,7 +47,7 @@ MaxCallsOpt = Annotated[
 ]
 MaxCostOpt = Annotated[
     float | None,
-    typer.Option(help="Stop issuing model calls at this cost in USD (needs --prices; exit 5)."),
+    typer.Option(help="Stop issuing model calls at this cost in USD (needs prices; exit 5)."),
 ]
 PricesOpt = Annotated[
     Path | None,
@@ -47,46 +59,107 @@ EstimateOpt = Annotated[
 ]
 
 
-def prices_from(path: Path | None) -> PriceTable | None:
-    """The price table ``--prices`` names, if any."""
-    from groundtrace.analyzer.llm import PriceTable
+@dataclass(frozen=True, slots=True)
+class CallSettings:
+    """A run's model-call settings: the call profile with the command's options over it.
 
-    return None if path is None else PriceTable.from_file(path)
+    Attributes:
+        profile: the ``--call-profile`` file, if any.
+        prices: ``--prices``, else the profile's price table.
+        budget: the ceilings (``--max-calls`` / ``--max-cost``, else the profile's budget).
+        rate_limit_option: ``--rate-limit`` as given.
+        concurrency_option: ``--concurrency`` as given.
+    """
+
+    profile: CallProfile | None
+    prices: PriceTable | None
+    budget: Budget | None
+    rate_limit_option: float | None
+    concurrency_option: int | None
+
+    def rate_limit(self, url: str) -> float | None:
+        """Calls per second to ``url``: the option, else the profile's, else no limit."""
+        if self.rate_limit_option is not None or self.profile is None:
+            return self.rate_limit_option
+        return self.profile.endpoint(url).rate_limit
+
+    def concurrency(self, url: str | None, default: int) -> int:
+        """Calls in flight to ``url``: the option, else the profile's, else ``default``."""
+        if self.concurrency_option is not None:
+            return self.concurrency_option
+        found = None if self.profile is None or url is None else self.profile.endpoint(url)
+        return default if found is None or found.concurrency is None else found.concurrency
+
+    def units(self, default: int) -> int:
+        """Work units in flight: ``--concurrency``, else ``default``."""
+        return default if self.concurrency_option is None else self.concurrency_option
 
 
-def budget_from(
-    max_calls: int | None, max_cost: float | None, prices: PriceTable | None
-) -> Budget | None:
-    """The ceilings the options ask for (None: none)."""
-    from groundtrace.analyzer.llm import Budget
+def call_settings(
+    profile: Path | None,
+    prices: Path | None,
+    *,
+    rate_limit: float | None,
+    concurrency: int | None,
+    max_calls: int | None,
+    max_cost: float | None,
+) -> CallSettings:
+    """Read the call profile and resolve the options over it.
 
-    if max_calls is None and max_cost is None:
-        return None
-    return Budget(max_calls=max_calls, max_cost=max_cost, prices=prices)
+    Raises:
+        ConfigError: an unreadable or invalid profile or price table, or bad ceilings.
+    """
+    from groundtrace.analyzer.errors import ConfigError
+    from groundtrace.analyzer.llm import Budget, CallProfile, PriceTable
+
+    if concurrency is not None and concurrency < 1:
+        raise ConfigError(f"--concurrency must be >= 1, got {concurrency}", field="--concurrency")
+    read = None if profile is None else CallProfile.from_file(profile)
+    table = read.prices if read is not None else None
+    calls = read.max_calls if read is not None and max_calls is None else max_calls
+    cost = read.max_cost if read is not None and max_cost is None else max_cost
+    if prices is not None:
+        table = PriceTable.from_file(prices)
+    budget = None
+    if calls is not None or cost is not None:
+        budget = Budget(max_calls=calls, max_cost=cost, prices=table)
+    return CallSettings(read, table, budget, rate_limit, concurrency)
+
+
+@contextmanager
+def existing_cache(path: Path) -> Iterator[CallCache | None]:
+    """The run's call cache when it exists (an estimate creates nothing), closed on exit."""
+    from groundtrace.analyzer.llm import CallCache
+
+    cache = CallCache(path) if path.exists() else None
+    try:
+        yield cache
+    finally:
+        if cache is not None:
+            cache.close()
 
 
 def print_estimate(
     requests: Sequence[ChatRequest],
-    cache_path: Path | None,
+    cache: CallCache | None,
     prices: PriceTable | None,
     *,
     as_json: bool,
+    units_done: int = 0,
+    dependent: int = 0,
 ) -> None:
     """``--estimate``: print what the run would call (nothing is sent, nothing is created).
 
     Args:
         requests: the model requests the run would make.
-        cache_path: the run's call cache, looked up when it exists.
+        cache: the run's call cache (see :func:`existing_cache`).
         prices: the price table, if any.
         as_json: print one JSON object instead of text.
+        units_done: work units the run's journal already holds.
+        dependent: further calls, at most, that depend on replies not made yet.
     """
     from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.llm import CallCache, estimate_calls
+    from groundtrace.analyzer.llm import estimate_calls
 
-    cache = CallCache(cache_path) if cache_path is not None and cache_path.exists() else None
-    try:
-        found = estimate_calls(requests, cache, prices)
-    finally:
-        if cache is not None:
-            cache.close()
+    found = estimate_calls(requests, cache, prices, units_done=units_done, dependent=dependent)
     typer.echo(encode(found).decode() if as_json else found.text(), nl=as_json)

@@ -9,7 +9,17 @@ import typer
 
 from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
-from ._budget import MaxCallsOpt, MaxCostOpt, PricesOpt, RateLimitOpt, budget_from, prices_from
+from ._budget import (
+    CallProfileOpt,
+    EstimateOpt,
+    MaxCallsOpt,
+    MaxCostOpt,
+    PricesOpt,
+    RateLimitOpt,
+    call_settings,
+    existing_cache,
+    print_estimate,
+)
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
 
@@ -86,7 +96,10 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="REMOVE, REPLACE, DUPLICATE, ZERO, RANDOM, JOINT (default all)."),
         ] = None,
         limit: Annotated[int | None, typer.Option(help="Use the first N traces.")] = None,
-        concurrency: Annotated[int, typer.Option(help="Replays in flight.")] = 4,
+        concurrency: Annotated[
+            int | None,
+            typer.Option(help="Replays in flight (default: the --call-profile's, else 4)."),
+        ] = None,
         seed: Annotated[int, typer.Option(help="Seed sent to the model.")] = 0,
         similarity: Annotated[str, typer.Option(help="Replacement hardness: similarity.")] = "any",
         relevance: Annotated[str, typer.Option(help="Replacement hardness: relevance.")] = "any",
@@ -100,10 +113,12 @@ def register(app: typer.Typer) -> None:
         executor: ExecutorOpt = ExecutorName.LOCAL,
         ray_address: RayAddressOpt = None,
         ray_workers: RayWorkersOpt = 2,
+        call_profile: CallProfileOpt = None,
         rate_limit: RateLimitOpt = None,
         max_calls: MaxCallsOpt = None,
         max_cost: MaxCostOpt = None,
         prices: PricesOpt = None,
+        estimate: EstimateOpt = False,
     ) -> None:
         """Replay each trace with evidence removed, replaced, duplicated or zeroed.
 
@@ -112,7 +127,9 @@ def register(app: typer.Typer) -> None:
         summary.json, summary.md and report.html into OUT; a killed run resumes there.
         With --write-back, each target's evidence roles go onto its retrieval span (exit 4
         if that fails). With --endpoint, --rate-limit paces the calls and --max-calls /
-        --max-cost stop the run at a ceiling (exit 5; a re-run resumes).
+        --max-cost stop the run at a ceiling (exit 5; a re-run resumes). With --estimate
+        (endpoint replay) nothing is called or written: the calls the units still to run
+        would make, those the cache in OUT answers and their cost are printed.
         """
         from groundtrace.analyzer._readings import interventions_reading
         from groundtrace.analyzer._results import encode, to_builtins
@@ -127,12 +144,16 @@ def register(app: typer.Typer) -> None:
 
         if replay is None and endpoint is None:
             replay = "recorded"
-        if endpoint is None and (rate_limit, max_calls, max_cost) != (None, None, None):
+        calls = call_settings(
+            call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
+            max_calls=max_calls, max_cost=max_cost,
+        )  # fmt: skip
+        if endpoint is None and (rate_limit is not None or calls.budget is not None):
             raise ConfigError(  # the replayed app's own calls do not go through the client
                 "--rate-limit, --max-calls and --max-cost need endpoint replay (--endpoint)",
                 field="--endpoint",
             )
-        budget = budget_from(max_calls, max_cost, prices_from(prices))
+        units = calls.concurrency(endpoint, 4)  # one endpoint: its bound is the units' too
         plan = PlanSettings(
             operators=parse_operators(operators),
             model_seed=seed,
@@ -143,11 +164,21 @@ def register(app: typer.Typer) -> None:
         config = RunConfig(
             out_dir=out, replay=replay, endpoint=endpoint, model=model,
             kwarg_overrides=_kwargs(replay_kwarg or []), plan=plan, limit=limit,
-            concurrency=concurrency, rate_limit=rate_limit,
+            concurrency=units,
+            rate_limit=None if endpoint is None else calls.rate_limit(endpoint),
         )  # fmt: skip
+        if estimate:
+            from groundtrace.analyzer.interventions._estimate import estimate_requests
+
+            requests, done = estimate_requests(
+                traces, config, cases_path=cases, pool_dataset=pool_dataset
+            )
+            with existing_cache(out / "llm_cache.sqlite") as cache:
+                print_estimate(requests, cache, calls.prices, as_json=as_json, units_done=done)
+            return
         with (
             ProgressReporter(err_console) as progress,
-            open_executor(executor, ray_address, ray_workers, concurrency, budget) as runner,
+            open_executor(executor, ray_address, ray_workers, units, calls.budget) as runner,
         ):
             result = run_interventions(
                 traces, config, cases_path=cases, pool_dataset=pool_dataset, executor=runner,

@@ -15,13 +15,15 @@ import typer
 from . import _writeback as wb
 from ._app import console, err_console, handle_errors
 from ._budget import (
+    CallProfileOpt,
+    CallSettings,
     EstimateOpt,
     MaxCallsOpt,
     MaxCostOpt,
     PricesOpt,
     RateLimitOpt,
-    budget_from,
-    prices_from,
+    call_settings,
+    existing_cache,
     print_estimate,
 )
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
@@ -64,7 +66,12 @@ JudgeOpt = Annotated[
 ModelOpt = Annotated[
     str | None, typer.Option("--model", help="Model id at the endpoint (required with a URL).")
 ]
-ConcurrencyOpt = Annotated[int, typer.Option(help="Model calls in flight.")]
+ConcurrencyOpt = Annotated[
+    int | None,
+    typer.Option(help="Model calls in flight (default: the --call-profile's, else 2)."),
+]
+#: Model calls in flight when neither --concurrency nor the call profile says.
+DEFAULT_CONCURRENCY: Final = 2
 TimeoutOpt = Annotated[float, typer.Option(help="Seconds per model call attempt.")]
 SeedOpt = Annotated[int, typer.Option("--judge-seed", help="Sampling seed sent to the model.")]
 MaxTokensOpt = Annotated[int, typer.Option(help="Reply token budget of the judge.")]
@@ -115,11 +122,10 @@ def _make_judge(
     out: Path | None,
     *,
     rubric: str | None,
-    concurrency: int,
+    calls: CallSettings,
     timeout: float,
     seed: int,
     max_tokens: int,
-    rate_limit: float | None = None,
 ) -> tuple[Judge, ModelClient | None]:
     """The judge as the options describe it (``out``: where the call cache lives, if any)."""
     from groundtrace.analyzer.errors import ConfigError
@@ -141,10 +147,10 @@ def _make_judge(
         spec,
         api_key=os.environ.get(API_KEY_ENV),
         cache=None if out is None else CallCache(out / CACHE_FILE),
-        concurrency=concurrency,
+        concurrency=calls.concurrency(spec, DEFAULT_CONCURRENCY),
         timeout=timeout,
         retry=RetryPolicy(seed=seed),
-        rate_limit=rate_limit,
+        rate_limit=calls.rate_limit(spec),
     )
     chosen = DEFAULT_RUBRIC if rubric is None else load_rubric(rubric)
     return LLMJudge(client, model, rubric=chosen, seed=seed, max_tokens=max_tokens), client
@@ -171,6 +177,17 @@ async def _judge_with_progress(
     finally:
         if client is not None:
             await client.aclose()
+
+
+def _estimate(
+    judge: Judge, cases: Sequence[JudgeCase], out: Path, calls: CallSettings, *, as_json: bool
+) -> None:
+    """``--estimate``: the judge's requests for ``cases`` against the cache in ``out``."""
+    from groundtrace.analyzer.judge import LLMJudge
+
+    requests = [judge.request(c) for c in cases] if isinstance(judge, LLMJudge) else []
+    with existing_cache(out / CACHE_FILE) as cache:
+        print_estimate(requests, cache, calls.prices, as_json=as_json)
 
 
 def _write_judgments(path: Path, results: Sequence[JudgeResult]) -> None:
@@ -221,11 +238,15 @@ def validate_command(
     stratify: Annotated[bool, typer.Option(help="Sample N/2 rows from each class.")] = False,
     sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 20260709,
     profile_file: ProfileOpt = None,
-    concurrency: ConcurrencyOpt = 2,
+    concurrency: ConcurrencyOpt = None,
     timeout: TimeoutOpt = 120.0,
     judge_seed: SeedOpt = 0,
     max_tokens: MaxTokensOpt = 256,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    call_profile: CallProfileOpt = None,
+    rate_limit: RateLimitOpt = None,
+    prices: PricesOpt = None,
+    estimate: EstimateOpt = False,
 ) -> None:
     """Measure a judge's agreement with a gold set and write its validation record.
 
@@ -234,7 +255,9 @@ def validate_command(
     threshold, AUROC and an MCC sweep 0.1-0.9, each with a 95% bootstrap CI (B and seed from
     the profile). Writes report.md, validation.json, validation_record_<dimension>.json and
     judgments.jsonl in OUT. The groundedness layout is read with e.g.
-    --label-field supported --filter 'label_origin~human'.
+    --label-field supported --filter 'label_origin~human'. With --estimate nothing is called
+    or written: the calls it would make, those the cache in OUT answers and their cost are
+    printed.
     """
     from groundtrace.analyzer._results import encode, write
     from groundtrace.analyzer.errors import InputError
@@ -259,17 +282,22 @@ def validate_command(
     )
     if not gold_set.items:
         raise InputError("no gold items left after filtering", path=str(gold))
+    calls = call_settings(call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
+                          max_calls=None, max_cost=None)  # fmt: skip
     the_judge, client = _make_judge(
         judge,
         model,
-        out,
+        None if estimate else out,
         rubric=rubric,
-        concurrency=concurrency,
+        calls=calls,
         timeout=timeout,
         seed=judge_seed,
         max_tokens=max_tokens,
     )
     cases = [item.case for item in gold_set.items]
+    if estimate:
+        _estimate(the_judge, cases, out, calls, as_json=as_json)
+        return
     results = _run(_judge_with_progress(the_judge, cases, client))
     validation = meta_evaluate(
         gold_set,
@@ -325,6 +353,8 @@ def check_command(
     from groundtrace.analyzer._results import encode
     from groundtrace.analyzer.judge import check_record, load_record
 
+    _NO_CALLS = CallSettings(None, None, None, None, 1)  # only the fingerprint is needed
+
     record = load_record(record_path)
     _, working = _settings(profile_file, threshold)
     the_judge, client = _make_judge(
@@ -332,7 +362,7 @@ def check_command(
         model,
         None,
         rubric=rubric,
-        concurrency=1,
+        calls=_NO_CALLS,
         timeout=1.0,
         seed=judge_seed,
         max_tokens=1,
@@ -369,7 +399,7 @@ def run_command(
     rubric: RubricOpt = None,
     threshold: ThresholdOpt = None,
     profile_file: ProfileOpt = None,
-    concurrency: ConcurrencyOpt = 2,
+    concurrency: ConcurrencyOpt = None,
     timeout: TimeoutOpt = 120.0,
     judge_seed: SeedOpt = 0,
     max_tokens: MaxTokensOpt = 256,
@@ -380,6 +410,7 @@ def run_command(
     executor: ExecutorOpt = ExecutorName.LOCAL,
     ray_address: RayAddressOpt = None,
     ray_workers: RayWorkersOpt = 2,
+    call_profile: CallProfileOpt = None,
     rate_limit: RateLimitOpt = None,
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
@@ -397,7 +428,7 @@ def run_command(
     """
     from groundtrace.analyzer._results import encode, write
     from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.analyzer.judge import LLMJudge, NotJudgeable, load_cases, summarize_results
+    from groundtrace.analyzer.judge import NotJudgeable, load_cases, summarize_results
     from groundtrace.analyzer.judge._cases import cases_from_traces
     from groundtrace.collectors.readers import ReadReport, read_traces
 
@@ -417,24 +448,23 @@ def run_command(
         read_errors = [str(e) for e in report.errors]
     if cases_file is not None:
         cases.extend(load_cases(cases_file))
-    table = prices_from(prices)
+    calls = call_settings(call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
+                          max_calls=max_calls, max_cost=max_cost)  # fmt: skip
     the_judge, client = _make_judge(
         judge,
         model,
         None if estimate else out,
         rubric=rubric,
-        concurrency=concurrency,
+        calls=calls,
         timeout=timeout,
         seed=judge_seed,
         max_tokens=max_tokens,
-        rate_limit=rate_limit,
     )
     if estimate:
-        requests = [the_judge.request(c) for c in cases] if isinstance(the_judge, LLMJudge) else []
-        print_estimate(requests, out / CACHE_FILE, table, as_json=as_json)
+        _estimate(the_judge, cases, out, calls, as_json=as_json)
         return
-    budget = budget_from(max_calls, max_cost, table)
-    with open_executor(executor, ray_address, ray_workers, concurrency, budget) as runner:
+    units = calls.concurrency(judge if client is not None else None, DEFAULT_CONCURRENCY)
+    with open_executor(executor, ray_address, ray_workers, units, calls.budget) as runner:
         results = _run(_judge_with_progress(the_judge, cases, client, runner))
     summary = msgspec.structs.replace(
         summarize_results(results, working),

@@ -178,6 +178,36 @@ def _cases(cases_path: str | Path | None, pool_dataset: str | Path | None) -> di
     return cases
 
 
+def _plans(
+    traces: Sequence[str | Path],
+    config: RunConfig,
+    cases_path: str | Path | None,
+    pool_dataset: str | Path | None,
+) -> tuple[list[ItemPlan], InputCounts]:
+    cases = _cases(cases_path, pool_dataset)
+    plans, info = _load(traces, cases if cases_path is not None or pool_dataset else {}, config)
+    if cases_path is None:
+        for plan in plans:  # candidates only: no gold labels
+            if plan.gold is not None:
+                plan.gold = Case(plan.gold.case_id, passages=plan.gold.passages)
+    return plans, info
+
+
+def plan_run(
+    traces: Sequence[str | Path],
+    config: RunConfig,
+    *,
+    cases_path: str | Path | None = None,
+    pool_dataset: str | Path | None = None,
+) -> list[ItemPlan]:
+    """The item plans (and their units) a run of ``traces`` would make; nothing is written.
+
+    Raises:
+        InputError: unreadable traces, case file or pool dataset.
+    """
+    return _plans(traces, config, cases_path, pool_dataset)[0]
+
+
 async def run_interventions_async(
     traces: Sequence[str | Path],
     config: RunConfig,
@@ -200,13 +230,8 @@ async def run_interventions_async(
     mode = config.mode()
     if config.concurrency < 1:
         raise ConfigError("must be >= 1", field="--concurrency")
-    cases = _cases(cases_path, pool_dataset)
     has_gold = cases_path is not None
-    plans, info = _load(traces, cases if has_gold or pool_dataset else {}, config)
-    if not has_gold:
-        for plan in plans:  # candidates only: no gold labels
-            if plan.gold is not None:
-                plan.gold = Case(plan.gold.case_id, passages=plan.gold.passages)
+    plans, info = _plans(traces, config, cases_path, pool_dataset)
     out = Path(config.out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)

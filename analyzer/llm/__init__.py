@@ -23,8 +23,9 @@ from __future__ import annotations
 from ._budget import Budget, Price, PriceTable
 from ._cache import CallCache
 from ._client import ClientCounts, ClientStats, ModelClient, absorb_counts, take_counts
-from ._estimate import Estimate, estimate_calls
+from ._estimate import Estimate, RequestRecorder, estimate_calls
 from ._ledger import Usage, absorb_ledger, ledger, take_ledger
+from ._profile import CallProfile, EndpointLimits
 from ._retry import RetryPolicy
 from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind
 
@@ -32,16 +33,19 @@ __all__ = [
     "Budget",
     "CallCache",
     "CallFailure",
+    "CallProfile",
     "CallResult",
     "ChatRequest",
     "ChatResponse",
     "ClientCounts",
     "ClientStats",
+    "EndpointLimits",
     "Estimate",
     "FailureKind",
     "ModelClient",
     "Price",
     "PriceTable",
+    "RequestRecorder",
     "RetryPolicy",
     "Usage",
     "absorb_counts",

@@ -14,6 +14,7 @@ A price table is a TOML file with one table per model, prices in USD per million
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from groundtrace.analyzer.errors import ConfigError
 
 from ._ledger import Usage, ledger
 
-__all__ = ["Budget", "Price", "PriceTable"]
+__all__ = ["Budget", "Price", "PriceTable", "read_toml"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,16 +61,24 @@ class PriceTable:
             ConfigError: the file cannot be read, is not TOML, or a price is missing or
                 not a finite number >= 0 (the message names the file and the field).
         """
-        p = Path(path)
-        try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"cannot read the price table: {exc}", path=str(p)) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"the price table is not TOML: {exc}", path=str(p)) from None
-        models = data.get("models")
+        data = read_toml(path, "price table")
+        table = cls.from_data(data.get("models"), str(path))
+        if table is None:
+            raise ConfigError("the price table has no [models.NAME] tables", path=str(path),
+                              field="models")  # fmt: skip
+        return table
+
+    @classmethod
+    def from_data(cls, models: object, source: str) -> PriceTable | None:
+        """The table of a parsed ``models`` TOML table read from ``source`` (None: absent).
+
+        Raises:
+            ConfigError: a price is missing or not a finite number >= 0.
+        """
+        if models is None:
+            return None
         if not isinstance(models, dict) or not models:
-            raise ConfigError("the price table has no [models.NAME] tables", path=str(p),
+            raise ConfigError("[models] must hold [models.NAME] tables", path=source,
                               field="models")  # fmt: skip
         prices: dict[str, Price] = {}
         for model, entry in models.items():
@@ -79,11 +88,11 @@ class PriceTable:
                 if not _price_value(value):
                     raise ConfigError(
                         f"{name} must be a number >= 0 (USD per million tokens), got {value!r}",
-                        path=str(p), field=f"models.{model}.{name}",
+                        path=source, field=f"models.{model}.{name}",
                     )  # fmt: skip
                 values.append(float(value))
             prices[str(model)] = Price(*values)
-        return cls(prices, str(p))
+        return cls(prices, source)
 
     def price(self, model: str) -> Price:
         """The price of ``model``.
@@ -102,6 +111,24 @@ class PriceTable:
         return sum(
             self.price(m).cost(u.prompt_tokens, u.completion_tokens) for m, u in usage.items()
         )
+
+
+def read_toml(path: str | Path, what: str) -> dict[str, object]:
+    """The parsed TOML file ``path`` (a ``what``).
+
+    Raises:
+        ConfigError: it cannot be read or is not TOML (with the parser's line, if it gives
+            one).
+    """
+    p = Path(path)
+    try:
+        return tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the {what}: {exc}", path=str(p)) from None
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"at line (\d+)", str(exc))
+        line = int(found.group(1)) if found else None
+        raise ConfigError(f"the {what} is not TOML: {exc}", path=str(p), line=line) from None
 
 
 def _price_value(value: object) -> TypeGuard[float]:

@@ -28,6 +28,8 @@ class FailureKind(StrEnum):
     TIMEOUT = "timeout"
     CONNECTION = "connection"
     INVALID_RESPONSE = "invalid_response"
+    #: not sent at all: ``--estimate`` records the request instead (see ``RequestRecorder``)
+    NOT_SENT = "not_sent"
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from groundtrace.sdk.rendering import record_prompt_evidence
 from ._capture import CounterfactualRecorder, trace_id_of
 from ._types import ReplayUnit, UnitResult, UnitStatus, restrict_ids
 
-__all__ = ["EndpointReplayer", "captured_call", "rebuild_request"]
+__all__ = ["EndpointReplayer", "captured_call", "rebuild_request", "unit_request"]
 
 _DROPPED = frozenset({"model", "messages", "stream", "stream_options", "temperature", "seed", "n"})
 
@@ -114,6 +114,20 @@ def rebuild_request(
     )
 
 
+def unit_request(unit: ReplayUnit, trace: Trace, model: str | None) -> ChatRequest | UnitResult:
+    """The request that replays ``unit`` of ``trace``, or the unit's failure when none can be
+    built (what endpoint replay sends, and what ``--estimate`` counts)."""
+    found = captured_call(trace)
+    if isinstance(found, str):
+        return UnitResult.failure(unit.key, "not_replayable", found)
+    _call, prompt, request = found
+    items = [c.as_item() for c in unit.evidence]
+    try:
+        return rebuild_request(request, prompt, items, model=model, seed=unit.seed)
+    except (ValueError, TypeError, KeyError) as exc:
+        return UnitResult.failure(unit.key, "request_rebuild", str(exc))
+
+
 class EndpointReplayer:
     """Replays units by re-sending the captured LLM call (see the module docstring).
 
@@ -139,15 +153,10 @@ class EndpointReplayer:
 
     async def run(self, unit: ReplayUnit, trace: Trace) -> UnitResult:
         """Replay one unit; call failures become recorded failures of the unit."""
-        found = captured_call(trace)
-        if isinstance(found, str):
-            return UnitResult.failure(unit.key, "not_replayable", found)
-        _call, prompt, request = found
+        chat = unit_request(unit, trace, self.model)
+        if isinstance(chat, UnitResult):
+            return chat
         items = [c.as_item() for c in unit.evidence]
-        try:
-            chat = rebuild_request(request, prompt, items, model=self.model, seed=unit.seed)
-        except (ValueError, TypeError, KeyError) as exc:
-            return UnitResult.failure(unit.key, "request_rebuild", str(exc))
         result = await self.client.complete(chat)
         if isinstance(result, CallFailure):
             return UnitResult.failure(unit.key, result.kind.value, result.message, result.attempts)

@@ -32,14 +32,14 @@ from groundtrace.analyzer.audit import (
     write_reports,
 )
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.executor import Executor, UnitJournal
+from groundtrace.analyzer.executor import Executor, LocalExecutor, UnitJournal
 from groundtrace.analyzer.llm import ClientCounts
 
 from .app import APP_NAME, AnswerFn, answer_one, app_version, extractive_answer
 from .corpus import QuestionCues, load_corpus, load_questions
 from .retrieval import RetrievalMode
 
-__all__ = ["run_licence_audit", "subset_corpus"]
+__all__ = ["estimate_licence_audit", "run_licence_audit", "subset_corpus"]
 
 
 def subset_corpus(
@@ -102,6 +102,43 @@ class _Answering:
             self.traced_in = 0
 
 
+def _settings(
+    retrieval: RetrievalMode, answerer: str, labeller: PairLabeller | None, concurrency: int
+) -> AuditSettings:
+    return AuditSettings(
+        retrieval=retrieval,
+        answerer=answerer,
+        labeller=labeller.name if labeller is not None else "baseline",
+        concurrency=concurrency,
+    )
+
+
+async def estimate_licence_audit(
+    *,
+    retrieval: RetrievalMode = "auto",
+    answerer: AnswerFn = extractive_answer,
+    answerer_name: str = "extractive",
+    labeller: PairLabeller | None = None,
+    concurrency: int = 8,
+    questions: Collection[str] = (),
+    max_sources: int | None = None,
+) -> AuditRun:
+    """The audit of :func:`run_licence_audit` in memory only: nothing traced, journaled or
+    written. With the answerer and the labeller on a
+    :class:`~groundtrace.analyzer.llm.RequestRecorder` (``audit run --estimate``) it records
+    every request the run would make, answered from the call cache where it can be.
+    """
+    corpus = subset_corpus(load_corpus(), questions=questions, max_sources=max_sources)
+    cues = {q.id: q.cues for q in load_questions()}
+
+    async def one(question: Question, source: Source) -> Answer:
+        return await answer_one(question, source, cues[question.id], answerer, retrieval)
+
+    settings = _settings(retrieval, answerer_name, labeller, concurrency)
+    return await run_audit(corpus, one, settings, labeller=labeller,
+                           executor=LocalExecutor(concurrency))  # fmt: skip
+
+
 async def run_licence_audit(
     *,
     out: Path,
@@ -145,12 +182,7 @@ async def run_licence_audit(
     one = _Answering(traces, retrieval, answerer, {q.id: q.cues for q in load_questions()})
     one.trace_here()
     journal = UnitJournal(out / "units.sqlite")
-    settings = AuditSettings(
-        retrieval=retrieval,
-        answerer=answerer_name,
-        labeller=labeller.name if labeller is not None else "baseline",
-        concurrency=concurrency,
-    )
+    settings = _settings(retrieval, answerer_name, labeller, concurrency)
     try:
         run = await run_audit(
             corpus, one, settings, labeller=labeller, judge_validation=judge_validation,
