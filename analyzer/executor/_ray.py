@@ -1,7 +1,9 @@
 """The Ray executor: the same units on a Ray cluster's workers, results journaled by the driver.
 
-Each worker is an async Ray actor holding one copy of the work (shipped once, pickled); it runs
-up to ``concurrency`` units at a time, the same bound the local executor applies in one
+Each worker is an async Ray actor; the executor starts its workers once and every ``map`` of
+the run reuses them (a Ray actor takes seconds to start). A ``map`` puts its work in the object
+store once; each worker loads it on its first unit of that ``map`` (again after a restart) and
+runs up to ``concurrency`` units at a time, the same bound the local executor applies in one
 process. The driver keeps ``workers * concurrency`` units in flight, hands each result to
 ``on_result`` as it arrives (the driver is the one journal writer) and keeps the first result
 per unit: a worker that dies is restarted by Ray and its in-flight units are retried there
@@ -10,20 +12,21 @@ can never produce a second result. An exception the work raises reaches the driv
 raised. Model-call counters of the workers' clients travel back with every result and are
 added to the driver's clients, so a run's recorded counts cover the whole cluster.
 
-When a run ends each worker closes its work (``aclose`` when it has one: flush the traces it
-recorded) before it is stopped. Workers must reach the files the work opens (the call cache,
-the trace folder) at the same path: true for a cluster on one machine or on shared storage.
+When a ``map`` ends each worker closes its work (``aclose`` when it has one: flush the traces it
+recorded); :meth:`RayExecutor.close` stops the workers. Workers must reach the files the work
+opens (the call cache, the trace folder) at the same path: true for a cluster on one machine or
+on shared storage.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Sequence
 from typing import Any, Final, TypeVar
 
 from groundtrace.analyzer.errors import ConfigError, ExecutorError, MissingExtraError
 from groundtrace.analyzer.llm import absorb_counts, absorb_ledger, take_counts, take_ledger
-from groundtrace.analyzer.llm._limit import ACTOR_PREFIX
 
 from ._stop import stop_on_signals
 from ._types import OnResult, Stoppable, Work
@@ -63,19 +66,35 @@ def _unwrap(ray: Any, future: asyncio.Future[Any]) -> Any:
 
 
 class _Worker:
-    """The actor body: one copy of the work, units run as they come."""
+    """The actor body: the work of the current ``map``, units run as they come."""
 
-    def __init__(self, work: Work[Any, Any]) -> None:
-        self.work = work
+    def __init__(self) -> None:
+        self.work: Work[Any, Any] | None = None
+        self.token: str | None = None
+        self._loading: asyncio.Lock | None = None
 
-    async def run(self, unit: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    async def run(
+        self, token: str, holder: list[Any], unit: Any
+    ) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+        """``work(unit)``; the work (``holder[0]``, an object ref) is loaded once per map."""
+        if self.token != token:
+            self._loading = self._loading or asyncio.Lock()
+            async with self._loading:
+                if self.token != token:
+                    self.work = await holder[0]
+                    self.token = token
+        assert self.work is not None
         result = await self.work(unit)
         return result, take_counts(), take_ledger()
 
-    async def close(self) -> None:
-        closer = getattr(self.work, "aclose", None)
-        if closer is not None:
-            await closer()
+    async def close(self, token: str) -> None:
+        """Close the work of map ``token`` (when it has ``aclose``) and drop it."""
+        if self.token == token and self.work is not None:
+            closer = getattr(self.work, "aclose", None)
+            if closer is not None:
+                await closer()
+        self.work = None
+        self.token = None
 
     def pid(self) -> int:
         import os
@@ -145,11 +164,14 @@ class RayExecutor(Stoppable):
         if not units:
             return []
         ray = self._connect()
-        actor_class = ray.remote(_Worker).options(
-            max_concurrency=self.concurrency, max_restarts=RETRIES, max_task_retries=RETRIES,
-            num_cpus=0, scheduling_strategy="SPREAD",
-        )  # fmt: skip
-        self.actors = [actor_class.remote(work) for _ in range(self.workers)]
+        if not self.actors:
+            actor_class = ray.remote(_Worker).options(
+                max_concurrency=self.concurrency, max_restarts=RETRIES, max_task_retries=RETRIES,
+                num_cpus=0, scheduling_strategy="SPREAD",
+            )  # fmt: skip
+            self.actors = [actor_class.remote() for _ in range(self.workers)]
+        token = uuid.uuid4().hex
+        holder = [ray.put(work)]  # in a list: each worker loads it itself, once per map
         results: dict[int, R] = {}
         inflight: dict[asyncio.Future[Any], tuple[int, int]] = {}
         load = [0] * self.workers
@@ -165,7 +187,7 @@ class RayExecutor(Stoppable):
                             exhausted = True
                             break
                         lane = load.index(min(load))
-                        ref = self.actors[lane].run.remote(units[index])
+                        ref = self.actors[lane].run.remote(token, holder, units[index])
                         inflight[asyncio.wrap_future(ref.future())] = (index, lane)
                         load[lane] += 1
                     if not inflight:
@@ -185,21 +207,18 @@ class RayExecutor(Stoppable):
         finally:
             for future in inflight:
                 future.cancel()
-            await self._retire(ray)
+            closing = [asyncio.wrap_future(a.close.remote(token).future()) for a in self.actors]
+            await asyncio.wait(closing, timeout=CLOSE_TIMEOUT)  # flush the workers' traces
         return self.finish(results, len(units))
 
-    async def _retire(self, ray: Any) -> None:
-        """Let every worker close its work (flush its traces), then stop it."""
-        closing = [asyncio.wrap_future(a.close.remote().future()) for a in self.actors]
-        await asyncio.wait(closing, timeout=CLOSE_TIMEOUT)
-        for actor in self.actors:
-            ray.kill(actor)
-        for name in ray.util.list_named_actors():  # the endpoints' rate buckets
-            if name.startswith(ACTOR_PREFIX):
-                ray.kill(ray.get_actor(name))
-
     def close(self) -> None:
-        """Disconnect from the cluster (and stop it when this executor started it)."""
+        """Stop the workers; disconnect from the cluster (stop it if this executor started it)."""
+        if self.actors:
+            ray = _ray()
+            if ray.is_initialized():
+                for actor in self.actors:
+                    ray.kill(actor)
+            self.actors = []
         if self._started:
             _ray().shutdown()
             self._started = False

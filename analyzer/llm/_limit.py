@@ -1,5 +1,11 @@
 """One token bucket per endpoint, shared by every client of it: in this process, or on a
-Ray cluster through one named actor that every worker asks for permits.
+Ray cluster through one named actor that every worker of every driver asks for permits.
+
+On a cluster the actor is named after the endpoint in the ``groundtrace`` namespace and
+detached, so every map of a run, every worker and every driver connected to the cluster at
+the same time share one bucket; it stays on the cluster (0 CPUs) until the cluster stops. Each
+permit is spaced by the rate of the client asking for it (clients of one endpoint normally
+share one ``--rate-limit``).
 
 The bucket spaces calls at least ``1 / rate`` seconds apart (no burst), so over any window
 the calls started stay within ``rate`` per second plus one. A 429 seen by any client pauses
@@ -17,10 +23,12 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["ACTOR_PREFIX", "Bucket", "RateLimiter", "limiter_for"]
+__all__ = ["ACTOR_NAMESPACE", "ACTOR_PREFIX", "Bucket", "RateLimiter", "limiter_for"]
 
-#: Names of the cluster's bucket actors start with this (one per endpoint and rate).
+#: Names of the cluster's bucket actors start with this (one per endpoint).
 ACTOR_PREFIX: Final = "groundtrace-rate-"
+#: The Ray namespace of the bucket actors (shared by every driver of the cluster).
+ACTOR_NAMESPACE: Final = "groundtrace"
 
 
 class Bucket:
@@ -39,8 +47,13 @@ class Bucket:
         self.next_slot = -float("inf")
         self.paused_until = -float("inf")
 
-    def reserve(self) -> tuple[float, float]:
-        """Take the next permit: (seconds to wait for it, the slot it is for)."""
+    def reserve(self, rate: float | None = None) -> tuple[float, float]:
+        """Take the next permit: (seconds to wait for it, the slot it is for).
+
+        ``rate``: permits per second from now on (default: as before).
+        """
+        if rate is not None:
+            self.interval = 1.0 / rate
         now = self.clock()
         slot = max(now, self.next_slot, self.paused_until)
         self.next_slot = slot + self.interval
@@ -61,8 +74,8 @@ class _BucketActor:
     def __init__(self, rate: float) -> None:
         self.bucket = Bucket(rate)
 
-    def reserve(self) -> tuple[float, float]:
-        return self.bucket.reserve()
+    def reserve(self, rate: float) -> tuple[float, float]:
+        return self.bucket.reserve(rate)
 
     def clear(self, slot: float) -> bool:
         return self.bucket.clear(slot)
@@ -75,11 +88,13 @@ class RateLimiter:
     """Permits for one endpoint: from a :class:`Bucket` here or from the cluster's actor.
 
     Args:
+        rate: permits per second this client asks for.
         bucket: a bucket in this process, or None with ``actor``.
         actor: the cluster's bucket actor handle.
     """
 
-    def __init__(self, bucket: Bucket | None = None, actor: Any = None) -> None:
+    def __init__(self, rate: float, bucket: Bucket | None = None, actor: Any = None) -> None:
+        self.rate = rate
         self._bucket = bucket
         self._actor = actor
 
@@ -92,7 +107,7 @@ class RateLimiter:
     async def acquire(self) -> None:
         """Wait for a permit (again after a pause set while waiting)."""
         while True:
-            wait, slot = await self._ask("reserve")
+            wait, slot = await self._ask("reserve", self.rate)
             if wait <= 0:
                 return
             await asyncio.sleep(wait)
@@ -104,7 +119,7 @@ class RateLimiter:
         await self._ask("pause", seconds)
 
 
-_LOCAL: dict[tuple[str, float], Bucket] = {}
+_LOCAL: dict[str, Bucket] = {}
 _LOCK = threading.Lock()
 
 
@@ -116,23 +131,26 @@ def _cluster() -> Any:
     return ray
 
 
-def actor_name(base_url: str, rate: float) -> str:
-    """The name of the cluster's bucket actor for ``base_url`` at ``rate``."""
-    digest = hashlib.sha256(f"{base_url}|{rate!r}".encode()).hexdigest()[:16]
+def actor_name(base_url: str) -> str:
+    """The name of the cluster's bucket actor for ``base_url``."""
+    digest = hashlib.sha256(base_url.rstrip("/").encode()).hexdigest()[:16]
     return ACTOR_PREFIX + digest
 
 
 def limiter_for(base_url: str, rate: float) -> RateLimiter:
-    """The limiter every client of ``base_url`` at ``rate`` shares.
+    """The limiter every client of ``base_url`` shares, asking for ``rate`` permits a second.
 
     Connected to a Ray cluster (a worker, or a driver running one), that is the cluster's
-    named actor (created by the first client that asks); otherwise a bucket of this process.
+    named actor (created by the first client that asks, in any driver); otherwise a bucket
+    of this process.
     """
     ray = _cluster()
     if ray is not None:
-        options = {"get_if_exists": True, "lifetime": "detached", "num_cpus": 0}
-        named = ray.remote(_BucketActor).options(name=actor_name(base_url, rate), **options)
-        return RateLimiter(actor=named.remote(rate))
+        named = ray.remote(_BucketActor).options(
+            name=actor_name(base_url), namespace=ACTOR_NAMESPACE, get_if_exists=True,
+            lifetime="detached", num_cpus=0,
+        )  # fmt: skip
+        return RateLimiter(rate, actor=named.remote(rate))
     with _LOCK:
-        bucket = _LOCAL.setdefault((base_url, rate), Bucket(rate))
-    return RateLimiter(bucket)
+        bucket = _LOCAL.setdefault(base_url.rstrip("/"), Bucket(rate))
+    return RateLimiter(rate, bucket)

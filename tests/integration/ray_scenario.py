@@ -145,6 +145,17 @@ def _replying(req: ServerRequest) -> Reply:
     return Reply(content=(_judge_reply(req) if judged else _reply(req)).content, delay=0.1)
 
 
+_OPEN: list[RayExecutor] = []
+
+
+def _ray(address: str, workers: int = WORKERS, concurrency: int = 4) -> RayExecutor:
+    """A Ray executor; the one made before it is closed first (its workers stopped)."""
+    while _OPEN:
+        _OPEN.pop().close()
+    _OPEN.append(RayExecutor(address=address, workers=workers, concurrency=concurrency))
+    return _OPEN[-1]
+
+
 def _client(url: str, out: Path) -> ModelClient:
     return ModelClient(url, cache=CallCache(out / "llm_cache.sqlite"), concurrency=PER_WORKER,
                        timeout=60.0, retry=RetryPolicy(seed=1))  # fmt: skip
@@ -178,8 +189,7 @@ def _calls(run: AuditRun) -> dict[str, int]:
 
 def audit_same(url: str, work: Path, address: str) -> tuple[dict[str, Any], AuditRun]:
     local = _audit(url, work / "audit-local", LocalExecutor(WORKERS * PER_WORKER))
-    ray_run = _audit(url, work / "audit-ray", RayExecutor(address=address, workers=WORKERS,
-                                                          concurrency=PER_WORKER))  # fmt: skip
+    ray_run = _audit(url, work / "audit-ray", _ray(address, concurrency=PER_WORKER))  # fmt: skip
     traces = sorted(p.name for p in (work / "audit-ray" / "traces").glob("*.jsonl"))
     return {
         "identical": _audit_records(local) == _audit_records(ray_run),
@@ -207,7 +217,7 @@ def judge_same(url: str, work: Path, address: str) -> dict[str, Any]:
         return [msgspec.to_builtins(r) for r in results]
 
     local = run(LocalExecutor(WORKERS * PER_WORKER), work / "judge-local")
-    ray_run = run(RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER),
+    ray_run = run(_ray(address, concurrency=PER_WORKER),
                   work / "judge-ray")  # fmt: skip
     return {"identical": local == ray_run, "cases": len(ray_run)}
 
@@ -230,7 +240,7 @@ def interventions_same(work: Path, address: str) -> dict[str, Any]:
         return rows
 
     local = run(LocalExecutor(WORKERS * PER_WORKER), work / "iv-local")
-    ray_run = run(RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER),
+    ray_run = run(_ray(address, concurrency=PER_WORKER),
                   work / "iv-ray")  # fmt: skip
     return {
         "identical": local == ray_run, "units": len(ray_run),
@@ -249,7 +259,7 @@ def paths_same(address: str) -> dict[str, Any]:
     settings = StatsSettings(n_resamples=500)
     local = validate_traces(traces, cases, settings=settings)
     ray_run = validate_traces(traces, cases, settings=settings,
-                              executor=RayExecutor(address=address, workers=WORKERS))  # fmt: skip
+                              executor=_ray(address))  # fmt: skip
     return {"identical": local == ray_run, "verdicts": len(ray_run.verdicts)}
 
 
@@ -265,7 +275,7 @@ def gate_same(work: Path, address: str) -> dict[str, Any]:
     profile = load_profile("balanced_default")
     local = evaluate(cases, outcomes, outcomes, profile).report
     ray_run = evaluate(cases, outcomes, outcomes, profile,
-                       executor=RayExecutor(address=address, workers=WORKERS)).report  # fmt: skip
+                       executor=_ray(address)).report  # fmt: skip
     return {"identical": local == ray_run, "cases": len(ray_run.cases)}
 
 
@@ -280,7 +290,7 @@ async def _refuse(unit: int) -> int:
 def errors_reach_the_driver(address: str) -> dict[str, Any]:
     """An error the work raises on a worker is raised, as it is, by the driver's map."""
     try:
-        asyncio.run(RayExecutor(address=address, workers=WORKERS).map(_refuse, list(range(6))))
+        asyncio.run(_ray(address).map(_refuse, list(range(6))))
     except Exception as exc:  # the test asserts which one
         return {"raised": type(exc).__name__, "message": str(exc)}
     return {"raised": None}
@@ -288,7 +298,7 @@ def errors_reach_the_driver(address: str) -> dict[str, Any]:
 
 def kill_a_worker(url: str, work: Path, address: str, server: OpenAICompatServer,
                   reference: AuditRun) -> dict[str, Any]:  # fmt: skip
-    executor = RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER)
+    executor = _ray(address, concurrency=PER_WORKER)
     killed: list[int] = []
 
     def progress(phase: str, done: int, total: int) -> None:
@@ -334,7 +344,7 @@ def rate_and_budget(work: Path, address: str) -> dict[str, Any]:
         return LLMJudge(client, "judge", seed=3)
 
     with OpenAICompatServer(handler=handler) as server:
-        executor = RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER)
+        executor = _ray(address, concurrency=PER_WORKER)
         asyncio.run(judge_all(judge(server.base_url, work / "rate"), cases, executor=executor))
         after = [t for t in stamps if t > limited[0]]
         gaps = sorted(b - a for a, b in itertools.pairwise(stamps))
@@ -344,7 +354,7 @@ def rate_and_budget(work: Path, address: str) -> dict[str, Any]:
             "first_after_429_s": min(after) - limited[0], "min_gap_s": gaps[0],
         }  # fmt: skip
     with OpenAICompatServer(handler=_judge_reply) as server:
-        executor = RayExecutor(address=address, workers=WORKERS, concurrency=PER_WORKER)
+        executor = _ray(address, concurrency=PER_WORKER)
         executor.budget = Budget(max_calls=MAX_CALLS)
         try:
             asyncio.run(judge_all(judge(server.base_url, work / "budget"), cases,
