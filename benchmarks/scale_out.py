@@ -10,6 +10,8 @@ configuration:
 * ``calls_per_s``: units / wall time of the run, worker start-up included;
 * ``steady_calls_per_s``: units between the first and the last result / the time between them
   (start-up excluded);
+* for Ray, ``warm``: the same figures for a second ``map`` of the same executor, whose workers
+  are already running (every map of a run after the first);
 * ``speedup_vs_local`` and, for Ray, ``scaling_efficiency``: steady rate / (workers x the
   steady rate of Ray with one worker);
 * ``identical``: every configuration returned the same results, unit for unit.
@@ -110,23 +112,22 @@ def main(argv: Sequence[str] | None = None) -> None:
             LocalExecutor(widest), wide, units
         )
         report["runs"]["local_wide"]["in_flight"] = widest
-        opened: list[RayExecutor] = []
-        try:
-            for n in (int(w) for w in args.workers.split(",")):
-                executor = RayExecutor(
-                    address=args.address, workers=n, concurrency=args.per_worker,
-                    local_cpus=args.cpus,
-                )  # fmt: skip
-                opened.append(executor)
-                name = f"ray_{n}"
+        for n in (int(w) for w in args.workers.split(",")):
+            executor = RayExecutor(
+                address=args.address, workers=n, concurrency=args.per_worker,
+                local_cpus=args.cpus,
+            )  # fmt: skip
+            name = f"ray_{n}"
+            try:
                 report["runs"][name], outputs[name] = _measure(executor, work, units)
-                report["runs"][name]["workers"] = n
-        finally:
-            for each in opened:  # the first one started the private instance
-                each.close()
+                warm, outputs[f"{name}_warm"] = _measure(executor, work, units)
+            finally:  # stops its workers (and the private instance it started)
+                executor.close()
+            report["runs"][name] |= {"workers": n, "warm": warm}
         report["server_requests"] = server.request_count
     local = report["runs"]["local"]["steady_calls_per_s"]
     one = report["runs"].get("ray_1", {}).get("steady_calls_per_s")
+    warm_one = report["runs"].get("ray_1", {}).get("warm", {}).get("steady_calls_per_s")
     for name, run in report["runs"].items():
         rate = run["steady_calls_per_s"]
         in_flight = run.get("in_flight", run.get("workers", 1) * args.per_worker)
@@ -134,6 +135,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         run["speedup_vs_local"] = round(rate / local, 3) if rate and local else None
         if name.startswith("ray_") and rate and one:
             run["scaling_efficiency"] = round(rate / (run["workers"] * one), 3)
+        warm = run.get("warm", {}).get("steady_calls_per_s")
+        if warm and warm_one:
+            run["warm"]["scaling_efficiency"] = round(warm / (run["workers"] * warm_one), 3)
     first = outputs["local"]
     report["identical"] = all(out == first for out in outputs.values())
     report["all_ok"] = not any(

@@ -150,7 +150,7 @@ def run_size(meta: dict[str, Any], out: Path) -> dict[str, Any]:
     verdicts = len(json.loads(paths.pop("stdout"))["cases"])
     convert.pop("stdout")
     report = json.loads((out / "paths" / "report.json").read_text())
-    unmatched = len(report["unmatched_traces"])
+    unmatched = report["unmatched_count"]
     if verdicts != meta["eval_traces"] or verdicts + unmatched != meta["traces"]:
         raise SystemExit(f"paths: {verdicts} verdicts + {unmatched} unmatched traces")
     shutil.rmtree(out / "paths")

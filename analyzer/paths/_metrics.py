@@ -15,7 +15,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from groundtrace.analyzer.stats import StatsSettings, bootstrap_counts
+from groundtrace.analyzer.stats import StatsSettings, bootstrap_sums
 
 from ._types import CaseVerdict
 
@@ -92,9 +92,8 @@ def _ratio(
     total_num, total_den = float(sum(num)), float(sum(den))
     if n == 0 or total_den == 0:
         return MetricValue(None, (None, None), n, total_num, total_den, note=empty_note)
-    counts = bootstrap_counts(n, settings.n_resamples, settings.seed)
-    num_b = counts @ np.asarray(num, dtype=np.float64)
-    den_b = counts @ np.asarray(den, dtype=np.float64)
+    num_b = bootstrap_sums(np.asarray(num, dtype=np.float64), settings.n_resamples, settings.seed)
+    den_b = bootstrap_sums(np.asarray(den, dtype=np.float64), settings.n_resamples, settings.seed)
     keep = den_b > 0
     ratios: FloatArray = num_b[keep] / den_b[keep]
     alpha = (1.0 - settings.confidence) / 2.0

@@ -53,8 +53,11 @@ def _notes(report: PathReport) -> list[str]:
         notes.append(f"{unverified} quote(s) not verifiable: the reads carry no content")
     if report.missing_traces:
         notes.append(f"cases without a trace (not scored): {', '.join(report.missing_traces)}")
-    if report.unmatched_traces:
-        notes.append(f"{len(report.unmatched_traces)} trace(s) with no case in the case file")
+    unmatched = report.unmatched_count
+    if unmatched is None:  # a report from before the count: every id is listed
+        unmatched = len(report.unmatched_traces)
+    if unmatched:
+        notes.append(f"{unmatched} trace(s) with no case in the case file")
     return notes
 
 

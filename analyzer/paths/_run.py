@@ -20,7 +20,11 @@ from ._tools_config import ToolsConfig
 from ._types import CaseVerdict
 from ._validate import validate_case
 
-__all__ = ["PathReport", "validate_traces"]
+__all__ = ["UNMATCHED_SAMPLE", "PathReport", "validate_traces"]
+
+#: How many ids of unmatched traces a report lists (it counts them all): a production input
+#: is mostly traffic without a case, and its ids must not grow the report with the input.
+UNMATCHED_SAMPLE = 100
 
 
 class PathReport(Result, frozen=True, kw_only=True):
@@ -32,7 +36,10 @@ class PathReport(Result, frozen=True, kw_only=True):
         verdicts: one per (case, trace) pair, in case-file order.
         metrics: the :class:`PathMetrics`.
         missing_traces: case ids with no trace (not scored).
-        unmatched_traces: trace ids whose case id is absent from the case file.
+        unmatched_traces: the ids of the first :data:`UNMATCHED_SAMPLE` traces whose case id
+            is absent from the case file.
+        unmatched_count: how many traces those are in all (None in a report written before
+            it was counted: there ``unmatched_traces`` lists every one).
         quote_threshold: the fuzzy quote threshold used.
         tools_config: where the tools config came from, if any.
         notes: anything else the reader should know (read errors...).
@@ -42,6 +49,7 @@ class PathReport(Result, frozen=True, kw_only=True):
     metrics: PathMetrics
     missing_traces: tuple[str, ...] = ()
     unmatched_traces: tuple[str, ...] = ()
+    unmatched_count: int | None = None
     quote_threshold: float = DEFAULT_QUOTE_THRESHOLD
     tools_config: str | None = None
     notes: tuple[str, ...] = ()
@@ -78,9 +86,10 @@ def validate_traces(
     Several traces of one case (repeated runs) each get a verdict. ``traces`` is read once,
     lazily: each (case, trace) pair is a unit of ``executor`` (default: local, one at a
     time), handed over in chunks of at most ``_CHUNK`` pairs, and the traces are let go once
-    checked, so memory holds the cases, the verdicts, the ids of unmatched traces and one
-    chunk, never every trace. Verdicts come in case-file order, the runs of one case in
-    arrival order. Call it outside a running event loop.
+    checked, so memory holds the cases, the verdicts and one chunk, never every trace
+    (unmatched traces are counted, and the first :data:`UNMATCHED_SAMPLE` of their ids
+    kept). Verdicts come in case-file order, the runs of one case in arrival order. Call it
+    outside a running event loop.
     """
     entries: dict[str, list[tuple[int, Case]]] = {}
     for position, case in enumerate(cases):
@@ -96,11 +105,14 @@ def validate_traces(
         chunk.clear()
 
     unmatched: list[str] = []
+    unmatched_count = 0
     for arrival, trace in enumerate(traces):
         case_id = trace.request.case_id
         matching = entries.get(case_id) if case_id is not None else None
         if not matching:
-            unmatched.append(trace.trace_id)
+            unmatched_count += 1
+            if len(unmatched) < UNMATCHED_SAMPLE:
+                unmatched.append(trace.trace_id)
             continue
         chunk.extend((position, arrival, case, trace) for position, case in matching)
         if len(chunk) >= _CHUNK:
@@ -116,6 +128,7 @@ def validate_traces(
         metrics=compute_metrics(verdicts, settings),
         missing_traces=tuple(missing),
         unmatched_traces=tuple(unmatched),
+        unmatched_count=unmatched_count,
         quote_threshold=quote_threshold,
         tools_config=None if tools is None else tools.source,
         notes=tuple(notes),

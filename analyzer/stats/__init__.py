@@ -15,7 +15,13 @@ Usage::
 from __future__ import annotations
 
 from ._bootstrap import bootstrap_mean_ci, bootstrap_means
-from ._resample import SIGN_STREAM, bootstrap_counts, bootstrap_indices, percentile_interval
+from ._resample import (
+    SIGN_STREAM,
+    bootstrap_counts,
+    bootstrap_indices,
+    bootstrap_sums,
+    percentile_interval,
+)
 from ._settings import Alternative, StatsSettings
 from ._signflip import sign_flip_pvalues
 from ._summary import (
@@ -39,6 +45,7 @@ __all__ = [
     "bootstrap_indices",
     "bootstrap_mean_ci",
     "bootstrap_means",
+    "bootstrap_sums",
     "percentile_interval",
     "sign_flip_pvalues",
     "summarise_deltas",

@@ -18,8 +18,10 @@ import numpy.typing as npt
 
 __all__ = [
     "SIGN_STREAM",
+    "SUM_CHUNK_CELLS",
     "bootstrap_counts",
     "bootstrap_indices",
+    "bootstrap_sums",
     "exact_sign_matrix",
     "percentile_interval",
     "sign_flip_matrix",
@@ -31,6 +33,8 @@ SIGN_STREAM: tuple[int] = (1,)
 
 #: Largest n for which the exact sign matrix (2**n rows) may be built.
 _EXACT_MAX_N = 20
+#: Draws (resamples x items) :func:`bootstrap_sums` holds at once: about 16 MB.
+SUM_CHUNK_CELLS = 1 << 20
 
 
 @lru_cache(maxsize=32)
@@ -83,6 +87,39 @@ def bootstrap_counts(n: int, n_resamples: int, seed: int) -> npt.NDArray[np.floa
     if n < 1 or n_resamples < 1:
         raise ValueError(f"bootstrap needs n >= 1 and n_resamples >= 1, got {n}, {n_resamples}")
     return _counts(n, n_resamples, seed)
+
+
+def bootstrap_sums(
+    values: npt.NDArray[np.float64], n_resamples: int, seed: int
+) -> npt.NDArray[np.float64]:
+    """Each resample's sum of ``values`` (integer-valued: counts, flags), in bounded memory.
+
+    The resamples are those of :func:`bootstrap_indices` with the same ``(n, n_resamples,
+    seed)``, drawn from the same generator stream a chunk of rows at a time (at most
+    :data:`SUM_CHUNK_CELLS` draws held, nothing cached), so memory does not grow with ``n``
+    times ``n_resamples``. Sums of integers below 2**53 are exact in any order, so the result
+    equals ``bootstrap_counts(n, n_resamples, seed) @ values`` bit for bit.
+
+    Args:
+        values: shape ``(n,)``, ``n >= 1``, every value an integer.
+        n_resamples: number of bootstrap resamples B (must be >= 1).
+        seed: seed of the resamples.
+
+    Raises:
+        ValueError: ``n`` or ``n_resamples`` below 1, or a value that is not an integer.
+    """
+    n = values.shape[0]
+    if n < 1 or n_resamples < 1:
+        raise ValueError(f"bootstrap needs n >= 1 and n_resamples >= 1, got {n}, {n_resamples}")
+    if not np.array_equal(values, np.round(values)):
+        raise ValueError("bootstrap_sums needs integer values (its sums must be exact)")
+    rng = np.random.default_rng(seed)
+    rows = max(1, SUM_CHUNK_CELLS // n)
+    sums = np.empty(n_resamples, dtype=np.float64)
+    for start in range(0, n_resamples, rows):
+        drawn = rng.integers(0, n, size=(min(rows, n_resamples - start), n), dtype=np.intp)
+        sums[start : start + drawn.shape[0]] = values[drawn].sum(axis=1)
+    return sums
 
 
 @lru_cache(maxsize=32)

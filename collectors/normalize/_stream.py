@@ -21,8 +21,10 @@ DEFAULT_WINDOW = 10_000
 #: stays about one window deep and the cap is never reached.
 DEFAULT_MAX_PENDING_SPANS = 5 * DEFAULT_WINDOW
 #: How many of the last emitted trace ids are remembered, to flag a late span (bounded:
-#: the stream may be endless; about 12 MB).
-EMITTED_MEMORY = 100_000
+#: the stream may be endless; about 1.2 MB, filled within the first ~10k traces, so peak
+#: memory does not grow with the input past that). A trace is emitted only after a window of
+#: spans without it, so a late span is flagged up to at least a window after that.
+EMITTED_MEMORY = 10_000
 
 
 class _Emitted:
