@@ -153,3 +153,15 @@ def test_endpoint_limits_are_found_by_url_else_the_wildcard(tmp_path: Path) -> N
     assert profile.endpoint("http://h:1/v1") == EndpointLimits(rate_limit=4.0)
     assert profile.endpoint("http://other/v1") == EndpointLimits(concurrency=3)
     assert profile.prices is None and profile.max_calls is None
+
+
+def test_judge_validate_estimate_counts_one_call_per_gold_item(tmp_path: Path) -> None:
+    from tests.analyzer.test_judge_validate import _write_gold
+
+    gold = _write_gold(tmp_path / "gold.jsonl", 12)
+    out = tmp_path / "out"
+    with OpenAICompatServer() as srv:
+        found = _invoke(["judge", "validate", "--gold", str(gold), "--out", str(out), "--judge",
+                         srv.base_url, "--model", "m", "--estimate", "--json"])  # fmt: skip
+        assert srv.request_count == 0 and not out.exists()
+    assert (found["requests"], found["calls"], found["cost_usd"]) == (12, 12, None)

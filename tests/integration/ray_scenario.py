@@ -405,29 +405,39 @@ def kill_the_driver(url: str, work: Path, address: str, server: OpenAICompatServ
     }  # fmt: skip
 
 
-def main() -> None:
-    temp = Path(tempfile.mkdtemp(prefix="gtray", dir="/tmp"))
+def run_scenario(prefix: str, measure: Callable[[Path, dict[str, Any]], None]) -> None:
+    """``measure(folder, out)`` in Ray's environment with a scratch folder; prints ``out``
+    (``ok`` true when it finished, else the ``error``) as one JSON line."""
+    temp = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     out: dict[str, Any] = {"ok": False}
     os.environ.update(RAY_ENV)
     try:
-        with OpenAICompatServer(handler=_replying) as server, ray_cluster(temp) as address:
-            url = server.base_url
-            out["audit"], local = audit_same(url, temp, address)
-            out["judge"] = judge_same(url, temp, address)
-            out["interventions"] = interventions_same(temp, address)
-            out["paths"] = paths_same(address)
-            out["gate"] = gate_same(temp, address)
-            out["errors"] = errors_reach_the_driver(address)
-            out["limits"] = rate_and_budget(temp, address)
-            out["kill_worker"] = kill_a_worker(url, temp, address, server, local)
-            for sig in (signal.SIGKILL, signal.SIGTERM):
-                out[f"driver_{sig.name}"] = kill_the_driver(url, temp, address, server, sig)
+        measure(temp, out)
         out["ok"] = True
     except Exception as exc:  # reported to the test, which prints it
         out["error"] = f"{type(exc).__name__}: {exc}"
     finally:
         subprocess.run(["rm", "-rf", str(temp)], check=False)
     print(json.dumps(out))
+
+
+def _measure(temp: Path, out: dict[str, Any]) -> None:
+    with OpenAICompatServer(handler=_replying) as server, ray_cluster(temp) as address:
+        url = server.base_url
+        out["audit"], local = audit_same(url, temp, address)
+        out["judge"] = judge_same(url, temp, address)
+        out["interventions"] = interventions_same(temp, address)
+        out["paths"] = paths_same(address)
+        out["gate"] = gate_same(temp, address)
+        out["errors"] = errors_reach_the_driver(address)
+        out["limits"] = rate_and_budget(temp, address)
+        out["kill_worker"] = kill_a_worker(url, temp, address, server, local)
+        for sig in (signal.SIGKILL, signal.SIGTERM):
+            out[f"driver_{sig.name}"] = kill_the_driver(url, temp, address, server, sig)
+
+
+def main() -> None:
+    run_scenario("gtray", _measure)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 
 from groundtrace.analyzer.executor import RayExecutor
 from groundtrace.analyzer.llm import ChatRequest, ModelClient, RetryPolicy
-from tests.integration.ray_scenario import RAY_ENV, ray_cluster
+from tests.integration.ray_scenario import RAY_ENV, ray_cluster, run_scenario
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
 
 #: The shared rate (calls/s), calls per driver, the 429's Retry-After (s).
@@ -135,20 +134,14 @@ def two_drivers(address: str, folder: Path) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _measure(temp: Path, out: dict[str, Any]) -> None:
+    with ray_cluster(temp) as address:
+        out["reuse"] = reuse_across_maps(address)
+        out["drivers"] = two_drivers(address, temp)
+
+
 def main() -> None:
-    temp = Path(tempfile.mkdtemp(prefix="gtshare", dir="/tmp"))
-    out: dict[str, Any] = {"ok": False}
-    os.environ.update(RAY_ENV)
-    try:
-        with ray_cluster(temp) as address:
-            out["reuse"] = reuse_across_maps(address)
-            out["drivers"] = two_drivers(address, temp)
-        out["ok"] = True
-    except Exception as exc:  # reported to the test, which prints it
-        out["error"] = f"{type(exc).__name__}: {exc}"
-    finally:
-        subprocess.run(["rm", "-rf", str(temp)], check=False)
-    print(json.dumps(out))
+    run_scenario("gtshare", _measure)
 
 
 if __name__ == "__main__":
