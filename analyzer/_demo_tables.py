@@ -78,6 +78,8 @@ def roles_and_joint_lines(summary: InterventionSummary) -> list[str]:
         if joint.mean_synergy is not None:
             line += f"; synergy {_estimate(joint.mean_synergy)}"
         lines.append(line)
+    elif "JOINT_REMOVE" not in summary.seeds.operators:
+        lines.append("joint ablation: not run (add --operators JOINT)")
     else:
         lines.append("joint ablation: not eligible (no item with two used evidence items)")
     return lines
