@@ -74,6 +74,6 @@ def test_operators_option_selects_the_rows(tmp_path: Path) -> None:
     assert set(report["interventions"]["operators"]) == {"REMOVE", "ZERO"}
     assert list(report["phase_seconds"]) == ["model server", "app", "interventions"]
 
-    bad = [*args[:8], "--operators", "SHUFFLE", "--out", str(tmp_path / "bad")]
+    bad = [*args[:7], "--operators", "SHUFFLE", "--out", str(tmp_path / "bad")]
     result = CliRunner().invoke(build_app(), bad)
     assert result.exit_code == 2 and "SHUFFLE" in result.output
