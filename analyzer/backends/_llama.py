@@ -11,6 +11,11 @@ one thread per CPU the 1-minute load average leaves idle, at least one (measured
 machine at load average 4-5: 16-17 s per demo question with one thread, 48-88 s with two).
 The same count evaluates prompts (``n_threads_batch``).
 
+Logits: only the last prompt token's are computed (``--logits_all False``; the server's default
+computes and keeps them for every position, ``n_ctx`` x vocabulary x 4 bytes -- 1.2 GB for
+the default model -- and copies them into every prompt-cache entry). Nothing here asks for
+``logprobs``, which need them.
+
 Prompt cache (``prompt_cache_bytes``): llama-cpp-python keeps the state after each call in
 RAM and restarts a later prompt from the saved state that shares its longest prefix, so a
 prompt that extends or shortens an earlier one (the same evidence followed by a duplicate,
@@ -158,6 +163,7 @@ class LlamaServer:
             "--n_ubatch", str(self._n_batch),
             "--n_threads", str(threads),
             "--n_threads_batch", str(threads),
+            "--logits_all", "False",
             "--verbose", "False",
         ]  # fmt: skip
         if self._prompt_cache_bytes is not None:
