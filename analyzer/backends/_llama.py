@@ -142,11 +142,6 @@ class LlamaServer:
         """The file the server's output is written to."""
         return self._log_path
 
-    @property
-    def n_threads(self) -> int | None:
-        """Threads of the running server (``None`` before it starts with the default)."""
-        return self._n_threads
-
     def _command(self, model_path: Path, port: int) -> list[str]:
         if self._n_threads is None:
             self._n_threads = idle_cpus()

@@ -122,7 +122,7 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(help="HotpotQA-layout JSON or JSONL file (default: the shipped sample)."),
         ] = None,
-        questions: Annotated[int, typer.Option(help="Number of questions to run.")] = 10,
+        questions: Annotated[int, typer.Option(help="Number of questions to run.")] = 12,
         out: Annotated[
             Path, typer.Option(help="Output directory (traces/ and cases.jsonl).")
         ] = Path("groundtrace-demo"),
@@ -134,7 +134,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 help="Run the evidence interventions on the first N traces (0: skip them)."
             ),
-        ] = 5,
+        ] = 12,
         operators: Annotated[
             list[str] | None,
             typer.Option(

@@ -143,6 +143,7 @@ def test_prompt_cache_is_bounded_and_off_unless_asked() -> None:
     plain = LlamaServer(DEFAULT_MODEL)._command(Path("m.gguf"), 1234)
     assert "--cache" not in plain
     assert _option(plain, "--n_batch") == _option(plain, "--n_ubatch") == "64"
+    assert _option(plain, "--logits_all") == "False"  # not n_ctx x vocabulary floats
     cached = LlamaServer(DEFAULT_MODEL, prompt_cache_bytes=1 << 20)._command(Path("m.gguf"), 1)
     assert _option(cached, "--cache") == "True" and _option(cached, "--cache_type") == "ram"
     assert _option(cached, "--cache_size") == str(1 << 20)
