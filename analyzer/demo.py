@@ -61,7 +61,8 @@ class DemoConfig:
         out: output directory (``traces/`` and ``cases.jsonl`` go there).
         top_k: BM25 depth of the app (also part of its version label).
         interventions: number of traces to run the evidence interventions on after the app
-            run (0: none), replayed through the same model while its server still runs.
+            run and the gate's (0: none), replayed through the same model while its server
+            still runs.
         operators: the intervention operators (``--operators`` names; default the CUE-R set).
         gate_top_k: BM25 depth of a second app run on the same questions (the candidate
             version) that the release gate compares with the first (0: no gate).
