@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import httpx
 
@@ -13,7 +14,12 @@ from groundtrace.analyzer.errors import BackendUnavailableError, ConfigError
 
 from .backends import LEXICAL_MODEL, MODELS, LlamaServer
 
-__all__ = ["Backend", "open_backend"]
+__all__ = ["PROMPT_CACHE_BYTES", "Backend", "open_backend"]
+
+#: Model state the embedded server's prompt cache keeps: about 50 prompts of the demo's length
+#: (~15 MB of state each, plus 37 MB of logits each at ``n_batch`` 64 -- 2.6 GB at most), so
+#: the gate's top-2 prompts and the DUPLICATE replays restart from the app's saved prompts.
+PROMPT_CACHE_BYTES: Final = 768 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +72,7 @@ def open_backend(model: str) -> Iterator[Backend]:
 
         yield Backend("lexical", LEXICAL_MODEL, LEXICAL_BASE_URL)
     elif model in MODELS:
-        with LlamaServer(model) as server:
+        with LlamaServer(model, prompt_cache_bytes=PROMPT_CACHE_BYTES) as server:
             yield Backend("embedded", server.model, server.base_url, server.log_path)
     elif model.startswith(("http://", "https://")):
         yield Backend("url", _first_model(model), model.rstrip("/"))

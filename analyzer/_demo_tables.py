@@ -1,4 +1,8 @@
-"""The demo's compact interventions table: one row per operator, one column per axis."""
+"""The demo's compact interventions table: one row per operator, one column per axis.
+
+Each cell holds two lines, the mean change and its p on the first, the 95% CI on the second,
+so that the table fits a 120-column terminal.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ __all__ = ["interventions_table", "roles_and_joint_lines"]
 AXES: Final = (
     ("correctness", "correctness"),
     ("grounding", "grounding"),
-    ("calibration_error", "calibration err"),
+    ("calibration_error", "calib. error"),
     ("f1", "F1"),
     ("divergence", "D"),
 )
@@ -26,20 +30,26 @@ def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:+.2f}"
 
 
-def _cell(delta: float | None, low: float | None, high: float | None, p: float | None) -> str:
+def _cell(
+    delta: float | None, low: float | None, high: float | None, p: float | None, sep: str = "\n"
+) -> str:
     if delta is None:
         return "not measured"
     shown_p = "-" if p is None else f"{p:.3f}"
-    return f"{_num(delta)} [{_num(low)}, {_num(high)}] p={shown_p}"
+    return f"{_num(delta)} p={shown_p}{sep}[{_num(low)}, {_num(high)}]"
 
 
 def _estimate(estimate: Estimate) -> str:
-    return _cell(estimate.mean, estimate.ci_low, estimate.ci_high, estimate.p_value)
+    return _cell(estimate.mean, estimate.ci_low, estimate.ci_high, estimate.p_value, " ")
 
 
 def interventions_table(summary: InterventionSummary) -> Table:
-    """Each operator's mean change per axis with its 95% CI and p, and the items n."""
-    table = Table(title="evidence interventions (Δ = original - intervened; D: divergence)")
+    """Each operator's mean change per axis with its p and 95% CI, and the items n."""
+    table = Table(
+        title="evidence interventions: mean Δ = original - intervened, p, [95% CI]",
+        caption="D: trace divergence (≥ 0, one-sided p); p: paired sign-flip permutation",
+        show_lines=True,
+    )
     table.add_column("operator")
     for _, label in AXES:
         table.add_column(label, justify="right")
@@ -68,6 +78,8 @@ def roles_and_joint_lines(summary: InterventionSummary) -> list[str]:
         if joint.mean_synergy is not None:
             line += f"; synergy {_estimate(joint.mean_synergy)}"
         lines.append(line)
+    elif "JOINT_REMOVE" not in summary.seeds.operators:
+        lines.append("joint ablation: not run (add --operators JOINT)")
     else:
         lines.append("joint ablation: not eligible (no item with two used evidence items)")
     return lines

@@ -17,9 +17,10 @@ Usage::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,7 @@ from ._demo_backend import Backend, open_backend
 from ._demo_phases import DemoGate, DemoPaths, gate_phase, paths_phase
 from ._demo_summary import TraceSummary, summarise_traces
 from .backends import DEFAULT_MODEL
+from .interventions._run_demo import CUE_R_OPERATORS
 
 __all__ = ["DemoBackend", "DemoConfig", "DemoReport", "DemoResult", "ExportCounts", "run_demo"]
 
@@ -59,7 +61,9 @@ class DemoConfig:
         out: output directory (``traces/`` and ``cases.jsonl`` go there).
         top_k: BM25 depth of the app (also part of its version label).
         interventions: number of traces to run the evidence interventions on after the app
-            run (0: none), replayed through the same model while its server still runs.
+            run and the gate's (0: none), replayed through the same model while its server
+            still runs.
+        operators: the intervention operators (``--operators`` names; default the CUE-R set).
         gate_top_k: BM25 depth of a second app run on the same questions (the candidate
             version) that the release gate compares with the first (0: no gate).
         paths: run the document-agent example and its command-path report.
@@ -73,6 +77,7 @@ class DemoConfig:
     out: Path = Path("groundtrace-demo")
     top_k: int = 5
     interventions: int = 0
+    operators: tuple[str, ...] = CUE_R_OPERATORS
     gate_top_k: int = 0
     paths: bool = False
     audit_sources: int = 0
@@ -109,7 +114,7 @@ class DemoReport(Result, frozen=True, kw_only=True):
         traces_dir: directory of the OTLP-JSON lines trace files.
         cases: the case file.
         questions: questions run.
-        seconds: wall time of the app runs.
+        seconds: wall time of the app run.
         seconds_per_question: mean wall time per question (one model call each).
         export_stats: the SDK's export counters at shutdown.
         traces: traces read back.
@@ -131,6 +136,9 @@ class DemoReport(Result, frozen=True, kw_only=True):
             if run.
         gate: the release gate between the app run and the ``gate_top_k`` run, if run.
         paths: the document agent's command-path report, if run.
+        phase_seconds: wall time of each phase run, in run order (``model server``, ``app``,
+            ``gate``, ``interventions``, ``paths``, ``audit``; each includes writing its
+            reports).
     """
 
     model: str
@@ -162,6 +170,7 @@ class DemoReport(Result, frozen=True, kw_only=True):
     audit: AuditSummary | None = None
     gate: DemoGate | None = None
     paths: DemoPaths | None = None
+    phase_seconds: dict[str, float] = msgspec.field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +230,7 @@ def _report(
     audit: AuditSummary | None,
     gate: DemoGate | None = None,
     paths: DemoPaths | None = None,
+    phase_seconds: dict[str, float] | None = None,
 ) -> DemoReport:
     n, with_confidence = summary.answered, summary.with_confidence
     return DemoReport(
@@ -253,13 +263,27 @@ def _report(
         audit=audit,
         gate=gate,
         paths=paths,
+        phase_seconds=dict(phase_seconds or {}),
     )
 
 
-def _audit(config: DemoConfig, progress: Progress | None) -> AuditSummary | None:
+class _PhaseClock:
+    """Wall time of each phase, in run order."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, phase: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = round(time.perf_counter() - started, 3)
+
+
+def _audit(config: DemoConfig, progress: Progress | None) -> AuditSummary:
     """The offline licence audit over the first ``config.audit_sources`` licences."""
-    if config.audit_sources <= 0:
-        return None
     import asyncio
 
     from groundtrace.examples.license_audit.audit import run_licence_audit
@@ -346,36 +370,54 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
     traces_dir, cases_path = _prepare_out(config.out)
     version = app.app_version(config.top_k)
 
+    phases = _PhaseClock()
+    started = time.perf_counter()
     with open_backend(config.model) as backend:
-        elapsed, stats = _run_app(cases, backend, config.top_k, traces_dir, progress)
-        records = {case.case_id: case_record(case) for case in cases}
-        with cases_path.open("w", encoding="utf-8") as handle:
-            for record in records.values():
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        phases.seconds["model server"] = round(time.perf_counter() - started, 3)
+        with phases("app"):
+            elapsed, stats = _run_app(cases, backend, config.top_k, traces_dir, progress)
+            records = {case.case_id: case_record(case) for case in cases}
+            with cases_path.open("w", encoding="utf-8") as handle:
+                for record in records.values():
+                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        gate = None
+        if config.gate_top_k > 0:  # first: its prompts extend the app's, still in the cache
+            with phases("gate"):
+                candidate = config.out / "candidate" / "traces"
+                _prepare_out(config.out / "candidate")
+                _run_app(cases, backend, config.gate_top_k, candidate, progress, "gate candidate")
+                gate = gate_phase(
+                    cases_path, traces_dir, candidate, config.out / "gate",
+                    versions=(version, app.app_version(config.gate_top_k)),
+                )  # fmt: skip
         interventions = None
         if config.interventions > 0:
             # replayed through the recorded entry point, against the server still running
             from groundtrace.analyzer.interventions import run_interventions_for_demo
 
-            interventions = run_interventions_for_demo(
-                config.out, dataset=config.dataset, limit=config.interventions,
-                progress=None if progress is None else lambda d, t: progress("interventions", d, t),
-            )  # fmt: skip
-        gate = None
-        if config.gate_top_k > 0:
-            candidate = config.out / "candidate" / "traces"
-            _prepare_out(config.out / "candidate")
-            _run_app(cases, backend, config.gate_top_k, candidate, progress, "gate candidate")
-            gate = gate_phase(
-                cases_path, traces_dir, candidate, config.out / "gate",
-                versions=(version, app.app_version(config.gate_top_k)),
-            )  # fmt: skip
+            def units(done: int, total: int) -> None:
+                if progress is not None:
+                    progress("interventions", done, total)
 
-    paths = paths_phase(config.out / "agent") if config.paths else None
+            with phases("interventions"):
+                interventions = run_interventions_for_demo(
+                    config.out, dataset=config.dataset, limit=config.interventions,
+                    operators=config.operators, progress=units,
+                )  # fmt: skip
+
+    paths = None
+    if config.paths:
+        with phases("paths"):
+            paths = paths_phase(config.out / "agent")
     summary = summarise_traces(traces_dir, records)
+    audit = None
+    if config.audit_sources > 0:
+        with phases("audit"):
+            audit = _audit(config, progress)
     report = _report(
         config, backend, traces_dir=traces_dir, cases_path=cases_path, version=version,
         questions=len(cases), seconds=elapsed, stats=stats, summary=summary,
-        interventions=interventions, audit=_audit(config, progress), gate=gate, paths=paths,
+        interventions=interventions, audit=audit, gate=gate, paths=paths,
+        phase_seconds=phases.seconds,
     )  # fmt: skip
     return DemoResult(config, backend, traces_dir, cases_path, summary, report)

@@ -4,6 +4,24 @@ The model file comes from the registry (:mod:`._models`: assembled once into a u
 directory, sha256-verified). :class:`LlamaServer` runs llama-cpp-python's server (through a small
 launcher, see ``_llama_launch``) as a subprocess bound to 127.0.0.1 on a free port, waits
 (bounded) until ``/v1/models`` answers, and stops the process on exit (terminate, then kill).
+
+Threads: llama.cpp's worker threads wait for each other at every operation, so on a machine
+whose cores are busy with other work one descheduled thread stalls the rest; the default is
+one thread per CPU the 1-minute load average leaves idle, at least one (measured on a 2-core
+machine at load average 4-5: 16-17 s per demo question with one thread, 48-88 s with two).
+The same count evaluates prompts (``n_threads_batch``).
+
+Logits: only the last prompt token's are computed (``--logits_all False``; the server's default
+computes and keeps them for every position, ``n_ctx`` x vocabulary x 4 bytes -- 1.2 GB for
+the default model -- and copies them into every prompt-cache entry). Nothing here asks for
+``logprobs``, which need them.
+
+Prompt cache (``prompt_cache_bytes``): llama-cpp-python keeps the state after each call in
+RAM and restarts a later prompt from the saved state that shares its longest prefix, so a
+prompt that extends or shortens an earlier one (the same evidence followed by a duplicate,
+the first two of the same five chunks) evaluates only what differs. Each saved state also
+holds ``n_batch`` rows of logits (``n_batch`` x vocabulary x 4 bytes, not counted in the
+cache size), hence the small default ``n_batch``.
 """
 
 from __future__ import annotations
@@ -43,6 +61,12 @@ def _die_with_parent() -> None:
         return
 
 
+def idle_cpus() -> int:
+    """CPUs this process may use that the 1-minute load average leaves idle (at least 1)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cpus or 1) - round(os.getloadavg()[0]))
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -64,8 +88,13 @@ class LlamaServer:
             assembled and verified on start, and it gives the alias and chat format.
         model_path: serve this GGUF file instead of the registry's (tests).
         n_ctx: context window in tokens.
-        n_threads: CPU threads for inference (default: every CPU of the machine; llama.cpp's
-            own default is half of them).
+        n_threads: CPU threads for prompt evaluation and generation (default:
+            :func:`idle_cpus` when the server starts).
+        n_batch: prompt tokens evaluated per step (64: as fast as llama.cpp's 512 here, and
+            an eighth of the logits each prompt-cache entry keeps).
+        prompt_cache_bytes: keep the state after each call in a RAM prompt cache of this
+            many bytes of model state (``None``: no cache; see the module docstring for the
+            logits each entry adds).
         startup_timeout: seconds to wait for ``/v1/models`` before giving up.
         log_path: where the server's output goes; default a temporary file.
         extra_buffer_types: let llama.cpp repack weights for CPU extensions (AMX...). Off by
@@ -80,6 +109,8 @@ class LlamaServer:
         model_path: Path | None = None,
         n_ctx: int = 2048,
         n_threads: int | None = None,
+        n_batch: int = 64,
+        prompt_cache_bytes: int | None = None,
         startup_timeout: float = 120.0,
         log_path: Path | None = None,
         extra_buffer_types: bool = False,
@@ -91,7 +122,9 @@ class LlamaServer:
         self.model = self.spec.alias
         self._chat_format = self.spec.chat_format
         self._n_ctx = n_ctx
-        self._n_threads = n_threads if n_threads is not None else (os.cpu_count() or 1)
+        self._n_threads = n_threads
+        self._n_batch = n_batch
+        self._prompt_cache_bytes = prompt_cache_bytes
         self._startup_timeout = startup_timeout
         self._log_path = log_path
         self._process: subprocess.Popen[bytes] | None = None
@@ -110,6 +143,9 @@ class LlamaServer:
         return self._log_path
 
     def _command(self, model_path: Path, port: int) -> list[str]:
+        if self._n_threads is None:
+            self._n_threads = idle_cpus()
+        threads = self._n_threads
         cmd = [
             sys.executable, "-m", "groundtrace.analyzer.backends._llama_launch",
             "--model", str(model_path),
@@ -118,10 +154,16 @@ class LlamaServer:
             "--port", str(port),
             "--chat_format", self._chat_format,
             "--n_ctx", str(self._n_ctx),
+            "--n_batch", str(self._n_batch),
+            "--n_ubatch", str(self._n_batch),
+            "--n_threads", str(threads),
+            "--n_threads_batch", str(threads),
+            "--logits_all", "False",
             "--verbose", "False",
         ]  # fmt: skip
-        if self._n_threads is not None:
-            cmd += ["--n_threads", str(self._n_threads)]
+        if self._prompt_cache_bytes is not None:
+            cmd += ["--cache", "True", "--cache_type", "ram",
+                    "--cache_size", str(self._prompt_cache_bytes)]  # fmt: skip
         if self._extra_buffer_types:
             cmd.append("--extra-bufts")
         return cmd

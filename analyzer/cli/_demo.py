@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -82,6 +83,12 @@ def _print_gate_and_paths(result: DemoResult) -> None:
         print_reading(paths_reading(read(Path(paths.report), PathReport)))
 
 
+def _print_phases(result: DemoResult) -> None:
+    phases = result.report.phase_seconds
+    shown = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in phases.items())
+    console.print(f"\nwall time: {sum(phases.values()):.0f} s ({shown})", highlight=False)
+
+
 def _check_complete(result: DemoResult) -> None:
     from groundtrace.analyzer.errors import DemoError
 
@@ -115,7 +122,7 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(help="HotpotQA-layout JSON or JSONL file (default: the shipped sample)."),
         ] = None,
-        questions: Annotated[int, typer.Option(help="Number of questions to run.")] = 10,
+        questions: Annotated[int, typer.Option(help="Number of questions to run.")] = 12,
         out: Annotated[
             Path, typer.Option(help="Output directory (traces/ and cases.jsonl).")
         ] = Path("groundtrace-demo"),
@@ -127,7 +134,15 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 help="Run the evidence interventions on the first N traces (0: skip them)."
             ),
-        ] = 5,
+        ] = 12,
+        operators: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="Intervention operators: REMOVE, REPLACE, DUPLICATE, ZERO, RANDOM (the "
+                "random-target controls), JOINT (default: the CUE-R set REMOVE,REPLACE,DUPLICATE).",
+                show_default=False,
+            ),
+        ] = None,
         gate_top_k: Annotated[
             int,
             typer.Option(
@@ -168,6 +183,8 @@ def register(app: typer.Typer) -> None:
                             questions=questions, out=out, top_k=top_k,
                             interventions=interventions, gate_top_k=gate_top_k,
                             paths=paths, audit_sources=audit_sources)  # fmt: skip
+        if operators:
+            config = dataclasses.replace(config, operators=tuple(operators))
         with ProgressReporter(err_console) as progress:
             result = run_demo(config, progress=progress)
         if as_json:
@@ -204,4 +221,5 @@ def register(app: typer.Typer) -> None:
                 run = read(folder / "run.json", AuditRun)
                 _print_headline(run)
                 print_reading(audit_reading(run))
+            _print_phases(result)
         _check_complete(result)

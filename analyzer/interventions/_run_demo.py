@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
+from groundtrace.analyzer.errors import ConfigError
+
+from ._engine import PlanSettings, parse_operators
 from ._records import InterventionSummary
 from ._run import Progress, RunConfig, run_interventions
 
-__all__ = ["run_interventions_for_demo"]
+__all__ = ["CUE_R_OPERATORS", "run_interventions_for_demo"]
+
+#: The demo's default operators: the CUE-R set (REMOVE, REPLACE and DUPLICATE the target).
+CUE_R_OPERATORS: Final = ("REMOVE", "REPLACE", "DUPLICATE")
 
 
 def run_interventions_for_demo(
@@ -15,23 +23,42 @@ def run_interventions_for_demo(
     *,
     dataset: Path | None = None,
     limit: int | None = None,
-    concurrency: int = 2,
+    operators: Sequence[str] = CUE_R_OPERATORS,
+    concurrency: int = 1,
     progress: Progress | None = None,
 ) -> InterventionSummary:
-    """Run every operator on the demo's traces (``OUT/traces``, ``OUT/cases.jsonl``).
+    """Run the operators on the demo's traces (``OUT/traces``, ``OUT/cases.jsonl``).
 
     Function replay of the recorded entry point; replacement candidates from the HotpotQA
-    dataset the demo ran on (default: the sample shipped with the example app). Results go to
-    ``OUT/interventions/``.
+    dataset the demo ran on (default: the sample shipped with the example app). The original
+    of each item is the app's recorded answer (it is not asked again). One replay at a time by
+    default: the local model server has one slot, and a trace's replays run back to back so
+    consecutive prompts share their prefix. Results go to ``OUT/interventions/``.
+
+    Args:
+        out_dir: the demo's output directory.
+        dataset: the HotpotQA file the demo ran on (replacement candidates).
+        limit: the first N traces.
+        operators: ``--operators`` names (:func:`parse_operators`: REMOVE, REPLACE, DUPLICATE,
+            ZERO, RANDOM, JOINT).
+        concurrency: replays in flight.
+        progress: called with (done, total) as units complete.
 
     Returns:
         The run summary (what ``groundtrace interventions --json`` prints).
     """
+    if not operators:
+        raise ConfigError("name at least one operator", field="--operators")
     if dataset is None:
         from groundtrace.examples.hotpot_rag.cases import DEFAULT_DATASET
 
         dataset = DEFAULT_DATASET
-    config = RunConfig(out_dir=out_dir / "interventions", limit=limit, concurrency=concurrency)
+    config = RunConfig(
+        out_dir=out_dir / "interventions",
+        limit=limit,
+        concurrency=concurrency,
+        plan=PlanSettings(operators=parse_operators(operators)),
+    )
     result = run_interventions(
         [out_dir / "traces"],
         config,

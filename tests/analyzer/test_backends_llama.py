@@ -121,6 +121,34 @@ def test_server_takes_alias_and_chat_format_from_the_registry() -> None:
         assert command[command.index("--chat_format") + 1] == spec.chat_format
 
 
+def _option(command: list[str], name: str) -> str | None:
+    return command[command.index(name) + 1] if name in command else None
+
+
+def test_threads_default_to_the_idle_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    from groundtrace.analyzer.backends import _llama
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    for load, idle in ((0.2, 2), (1.4, 1), (4.5, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert _llama.idle_cpus() == idle
+        command = LlamaServer(DEFAULT_MODEL)._command(Path("m.gguf"), 1234)
+        # prompt evaluation and generation use the same count
+        assert _option(command, "--n_threads") == _option(command, "--n_threads_batch") == str(idle)
+    command = LlamaServer(DEFAULT_MODEL, n_threads=3)._command(Path("m.gguf"), 1234)
+    assert _option(command, "--n_threads") == _option(command, "--n_threads_batch") == "3"
+
+
+def test_prompt_cache_is_bounded_and_off_unless_asked() -> None:
+    plain = LlamaServer(DEFAULT_MODEL)._command(Path("m.gguf"), 1234)
+    assert "--cache" not in plain
+    assert _option(plain, "--n_batch") == _option(plain, "--n_ubatch") == "64"
+    assert _option(plain, "--logits_all") == "False"  # not n_ctx x vocabulary floats
+    cached = LlamaServer(DEFAULT_MODEL, prompt_cache_bytes=1 << 20)._command(Path("m.gguf"), 1)
+    assert _option(cached, "--cache") == "True" and _option(cached, "--cache_type") == "ram"
+    assert _option(cached, "--cache_size") == str(1 << 20)
+
+
 def test_missing_llama_cpp_names_the_alternative(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
 

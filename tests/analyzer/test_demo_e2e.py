@@ -130,7 +130,11 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
         "spans", "spans_by_action", "findings_by_kind", "read_errors", "answered",
         "unmatched_traces", "missing_cases", "correct", "exact_match", "accuracy", "em_rate",
         "mean_f1", "mean_confidence", "interventions", "audit", "gate", "paths",
+        "phase_seconds",
     }  # fmt: skip
+    assert list(summary["phase_seconds"]) == [
+        "model server", "app", "gate", "interventions", "paths", "audit",
+    ]  # fmt: skip
     assert summary["interventions"]["items"] == 3
     # the default demo also runs the offline licence audit over the first 12 licences
     assert summary["audit"]["n_answers"] > 0 and summary["audit"]["n_pairs"] > 0

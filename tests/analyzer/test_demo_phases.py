@@ -41,10 +41,39 @@ def test_cli_prints_one_row_per_operator_gate_and_paths(tmp_path: Path) -> None:
 
     args = ["demo", "--model", "lexical", "--questions", "4", "--interventions", "4",
             "--audit-sources", "0", "--out", str(tmp_path / "o")]  # fmt: skip
-    result = CliRunner().invoke(build_app(), args, env={"COLUMNS": "250"})
+    result = CliRunner().invoke(build_app(), args, env={"COLUMNS": "120"})
     assert result.exit_code == 0, result.output
-    rows = [line for line in result.output.splitlines() if line.startswith("│ REMOVE ")]
-    assert len(rows) == 1 and "p=" in rows[0] and "[" in rows[0]
-    assert "roles over 4 items" in result.output and "joint ablation" in result.output
+    lines = result.output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("evidence interventions"))
+    table = lines[start : start + 14]
+    # one row per CUE-R operator (the default), Δ and p on its first line, the CI below
+    rows = [i for i, line in enumerate(table) if line.startswith("│ ") and "p=" in line]
+    assert [table[i].split()[1] for i in rows] == ["REMOVE", "REPLACE", "DUPLICATE"]
+    assert all(table[i + 1].count("[") == 5 for i in rows)  # not wrapped at 120 columns
+    assert max(len(line) for line in table) <= 120
+    assert "roles over 4 items" in result.output
+    assert "joint ablation: not run" in result.output
+    assert "wall time:" in result.output and "interventions" in result.output
     assert "Release gate 1.0.0+bm25-top5 -> 1.0.0+bm25-top2" in result.output
     assert "exit code" in result.output and "masked failures" in result.output
+
+
+def test_operators_option_selects_the_rows(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from groundtrace.analyzer.cli import build_app
+
+    args = ["demo", "--model", "lexical", "--questions", "3", "--interventions", "3",
+            "--operators", "REMOVE,ZERO", "--operators", "JOINT", "--gate-top-k", "0",
+            "--no-paths", "--audit-sources", "0", "--json",
+            "--out", str(tmp_path / "o")]  # fmt: skip
+    result = CliRunner().invoke(build_app(), args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["interventions"]["seeds"]["operators"] == ["REMOVE", "ZERO", "JOINT_REMOVE"]
+    assert set(report["interventions"]["operators"]) == {"REMOVE", "ZERO"}
+    assert list(report["phase_seconds"]) == ["model server", "app", "interventions"]
+
+    bad = [*args[:7], "--operators", "SHUFFLE", "--out", str(tmp_path / "bad")]
+    result = CliRunner().invoke(build_app(), bad)
+    assert result.exit_code == 2 and "SHUFFLE" in result.output

@@ -165,6 +165,7 @@ def demo_report() -> DemoReport:
         findings_by_kind={"no_citation": 1}, read_errors=(), answered=2, unmatched_traces=0,
         missing_cases=(), correct=1, exact_match=1, accuracy=0.5, em_rate=0.5, mean_f1=0.75,
         mean_confidence=None, interventions=intervention_summary(),
+        phase_seconds={"model server": 0.1, "app": 0.5, "interventions": 1.25},
     )  # fmt: skip
 
 

@@ -45,3 +45,32 @@ def test_default_model_is_deterministic_at_temperature_zero(tmp_path: Path) -> N
     second = run_demo(DemoConfig(questions=1, out=tmp_path / "b"))
     answers = lambda r: [(row["case_id"], row["answer"]) for row in r.summary.per_case]  # noqa: E731
     assert sorted(answers(first)) == sorted(answers(second))
+
+
+def test_default_demo_phases_on_the_model_with_its_prompt_cache(tmp_path: Path) -> None:
+    """Gate and CUE-R replays through the cached server give what a fresh server answers."""
+    from groundtrace.analyzer.backends import LlamaServer
+    from groundtrace.analyzer.demo import DemoConfig, run_demo
+    from groundtrace.examples.hotpot_rag import app
+    from groundtrace.examples.hotpot_rag.cases import load_cases
+
+    out = tmp_path / "demo"
+    result = run_demo(DemoConfig(questions=2, out=out, interventions=2, gate_top_k=2))
+
+    report = result.report
+    assert list(report.phase_seconds) == ["model server", "app", "gate", "interventions"]
+    summary = report.interventions
+    assert summary is not None and report.gate is not None
+    assert summary.calls.units_total == 6 and not sum(summary.failed_units.values())
+    assert list(summary.operators) == ["REMOVE", "REPLACE", "DUPLICATE"]
+    assert all(op.n_items == 2 for op in summary.operators.values())
+    # the gate's top-2 prompts restarted from the app's saved top-5 prompts: same answers as
+    # a server without a prompt cache evaluating them from scratch
+    recorded = {t.request.case_id: t.answer for t in read_traces([out / "candidate" / "traces"])}
+    with LlamaServer() as fresh:
+        for case in load_cases(limit=2):
+            evidence = app.prompt_evidence(app.retrieve_chunks(case.question, case.passages, 2))
+            reply = app.answer(
+                case.question or "", evidence, model=fresh.model, base_url=fresh.base_url
+            )
+            assert reply["answer"] == recorded[case.case_id], case.case_id
