@@ -34,11 +34,12 @@ import shutil
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from groundtrace.analyzer.backends import DEFAULT_MODEL, LexicalServer, LlamaServer
+from groundtrace.analyzer.backends._lexical_server import json_handler
 from groundtrace.analyzer.demo import DemoConfig, run_demo
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.interventions import (
@@ -81,7 +82,7 @@ class CachedEndpoint:
 
     ``GET /v1/models`` names ``model``; ``POST /v1/chat/completions`` (non-streaming) is
     answered from ``cache`` or by ``upstream`` (then cached). A failed call is a 502 naming the
-    failure, so the app fails as it would against the model itself. One request at a time.
+    failure, so the app fails as it would against the model itself.
     """
 
     def __init__(self, upstream: str, model: str, cache: CallCache) -> None:
@@ -89,7 +90,8 @@ class CachedEndpoint:
         self.model = model
         self.cache = cache
         self.calls = {"requests": 0, "from_cache": 0}
-        self._server = HTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), json_handler(self.respond))
+        self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -107,8 +109,14 @@ class CachedEndpoint:
             raise RuntimeError(f"{result.kind.value}: {result.message}")
         return result
 
-    def answer(self, body: Any) -> tuple[int, dict[str, Any]]:
-        """Status and JSON body for one chat-completion request body."""
+    def respond(self, method: str, path: str, raw: bytes) -> tuple[int, dict[str, Any]]:
+        """Status and JSON body for one request."""
+        if method == "GET":
+            return 200, {"object": "list", "data": [{"id": self.model}]}
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
         if not isinstance(body, dict) or body.get("stream") or "messages" not in body:
             return 400, {"error": {"message": "a non-streaming chat completion is expected"}}
         try:
@@ -131,34 +139,6 @@ class CachedEndpoint:
             ],
             "usage": response.usage,
         }
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self._send(200, {"object": "list", "data": [{"id": endpoint.model}]})
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = None
-                self._send(*endpoint.answer(body))
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        return Handler
 
     def __enter__(self) -> CachedEndpoint:
         self._thread.start()
