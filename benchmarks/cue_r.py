@@ -15,13 +15,16 @@
    change with its 95% CI, p and n, grounding and the trace divergence D, next to the CUE-R
    paper's reference run (Qwen-3 8B).
 
+Units run in case-id order, so a run stopped part way has its first items complete:
+``--limit K`` prints the table of those K items from the journal (no model call).
+
 ``--model lexical`` runs the same protocol with the built-in extractive reader (no model, a
 few seconds): a check of the pipeline, not a CUE-R figure. Progress goes to stderr.
 
 Usage::
 
     nice -n 10 python benchmarks/cue_r.py [--items 100] [--out runs/cue_r] [--model NAME]
-        [--threads T] [--cache runs/models/qwen2.5-coder-0.5b/llm_cache.sqlite]
+        [--threads T] [--cache runs/models/qwen2.5-coder-0.5b/llm_cache.sqlite] [--limit K]
 """
 
 from __future__ import annotations
@@ -230,6 +233,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--cache", type=Path, default=None, help="app calls' cache (default OUT/app/...)"
     )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="replay the first N traces only (by case id): the table of a run stopped part way",
+    )
     args = parser.parse_args(argv)
     app_dir = args.out / "app"
     with served(args.model, args.threads) as (base_url, model):
@@ -244,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 endpoint=base_url,
                 model=model,
                 plan=PlanSettings(operators=OPERATORS),
+                limit=args.limit,
                 concurrency=1,
                 timeout=900.0,
             ),

@@ -52,6 +52,11 @@ def test_cue_r_reports_each_operator_and_resumes_with_no_repeated_call(tmp_path:
     assert first["app_calls"] == {"requests": 3, "from_cache": 0}
     assert first["replay_calls"]["made"] == 9
 
+    # the table of the first items of a run (what a run stopped part way holds), no call
+    part = cue_r.main([*args, "--limit", "2"])
+    assert part["items"] == 2
+    assert part["replay_calls"] == {"made": 0, "from_cache": 0, "from_journal": 6}
+
     # the app run interrupted before its case file: run again, every call from the cache
     (out / "app" / "cases.jsonl").unlink()
     again = cue_r.main(args)
