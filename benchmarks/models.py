@@ -28,16 +28,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from groundtrace.analyzer.backends import MODELS, LlamaServer
 from groundtrace.analyzer.llm import CallCache, ChatRequest, ChatResponse, ModelClient
 from groundtrace.analyzer.metrics import score_answer
+from groundtrace.analyzer.stats import bootstrap_mean_ci
 from groundtrace.examples.hotpot_rag import app
 from groundtrace.examples.hotpot_rag.cases import load_cases
 from groundtrace.sdk.rendering import parse_answer
+
+#: Percentile bootstrap of the accuracy over questions (the analyzer's SPEC 4.2.2 settings).
+BOOTSTRAP_RESAMPLES = 5000
+BOOTSTRAP_SEED = 42
 
 
 def _requests(alias: str, questions: int, top_k: int) -> list[tuple[ChatRequest, str]]:
@@ -58,29 +67,48 @@ def _requests(alias: str, questions: int, top_k: int) -> list[tuple[ChatRequest,
     return pairs
 
 
+def _timings(path: Path) -> dict[str, dict[str, Any]]:
+    """Per call key: its wall seconds, llama.cpp threads and the 1-minute load average after it.
+
+    Files of earlier runs hold the seconds alone (threads and load were not recorded).
+    """
+    raw: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+    return {k: v if isinstance(v, dict) else {"seconds": v} for k, v in raw.items()}
+
+
 async def _run_model(
-    client: ModelClient, pairs: list[tuple[ChatRequest, str]], seconds_file: Path
+    client: ModelClient, pairs: list[tuple[ChatRequest, str]], seconds_file: Path, threads: int
 ) -> dict[str, Any]:
-    """Ask every request in turn; count correct answers, protocol errors, call seconds."""
-    seconds: dict[str, float] = (
-        json.loads(seconds_file.read_text()) if seconds_file.is_file() else {}
-    )
-    correct = protocol_errors = 0
-    per_call: list[float] = []
-    for request, reference in pairs:
+    """Ask every request in turn; score each answer, count protocol errors, time the calls."""
+    timings = _timings(seconds_file)
+    scores: list[float] = []
+    keys: list[str] = []
+    protocol_errors = cached = 0
+    for done, (request, reference) in enumerate(pairs, start=1):
         started = time.perf_counter()
         result = await client.complete(request)
+        keys.append(result.key)
         if isinstance(result, ChatResponse) and not result.cached:
-            seconds[result.key] = time.perf_counter() - started
-            seconds_file.write_text(json.dumps(seconds))
-        if result.key in seconds:
-            per_call.append(seconds[result.key])
+            timings[result.key] = {
+                "seconds": time.perf_counter() - started,
+                "threads": threads,
+                "load1": os.getloadavg()[0],
+            }
+            seconds_file.write_text(json.dumps(timings))
+        cached += isinstance(result, ChatResponse) and result.cached
+        print(f"{done}/{len(pairs)} from cache: {cached}", file=sys.stderr, flush=True)
         parsed = parse_answer(result.text) if isinstance(result, ChatResponse) else None
         if parsed is None or parsed.error or not parsed.answer:
             protocol_errors += 1
+            scores.append(0.0)
             continue
-        correct += score_answer(parsed.answer, reference).correct
-    return {"correct": correct, "protocol_errors": protocol_errors, "per_call": per_call}
+        scores.append(float(score_answer(parsed.answer, reference).correct))
+    timed = [timings[k] for k in keys if k in timings]
+    return {"scores": scores, "protocol_errors": protocol_errors, "timed": timed, "cached": cached}
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def measure(
@@ -96,24 +124,36 @@ def measure(
     try:
         with LlamaServer(spec, n_ctx=4096, n_threads=threads) as server:
             client = ModelClient(server.base_url, cache=cache, concurrency=1, timeout=600.0)
-            counts = asyncio.run(_run_model(client, pairs, folder / "seconds.json"))
+            counts = asyncio.run(
+                _run_model(client, pairs, folder / "seconds.json", threads or os.cpu_count() or 1)
+            )
     finally:
         cache.close()
-    per_call = counts["per_call"]
+    scores, timed = counts["scores"], counts["timed"]
     n = len(pairs)
-    accuracy = counts["correct"] / n
-    seconds_per_call = sum(per_call) / len(per_call) if per_call else None
+    means, lows, highs = bootstrap_mean_ci(
+        np.asarray(scores, dtype=float)[:, None], BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, 0.95
+    )
+    accuracy = float(means[0])
+    seconds_per_call = _mean([t["seconds"] for t in timed])
+    loads = [t["load1"] for t in timed if "load1" in t]
     return {
         "model": name,
         "title": spec.title,
         "licence": spec.licence,
         "n": n,
-        "correct": counts["correct"],
+        "correct": int(sum(scores)),
         "accuracy": round(accuracy, 4),
+        "accuracy_ci95": [round(float(lows[0]), 4), round(float(highs[0]), 4)],
         "protocol_errors": counts["protocol_errors"],
         "protocol_error_rate": round(counts["protocol_errors"] / n, 4),
         "seconds_per_call": round(seconds_per_call, 3) if seconds_per_call else None,
-        "timed_calls": len(per_call),
+        "timed_calls": len(timed),
+        "threads": sorted({t["threads"] for t in timed if "threads" in t}),
+        "load1_mean": round(sum(loads) / len(loads), 2) if loads else None,
+        "load1_range": [round(min(loads), 2), round(max(loads), 2)] if loads else None,
+        "calls_with_load": len(loads),
+        "from_cache": counts["cached"],
         "accuracy_per_second": (
             round(accuracy / seconds_per_call, 5) if seconds_per_call else None
         ),

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Final, Self
@@ -25,7 +26,14 @@ from typing import Any, Final, Self
 from ._lexical_prompt import parse_prompt, prompt_text
 from ._lexical_reader import read
 
-__all__ = ["LEXICAL_MODEL", "LexicalServer", "handle", "lexical_client", "lexical_transport"]
+__all__ = [
+    "LEXICAL_MODEL",
+    "LexicalServer",
+    "handle",
+    "json_handler",
+    "lexical_client",
+    "lexical_transport",
+]
 
 #: Model name the lexical backend reports.
 LEXICAL_MODEL: Final = "groundtrace-lexical-reader-1"
@@ -151,28 +159,39 @@ def lexical_client(**kwargs: Any) -> Any:
     )
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+def json_handler(
+    respond: Callable[[str, str, bytes], tuple[int, Any]],
+) -> type[BaseHTTPRequestHandler]:
+    """A quiet ``http.server`` handler answering GET and POST with ``respond``'s JSON.
 
-    def _respond(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        status, payload = handle(self.command, self.path, raw)
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    Args:
+        respond: ``(method, path, body) -> (status, JSON body)``, e.g. :func:`handle`.
+    """
 
-    def do_GET(self) -> None:
-        self._respond()
+    class _Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
 
-    def do_POST(self) -> None:
-        self._respond()
+        def _respond(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            status, payload = respond(self.command, self.path, raw)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        return
+        def do_GET(self) -> None:
+            self._respond()
+
+        def do_POST(self) -> None:
+            self._respond()
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+    return _Handler
 
 
 class LexicalServer:
@@ -200,7 +219,7 @@ class LexicalServer:
         """Bind and serve in a daemon thread."""
         if self._server is not None:
             return
-        server = ThreadingHTTPServer(("127.0.0.1", self._requested_port), _Handler)
+        server = ThreadingHTTPServer(("127.0.0.1", self._requested_port), json_handler(handle))
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
