@@ -17,17 +17,27 @@ Calls go through the analyzer's model client and its content-addressed cache
 (``OUT/<model>/llm_cache.sqlite``): an interrupted run resumes where it stopped. Models run
 one after the other; run it with ``nice -n 5`` on a shared machine. Prints ONE JSON object.
 
+Calls of one model after the other are timed under whatever load each run meets, so the
+``seconds_per_call`` of two models compares runs, not models. ``--side-by-side K`` answers
+the ranking: it serves every model at once and asks the first K questions of each in turn,
+question by question (the order of the models rotating per question), with no cache, so
+every model meets the same load; it reports each model's mean seconds per call and the
+geometric mean of its per-question time ratio to the first model named.
+
 Usage::
 
     nice -n 5 python benchmarks/models.py [--questions 100] [--models a,b] [--threads T]
         [--out runs/models]
+    nice -n 5 python benchmarks/models.py --side-by-side 10 [--models a,b] [--threads T]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import math
 import os
 import sys
 import time
@@ -161,6 +171,54 @@ def measure(
     }
 
 
+async def _time_calls(
+    clients: dict[str, ModelClient], requests: dict[str, list[ChatRequest]]
+) -> dict[str, list[float]]:
+    """Wall seconds of each model's call per question, the models taken in rotating order."""
+    names = list(clients)
+    seconds: dict[str, list[float]] = {name: [] for name in names}
+    for q in range(len(requests[names[0]])):
+        for name in names[q % len(names) :] + names[: q % len(names)]:
+            started = time.perf_counter()
+            result = await clients[name].complete(requests[name][q])
+            if not isinstance(result, ChatResponse):
+                raise SystemExit(f"{name}: question {q + 1}: the call failed: {result}")
+            seconds[name].append(time.perf_counter() - started)
+        print(f"{q + 1}/{len(requests[names[0]])} questions timed", file=sys.stderr, flush=True)
+    return seconds
+
+
+def side_by_side(
+    names: list[str], questions: int, top_k: int, threads: int | None
+) -> dict[str, Any]:
+    """Serve every model at once and time the same questions on each under the same load."""
+    requests = {
+        name: [r for r, _ in _requests(MODELS[name].alias, questions, top_k)] for name in names
+    }
+    with contextlib.ExitStack() as stack:
+        clients = {}
+        for name in names:
+            server = stack.enter_context(LlamaServer(MODELS[name], n_ctx=4096, n_threads=threads))
+            clients[name] = ModelClient(server.base_url, cache=None, concurrency=1, timeout=600.0)
+        load_before = os.getloadavg()[0]
+        seconds = asyncio.run(_time_calls(clients, requests))
+        load_after = os.getloadavg()[0]
+    reference = seconds[names[0]]
+    rows = []
+    for name in names:
+        ratios = [s / r for s, r in zip(seconds[name], reference, strict=True)]
+        rows.append({
+            "model": name,
+            "calls": len(seconds[name]),
+            "seconds_per_call": round(sum(seconds[name]) / len(seconds[name]), 3),
+            "ratio_to_reference": round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 3),
+            "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+        })  # fmt: skip
+    return {"side_by_side": questions, "reference": names[0], "top_k": top_k,
+            "threads": threads, "load1": [round(load_before, 2), round(load_after, 2)],
+            "models": rows}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=100)
@@ -170,11 +228,21 @@ def main() -> None:
     parser.add_argument(
         "--threads", type=int, default=None, help="llama.cpp threads (default: every CPU)"
     )
+    parser.add_argument(
+        "--side-by-side", type=int, default=0, metavar="K",
+        help="time the first K questions on every model at once, uncached (see above)",
+    )  # fmt: skip
     args = parser.parse_args()
-    rows = [
-        measure(name, args.questions, args.top_k, args.out, args.threads)
-        for name in args.models.split(",")
-    ]
+    names = args.models.split(",")
+    unknown = [name for name in names if name not in MODELS]
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    if args.side_by_side:
+        print(
+            json.dumps(side_by_side(names, args.side_by_side, args.top_k, args.threads), indent=2)
+        )
+        return
+    rows = [measure(name, args.questions, args.top_k, args.out, args.threads) for name in names]
     best = max(rows, key=lambda r: r["accuracy_per_second"] or 0.0)
     summary = {"questions": args.questions, "top_k": args.top_k, "threads": args.threads,
                "models": rows, "best_accuracy_per_second": best["model"]}  # fmt: skip

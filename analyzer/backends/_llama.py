@@ -62,9 +62,13 @@ def _die_with_parent() -> None:
 
 
 def idle_cpus() -> int:
-    """CPUs this process may use that the 1-minute load average leaves idle (at least 1)."""
+    """CPUs this process may use that the 1-minute load average leaves idle (at least 1).
+
+    Whole busy CPUs only (the load rounded down): the average lags, so the tail of a finished
+    job (a load of 0.6 on a machine that is now idle) must not halve llama.cpp's threads.
+    """
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, (cpus or 1) - round(os.getloadavg()[0]))
+    return max(1, (cpus or 1) - int(os.getloadavg()[0]))
 
 
 def _free_port() -> int:

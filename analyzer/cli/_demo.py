@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 from rich.table import Table
 
 from ._app import console, err_console, handle_errors, print_reading
 from ._progress import ProgressReporter
+
+#: Questions (and traces replayed) of the default run: the most that finish within 10 minutes
+#: on a quiet 2-core machine with the default model (measured: docs/models.md).
+DEFAULT_ITEMS: Final = 16
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.demo import DemoResult
@@ -122,7 +126,7 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(help="HotpotQA-layout JSON or JSONL file (default: the shipped sample)."),
         ] = None,
-        questions: Annotated[int, typer.Option(help="Number of questions to run.")] = 12,
+        questions: Annotated[int, typer.Option(help="Number of questions to run.")] = DEFAULT_ITEMS,
         out: Annotated[
             Path, typer.Option(help="Output directory (traces/ and cases.jsonl).")
         ] = Path("groundtrace-demo"),
@@ -134,7 +138,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 help="Run the evidence interventions on the first N traces (0: skip them)."
             ),
-        ] = 12,
+        ] = DEFAULT_ITEMS,
         operators: Annotated[
             list[str] | None,
             typer.Option(

@@ -129,7 +129,7 @@ def test_threads_default_to_the_idle_cpus(monkeypatch: pytest.MonkeyPatch) -> No
     from groundtrace.analyzer.backends import _llama
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
-    for load, idle in ((0.2, 2), (1.4, 1), (4.5, 1)):
+    for load, idle in ((0.2, 2), (0.6, 2), (1.0, 1), (1.4, 1), (4.5, 1)):
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
         assert _llama.idle_cpus() == idle
         command = LlamaServer(DEFAULT_MODEL)._command(Path("m.gguf"), 1234)
