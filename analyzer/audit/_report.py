@@ -31,6 +31,11 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
+def _quote(text: str) -> str:
+    """A source's own words, marked verbatim (a licence may well contain ``***`` or ``##``)."""
+    return f"<small data-verbatim>{escape(text[:240])}</small>"
+
+
 def _num(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
@@ -230,8 +235,8 @@ def _pair_table(run: AuditRun) -> str:
         rows.append(
             f'<tr id="p-{escape(pid)}"><td>{escape(pid)}</td><td>{pair.label}</td>'
             f"<td>{pair.significance or ''}</td><td>{escape(pair.decided_by)}</td>"
-            f"<td>{escape(a.text)}<br><small>{escape(a.quote[:240])}</small></td>"
-            f"<td>{escape(b.text)}<br><small>{escape(b.quote[:240])}</small></td></tr>"
+            f"<td>{escape(a.text)}<br>{_quote(a.quote)}</td>"
+            f"<td>{escape(b.text)}<br>{_quote(b.quote)}</td></tr>"
         )
     return (
         "<h2>Pairs (both sources answer)</h2><table><tr><th>pair</th><th>label</th>"

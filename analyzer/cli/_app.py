@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from functools import wraps
 from typing import ParamSpec, TypeVar
@@ -14,7 +16,11 @@ from ._extras import missing_extra
 
 __all__ = ["console", "err_console", "handle_errors", "print_reading"]
 
-console = Console(soft_wrap=True)
+#: Width of tables written to a log or a pipe (rich assumes 80 there): the widest table, the
+#: evidence interventions', is 104 columns. ``COLUMNS`` still decides when it is set.
+_PLAIN_WIDTH = 120
+_width = None if sys.stdout.isatty() or "COLUMNS" in os.environ else _PLAIN_WIDTH
+console = Console(soft_wrap=True, width=_width)
 err_console = Console(stderr=True, soft_wrap=True)
 
 
