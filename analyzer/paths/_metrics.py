@@ -92,8 +92,8 @@ def _ratio(
     total_num, total_den = float(sum(num)), float(sum(den))
     if n == 0 or total_den == 0:
         return MetricValue(None, (None, None), n, total_num, total_den, note=empty_note)
-    num_b = bootstrap_sums(np.asarray(num, dtype=np.float64), settings.n_resamples, settings.seed)
-    den_b = bootstrap_sums(np.asarray(den, dtype=np.float64), settings.n_resamples, settings.seed)
+    paired = np.asarray([num, den], dtype=np.float64).T
+    num_b, den_b = bootstrap_sums(paired, settings.n_resamples, settings.seed).T
     keep = den_b > 0
     ratios: FloatArray = num_b[keep] / den_b[keep]
     alpha = (1.0 - settings.confidence) / 2.0

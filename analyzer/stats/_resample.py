@@ -94,6 +94,9 @@ def bootstrap_sums(
 ) -> npt.NDArray[np.float64]:
     """Each resample's sum of ``values`` (integer-valued: counts, flags), in bounded memory.
 
+    ``values`` of shape ``(n, k)`` sums ``k`` columns over the same resamples (a ratio's
+    numerator and denominator, paired), giving shape ``(n_resamples, k)``.
+
     The resamples are those of :func:`bootstrap_indices` with the same ``(n, n_resamples,
     seed)``, drawn from the same generator stream a chunk of rows at a time (at most
     :data:`SUM_CHUNK_CELLS` draws held, nothing cached), so memory does not grow with ``n``
@@ -101,7 +104,7 @@ def bootstrap_sums(
     equals ``bootstrap_counts(n, n_resamples, seed) @ values`` bit for bit.
 
     Args:
-        values: shape ``(n,)``, ``n >= 1``, every value an integer.
+        values: shape ``(n,)`` or ``(n, k)``, ``n >= 1``, every value an integer.
         n_resamples: number of bootstrap resamples B (must be >= 1).
         seed: seed of the resamples.
 
@@ -114,8 +117,8 @@ def bootstrap_sums(
     if not np.array_equal(values, np.round(values)):
         raise ValueError("bootstrap_sums needs integer values (its sums must be exact)")
     rng = np.random.default_rng(seed)
-    rows = max(1, SUM_CHUNK_CELLS // n)
-    sums = np.empty(n_resamples, dtype=np.float64)
+    rows = max(1, SUM_CHUNK_CELLS // values.size)
+    sums = np.empty((n_resamples, *values.shape[1:]), dtype=np.float64)
     for start in range(0, n_resamples, rows):
         drawn = rng.integers(0, n, size=(min(rows, n_resamples - start), n), dtype=np.intp)
         sums[start : start + drawn.shape[0]] = values[drawn].sum(axis=1)

@@ -25,6 +25,20 @@ def test_chunked_sums_equal_the_full_counts_product_bit_for_bit(
     assert np.array_equal(bootstrap_sums(values, resamples, 20260709), expected)
 
 
+@pytest.mark.parametrize("cells", [1, 7, _resample.SUM_CHUNK_CELLS])
+def test_columns_are_summed_over_the_same_resamples(
+    monkeypatch: pytest.MonkeyPatch, cells: int
+) -> None:
+    """A ratio's numerator and denominator, one draw: each column as if summed alone."""
+    monkeypatch.setattr(_resample, "SUM_CHUNK_CELLS", cells)
+    values = np.random.default_rng(5).integers(0, 9, size=(41, 2)).astype(np.float64)
+    both = bootstrap_sums(values, 257, 20260709)
+    assert both.shape == (257, 2)
+    for column in range(2):
+        alone = bootstrap_sums(values[:, column].copy(), 257, 20260709)
+        assert np.array_equal(both[:, column], alone)
+
+
 def test_sums_of_non_integers_are_refused() -> None:
     with pytest.raises(ValueError, match="integer values"):
         bootstrap_sums(np.array([0.5, 1.0]), 10, 1)
