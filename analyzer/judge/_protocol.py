@@ -44,6 +44,7 @@ _FAILURE_KINDS = {
     FailureKind.HTTP_ERROR: ProtocolErrorKind.HTTP_ERROR,
     FailureKind.CONNECTION: ProtocolErrorKind.CONNECTION,
     FailureKind.INVALID_RESPONSE: ProtocolErrorKind.INVALID_RESPONSE,
+    FailureKind.NOT_SENT: ProtocolErrorKind.NOT_SENT,
 }
 
 

@@ -46,6 +46,8 @@ class ProtocolErrorKind(StrEnum):
     HTTP_ERROR = "http_error"
     CONNECTION = "connection"
     INVALID_RESPONSE = "invalid_response"
+    #: the call was recorded, not sent (``--estimate``)
+    NOT_SENT = "not_sent"
 
 
 @dataclass(frozen=True, slots=True)

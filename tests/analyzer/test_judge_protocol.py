@@ -110,6 +110,7 @@ def test_truncation_fails_every_metric_even_if_text_parses() -> None:
         (FailureKind.HTTP_ERROR, ProtocolErrorKind.HTTP_ERROR),
         (FailureKind.CONNECTION, ProtocolErrorKind.CONNECTION),
         (FailureKind.INVALID_RESPONSE, ProtocolErrorKind.INVALID_RESPONSE),
+        (FailureKind.NOT_SENT, ProtocolErrorKind.NOT_SENT),
     ],
 )
 def test_call_failures_become_protocol_errors(
@@ -118,3 +119,8 @@ def test_call_failures_become_protocol_errors(
     errors = failure_errors(CallFailure(failure, "boom", "k", raw="body"))
     assert {e.metric: e.kind for e in errors} == dict.fromkeys(Metric, kind)
     assert all(e.raw == "body" for e in errors)
+
+
+def test_every_call_failure_kind_has_a_protocol_error_kind() -> None:
+    for failure in FailureKind:
+        assert failure_errors(CallFailure(failure, "boom", "k"), (Metric.ADHERENCE,))
