@@ -7,8 +7,8 @@ launcher, see ``_llama_launch``) as a subprocess bound to 127.0.0.1 on a free po
 
 Threads: llama.cpp's worker threads wait for each other at every operation, so on a machine
 whose cores are busy with other work one descheduled thread stalls the rest; the default is
-one thread per CPU the 1-minute load average leaves idle, at least one (measured on a 2-core
-machine at load average 4-5: 16-17 s per demo question with one thread, 48-88 s with two).
+one thread per CPU that other work leaves idle, at least one (measured on a 2-core machine at
+load average 4-5: 16-17 s per demo question with one thread, 48-88 s with two).
 The same count evaluates prompts (``n_threads_batch``).
 
 Logits: only the last prompt token's are computed (``--logits_all False``; the server's default
@@ -61,14 +61,46 @@ def _die_with_parent() -> None:
         return
 
 
-def idle_cpus() -> int:
-    """CPUs this process may use that the 1-minute load average leaves idle (at least 1).
+#: How long :func:`idle_cpus` watches the CPUs (Linux): the load average lags by minutes.
+BUSY_WINDOW_SECONDS = 0.5
 
-    Whole busy CPUs only (the load rounded down): the average lags, so the tail of a finished
-    job (a load of 0.6 on a machine that is now idle) must not halve llama.cpp's threads.
+
+def _cpu_jiffies() -> tuple[int, int] | None:
+    """(busy, total) CPU time of the machine so far (``/proc/stat``), None where there is none."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_cpus() -> float:
+    """How many CPUs other work keeps busy now.
+
+    On Linux: the busy share of the machine's CPU time over :data:`BUSY_WINDOW_SECONDS` (this
+    process sleeps meanwhile) times the CPU count; elsewhere the 1-minute load average. The
+    load average lags: just after a build on every core it still reads about the core count
+    on a machine that is by then idle.
+    """
+    cpus = os.cpu_count() or 1
+    before = _cpu_jiffies()
+    if before is not None:
+        time.sleep(BUSY_WINDOW_SECONDS)
+        after = _cpu_jiffies()
+        if after is not None and after[1] > before[1]:
+            return cpus * (after[0] - before[0]) / (after[1] - before[1])
+    return os.getloadavg()[0]
+
+
+def idle_cpus() -> int:
+    """CPUs this process may use that other work leaves idle (at least 1).
+
+    A CPU counts as busy from half of it on (:func:`busy_cpus` rounded half up).
     """
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, (cpus or 1) - int(os.getloadavg()[0]))
+    return max(1, (cpus or 1) - int(busy_cpus() + 0.5))
 
 
 def _free_port() -> int:

@@ -129,7 +129,16 @@ def test_threads_default_to_the_idle_cpus(monkeypatch: pytest.MonkeyPatch) -> No
     from groundtrace.analyzer.backends import _llama
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
-    for load, idle in ((0.2, 2), (0.6, 2), (1.0, 1), (1.4, 1), (4.5, 1)):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_llama.time, "sleep", lambda _s: None)
+    # (busy, total) jiffies before and after the window: busy share x 2 CPUs
+    for busy, idle in ((0, 2), (10, 2), (24, 2), (26, 1), (50, 1), (100, 1)):
+        samples = iter([(1000, 5000), (1000 + busy, 5100)])
+        monkeypatch.setattr(_llama, "_cpu_jiffies", lambda samples=samples: next(samples))
+        assert _llama.idle_cpus() == idle, busy
+    # no /proc/stat: the 1-minute load average instead
+    monkeypatch.setattr(_llama, "_cpu_jiffies", lambda: None)
+    for load, idle in ((0.2, 2), (0.6, 1), (1.4, 1), (4.5, 1)):
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
         assert _llama.idle_cpus() == idle
         command = LlamaServer(DEFAULT_MODEL)._command(Path("m.gguf"), 1234)
@@ -137,6 +146,16 @@ def test_threads_default_to_the_idle_cpus(monkeypatch: pytest.MonkeyPatch) -> No
         assert _option(command, "--n_threads") == _option(command, "--n_threads_batch") == str(idle)
     command = LlamaServer(DEFAULT_MODEL, n_threads=3)._command(Path("m.gguf"), 1234)
     assert _option(command, "--n_threads") == _option(command, "--n_threads_batch") == "3"
+
+
+def test_busy_cpus_reads_the_machine_now() -> None:
+    """On the real /proc/stat: a number of CPUs between 0 and the machine's count."""
+    from groundtrace.analyzer.backends import _llama
+
+    if _llama._cpu_jiffies() is None:
+        pytest.skip("no /proc/stat on this system")
+    busy = _llama.busy_cpus()
+    assert 0.0 <= busy <= (os.cpu_count() or 1)
 
 
 def test_prompt_cache_is_bounded_and_off_unless_asked() -> None:
