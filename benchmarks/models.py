@@ -37,8 +37,8 @@ import argparse
 import asyncio
 import contextlib
 import json
-import math
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -211,7 +211,7 @@ def side_by_side(
             "model": name,
             "calls": len(seconds[name]),
             "seconds_per_call": round(sum(seconds[name]) / len(seconds[name]), 3),
-            "ratio_to_reference": round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 3),
+            "ratio_to_reference": round(statistics.geometric_mean(ratios), 3),
             "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
         })  # fmt: skip
     return {"side_by_side": questions, "reference": names[0], "top_k": top_k,

@@ -148,3 +148,13 @@ def test_scale_out_reports_every_configuration_with_identical_results() -> None:
     assert all(_positive(run["steady_calls_per_s"]) for run in report["runs"].values())
     assert _positive(report["runs"]["ray_2"]["scaling_efficiency"])
     assert _positive(report["runs"]["ray_2"]["warm"]["scaling_efficiency"])
+
+
+def test_models_refuses_an_unknown_model_before_serving_any() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "models.py"), "--side-by-side", "1",
+         "--models", "no-such-model"],
+        cwd=BENCHMARKS.parent, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "unknown model(s) no-such-model" in done.stderr
