@@ -476,10 +476,10 @@ def run_command(
     write(out / "summary.json", summary)
     _write_judgments(out / "judgments.jsonl", results)
     if write_back_to is not None:
-        from groundtrace.analyzer.writeback import judge_verdicts, root_spans
+        from groundtrace.analyzer.writeback import answer_spans, judge_verdicts
 
         trace_ids = {t.request.case_id or t.trace_id: t.trace_id for t in trace_list}
-        linked = judge_verdicts(results, trace_ids, root_spans(trace_list), working)
+        linked = judge_verdicts(results, trace_ids, answer_spans(trace_list), working)
         wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
         typer.echo(encode(summary).decode())

@@ -27,7 +27,8 @@ WriteBackOpt = Annotated[
     typer.Option(
         "--write-back",
         help="Also send per-case results, linked to the original spans: otlp "
-        "(gen_ai.evaluation.result log records) or phoenix (span annotations).",
+        "(gen_ai.evaluation.result log records, on the span each result evaluates) or phoenix "
+        "(trace annotations, and document annotations under the retrieved documents).",
     ),
 ]
 OtlpEndpointOpt = Annotated[
@@ -72,5 +73,5 @@ def write_back(
         where = f"as gen_ai.evaluation.result log records to {otlp_endpoint}"
     else:
         sent = annotate_phoenix(linked.verdicts, phoenix_url)
-        where = f"as span annotations to Phoenix at {phoenix_url}"
+        where = f"as trace/document annotations to Phoenix at {phoenix_url}"
     err_console.print(f"write-back: {sent} result(s) {where}", highlight=False, markup=False)

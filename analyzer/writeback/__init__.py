@@ -4,9 +4,13 @@ Every analysis that judges traces -- the gate, ``paths``, ``judge run``, ``inter
 -- can send its per-case results back to the backend, linked to the original trace and span:
 
 * ``otlp``: one OTel GenAI ``gen_ai.evaluation.result`` log record per result, exported over
-  OTLP/HTTP to ``--otlp-endpoint`` (the record's trace and span ids are the original's);
-* ``phoenix``: one Arize Phoenix span annotation per result through its REST API, keyed by
-  an identifier so a rerun updates them instead of adding duplicates.
+  OTLP/HTTP to ``--otlp-endpoint``, on the span it evaluates (the root span for a gate
+  decision or path status, the answering LLM call for a judge score, with its
+  ``gen_ai.response.id``, the retrieval step for an evidence role);
+* ``phoenix``: one Arize Phoenix annotation per result through its REST API, where Phoenix
+  shows it: a trace annotation for a per-request result (gate, paths, judge), a document
+  annotation under the retrieved document for an evidence role; short names, keyed so that a
+  rerun updates them instead of adding duplicates.
 
 The results files are written first; a failed write-back is a :class:`WriteBackError`
 (exit code 4), never ignored.
@@ -24,19 +28,22 @@ from __future__ import annotations
 
 from ._build import gate_verdicts, judge_verdicts, path_verdicts, role_verdicts
 from ._otlp import export_otlp, log_record
-from ._phoenix import annotate_phoenix, phoenix_annotation
-from ._verdict import Linked, Verdict, root_spans
+from ._phoenix import annotate_phoenix, phoenix_annotation, phoenix_name
+from ._verdict import Linked, Target, Verdict, answer_spans, root_spans
 
 __all__ = [
     "Linked",
+    "Target",
     "Verdict",
     "annotate_phoenix",
+    "answer_spans",
     "export_otlp",
     "gate_verdicts",
     "judge_verdicts",
     "log_record",
     "path_verdicts",
     "phoenix_annotation",
+    "phoenix_name",
     "role_verdicts",
     "root_spans",
 ]

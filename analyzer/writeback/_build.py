@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from groundtrace.sdk import semconv as sc
 
-from ._verdict import Linked, Verdict, link
+from ._verdict import Linked, Target, Verdict, link
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.gate._run import GateReport
@@ -74,40 +74,44 @@ def path_verdicts(report: PathReport, roots: Mapping[str, str]) -> Linked:
 def judge_verdicts(
     results: Sequence[JudgeResult],
     trace_ids: Mapping[str, str],
-    roots: Mapping[str, str],
+    targets: Mapping[str, Target],
     threshold: float,
 ) -> Linked:
     """One verdict per judge metric and case: its score and pass/fail, or its protocol error.
 
     ``trace_ids`` maps a judge case id to its trace; cases read from a case file have none.
+    ``targets`` (:func:`answer_spans`) names the span each trace's answer came from: the
+    verdicts go there, with the completion's ``gen_ai.response.id``.
     """
 
     def items() -> Iterator[Verdict | str]:
         for result in results:
             trace_id = trace_ids.get(result.case_id)
-            span = link(trace_id, roots)
-            if trace_id is None or span is None:
+            target = None if trace_id is None else targets.get(trace_id)
+            if trace_id is None or target is None:
                 yield result.case_id
                 continue
             for metric, score in sorted(result.scores.items()):
                 yield Verdict(
                     trace_id,
-                    span,
+                    target.span_id,
                     f"{sc.GT_EVALUATION_JUDGE}.{metric.value}",
                     case_id=result.case_id,
                     label="pass" if score >= threshold else "fail",
                     score=score,
                     explanation=result.rationale,
+                    response_id=target.response_id,
                 )
             for error in result.errors:
                 yield Verdict(
                     trace_id,
-                    span,
+                    target.span_id,
                     f"{sc.GT_EVALUATION_JUDGE}.{error.metric.value}",
                     case_id=result.case_id,
                     label="protocol_error",
                     explanation=error.message,
                     error_type=error.kind.value,
+                    response_id=target.response_id,
                 )
 
     return Linked.collect(items())
@@ -116,8 +120,9 @@ def judge_verdicts(
 def role_verdicts(result: RunResult) -> Linked:
     """The roles of each item's target evidence, on the retrieval step that returned it.
 
-    The label lists the roles asserted (``none`` when the target has none); the explanation
-    says which roles could not be evaluated and why.
+    The verdict carries the item's position among that step's documents (the order the step
+    recorded them in). The label lists the roles asserted (``none`` when the target has
+    none); the explanation says which roles could not be evaluated and why.
     """
 
     def items() -> Iterator[Verdict | str]:
@@ -128,6 +133,7 @@ def role_verdicts(result: RunResult) -> Linked:
             if target is None or step is None:
                 yield plan.key
                 continue
+            documents = [e.id for e in trace.evidence if e.step_span_id == step]
             why = "; ".join(
                 f"{r} not evaluable: {m}" for r, m in sorted(roles.not_evaluable.items())
             )
@@ -139,6 +145,7 @@ def role_verdicts(result: RunResult) -> Linked:
                 label=",".join(sorted(str(r) for r in roles.roles)) or "none",
                 explanation=why or None,
                 evidence_id=target,
+                document_position=documents.index(target),
             )
 
     return Linked.collect(items())

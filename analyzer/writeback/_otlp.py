@@ -6,13 +6,19 @@ trace) and whose attributes are ``gen_ai.evaluation.name``, ``.score.value``,
 ``.score.label``, ``gen_ai.evaluation.explanation`` (plus ``error.type`` when the evaluation
 itself failed, and the groundtrace case / evidence id). The records go through the stock
 OpenTelemetry OTLP/HTTP log exporter, called directly so that a refused export is an error.
+
+Arize Phoenix takes OTLP traces but no OTLP logs (it answers 405 on ``/v1/logs``): when an
+export fails, the endpoint is asked whether it is Phoenix, and if so the error says so and
+names ``--write-back phoenix``.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 
+import httpx
 from opentelemetry import trace
 from opentelemetry._logs import LogRecord, SeverityNumber
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
@@ -37,6 +43,9 @@ TIMEOUT_S = 30.0
 SERVICE = "groundtrace-analyzer"
 #: Instrumentation scope of the records.
 SCOPE = "groundtrace.analyzer.writeback"
+#: Timeout of the question whether a refusing endpoint is Arize Phoenix, seconds.
+PROBE_TIMEOUT_S = 5.0
+_VERSION = re.compile(r"\d+\.\d+(\.\d+)?[\w.+-]{0,20}")
 
 
 def _version() -> str:
@@ -90,6 +99,13 @@ def export_otlp(verdicts: Sequence[Verdict], endpoint: str) -> int:
         for start in range(0, len(verdicts), BATCH):
             batch = [log_record(v, resource, scope) for v in verdicts[start : start + BATCH]]
             if exporter.export(batch) is not LogRecordExportResult.SUCCESS:
+                phoenix = _phoenix_version(url.removesuffix("/v1/logs"))
+                if phoenix is not None:
+                    raise WriteBackError(
+                        f"{url} is Arize Phoenix {phoenix}, which takes no OTLP logs: use "
+                        f"--write-back phoenix --phoenix-url {url.removesuffix('/v1/logs')} "
+                        f"(annotations in Phoenix's own views); {exported} record(s) exported"
+                    )
                 raise WriteBackError(
                     f"OTLP export of {len(batch)} evaluation record(s) to {url} failed "
                     f"({exported} exported before; the exporter's warning above says why)"
@@ -98,3 +114,15 @@ def export_otlp(verdicts: Sequence[Verdict], endpoint: str) -> int:
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]
     return exported
+
+
+def _phoenix_version(base: str) -> str | None:
+    """The Arize Phoenix version served at ``base``, ``None`` when it is not Phoenix."""
+    try:
+        response = httpx.get(f"{base}/arize_phoenix_version", timeout=PROBE_TIMEOUT_S)
+    except httpx.HTTPError:
+        return None
+    version = response.text.strip()
+    if response.status_code != 200 or _VERSION.fullmatch(version) is None:
+        return None
+    return version

@@ -4,6 +4,11 @@ Each analysis builds its verdicts from its own result records: the gate's case d
 the path status of each case, the judge's scores and protocol errors, the roles of each
 evidence item. A verdict needs a trace; a result without one (a case no trace ran) cannot be
 linked and is returned in the ``unlinked`` list, never dropped silently.
+
+Each verdict names the span it evaluates: the request's root span for per-request results
+(gate decision, path status), the LLM call that produced the answer for judge scores (else the
+ANSWER step), the retrieval step for an evidence item (with the item's position in that
+step's documents).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from dataclasses import dataclass
 from groundtrace.collectors import Trace
 from groundtrace.sdk import semconv as sc
 
-__all__ = ["Linked", "Verdict", "link", "root_spans"]
+__all__ = ["Linked", "Target", "Verdict", "answer_spans", "link", "root_spans"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +29,7 @@ class Verdict:
     Attributes:
         trace_id: hex trace id of the original trace.
         span_id: hex id of the span evaluated (the request's root span for per-case results,
-            the retrieval step for an evidence item).
+            the answering LLM call for judge scores, the retrieval step for an evidence item).
         name: the evaluation name (``gen_ai.evaluation.name``), e.g. ``groundtrace.gate.case``.
         case_id: the case, when there is one.
         label: the categorical outcome (decision, status, pass/fail, roles).
@@ -32,6 +37,9 @@ class Verdict:
         explanation: the reasons, in words.
         error_type: set when the evaluation itself failed (a judge protocol error).
         evidence_id: the evidence item an evidence-role verdict concerns.
+        document_position: 0-based position of that item among its retrieval step's
+            documents (``retrieval.documents``), when known.
+        response_id: ``gen_ai.response.id`` of the completion evaluated, when the trace has it.
     """
 
     trace_id: str
@@ -43,6 +51,13 @@ class Verdict:
     explanation: str | None = None
     error_type: str | None = None
     evidence_id: str | None = None
+    document_position: int | None = None
+    response_id: str | None = None
+
+    @property
+    def per_request(self) -> bool:
+        """A result on the whole request (a trace-level annotation), not on one item of it."""
+        return self.evidence_id is None
 
     @property
     def identifier(self) -> str:
@@ -57,6 +72,7 @@ class Verdict:
             (sc.GENAI_EVALUATION_SCORE_LABEL, self.label),
             (sc.GENAI_EVALUATION_EXPLANATION, self.explanation),
             (sc.ERROR_TYPE, self.error_type),
+            (sc.GENAI_RESPONSE_ID, self.response_id),
             (sc.GT_EVALUATION_CASE_ID, self.case_id),
             (sc.GT_EVALUATION_EVIDENCE_ID, self.evidence_id),
         ]
@@ -92,6 +108,53 @@ def root_spans(traces: Iterable[Trace]) -> dict[str, str]:
         root = next((s for s in trace.steps if s.parent_span_id is None), trace.steps[0])
         roots.setdefault(trace.trace_id, root.span_id)
     return roots
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The span a judge score is attached to, and the completion's response id there."""
+
+    span_id: str
+    response_id: str | None = None
+
+
+def _below(parents: Mapping[str, str | None], span: str | None, ancestor: str) -> bool:
+    """Whether ``span`` is ``ancestor`` or lies below it (a cycle of parents ends the walk)."""
+    for _ in range(len(parents) + 1):
+        if span is None:
+            return False
+        if span == ancestor:
+            return True
+        span = parents.get(span)
+    return False
+
+
+def answer_spans(traces: Iterable[Trace]) -> dict[str, Target]:
+    """Trace id -> the span that produced its answer: what a judge score evaluates.
+
+    The last LLM call below the ANSWER step (with its ``gen_ai.response.id``), else the ANSWER
+    step, else the last LLM call, else the root span.
+    """
+    targets: dict[str, Target] = {}
+    for trace in traces:
+        if not trace.steps or trace.trace_id in targets:
+            continue
+        parents = {s.span_id: s.parent_span_id for s in trace.steps}
+        answers = [s.span_id for s in trace.steps if s.action == sc.Action.ANSWER.value]
+        llms = [s for s in trace.steps if s.action == sc.Action.LLM.value]
+        answer = answers[-1] if answers else None
+        if answer is not None:
+            llms = [s for s in llms if _below(parents, s.span_id, answer)]
+        if llms:
+            raw = llms[-1].attributes.get(sc.GENAI_RESPONSE_ID)
+            response = raw if isinstance(raw, str) and raw else None
+            targets[trace.trace_id] = Target(llms[-1].span_id, response)
+        elif answer is not None:
+            targets[trace.trace_id] = Target(answer)
+        else:
+            root = next((s for s in trace.steps if s.parent_span_id is None), trace.steps[0])
+            targets[trace.trace_id] = Target(root.span_id)
+    return targets
 
 
 def link(trace_id: str | None, roots: Mapping[str, str]) -> str | None:

@@ -1,8 +1,9 @@
 """``--write-back``: per-case results reach the backend, linked to the original spans.
 
 OTLP: a loopback OTLP/HTTP endpoint decodes the ExportLogsServiceRequest the stock exporter
-sends. Phoenix: the request body and error mapping with httpx's mock transport (the round trip
-against a real Phoenix is tests/integration/test_phoenix_writeback.py).
+sends. Phoenix: the request bodies and error mapping with httpx's mock transport (the round trip
+against a real Phoenix, read back in Phoenix's views and with ``collect phoenix``, is
+tests/integration/test_phoenix_writeback.py).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from typer.testing import CliRunner
 from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import WriteBackError
-from groundtrace.analyzer.writeback import Verdict, annotate_phoenix, root_spans
-from groundtrace.collectors import ReadReport, read_traces
+from groundtrace.analyzer.writeback import Verdict, annotate_phoenix, phoenix_annotation, root_spans
+from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
 from groundtrace.examples.agent_docs.app import run as run_agent
 from groundtrace.sdk import semconv as sc
@@ -137,49 +138,122 @@ def test_judge_run_write_back_sends_scores_per_metric(tmp_path: Path) -> None:
     errors = [r for r in srv.records if sc.ERROR_TYPE in r["attributes"]]
     assert len(errors) == sum(len(j["errors"]) for j in judged)
     assert all(r["attributes"][sc.GENAI_EVALUATION_SCORE_LABEL] == "protocol_error" for r in errors)
-    roots = _roots(spans)
-    assert all(r["span_id"] == roots[r["trace_id"]] for r in srv.records)
+    traces = {t.trace_id: t for t in read_traces([str(spans)], report=ReadReport())}
+    for record in srv.records:  # on the ANSWER step (no LLM call below it here), not the root
+        trace = traces[record["trace_id"]]
+        step = next(s for s in trace.steps if s.span_id == record["span_id"])
+        assert step.action == sc.Action.ANSWER.value
+
+
+def _rag_traces(path: Path) -> list[Trace]:
+    """The small RAG app's traces (an ANSWER step calling an OpenAI-compatible LLM)."""
+    from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
+    from tests.integration.phoenix_scenario import send_traces
+    from tests.support.data import HOTPOT
+
+    exporter = OTLPJsonFileExporter(path)
+    send_traces(None, HOTPOT, exporter)
+    return list(read_traces([str(path)], report=ReadReport()))
+
+
+def test_judge_scores_go_to_the_llm_call_with_its_response_id(tmp_path: Path) -> None:
+    spans = tmp_path / "rag.jsonl"
+    traces = {t.trace_id: t for t in _rag_traces(spans)}
+    assert len(traces) == 3
+    with OTLPLogsServer() as srv:
+        result = CliRunner().invoke(
+            app,
+            ["judge", "run", str(spans), "--out", str(tmp_path / "j"), "--write-back", "otlp",
+             "--otlp-endpoint", srv.url],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert len(srv.records) == 3 * 3  # three metrics per trace
+    for record in srv.records:
+        trace = traces[record["trace_id"]]
+        (llm,) = [s for s in trace.steps if s.action == sc.Action.LLM.value]
+        assert record["span_id"] == llm.span_id
+        response_id = llm.attributes[sc.GENAI_RESPONSE_ID]
+        assert isinstance(response_id, str) and response_id.startswith("chatcmpl-")
+        assert record["attributes"][sc.GENAI_RESPONSE_ID] == response_id
+    from groundtrace.analyzer.writeback import answer_spans
+
+    targets = answer_spans(traces.values())
+    assert {t.span_id for t in targets.values()} == {r["span_id"] for r in srv.records}
 
 
 def _phoenix(handler: Any) -> httpx.Client:
     return httpx.Client(transport=httpx.MockTransport(handler))
 
 
-def test_phoenix_annotations_carry_an_identifier_and_refusals_are_errors() -> None:
-    bodies: list[dict[str, Any]] = []
+def test_phoenix_annotations_go_where_phoenix_shows_them_and_refusals_are_errors() -> None:
+    bodies: list[tuple[str, dict[str, Any]]] = []
 
     def accept(request: httpx.Request) -> httpx.Response:
-        assert request.url.path == "/v1/span_annotations"
         assert request.url.params["sync"] == "true"
-        bodies.append(json.loads(request.content))
+        bodies.append((request.url.path, json.loads(request.content)))
         return httpx.Response(200, json={"data": [{"id": "x"}]})
 
-    verdict = Verdict(
+    gate = Verdict(
         "ab" * 16, "cd" * 8, sc.GT_EVALUATION_GATE_CASE, case_id="q1", label="block",
         explanation="new: deterministic.answer fail",
     )  # fmt: skip
-    assert annotate_phoenix([verdict], "http://phoenix.test/", client=_phoenix(accept)) == 1
-    (annotation,) = bodies[0]["data"]
-    assert annotation == {
-        "span_id": "cd" * 8,
-        "name": sc.GT_EVALUATION_GATE_CASE,
+    judge = Verdict(
+        "ab" * 16, "ef" * 8, f"{sc.GT_EVALUATION_JUDGE}.answer_relevance", case_id="q1",
+        label="pass", score=0.75, response_id="chatcmpl-1",
+    )  # fmt: skip
+    role = Verdict(
+        "ab" * 16, "12" * 8, sc.GT_EVALUATION_EVIDENCE_ROLE, case_id="q1", label="necessary",
+        evidence_id="p3", document_position=2,
+    )  # fmt: skip
+    assert annotate_phoenix([gate, judge, role], "http://phoenix.test/", client=_phoenix(accept))
+    assert [path for path, _ in bodies] == ["/v1/trace_annotations", "/v1/document_annotations"]
+    gate_annotation, judge_annotation = bodies[0][1]["data"]
+    assert gate_annotation == {
+        "trace_id": "ab" * 16,
+        "name": "gate",
         "annotator_kind": "CODE",
         "result": {"label": "block", "explanation": "new: deterministic.answer fail"},
-        "metadata": {"case_id": "q1", "trace_id": "ab" * 16},
+        "metadata": {
+            "source": "groundtrace", "evaluation": sc.GT_EVALUATION_GATE_CASE,
+            "case_id": "q1", "trace_id": "ab" * 16, "span_id": "cd" * 8,
+        },
         "identifier": "groundtrace:q1",
-    }
+    }  # fmt: skip
+    assert judge_annotation["name"] == "answer_relevance"
+    assert judge_annotation["result"] == {"label": "pass", "score": 0.75}
+    assert judge_annotation["metadata"]["response_id"] == "chatcmpl-1"
+    (document,) = bodies[1][1]["data"]
+    assert document["span_id"] == "12" * 8 and document["document_position"] == 2
+    assert document["name"] == "role" and "identifier" not in document  # Phoenix takes none
+    assert document["metadata"]["evidence_id"] == "p3"
+    # an evidence item whose position is unknown stays on its retrieval span
+    unplaced = Verdict("ab" * 16, "12" * 8, sc.GT_EVALUATION_EVIDENCE_ROLE, evidence_id="p9")
+    assert phoenix_annotation(unplaced)[0] == "span_annotations"
 
     def refuse(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(404, json={"detail": "Spans with IDs cdcd do not exist."})
+        return httpx.Response(404, json={"detail": "Traces with IDs abab do not exist."})
 
-    with pytest.raises(WriteBackError, match=r"refused 1 span annotation\(s\) \(HTTP 404\).*cdcd"):
-        annotate_phoenix([verdict], "http://phoenix.test", client=_phoenix(refuse))
+    with pytest.raises(WriteBackError, match=r"refused 1 trace annotation\(s\) \(HTTP 404\).*abab"):
+        annotate_phoenix([gate], "http://phoenix.test", client=_phoenix(refuse))
 
     def unreachable(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused")
 
     with pytest.raises(WriteBackError, match="unreachable"):
-        annotate_phoenix([verdict], "http://phoenix.test", client=_phoenix(unreachable))
+        annotate_phoenix([gate], "http://phoenix.test", client=_phoenix(unreachable))
+
+
+def test_the_three_judge_metrics_have_short_distinct_names_in_phoenix() -> None:
+    from groundtrace.analyzer.judge import Metric
+
+    names = [
+        phoenix_annotation(Verdict("ab" * 16, "cd" * 8, f"{sc.GT_EVALUATION_JUDGE}.{m.value}"))[1][
+            "name"
+        ]
+        for m in Metric
+    ]
+    shown = {name[:12] for name in names}  # what Phoenix's UI leaves of a name
+    assert len(shown) == len(names) == 3
 
 
 def test_interventions_write_back_puts_roles_on_the_retrieval_span(tmp_path: Path) -> None:
@@ -208,5 +282,7 @@ def test_interventions_write_back_puts_roles_on_the_retrieval_span(tmp_path: Pat
         trace = traces[record["trace_id"]]
         step = next(e.step_span_id for e in trace.evidence if e.id == evidence_id)
         assert record["span_id"] == step
+        position = [e.id for e in trace.evidence if e.step_span_id == step].index(evidence_id)
+        assert attrs[sc.GT_EVALUATION_EVIDENCE_ID] == evidence_id and position >= 0
         assert attrs[sc.GT_EVALUATION_CASE_ID] == trace.request.case_id
         assert attrs[sc.GENAI_EVALUATION_SCORE_LABEL]  # roles, or "none"

@@ -189,17 +189,19 @@ def summary(trace: Trace) -> dict[str, Any]:
 # -- the scenario -------------------------------------------------------------------------------
 
 
-def send_traces(url: str, data_file: Path, also: SpanExporter) -> list[dict[str, Any]]:
-    """Run the app on the first cases of ``data_file``, exporting to Phoenix and to ``also``."""
+def send_traces(url: str | None, data_file: Path, also: SpanExporter) -> list[dict[str, Any]]:
+    """Run the app on the first cases of ``data_file``, exporting to ``also`` and to the
+    OTLP/HTTP endpoint at ``url`` (Phoenix, a receiver) unless ``url`` is ``None``."""
     with data_file.open(encoding="utf-8") as lines:
         cases = [json.loads(next(lines)) for _ in range(N_CASES)]
     resource = Resource.create({sc.SERVICE_NAME: "phoenix-it", sc.OI_PROJECT_NAME: PROJECT})
     provider = TracerProvider(resource=resource)
+    exporters = [also] if url is None else [also, OTLPSpanExporter(endpoint=f"{url}/v1/traces")]
     instrumentor = OpenAIInstrumentor()
     with OpenAICompatServer(handler=llm_handler) as llm:
         gt.configure(
             tracer_provider=provider,
-            exporter=[also, OTLPSpanExporter(endpoint=f"{url}/v1/traces")],
+            exporter=exporters,
             capture_content=True,
             redact=False,
         )

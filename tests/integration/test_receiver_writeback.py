@@ -5,9 +5,10 @@ process (127.0.0.1, stopped by its pid): the tool-using docs agent and the small
 app (against the local OpenAI-compatible test server). ``paths`` and ``gate run`` analyse the
 agent's traces, ``judge run`` the RAG app's, all three reading the receiver's store and writing
 their per-case results back to the same receiver with ``--write-back otlp``. Reading the store
-again must give each original trace its evaluations (name, score or label, explanation) on its
-root span, exactly as the analyses reported them; running all three a second time sends the
-same records again (OTLP has no update), and the reader keeps one of each.
+again must give each original trace its evaluations (name, score or label, explanation) on the
+span each evaluates (the root span for paths and gate, the answering LLM call for the judge,
+with its gen_ai.response.id), exactly as the analyses reported them; running all three a
+second time sends the same records again (OTLP has no update), and the reader keeps one of each.
 """
 
 from __future__ import annotations
@@ -137,10 +138,14 @@ def test_each_trace_gets_back_what_each_analysis_reported(loop: dict[str, Any]) 
     judged = [json.loads(line) for line in (out / "judge" / "judgments.jsonl").open()]
     assert {j["case_id"] for j in judged} >= set(loop["rag_cases"])
     scores: set[tuple[Any, ...]] = set()
-    for row in judged:
+    for row in judged:  # on the LLM call that answered, with its response id
         trace = by_case[row["case_id"]]
+        (llm,) = [s for s in trace.steps if s.action == sc.Action.LLM.value]
         for metric, score in row["scores"].items():
-            scores.add((trace.trace_id, root(trace), f"{sc.GT_EVALUATION_JUDGE}.{metric}", score))
+            scores.add((trace.trace_id, llm.span_id, f"{sc.GT_EVALUATION_JUDGE}.{metric}", score))
+        assert {e.response_id for e in trace.evaluations if e.span_id == llm.span_id} == {
+            llm.attributes[sc.GENAI_RESPONSE_ID]
+        }
     got = read_back(after)
     labelled = {(t, s, n, label) for t, s, n, _v, label, _x, _e in got if _v is None}
     scored = {(t, s, n, value) for t, s, n, value, _l, _x, _e in got if value is not None}
