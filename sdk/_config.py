@@ -17,7 +17,6 @@ the application.
 
 from __future__ import annotations
 
-import atexit
 import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,6 +40,7 @@ from . import _env as env
 from . import semconv as sc
 from ._export_processor import CountingBatchSpanProcessor, ExporterStats
 from ._exporters import build_exporter, normalize_exporter_names
+from ._fork import run_at_exit
 from ._runtime import CONTENT_FIELDS, Settings, install, logger
 from .redaction import BUILTIN_MASKERS, Masker, Redactor
 
@@ -104,9 +104,8 @@ class _Owned:
         self.shutdown_timeout_ms = 5000
 
 
-_LOCK: Final = threading.RLock()
+_LOCK = threading.RLock()  # made anew in a forked child: another thread may hold it at the fork
 _OWNED = _Owned()
-_ATEXIT_REGISTERED = False
 _LAST_STATS: tuple[ExporterStats, ...] = ()
 
 
@@ -363,7 +362,7 @@ def _configure(
     max_queue_size: int | None,
     shutdown_timeout: float | None,
 ) -> APITracerProvider | None:
-    global _ATEXIT_REGISTERED, _LAST_STATS
+    global _LAST_STATS
     with _LOCK:
         shutdown()
         _LAST_STATS = ()
@@ -466,10 +465,17 @@ def _configure(
         if set_global:
             trace.set_tracer_provider(provider)
         install(new_settings, provider)
-        if not _ATEXIT_REGISTERED:
-            atexit.register(shutdown)
-            _ATEXIT_REGISTERED = True
+        run_at_exit(shutdown)  # also at the end of forked and multiprocessing children
         return provider
+
+
+def _new_lock_after_fork() -> None:
+    global _LOCK
+    _LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def export_stats() -> ExportStats:

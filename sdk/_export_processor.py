@@ -13,7 +13,12 @@ Differences from OpenTelemetry's ``BatchSpanProcessor`` (same ``OTEL_BSP_*`` set
   exporting), after every text of the span was made UTF-8 encodable
   (:func:`~groundtrace.sdk._encodable.encodable_span`: one bad string cannot fail a batch);
 * ``force_flush`` and ``shutdown`` wait for the export thread at most their timeout, whatever
-  the exporter does (a collector that accepts and never answers cannot hold them longer).
+  the exporter does (a collector that accepts and never answers cannot hold them longer);
+* fork-safe: in a forked child (a prefork server's worker, a ``multiprocessing`` fork child)
+  the lock, the queue and the export thread are made anew and the counts start at zero, so
+  the child never waits on a lock another thread held at the fork, exports its own spans while
+  it lives, and reports its own counts (the spans queued at the fork are the parent's to
+  export: :mod:`groundtrace.sdk._fork`).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ._encodable import encodable_span
+from ._fork import at_fork_reinit
 from ._runtime import logger
 
 __all__ = ["CountingBatchSpanProcessor", "ExporterStats"]
@@ -98,6 +104,11 @@ class CountingBatchSpanProcessor(SpanProcessor):
         self._max_queue = max(1, max_queue_size)
         self._batch = max(1, min(max_export_batch_size, self._max_queue))
         self._delay = max(0.0, schedule_delay_millis) / 1000.0
+        self._start()
+        at_fork_reinit(self._after_fork)
+
+    def _start(self, *, export_thread: bool = True) -> None:
+        """Fresh queue, lock, counters and export thread (at creation and in a forked child)."""
         self._queue: deque[ReadableSpan] = deque()
         self._lock = threading.Lock()  # guards the queue, the batch in flight and the counters
         self._idle = threading.Condition(self._lock)  # notified when an export returns
@@ -108,10 +119,22 @@ class CountingBatchSpanProcessor(SpanProcessor):
         self._exported = 0
         self._failed = 0
         self._dropped = 0
-        self._worker = threading.Thread(
-            target=self._run, name=f"groundtrace-export-{name}", daemon=True
-        )
-        self._worker.start()
+        if export_thread:
+            self._worker = threading.Thread(
+                target=self._run, name=f"groundtrace-export-{self.name}", daemon=True
+            )
+            self._worker.start()
+
+    def _after_fork(self) -> None:
+        """In a forked child: start anew (without a thread if the parent had shut it down).
+
+        Nothing inherited is trusted: another thread may have held the lock at the fork, and
+        the export thread does not exist in the child. The exporter re-initialises itself if
+        it needs to (:class:`~groundtrace.sdk.file_exporter.OTLPJsonFileExporter` does).
+        """
+        stopped = self._shutdown
+        self._start(export_thread=not stopped)
+        self._shutdown = stopped
 
     # -- SpanProcessor -----------------------------------------------------------------------
 

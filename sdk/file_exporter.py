@@ -18,32 +18,51 @@ Usage::
     )
 
 Paths: a path that is an existing directory or ends with a path separator names a directory;
-the file is then ``DIR/traces-<pid>.jsonl`` (one file per process, so several workers never
-interleave lines). Any other path is the file itself; parent directories are created.
+the file is then ``DIR/traces-<pid>.jsonl`` (one file per process: a forked child writes its
+own file under its own pid). Any other path is the file itself, shared by every process that
+writes it; parent directories are created.
+
+Whole lines, always: the file is opened with ``O_APPEND`` and each batch is one ``write`` of
+one whole line, with no buffer in the process. Several processes (a prefork server's workers)
+appending to one file therefore never interleave or tear each other's lines: the kernel puts
+each write at the end of the file as one piece (local POSIX file systems; NFS does not
+guarantee ``O_APPEND``). A file that does not end with a newline when it is opened (the torn
+last line of a run that was killed mid-write) first gets a newline, so the next batch is a
+readable line of its own.
 
 Rotation (``max_bytes > 0``): before a line would make the file exceed ``max_bytes``, the file is
 rotated like :class:`logging.handlers.RotatingFileHandler`, keeping the ``.jsonl`` suffix:
 ``traces.jsonl`` -> ``traces.1.jsonl`` -> ``traces.2.jsonl`` ... up to ``backup_count`` files; the
 oldest is deleted. ``backup_count=0`` deletes the full file instead. A single line larger than
-``max_bytes`` is still written whole (lines are never split).
+``max_bytes`` is still written whole (lines are never split). Processes sharing one file rotate
+it once between them: the rotating process holds an exclusive ``flock`` on the file, and one
+that finds the file already renamed reopens the new one instead of rotating again. A batch
+another process writes while the rename happens lands whole at the end of the rotated file.
 
-Durability: every export is flushed to the operating system; :meth:`force_flush` and
-:meth:`shutdown` also ``fsync`` the file so nothing is lost on a clean exit.
+Durability: every export is handed to the operating system (one ``write``); :meth:`force_flush`
+and :meth:`shutdown` also ``fsync`` the file so nothing is lost on a clean exit.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Final
+from typing import Final
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from ._fork import at_fork_reinit
 from ._otlp_json import dumps_line, encode_spans_json
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover -- not POSIX: no other process shares the file
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["OTLPJsonFileExporter", "resolve_trace_path", "rotated_name"]
 
@@ -64,15 +83,42 @@ def rotated_name(path: Path, index: int) -> Path:
     return path.with_name(f"{path.stem}.{index}{path.suffix}")
 
 
+_OPEN_FLAGS: Final = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+_NEWLINE: Final = b"\n"
+
+
+def _ends_without_newline(path: Path, size: int) -> bool:
+    """Whether the non-empty file at ``path`` ends with anything but a newline."""
+    if size == 0:
+        return False
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) != _NEWLINE
+    except OSError:  # unreadable (write-only): nothing known, nothing added
+        return False
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """One ``write`` of ``data`` (a regular file takes it whole); the rest if it did not."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "short write")
+        view = view[written:]
+
+
 class OTLPJsonFileExporter(SpanExporter):
     """Write span batches as OTLP/JSON lines (Collector file-exporter format).
 
-    Thread-safe: batches from several processors or threads are written as whole lines. Never
-    raises into the caller: write errors are logged at debug level and reported as
-    ``SpanExportResult.FAILURE`` (so the span processor counts them as failed).
+    Thread-safe and fork-safe: batches from several processors, threads or processes are
+    written as whole lines. Never raises into the caller: write errors are logged at debug
+    level and reported as ``SpanExportResult.FAILURE`` (so the span processor counts them as
+    failed).
 
     Args:
-        path: a file path, or a directory (then ``DIR/traces-<pid>.jsonl``).
+        path: a file path, or a directory (then ``DIR/traces-<pid>.jsonl``, per process).
         max_bytes: rotate before the file would exceed this size; 0 disables rotation.
         backup_count: number of rotated files kept (``traces.1.jsonl`` is the newest).
     """
@@ -84,32 +130,83 @@ class OTLPJsonFileExporter(SpanExporter):
         max_bytes: int = 0,
         backup_count: int = 5,
     ) -> None:
+        self._spec = path
         self._path = resolve_trace_path(path)
         self._max_bytes = max(0, int(max_bytes))
         self._backup_count = max(0, int(backup_count))
         self._lock = threading.Lock()
-        self._file: IO[bytes] | None = None
-        self._size = 0
+        self._fd: int | None = None
         self._closed = False
+        at_fork_reinit(self._after_fork)
 
     @property
     def path(self) -> Path:
-        """The file currently written."""
+        """The file currently written (in a forked child, the child's)."""
         return self._path
 
-    def _open(self) -> IO[bytes]:
-        if self._file is None:
+    def _after_fork(self) -> None:
+        """In a forked child: a fresh lock, the inherited descriptor closed (the parent keeps
+        its own), and for a directory the child's own ``traces-<pid>.jsonl``."""
+        self._lock = threading.Lock()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                _logger.debug("closing the inherited descriptor of %s failed", self._path)
+        self._path = resolve_trace_path(self._spec)
+
+    def _open(self) -> int:
+        """The open descriptor, opening the file (on a fresh line) when there is none."""
+        if self._fd is None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self._path, "ab")  # noqa: SIM115 -- kept open across exports
-            self._size = self._file.tell()
-        return self._file
+            fd = os.open(self._path, _OPEN_FLAGS, 0o666)
+            try:
+                if _ends_without_newline(self._path, os.fstat(fd).st_size):
+                    _write_all(fd, _NEWLINE)
+            except BaseException:
+                os.close(fd)
+                raise
+            self._fd = fd
+        return self._fd
+
+    def _close(self, *, sync: bool) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _renamed(self, fd: int) -> bool:
+        """Whether the path no longer names the open file (another process rotated it)."""
+        try:
+            return os.stat(self._path).st_ino != os.fstat(fd).st_ino
+        except FileNotFoundError:
+            return True
+
+    def _make_room(self, fd: int, size: int) -> int:
+        """The descriptor to write ``size`` more bytes to: rotate (or follow another
+        process's rotation) first when the file would exceed ``max_bytes``."""
+        if self._renamed(fd):
+            self._close(sync=False)
+            fd = self._open()
+        current = os.fstat(fd).st_size
+        if current == 0 or current + size <= self._max_bytes:
+            return fd
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor is closed
+        if self._renamed(fd):  # another process rotated it while this one waited
+            self._close(sync=False)
+            return self._open()
+        os.fsync(fd)
+        self._rotate()
+        self._close(sync=False)
+        return self._open()
 
     def _rotate(self) -> None:
-        if self._file is not None:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-            self._file = None
         if self._backup_count > 0:
             for index in range(self._backup_count - 1, 0, -1):
                 source = rotated_name(self._path, index)
@@ -121,7 +218,7 @@ class OTLPJsonFileExporter(SpanExporter):
             self._path.unlink()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        """Append one line with all ``spans``."""
+        """Append one line with all ``spans`` (one ``write``)."""
         if self._closed:
             return SpanExportResult.FAILURE
         if not spans:
@@ -129,39 +226,31 @@ class OTLPJsonFileExporter(SpanExporter):
         try:
             data = (dumps_line(encode_spans_json(spans)) + "\n").encode("utf-8")
             with self._lock:
-                handle = self._open()
-                if self._max_bytes and self._size > 0 and self._size + len(data) > self._max_bytes:
-                    self._rotate()
-                    handle = self._open()
-                handle.write(data)
-                handle.flush()
-                self._size += len(data)
+                fd = self._open()
+                if self._max_bytes:
+                    fd = self._make_room(fd, len(data))
+                _write_all(fd, data)
         except Exception:
             _logger.debug("OTLP-JSON file export to %s failed", self._path, exc_info=True)
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        """Flush and fsync the current file."""
+        """Fsync the current file."""
         try:
             with self._lock:
-                if self._file is not None:
-                    self._file.flush()
-                    os.fsync(self._file.fileno())
+                if self._fd is not None:
+                    os.fsync(self._fd)
         except Exception:
             _logger.debug("flushing %s failed", self._path, exc_info=True)
             return False
         return True
 
     def shutdown(self) -> None:
-        """Flush, fsync and close the file; later exports fail (and are counted as failed)."""
+        """Fsync and close the file; later exports fail (and are counted as failed)."""
         try:
             with self._lock:
                 self._closed = True
-                if self._file is not None:
-                    self._file.flush()
-                    os.fsync(self._file.fileno())
-                    self._file.close()
-                    self._file = None
+                self._close(sync=True)
         except Exception:
             _logger.debug("closing %s failed", self._path, exc_info=True)

@@ -23,6 +23,7 @@ from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 from groundtrace.sdk import _runtime
 from groundtrace.sdk._config import configure, export_stats, shutdown
 from groundtrace.sdk._otlp_json import (
+    dumps_line,
     encode_spans_json,
     otlp_json_to_request,
     request_to_otlp_json,
@@ -293,3 +294,34 @@ def test_a_lone_surrogate_does_not_lose_the_batch(tmp_path: Path) -> None:
     assert {"key": "path", "value": {"stringValue": "report-\ufffd.pdf"}} in bad["attributes"]
     assert bad["events"][0]["attributes"][0]["value"] == {"stringValue": "report-\ufffd.pdf"}
     assert bad["status"]["message"] == "cannot read report-\ufffd.pdf"
+
+
+def test_a_run_after_a_torn_line_starts_on_a_fresh_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    earlier = (dumps_line(encode_spans_json(_rich_spans())) + "\n").encode()
+    torn = earlier[: len(earlier) // 2]  # the previous run was killed mid-write
+    path.write_bytes(earlier + torn)
+    exporter = OTLPJsonFileExporter(path)
+    spans = _rich_spans() * 5
+    assert exporter.export(spans) is SpanExportResult.SUCCESS
+    exporter.shutdown()
+    first, second, third = path.read_bytes().split(b"\n")[:3]
+    assert first + b"\n" == earlier and second == torn  # left as it was, on its own line
+    assert _span_count([json.loads(third)]) == 10  # the new batch is a readable line
+    assert path.read_bytes().endswith(b"\n") and path.read_bytes().count(b"\n") == 3
+
+
+def test_a_file_ending_with_a_newline_gets_no_blank_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    for _ in range(2):  # two runs, each on a whole file
+        exporter = OTLPJsonFileExporter(path)
+        exporter.export(_rich_spans())
+        exporter.shutdown()
+    assert b"\n\n" not in path.read_bytes()
+    assert len(_read_lines(path)) == 2
+    empty = tmp_path / "empty.jsonl"
+    empty.touch()
+    exporter = OTLPJsonFileExporter(empty)
+    exporter.export(_rich_spans())
+    exporter.shutdown()
+    assert not empty.read_bytes().startswith(b"\n")
