@@ -29,6 +29,18 @@ span with another malformed field (an attribute, a timestamp, the kind, the stat
 event) is kept without that field, and its trace carries a ``malformed_field`` finding
 naming the file, line and field.
 
+Damage that real processes leave in JSON lines costs only what is damaged:
+
+* a string with an invalid UTF-8 byte or a lone surrogate escape (``"\\ud800"``) is read with
+  U+FFFD in their place and kept, and reported as an error naming file, line and field
+  (for an attribute, its entry in ``attributes`` and its key); in a span or a τ line it is
+  also a ``malformed_field`` finding of the trace. Every other value of the line is read as
+  usual (OTLP spans, OTLP log records and τ lines alike);
+* a torn export (a write cut short), alone on its line or glued to the next export on the
+  same line (as an appending writer restarted after a kill leaves it), is reported (file,
+  line, characters) and skipped; reading resumes at the next ``{"resourceSpans"`` or
+  ``{"resourceLogs"`` of the line, so the exports after it are read.
+
 Usage::
 
     from groundtrace.collectors.readers import ReadReport, read_traces

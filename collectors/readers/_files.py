@@ -7,7 +7,7 @@ import itertools
 import os
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Final, TypeVar
@@ -17,13 +17,14 @@ import orjson
 from groundtrace.collectors.errors import TraceReadError
 from groundtrace.collectors.model import Trace
 from groundtrace.collectors.normalize import DEFAULT_MAX_PENDING_SPANS, DEFAULT_WINDOW, build_traces
-from groundtrace.collectors.spans import LogRecord, SourceLocation, SpanRecord
+from groundtrace.collectors.spans import BadField, LogRecord, SourceLocation, SpanRecord
 
 from ._model_lines import is_model_line, read_model_lines
 from ._otlp_json import SpanDecodeError, decode_request
 from ._otlp_logs import LOGS_KEY, decode_frame, decode_logs_request
 from ._otlp_proto import FrameError, iter_frames
 from ._otlp_structs import decode_line
+from ._repair import EXPORT_START, otlp_notes, parse_pieces
 
 _JSON_ERRORS: Final = (orjson.JSONDecodeError, UnicodeDecodeError)
 _T = TypeVar("_T")
@@ -160,7 +161,7 @@ class _Reader:
     def traces(self, lines: Iterable[tuple[int, bytes]]) -> Iterator[Trace]:
         """The traces of numbered τ lines (each bad line reported with its field)."""
         try:
-            yield from read_model_lines(lines, self.error, self.count_trace)
+            yield from read_model_lines(lines, self.error, self.count_trace, self.name)
         except _STREAM_ERRORS as exc:
             self.error(f"cannot read further: {exc}", None)
 
@@ -176,31 +177,63 @@ class _Reader:
                 if line.isspace():  # a blank line (strip() would copy the whole line)
                     continue
                 location = SourceLocation(name, number)
-                logs = LOGS_KEY in line
-                records = None if logs else decode_line(line, location)
+                records = None if LOGS_KEY in line else decode_line(line, location)
                 if records is None:  # not the canonical shape: the checked decoder decides
                     try:
                         obj = orjson.loads(line)
                     except _JSON_ERRORS as exc:
-                        self.error(f"invalid JSON: {exc}", number)
+                        yield from self.salvaged(line, location, f"invalid JSON: {exc}")
                         continue
-                    errors: list[SpanDecodeError] = []
-                    try:
-                        if logs and isinstance(obj, dict) and "resourceSpans" not in obj:
-                            log_records = decode_logs_request(obj, location, errors)
-                            self.decode_errors(errors, number)
-                            self.count(log_records)
-                            yield from log_records
-                            continue
-                        records = decode_request(obj, location, errors)
-                    except SpanDecodeError as exc:
-                        self.error(str(exc), number, exc.where)
-                        continue
-                    self.decode_errors(errors, number)
+                    yield from self.export(obj, location)
+                    continue
                 self.count(records)
                 yield from records
         except _STREAM_ERRORS as exc:
             self.error(f"cannot read further: {exc}", number + 1)
+
+    def export(
+        self,
+        obj: object,
+        location: SourceLocation,
+        notes: Mapping[str, Sequence[BadField]] | None = None,
+    ) -> list[SpanRecord] | list[LogRecord]:
+        """The records of one export object (spans, or log records), its errors reported."""
+        number = location.line or 0
+        errors: list[SpanDecodeError] = []
+        records: list[SpanRecord] | list[LogRecord]
+        try:
+            if isinstance(obj, dict) and "resourceLogs" in obj and "resourceSpans" not in obj:
+                records = decode_logs_request(obj, location, errors, notes)
+            else:
+                records = decode_request(obj, location, errors, notes)
+        except SpanDecodeError as exc:
+            self.error(str(exc), number, exc.where)
+            return []
+        self.decode_errors(errors, number)
+        self.count(records)
+        return records
+
+    def salvaged(
+        self, line: bytes, location: SourceLocation, failure: str
+    ) -> Iterator[SpanRecord | LogRecord]:
+        """What can be read of a line the JSON parser refused (see :mod:`._repair`): its
+        exports with invalid text replaced (each replacement reported), and every torn
+        fragment reported. A line with nothing readable is reported as ``failure``."""
+        number = location.line or 0
+        pieces = parse_pieces(line, EXPORT_START)
+        if not any(p.error is None for p in pieces):
+            self.error(failure, number)
+            return
+        for piece in pieces:
+            if piece.error is not None:
+                self.error(
+                    f"torn export at characters {piece.start + 1}-{piece.end} "
+                    f"(a write cut short?): invalid JSON: {piece.error}; skipped",
+                    number,
+                )
+                continue
+            notes = otlp_notes(piece.value, piece.repaired) if piece.repaired else None
+            yield from self.export(piece.value, location, notes)
 
     def _proto(self, stream: IO[bytes]) -> Iterator[SpanRecord | LogRecord]:
         index = 0

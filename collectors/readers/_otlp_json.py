@@ -11,8 +11,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+import msgspec
 
 from groundtrace.collectors.spans import (
     AttributeValue,
@@ -272,16 +274,23 @@ def _list(obj: Any, key: str, where: str) -> list[Any]:
 
 
 def decode_request(
-    obj: Any, location: SourceLocation, errors: list[SpanDecodeError]
+    obj: Any,
+    location: SourceLocation,
+    errors: list[SpanDecodeError],
+    notes: Mapping[str, Sequence[BadField]] | None = None,
 ) -> list[SpanRecord]:
     """All spans of one ``ExportTraceServiceRequest`` JSON object.
 
     A span with malformed ids is reported in ``errors`` and skipped; a span with another
     malformed field is kept without it and the field is reported in ``errors`` too (and in
     the span's ``bad_fields``). A malformed envelope raises :class:`SpanDecodeError`.
+    ``notes`` are fields repaired before decoding, by the JSON path of the span, scope or
+    resource (or ``$``) they belong to: each is reported in ``errors`` once and added to the
+    ``bad_fields`` of the spans it belongs to.
     """
     if not isinstance(obj, dict):
         raise SpanDecodeError("expected an ExportTraceServiceRequest object", "$")
+    notes = notes or {}
     out: list[SpanRecord] = []
     for r, resource_spans in enumerate(_list(obj, "resourceSpans", "$")):
         rwhere = f"resourceSpans[{r}]"
@@ -290,7 +299,7 @@ def decode_request(
         resource_obj = resource_spans.get("resource") or {}
         if not isinstance(resource_obj, dict):
             raise SpanDecodeError("resource must be an object", f"{rwhere}.resource")
-        resource_bad: list[BadField] = []
+        resource_bad: list[BadField] = list(notes.get(rwhere, ()))
         resource = _attributes(
             resource_obj.get("attributes"), f"{rwhere}.resource.attributes", resource_bad
         )
@@ -304,16 +313,26 @@ def decode_request(
                 if isinstance(scope_obj, dict)
                 else ("", "")
             )
+            scope_bad = notes.get(swhere, ())
+            shared = (*resource_bad, *scope_bad)
             for i, raw in enumerate(_list(scope_spans, "spans", swhere)):
+                where = f"{swhere}.spans[{i}]"
                 try:
-                    span = decode_span(
-                        raw, f"{swhere}.spans[{i}]", resource, scope, location, tuple(resource_bad)
-                    )
+                    span = decode_span(raw, where, resource, scope, location, shared)
                 except SpanDecodeError as exc:
+                    errors.extend(_errors(notes.get(where, ())))
                     errors.append(exc)
                     continue
+                repaired = notes.get(where)
+                if repaired:
+                    span = msgspec.structs.replace(span, bad_fields=(*span.bad_fields, *repaired))
                 out.append(span)
-                own = span.bad_fields[len(resource_bad) :]
-                errors.extend(SpanDecodeError(b.message, b.field) for b in own)
-        errors.extend(SpanDecodeError(b.message, b.field) for b in resource_bad)
+                errors.extend(_errors(span.bad_fields[len(shared) :]))
+            errors.extend(_errors(scope_bad))
+        errors.extend(_errors(resource_bad))
+    errors.extend(_errors(notes.get("$", ())))
     return out
+
+
+def _errors(bad: Iterable[BadField]) -> list[SpanDecodeError]:
+    return [SpanDecodeError(b.message, b.field) for b in bad]

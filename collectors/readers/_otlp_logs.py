@@ -11,6 +11,7 @@ what log records look like through the trace schema) and does read as a logs exp
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from google.protobuf.message import DecodeError
@@ -85,31 +86,48 @@ def _json_record(raw: Any, where: str, location: SourceLocation) -> LogRecord:
 
 
 def decode_logs_request(
-    obj: Any, location: SourceLocation, errors: list[SpanDecodeError]
+    obj: Any,
+    location: SourceLocation,
+    errors: list[SpanDecodeError],
+    notes: Mapping[str, Sequence[BadField]] | None = None,
 ) -> list[LogRecord]:
     """All joinable log records of one ``ExportLogsServiceRequest`` JSON object.
 
     A record without ids, or with a malformed field, is reported in ``errors`` and skipped
     (a log record is one event: half of one would be read as another). A malformed envelope
-    raises :class:`SpanDecodeError`.
+    raises :class:`SpanDecodeError`. ``notes`` are fields repaired before decoding (the
+    record keeps the repaired value), by the JSON path of their log record, scope or
+    resource (or ``$``): each is reported in ``errors``.
     """
     if not isinstance(obj, dict):
         raise SpanDecodeError("expected an ExportLogsServiceRequest object", "$")
+    notes = notes or {}
     out: list[LogRecord] = []
     for r, resource_logs in enumerate(_list(obj, "resourceLogs", "$")):
         rwhere = f"resourceLogs[{r}]"
         if not isinstance(resource_logs, dict):
             raise SpanDecodeError("must be an object", rwhere)
+        _noted(notes, rwhere, errors)
         for s, scope_logs in enumerate(_list(resource_logs, "scopeLogs", rwhere)):
             swhere = f"{rwhere}.scopeLogs[{s}]"
             if not isinstance(scope_logs, dict):
                 raise SpanDecodeError("must be an object", swhere)
+            _noted(notes, swhere, errors)
             for i, raw in enumerate(_list(scope_logs, "logRecords", swhere)):
+                where = f"{swhere}.logRecords[{i}]"
+                _noted(notes, where, errors)
                 try:
-                    out.append(_json_record(raw, f"{swhere}.logRecords[{i}]", location))
+                    out.append(_json_record(raw, where, location))
                 except SpanDecodeError as exc:
                     errors.append(exc)
+    _noted(notes, "$", errors)
     return out
+
+
+def _noted(
+    notes: Mapping[str, Sequence[BadField]], where: str, errors: list[SpanDecodeError]
+) -> None:
+    errors.extend(SpanDecodeError(b.message, b.field) for b in notes.get(where, ()))
 
 
 def decode_logs_message(
