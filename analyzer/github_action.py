@@ -1,15 +1,19 @@
-"""The GitHub Action's logic (``action.yml``): run the gate, publish its summary, fail on block.
+"""The GitHub Action's logic (``action.yml``): run the gate, publish its summary, fail closed.
 
 ``python -m groundtrace.analyzer.github_action --baseline B --candidate C --cases CASES``
 
 1. runs ``groundtrace gate run`` (report folder ``--out``, JUnit XML beside it);
 2. appends the Markdown summary to ``$GITHUB_STEP_SUMMARY`` and writes ``decision``,
-   ``exit-code``, ``report`` and ``summary`` to ``$GITHUB_OUTPUT``;
+   ``exit-code``, ``new-failures``, ``known-failures``, ``report``, ``summary``, ``html`` and
+   ``junit`` to ``$GITHUB_OUTPUT``;
 3. when ``GITHUB_TOKEN`` is set and ``$GITHUB_EVENT_PATH`` is a pull-request event, posts the
    summary as a PR comment, or updates the comment it posted before (found by a hidden
    marker), through the REST API at ``$GITHUB_API_URL``;
-4. exits 1 when the decision is one ``--fail-on`` names (``block``: block only; ``review``:
-   anything but promote; ``never``), or when the gate could not run; otherwise 0.
+4. exits 1 when the job should fail, otherwise 0. It fails closed: on a decision ``--fail-on``
+   names (``block``: block and not evaluable; ``review``: anything but promote; ``never``:
+   no decision), or with ``--new-failures-only`` when a case fails that passed in the
+   baseline or the gate could evaluate nothing (the decision itself is then not used); and
+   always when the gate did not run to a decision.
 
 A PR comment that cannot be posted is an error (exit 1) with GitHub's reason; pass
 ``--no-comment`` where the token may not write (e.g. pull requests from forks).
@@ -33,10 +37,14 @@ __all__ = ["COMMENT_MARKER", "main", "post_comment", "pull_request_number"]
 COMMENT_MARKER = "<!-- groundtrace-gate -->"
 #: Decisions that fail the step, per ``--fail-on``.
 FAILING = {
-    "block": {"block"},
+    "block": {"block", "not_evaluable"},
     "review": {"block", "manual_review", "not_evaluable"},
     "never": set(),
 }
+#: Exit codes of ``gate run`` that carry a decision (0 promote ... 30 not evaluable).
+DECIDED = {0, 10, 20, 30}
+#: Case ids spelled out in a failure annotation (the rest are counted).
+SHOWN = 10
 #: Comment pages read when looking for the previous comment (100 comments each).
 MAX_PAGES = 50
 TIMEOUT_S = 30.0
@@ -142,15 +150,54 @@ def _run_gate(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="groundtrace-gate-action", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="groundtrace-gate-action",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--baseline", action="append", required=True)
     parser.add_argument("--candidate", action="append", required=True)
     parser.add_argument("--cases", type=Path, required=True)
     parser.add_argument("--out", type=Path, default=Path("groundtrace-gate"))
     parser.add_argument("--profile", default="balanced_default")
     parser.add_argument("--fail-on", choices=sorted(FAILING), default="block")
+    parser.add_argument(
+        "--new-failures-only",
+        action="store_true",
+        help="fail only on a case that passed in the baseline and fails now (or when the gate "
+        "evaluated nothing); --fail-on is then not used",
+    )
     parser.add_argument("--comment", action=argparse.BooleanOptionalAction, default=True)
     return parser
+
+
+def _ids(entries: list[dict[str, Any]]) -> str:
+    ids = [str(e.get("case_id")) for e in entries]
+    more = f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
+    return ", ".join(ids[:SHOWN]) + more
+
+
+def _failure(report: dict[str, Any], fail_on: str, *, new_failures_only: bool) -> str | None:
+    """Why the job fails on this gate report (``report.json`` as JSON), or ``None``.
+
+    Raises:
+        ActionError: ``--new-failures-only`` on a report without a baseline comparison.
+    """
+    decision = str(report["decision"])
+    if not new_failures_only:
+        return f"{decision} (fail-on: {fail_on})" if decision in FAILING[fail_on] else None
+    if decision == "not_evaluable":  # nothing compared: no evidence that nothing broke
+        return "not_evaluable: the gate could not evaluate the candidate (new-failures-only)"
+    changes = report.get("changes")
+    if not isinstance(changes, dict):
+        raise ActionError(
+            "new-failures-only needs the baseline comparison of result format 1.2 "
+            "(report.json has no 'changes'): upgrade groundtrace"
+        )
+    new: list[dict[str, Any]] = changes.get("new", [])
+    if new:
+        return f"{decision}, {len(new)} new failure(s): {_ids(new)} (new-failures-only)"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -158,23 +205,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     code = _run_gate(args)
     report_path = args.out / "report.json"
-    if not report_path.is_file():
-        print(f"::error::the gate did not run (exit code {code}); see the log above")
+    if code not in DECIDED or not report_path.is_file():
+        print(f"::error::the gate did not run to a decision (exit code {code}); see the log above")
         _append("GITHUB_OUTPUT", f"decision=error\nexit-code={code}\n")
         return 1
-    report = json.loads(report_path.read_text(encoding="utf-8"))
-    summary_path = args.out / "summary.md"
-    summary = summary_path.read_text(encoding="utf-8")
-    decision = str(report["decision"])
+    try:
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+        summary_path = args.out / "summary.md"
+        summary = summary_path.read_text(encoding="utf-8")
+        decision = str(report["decision"])
+        if report.get("exit_code") != code:
+            raise ActionError(f"exit code {report.get('exit_code')} in the report, {code} run")
+        changes = report.get("changes") or {}
+        reason = _failure(report, args.fail_on, new_failures_only=args.new_failures_only)
+    except (OSError, ValueError, KeyError, ActionError) as exc:
+        print(f"::error::cannot read the gate's report in {args.out}: {exc}")
+        _append("GITHUB_OUTPUT", f"decision=error\nexit-code={code}\n")
+        return 1
     _append("GITHUB_STEP_SUMMARY", summary + "\n")
     _append(
         "GITHUB_OUTPUT",
-        f"decision={decision}\nexit-code={code}\nreport={report_path}\nsummary={summary_path}\n",
+        f"decision={decision}\nexit-code={code}\n"
+        f"new-failures={len(changes.get('new', []))}\n"
+        f"known-failures={len(changes.get('known', []))}\n"
+        f"report={report_path}\nsummary={summary_path}\n"
+        f"html={args.out / 'report.html'}\njunit={args.out / 'junit.xml'}\n",
     )
-    failed = decision in FAILING[args.fail_on]
-    if code not in {0, 10, 20, 30}:  # the decision was made but a later step failed
-        print(f"::error::groundtrace gate exited {code} after deciding {decision}")
-        failed = True
     token = os.environ.get("GITHUB_TOKEN", "")
     number = pull_request_number(os.environ.get("GITHUB_EVENT_PATH"))
     if args.comment and token and number is not None:
@@ -193,9 +249,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"::error::PR comment not posted: {exc}")
             return 1
         print(f"PR comment: {url}")
-    if failed:
-        print(f"::error::groundtrace gate: {decision} (fail-on: {args.fail_on})")
+    if reason is not None:
+        print(f"::error::groundtrace gate: {reason}")
         return 1
+    if decision == "not_evaluable":  # only reached with --fail-on never
+        print("::warning::groundtrace gate: not_evaluable, the gate could evaluate nothing")
     print(f"groundtrace gate: {decision}")
     return 0
 

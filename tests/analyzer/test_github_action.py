@@ -110,8 +110,9 @@ def run_action(runs: Path, tmp: Path, api: str, **inputs: str) -> tuple[int, str
     values = {k: str(v.get("default", "")) for k, v in defaults.items()}
     values.update(
         baseline=str(runs / "baseline"), candidate=str(runs / "candidate"),
-        cases=str(runs / "cases.jsonl"), out=str(tmp / "gate"), **inputs,
+        cases=str(runs / "cases.jsonl"), out=str(tmp / "gate"),
     )  # fmt: skip
+    values.update(inputs)
     values["github-token"] = inputs.get("github-token", "t0ken")
     env = {
         k: re.sub(r"\$\{\{ inputs\.([a-z-]+) \}\}", lambda m: values[m[1]], str(v))
@@ -175,6 +176,77 @@ def test_a_refused_comment_fails_the_step_with_the_reason(runs: Path, tmp_path: 
     assert "::error::PR comment not posted: GitHub API unreachable" in log
 
 
+def test_a_gate_that_evaluated_nothing_fails_the_job(
+    runs: Path, tmp_path: Path, github: FakeGitHub
+) -> None:
+    # case ids that match no trace: the gate decides not_evaluable (exit 30)
+    cases = tmp_path / "unmatched.jsonl"
+    lines = (runs / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    cases.write_text("".join(re.sub(r'"case_id": "q', '"case_id": "zz', x) + "\n" for x in lines))
+    code, log, tmp = run_action(runs, tmp_path, github.url, cases=str(cases))
+    assert code == 1, log
+    assert "::error::groundtrace gate: not_evaluable (fail-on: block)" in log
+    assert "decision=not_evaluable\nexit-code=30" in (tmp / "output.txt").read_text()
+    # new-failures-only has no new failure to find either: it fails closed too
+    code, log, _ = run_action(
+        runs, tmp_path, github.url, cases=str(cases), **{"new-failures-only": "true"}
+    )
+    assert code == 1, log
+    assert "::error::groundtrace gate: not_evaluable: the gate could not evaluate" in log
+    # only an explicit fail-on never lets it through, with a warning
+    code, log, _ = run_action(runs, tmp_path, github.url, cases=str(cases), **{"fail-on": "never"})
+    assert code == 0, log
+    assert "::warning::groundtrace gate: not_evaluable" in log
+
+
+def test_new_failures_only_passes_known_failures_and_fails_a_new_one(
+    runs: Path, tmp_path: Path, github: FakeGitHub
+) -> None:
+    # a PR that changes nothing: q2 and q3 block in both runs, nothing new -> block
+    code, log, tmp = run_action(
+        runs, tmp_path, github.url, baseline=str(runs / "candidate"),
+        **{"new-failures-only": "true"},
+    )  # fmt: skip
+    assert code == 0, log
+    outputs = (tmp / "output.txt").read_text()
+    assert "decision=block\n" in outputs and "new-failures=0\nknown-failures=2\n" in outputs
+    assert "groundtrace gate: block" in log and "::error::" not in log
+    # the same PR with the default fail-on: block fails the job
+    code, log, _ = run_action(runs, tmp_path, github.url, baseline=str(runs / "candidate"))
+    assert code == 1 and "::error::groundtrace gate: block (fail-on: block)" in log
+    # the real candidate breaks q2, which passed in the baseline
+    code, log, _ = run_action(runs, tmp_path, github.url, **{"new-failures-only": "true"})
+    assert code == 1, log
+    assert "::error::groundtrace gate: block, 1 new failure(s): q2 (new-failures-only)" in log
+    # every run posted or updated the one comment
+    assert len(github.comments) == 1
+
+
+@pytest.mark.parametrize("name", ["new-failures-only", "comment"])
+def test_a_boolean_input_that_is_not_true_or_false_fails(
+    runs: Path, tmp_path: Path, github: FakeGitHub, name: str
+) -> None:
+    code, log, _ = run_action(runs, tmp_path, github.url, **{name: "yes"})
+    assert code == 1
+    assert f"::error::{name} must be true or false, not 'yes'" in log
+    assert github.calls == []
+
+
+def test_a_gate_that_did_not_run_fails_even_beside_an_old_report(
+    runs: Path, tmp_path: Path, github: FakeGitHub
+) -> None:
+    code, log, tmp = run_action(runs, tmp_path, github.url, **{"fail-on": "never"})
+    assert code == 0, log
+    (tmp / "output.txt").write_text("")
+    # a missing case file: gate run exits 2 and the report of the previous run is still there
+    code, log, _ = run_action(
+        runs, tmp_path, github.url, cases=str(tmp / "missing.jsonl"), **{"fail-on": "never"}
+    )
+    assert code == 1, log
+    assert "::error::the gate did not run to a decision (exit code 2)" in log
+    assert (tmp / "output.txt").read_text() == "decision=error\nexit-code=2\n"
+
+
 def test_the_action_on_a_gate_between_two_demo_runs(tmp_path: Path, github: FakeGitHub) -> None:
     from groundtrace.analyzer.demo import DemoConfig, run_demo
 
@@ -201,7 +273,7 @@ def test_the_action_on_a_gate_between_two_demo_runs(tmp_path: Path, github: Fake
     assert f"decision={report['decision']}" in outputs
 
 
-def test_the_install_step_defaults_to_the_actions_own_checkout(tmp_path: Path) -> None:
+def test_the_install_step_pins_groundtrace_with_plots_and_constraints(tmp_path: Path) -> None:
     action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
     step = next(s for s in action["runs"]["steps"] if s.get("name") == "Install groundtrace")
     fake = tmp_path / "bin" / "python"
@@ -209,12 +281,66 @@ def test_the_install_step_defaults_to_the_actions_own_checkout(tmp_path: Path) -
     fake.write_text('#!/bin/sh\necho "$@"\n')
     fake.chmod(0o755)
     path = f"{fake.parent}{os.pathsep}{os.environ['PATH']}"
-    for install, expected in (
-        ("", f"{REPO}[analyzer]"),
-        ("groundtrace==0.1.0", "groundtrace==0.1.0"),
+    pin = ["--constraint", f"{REPO}/constraints.txt"]
+    for install, constraints, expected in (
+        ("", "", [*pin, f"{REPO}[plots]"]),
+        ("groundtrace[plots]==0.1.0", "", [*pin, "groundtrace[plots]==0.1.0"]),
+        (
+            "groundtrace[plots]==0.1.0",
+            "c.txt",
+            ["--constraint", "c.txt", "groundtrace[plots]==0.1.0"],
+        ),
+        ("", "none", [f"{REPO}[plots]"]),
     ):
         proc = subprocess.run(
             ["bash", "-e", "-c", step["run"]], capture_output=True, text=True, check=True,
-            env={"PATH": path, "GT_INSTALL": install, "GITHUB_ACTION_PATH": str(REPO)},
+            env={"PATH": path, "GT_INSTALL": install, "GT_CONSTRAINTS": constraints,
+                 "GITHUB_ACTION_PATH": str(REPO)},
         )  # fmt: skip
-        assert proc.stdout.split() == ["-m", "pip", "install", "--quiet", expected]
+        assert proc.stdout.split() == ["-m", "pip", "install", "--quiet", *expected]
+    assert (REPO / "constraints.txt").is_file()
+
+
+#: The first major of each action that runs on a Node runtime GitHub still supports (node24).
+NODE24_MAJORS = {"actions/setup-python": 6, "actions/upload-artifact": 6}
+
+
+def test_the_actions_used_run_on_a_supported_node_runtime() -> None:
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    used = [s["uses"] for s in action["runs"]["steps"] if "uses" in s]
+    assert {u.split("@")[0] for u in used} == set(NODE24_MAJORS)
+    for uses in used:
+        name, _, ref = uses.partition("@")
+        assert int(ref.removeprefix("v").split(".")[0]) >= NODE24_MAJORS[name], uses
+
+
+def test_the_upload_step_uploads_the_html_report_and_the_junit_file(
+    runs: Path, tmp_path: Path, github: FakeGitHub
+) -> None:
+    code, log, tmp = run_action(runs, tmp_path, github.url, **{"fail-on": "never"})
+    assert code == 0, log
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    upload = next(s for s in action["runs"]["steps"] if "upload-artifact" in s.get("uses", ""))
+    # runs after a failing gate step too, whenever the gate wrote a report
+    assert (
+        upload["if"].startswith("${{ always() &&") and "steps.gate.outputs.report" in upload["if"]
+    )
+    assert upload["with"]["if-no-files-found"] == "error"
+    out = str(tmp / "gate")
+    paths = [
+        Path(line.replace("${{ inputs.out }}", out))
+        for line in upload["with"]["path"].splitlines()
+        if line.strip()
+    ]
+    assert {p.name for p in paths} >= {"report.html", "junit.xml", "report.json"}
+    assert all(p.exists() for p in paths), [p for p in paths if not p.exists()]
+    assert (
+        (tmp / "gate" / "report.html")
+        .read_text(encoding="utf-8")
+        .lower()
+        .startswith("<!doctype html>")
+    )
+    outputs = dict(line.split("=", 1) for line in (tmp / "output.txt").read_text().splitlines())
+    assert Path(outputs["html"]) == tmp / "gate" / "report.html"
+    assert Path(outputs["junit"]) == tmp / "gate" / "junit.xml"
+    assert (outputs["new-failures"], outputs["known-failures"]) == ("1", "1")
