@@ -86,7 +86,9 @@ class HttpConnection:
         Raises:
             IdleTimeout: nothing arrived within ``idle_timeout`` seconds, or the head did
                 not complete within ``head_timeout`` seconds.
-            h11.RemoteProtocolError: the peer sent something that is not HTTP/1.1.
+            h11.RemoteProtocolError: the peer sent something that is not HTTP/1.1, or a
+                head framing its body both by ``Content-Length`` and ``Transfer-Encoding``
+                (answer it with :meth:`can_answer` and the error's ``error_status_hint``).
         """
         event = self.conn.next_event()
         if event is h11.NEED_DATA:
@@ -97,6 +99,14 @@ class HttpConnection:
             except TimeoutError:
                 raise IdleTimeout from None
         if isinstance(event, h11.Request):
+            if _find(event.headers, b"transfer-encoding") is not None and (
+                _find(event.headers, b"content-length") is not None
+            ):
+                # RFC 9112 section 6.3: a sender of both may be smuggling a second request
+                # past a proxy that frames the body by the other header; reject and close.
+                raise h11.RemoteProtocolError(
+                    "Content-Length together with Transfer-Encoding", error_status_hint=400
+                )
             return event
         return None
 
@@ -152,6 +162,11 @@ class HttpConnection:
         data += self.conn.send(h11.EndOfMessage()) or b""
         self.writer.write(data)
         await self.writer.drain()
+
+    def can_answer(self) -> bool:
+        """Whether a response may still be sent: none has begun for the current request,
+        which may also be a head the parser refused (h11 lets a server answer that one)."""
+        return self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE)
 
     def expects_continue(self) -> bool:
         """Whether the client still waits for ``100 Continue`` before sending its body."""

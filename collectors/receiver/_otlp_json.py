@@ -83,12 +83,16 @@ def load_json(body: bytes) -> dict[str, Any]:
     """The JSON object of an OTLP/JSON body.
 
     Raises:
-        BodyDecodeError: not JSON, or not an object.
+        BodyDecodeError: not JSON, not an object, or nested deeper than the parser's
+            recursion limit (a nesting bomb such as 100 000 ``[``); a message nested deeper
+            than protobuf's limit of 100 is refused later, by :func:`parse_dict`.
     """
     try:
         document = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BodyDecodeError(f"invalid JSON: {exc}") from exc
+    except RecursionError:
+        raise BodyDecodeError("invalid JSON: nested too deeply") from None
     if not isinstance(document, dict):
         raise BodyDecodeError("an OTLP/JSON request must be a JSON object")
     return document

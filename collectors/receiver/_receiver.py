@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import hmac
 import ipaddress
+import itertools
 import json
 import signal
 import ssl
@@ -55,6 +56,8 @@ _JSON: Final = "application/json"
 _MIB: Final = 1024 * 1024
 #: gRPC status codes carried in the google.rpc.Status error bodies (OTLP/HTTP spec).
 _GRPC_CODE: Final = {400: 3, 401: 16, 408: 4, 413: 3, 429: 8, 503: 14}
+#: Longest reason quoted back in the answer to a malformed request head.
+_REASON_CHARS: Final = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +69,13 @@ class ReceiverLimits:
         max_inflight_requests: requests being read, decoded or committed at once (429 above).
         max_inflight_bytes: sum of their body sizes (429 above); a chunked body without
             ``Content-Length`` reserves ``max_body_bytes``.
-        max_connections: open connections; more are answered 503 and closed.
-        max_connections_per_client: open connections from one client address; more are
-            closed at once, so one client (or a flood of slow ones from one address) cannot
-            take every connection from the others.
+        max_connections: open connections. A new one beyond it sheds the connection that
+            has waited longest for a request head (idle keep-alive or a head still trickling
+            in); only when every connection is busy with a request is it answered 503.
+        max_connections_per_client: open connections from one client address. A new one
+            beyond it sheds that address's longest-waiting connection the same way, so one
+            address cannot take every connection from the others, and is closed at once
+            only when all of that address's connections are busy with requests.
         retry_after_seconds: ``Retry-After`` sent with 429 and 503.
         idle_timeout_seconds: a keep-alive connection idle this long is closed.
         head_timeout_seconds: a request head (request line and headers) not complete this
@@ -94,14 +100,16 @@ class ReceiverLimits:
 
 @dataclass(slots=True)
 class ReceiverStats:
-    """What the receiver did: accepted batches, spans and log records, answers by status code, and
-    connections closed unanswered because their client already held its share."""
+    """What the receiver did: accepted batches, spans and log records, answers by status code,
+    connections closed unanswered because their client's share was all busy (refused), and
+    connections waiting for a request head that were closed to admit a newer one (shed)."""
 
     batches: int = 0
     spans: int = 0
     log_records: int = 0
     body_bytes: int = 0
     refused_connections: int = 0
+    shed_connections: int = 0
     by_status: dict[int, int] = field(default_factory=dict)
 
     def count(self, status: int) -> None:
@@ -112,6 +120,9 @@ class ReceiverStats:
 @dataclass(slots=True)
 class _Conn:
     http: HttpConnection
+    client: str
+    #: when it began waiting for its current request head (a tick of ``Receiver._ticks``)
+    waiting_since: int
     busy: bool = False
 
 
@@ -275,6 +286,7 @@ class Receiver:
         self._inflight_bytes = 0
         self._connections: dict[asyncio.Task[None], _Conn] = {}
         self._per_client: Counter[str] = Counter()
+        self._ticks = itertools.count()
 
     # -- public surface ----------------------------------------------------------------------
 
@@ -404,20 +416,23 @@ class Receiver:
         assert task is not None
         http = HttpConnection(reader, writer)
         client = _client_address(writer)
-        if self._per_client[client] >= self.limits.max_connections_per_client:
+        limits = self.limits
+        crowded = self._per_client[client] >= limits.max_connections_per_client
+        if crowded and not self._shed(client):
             self.stats.refused_connections += 1
             await http.close(linger=False)
             return
+        full = len(self._connections) >= limits.max_connections and not self._shed(None)
         self._per_client[client] += 1
-        state = self._connections[task] = _Conn(http)
-        limits = self.limits
+        state = self._connections[task] = _Conn(http, client, next(self._ticks))
         linger = False
         try:
-            if len(self._connections) > limits.max_connections or self._stopping:
+            if full or self._stopping:
                 request = await http.next_request(
                     limits.read_timeout_seconds, limits.head_timeout_seconds
                 )
                 if request is not None:
+                    state.busy = True
                     reply = _text(503, "too many connections", close=True)
                     reply.headers.append(("retry-after", str(self.limits.retry_after_seconds)))
                     self.stats.count(503)
@@ -443,26 +458,60 @@ class Receiver:
                 self.stats.count(reply.status)
                 await http.send(reply)
                 state.busy = False
+                state.waiting_since = next(self._ticks)
                 if reply.close or not http.can_continue():
                     return
         except IdleTimeout:
             return
         except h11.RemoteProtocolError as exc:
-            if http.conn.our_state is h11.SEND_RESPONSE:
-                self.stats.count(400)
+            if http.can_answer():  # a malformed head, or one h11 parsed but we refuse
+                status = exc.error_status_hint
+                self.stats.count(status)
+                reason = str(exc)[:_REASON_CHARS]
                 with contextlib.suppress(h11.LocalProtocolError, OSError):
-                    await http.send(_text(400, f"bad HTTP request: {exc}", close=True))
+                    await http.send(_text(status, f"bad HTTP request: {reason}", close=True))
                 linger = True
         except OSError:
             return  # the client went away
         except asyncio.CancelledError:
-            return  # shutdown grace ran out: drop the connection (no answer was sent)
+            return  # shed, or shutdown grace ran out: drop the connection (no answer was sent)
         finally:
-            self._connections.pop(task, None)
-            self._per_client[client] -= 1
-            if not self._per_client[client]:
-                del self._per_client[client]
+            self._release(task)
             await http.close(linger=linger)
+
+    def _shed(self, client: str | None) -> bool:
+        """Close the connection (of ``client``, or of any client) that has waited longest for
+        a request head; ``False`` when every such connection is busy with a request.
+
+        Why shed rather than refuse the newcomer: what the caps protect is the process
+        (sockets, tasks, head buffers), and a connection that has not sent a whole head yet
+        has cost the receiver nothing it cannot drop. Refusing newcomers would let the
+        oldest, slowest connections of an address lock out every fresh client of that
+        address (and on loopback every client shares one address), whereas shedding the
+        longest waiter lets a client whose head arrives promptly always get through. An idle
+        keep-alive connection closed this way is ordinary HTTP: clients reconnect. Busy
+        connections are bounded by the in-flight limits and the read deadline instead.
+        """
+        waiting = [
+            (conn.waiting_since, task)
+            for task, conn in self._connections.items()
+            if not conn.busy and (client is None or conn.client == client)
+        ]
+        if not waiting:
+            return False
+        _, task = min(waiting)
+        self._release(task)
+        task.cancel()
+        self.stats.shed_connections += 1
+        return True
+
+    def _release(self, task: asyncio.Task[None]) -> None:
+        """Forget ``task``'s connection in the counts (idempotent)."""
+        conn = self._connections.pop(task, None)
+        if conn is not None:
+            self._per_client[conn.client] -= 1
+            if not self._per_client[conn.client]:
+                del self._per_client[conn.client]
 
     def _is_stopping(self) -> bool:
         return self._stopping
