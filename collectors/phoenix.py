@@ -18,6 +18,15 @@ What Phoenix's span JSON does and does not carry, and how it is mapped back:
 * the OTel span kind (SERVER, CLIENT...), the resource (``service.name``) and the
   instrumentation scope are not served by this API: records get kind ``UNSPECIFIED`` and an
   empty resource and scope, rather than a guess.
+* annotations -- span annotations (``GET .../span_annotations``), trace annotations
+  (``GET .../trace_annotations``, put on the trace's root span) and document annotations
+  (Phoenix serves these through its GraphQL API only: ``Span.documentEvaluations``, put on
+  the retrieval span with the id of the document at their position) -- become
+  ``gen_ai.evaluation.result`` events of their span, so each trace's ``evaluations`` hold
+  them, whoever wrote them. The name is the annotation's, or the evaluation name groundtrace's
+  write-back keeps in the metadata (``groundtrace.judge.adherence`` for ``adherence``); Phoenix
+  UI notes (``note``) are not evaluations and are left out. Annotations are read page by page
+  with the spans they concern.
 
 Usage::
 
@@ -36,6 +45,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
+import msgspec
 
 from groundtrace.sdk import semconv as sc
 
@@ -46,6 +56,7 @@ from .spans import AttributeValue, SourceLocation, SpanEvent, SpanRecord, SpanSt
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "annotation_event",
     "fetch_phoenix_spans",
     "phoenix_span_to_record",
     "pull_phoenix_traces",
@@ -63,6 +74,14 @@ _JSON_STRING_KEYS: Final = (
 _UNKNOWN_KIND: Final = "UNKNOWN"
 _STATUS_CODES: Final = frozenset({"UNSET", "OK", "ERROR"})
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+#: Ids per annotation request (Phoenix accepts up to 1000 span or trace ids).
+_IDS_PER_REQUEST: Final = 1000
+#: Retrieval spans per GraphQL request for their document annotations.
+_SPANS_PER_QUERY: Final = 100
+#: The name Phoenix gives UI notes (span annotations that are not evaluations).
+_NOTE: Final = "note"
+_DOCUMENTS_PREFIX: Final = sc.OI_RETRIEVAL_DOCUMENTS + "."
+_DOCUMENTS_QUERY: Final = "{ name label score explanation metadata documentPosition updatedAt }"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,6 +240,188 @@ def phoenix_span_to_record(span: Mapping[str, Any], *, location: SourceLocation)
 
 
 # ---------------------------------------------------------------------------------------------
+# annotations
+# ---------------------------------------------------------------------------------------------
+
+
+def annotation_event(
+    annotation: Mapping[str, Any], where: SourceLocation, *, evidence_id: str | None = None
+) -> SpanEvent:
+    """One Phoenix annotation (span, trace or document) as a ``gen_ai.evaluation.result`` event.
+
+    Raises:
+        TraceReadError: the annotation has no name or a malformed result or metadata.
+    """
+    field = "annotation"
+    name = annotation.get("name")
+    if not isinstance(name, str) or not name:
+        raise TraceReadError(f"annotation without a name: {name!r}", path=str(where), field=field)
+    result = annotation.get("result")
+    if result is None:  # GraphQL serves the result's fields on the annotation itself
+        result = annotation
+    metadata = annotation.get("metadata") or {}
+    if not isinstance(result, Mapping) or not isinstance(metadata, Mapping):
+        raise TraceReadError(
+            "annotation result and metadata must be objects", path=str(where), field=field
+        )
+    evaluation = metadata.get("evaluation")
+    score = result.get("score")
+    if score is not None and not isinstance(score, int | float):
+        raise TraceReadError(f"score {score!r} is not a number", path=str(where), field=field)
+    attributes: dict[str, AttributeValue] = {
+        sc.GENAI_EVALUATION_NAME: evaluation if isinstance(evaluation, str) and evaluation else name
+    }
+    for key, value in (
+        (sc.GENAI_EVALUATION_SCORE_VALUE, None if score is None else float(score)),
+        (sc.GENAI_EVALUATION_SCORE_LABEL, result.get("label")),
+        (sc.GENAI_EVALUATION_EXPLANATION, result.get("explanation")),
+        (sc.ERROR_TYPE, metadata.get("error_type")),
+        (sc.GENAI_RESPONSE_ID, metadata.get("response_id")),
+        (sc.GT_EVALUATION_CASE_ID, metadata.get("case_id")),
+        (sc.GT_EVALUATION_EVIDENCE_ID, metadata.get("evidence_id") or evidence_id),
+    ):
+        if isinstance(value, str | float) and value != "":
+            attributes[key] = value
+    when = annotation.get("updated_at") or annotation.get("updatedAt")
+    return SpanEvent(
+        name=sc.GENAI_EVENT_EVALUATION_RESULT,
+        time_unix_nano=_time_ns(when, where, f"{field}.updated_at"),
+        attributes=attributes,
+    )
+
+
+def _paged_annotations(
+    http: httpx.Client,
+    endpoint: str,
+    id_param: str,
+    ids: list[str],
+    headers: dict[str, str],
+    max_pages: int | None,
+) -> Iterator[dict[str, Any]]:
+    for start in range(0, len(ids), _IDS_PER_REQUEST):
+        cursor: str | None = None
+        pages = 0
+        while True:
+            if max_pages is not None and pages >= max_pages:
+                raise TraceReadError(f"more than {max_pages} pages of annotations", path=endpoint)
+            params: dict[str, Any] = {
+                id_param: ids[start : start + _IDS_PER_REQUEST],
+                "limit": 1000,
+                "exclude_annotation_names": [_NOTE],
+            }
+            if cursor is not None:
+                params["cursor"] = cursor
+            body = _get_page(http, endpoint, params, headers)
+            pages += 1
+            data = body.get("data")
+            if not isinstance(data, list):
+                raise TraceReadError("the response has no data list", path=endpoint, field="data")
+            for row in data:
+                if not isinstance(row, dict):
+                    raise TraceReadError("an annotation must be an object", path=endpoint)
+                yield row
+            next_cursor = body.get("next_cursor")
+            if next_cursor is None:
+                break
+            if not isinstance(next_cursor, str) or next_cursor == cursor:
+                message = f"bad next_cursor {next_cursor!r}"
+                raise TraceReadError(message, path=endpoint, field="next_cursor")
+            cursor = next_cursor
+
+
+def _document_annotations(
+    http: httpx.Client, base: str, global_ids: list[str], headers: dict[str, str]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(global span id, annotation) of every document annotation of the given spans."""
+    endpoint = f"{base}/graphql"
+    for start in range(0, len(global_ids), _SPANS_PER_QUERY):
+        chunk = global_ids[start : start + _SPANS_PER_QUERY]
+        fields = " ".join(
+            f"s{i}: node(id: {json.dumps(gid)}) {{ ... on Span {{ documentEvaluations "
+            f"{_DOCUMENTS_QUERY} }} }}"
+            for i, gid in enumerate(chunk)
+        )
+        try:
+            response = http.post(endpoint, json={"query": f"{{ {fields} }}"}, headers=headers)
+        except httpx.HTTPError as exc:
+            raise TraceReadError(f"cannot reach Phoenix: {exc}", path=endpoint) from exc
+        if response.status_code != 200:
+            message = f"Phoenix answered {response.status_code}: {response.text[:200]}"
+            raise TraceReadError(message, path=endpoint)
+        try:
+            body = response.json()
+        except ValueError as exc:
+            raise TraceReadError(f"Phoenix sent invalid JSON: {exc}", path=endpoint) from exc
+        errors = body.get("errors") if isinstance(body, dict) else None
+        data = body.get("data") if isinstance(body, dict) else None
+        if errors or not isinstance(data, dict):
+            message = f"Phoenix refused the document-annotation query: {str(errors)[:300]}"
+            raise TraceReadError(message, path=endpoint)
+        for i, gid in enumerate(chunk):
+            node = data.get(f"s{i}") or {}
+            rows = node.get("documentEvaluations") if isinstance(node, dict) else None
+            if not isinstance(rows, list):
+                message = f"no documentEvaluations for span {gid}"
+                raise TraceReadError(message, path=endpoint, field=f"s{i}")
+            for row in rows:
+                if not isinstance(row, dict):
+                    raise TraceReadError("an annotation must be an object", path=endpoint)
+                yield gid, row
+
+
+def _with_annotations(
+    http: httpx.Client,
+    base: str,
+    project_endpoint: str,
+    page: list[tuple[str, SpanRecord]],
+    headers: dict[str, str],
+    max_pages: int | None,
+) -> list[SpanRecord]:
+    """The page's records, each with its span's (and, for a root, its trace's) annotations."""
+    events: dict[str, list[SpanEvent]] = {}
+    by_span = {record.span_id: record for _, record in page}
+    where = SourceLocation(f"phoenix:{project_endpoint}/span_annotations", 0)
+    for row in _paged_annotations(
+        http, f"{project_endpoint}/span_annotations", "span_ids", sorted(by_span), headers,
+        max_pages,
+    ):  # fmt: skip
+        span_id = str(row.get("span_id", "")).lower()
+        if span_id in by_span:
+            events.setdefault(span_id, []).append(annotation_event(row, where))
+    roots = {r.trace_id: r.span_id for _, r in page if r.parent_span_id is None}
+    where = SourceLocation(f"phoenix:{project_endpoint}/trace_annotations", 0)
+    for row in _paged_annotations(
+        http, f"{project_endpoint}/trace_annotations", "trace_ids", sorted(roots), headers,
+        max_pages,
+    ):  # fmt: skip
+        root = roots.get(str(row.get("trace_id", "")).lower())
+        if root is not None:
+            events.setdefault(root, []).append(annotation_event(row, where))
+    retrievers = {
+        gid: record
+        for gid, record in page
+        if gid and any(key.startswith(_DOCUMENTS_PREFIX) for key in record.attributes)
+    }
+    where = SourceLocation(f"phoenix:{base}/graphql", 0)
+    for gid, row in _document_annotations(http, base, sorted(retrievers), headers):
+        record = retrievers[gid]
+        position = row.get("documentPosition")
+        document = record.attributes.get(
+            f"{_DOCUMENTS_PREFIX}{position}.{sc.OI_DOCUMENT_ID}"
+        )  # the document annotated, when it has an id
+        event = annotation_event(
+            row, where, evidence_id=document if isinstance(document, str) else None
+        )
+        events.setdefault(record.span_id, []).append(event)
+    return [
+        record
+        if record.span_id not in events
+        else msgspec.structs.replace(record, events=[*record.events, *events[record.span_id]])
+        for _, record in page
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
 # paging
 # ---------------------------------------------------------------------------------------------
 
@@ -234,6 +435,7 @@ def fetch_phoenix_spans(
     timeout: float = 30.0,
     max_pages: int | None = None,
     client: httpx.Client | None = None,
+    annotations: bool = True,
 ) -> Iterator[SpanRecord]:
     """Yield every span of ``project``, oldest first, page by page.
 
@@ -245,10 +447,12 @@ def fetch_phoenix_spans(
         timeout: seconds per HTTP request.
         max_pages: stop with an error rather than page forever past this many pages.
         client: an ``httpx.Client`` to use (tests inject one); one is made otherwise.
+        annotations: also read the span, trace and document annotations of each page of
+            spans, as ``gen_ai.evaluation.result`` events of their spans.
 
     Raises:
         TraceReadError: Phoenix cannot be reached, answers an error (404: no such project),
-            or sends something that is not its span JSON.
+            or sends something that is not its span or annotation JSON.
     """
     if not 1 <= page_size <= 1000:
         raise ValueError("page_size must be within 1..1000")
@@ -276,13 +480,20 @@ def fetch_phoenix_spans(
             data = body.get("data")
             if not isinstance(data, list):
                 raise TraceReadError("the response has no data list", path=endpoint, field="data")
+            page: list[tuple[str, SpanRecord]] = []
             for span in data:
                 position += 1
                 if not isinstance(span, Mapping):
                     raise TraceReadError("a span must be an object", path=endpoint, line=position)
-                yield phoenix_span_to_record(
-                    span, location=SourceLocation(f"phoenix:{endpoint}", position)
+                where = SourceLocation(f"phoenix:{endpoint}", position)
+                page.append(
+                    (str(span.get("id") or ""), phoenix_span_to_record(span, location=where))
                 )
+            if annotations and page:
+                yield from _with_annotations(http, base, endpoint.removesuffix("/spans"), page,
+                                             headers, max_pages)  # fmt: skip
+            else:
+                yield from (record for _, record in page)
             next_cursor = body.get("next_cursor")
             if next_cursor is None:
                 return
@@ -324,13 +535,16 @@ def pull_phoenix_traces(
     page_size: int = DEFAULT_PAGE_SIZE,
     timeout: float = 30.0,
     client: httpx.Client | None = None,
+    annotations: bool = True,
 ) -> Iterator[Trace]:
-    """Every trace of a Phoenix project as τ (spans pulled and normalised lazily).
+    """Every trace of a Phoenix project as τ (spans pulled and normalised lazily), with its
+    annotations as the trace's ``evaluations`` (unless ``annotations`` is false).
 
     Raises:
         TraceReadError: see :func:`fetch_phoenix_spans`.
     """
     records = fetch_phoenix_spans(
-        url, project, api_key=api_key, page_size=page_size, timeout=timeout, client=client
-    )
+        url, project, api_key=api_key, page_size=page_size, timeout=timeout, client=client,
+        annotations=annotations,
+    )  # fmt: skip
     return build_traces(records)

@@ -7,6 +7,7 @@ the mapping back of Phoenix's reshaping and the error paths are pinned down with
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -90,12 +91,31 @@ ANSWER = phoenix_span(
 )
 
 
-def transport(pages: list[dict[str, Any]], seen: list[httpx.Request]) -> httpx.MockTransport:
+def transport(
+    pages: list[dict[str, Any]],
+    seen: list[httpx.Request],
+    annotations: dict[str, list[dict[str, Any]]] | None = None,
+) -> httpx.MockTransport:
+    """Phoenix's span pages, and its span / trace / document annotations (none by default)."""
     by_cursor = {None: pages[0], **{p["_cursor"]: p for p in pages[1:]}}
+    served = annotations or {}
 
     def handle(request: httpx.Request) -> httpx.Response:
         seen.append(request)
-        if request.url.raw_path.split(b"?")[0] != b"/v1/projects/my%20project/spans":
+        path = request.url.raw_path.split(b"?")[0]
+        if path == b"/graphql":
+            query = json.loads(request.content)["query"]
+            nodes = {
+                f"s{i}": {"documentEvaluations": served.get(f"documents:{gid}", [])}
+                for i, gid in enumerate(re.findall(r'node\(id: "([^"]+)"\)', query))
+            }
+            return httpx.Response(200, json={"data": nodes})
+        for kind in ("span", "trace"):
+            if path == f"/v1/projects/my%20project/{kind}_annotations".encode():
+                wanted = set(request.url.params.get_list(f"{kind}_ids"))
+                rows = [a for a in served.get(kind, []) if a[f"{kind}_id"] in wanted]
+                return httpx.Response(200, json={"data": rows, "next_cursor": None})
+        if path != b"/v1/projects/my%20project/spans":
             return httpx.Response(404, json={"detail": "Project with name x not found"})
         page = by_cursor[request.url.params.get("cursor")]
         return httpx.Response(200, json={k: v for k, v in page.items() if k != "_cursor"})
@@ -113,11 +133,12 @@ def test_pages_are_followed_in_start_time_order_and_rebuilt_into_a_trace() -> No
         traces = list(
             pull_phoenix_traces("http://phoenix", "my project", page_size=2, client=client)
         )
-    assert [r.url.params.get("cursor") for r in seen] == [None, "c2"]
+    spans = [r for r in seen if r.url.path.endswith("/spans")]
+    assert [r.url.params.get("cursor") for r in spans] == [None, "c2"]
     assert all(
-        r.url.params["sort"] == "start_time" and r.url.params["order"] == "asc" for r in seen
+        r.url.params["sort"] == "start_time" and r.url.params["order"] == "asc" for r in spans
     )
-    assert all(r.url.params["limit"] == "2" for r in seen)
+    assert all(r.url.params["limit"] == "2" for r in spans)
     assert len(traces) == 1
     trace = traces[0]
     assert trace.trace_id == TRACE
@@ -208,7 +229,7 @@ def test_a_repeating_cursor_stops_instead_of_looping() -> None:
         transport=httpx.MockTransport(lambda request: httpx.Response(200, json=page))
     )
     with pytest.raises(TraceReadError, match="bad next_cursor"):
-        list(fetch_phoenix_spans("http://phoenix", "p", client=client))
+        list(fetch_phoenix_spans("http://phoenix", "p", client=client, annotations=False))
 
 
 def test_an_unreachable_phoenix_is_a_clear_error() -> None:
@@ -226,3 +247,56 @@ def test_api_key_is_sent_as_bearer_token() -> None:
     with httpx.Client(transport=transport(pages, seen)) as client:
         list(fetch_phoenix_spans("http://phoenix", "my project", api_key="k-1", client=client))
     assert seen[0].headers["authorization"] == "Bearer k-1"
+
+
+def _annotation(kind: str, target: str, name: str, **result: Any) -> dict[str, Any]:
+    return {
+        f"{kind}_id": target,
+        "name": name,
+        "annotator_kind": "CODE",
+        "result": result,
+        "metadata": {"source": "groundtrace", "evaluation": f"groundtrace.{name}"},
+        "identifier": "groundtrace:q1",
+        "updated_at": "2026-03-01T10:05:00+00:00",
+    }
+
+
+def test_span_trace_and_document_annotations_come_back_as_the_trace_evaluations() -> None:
+    pages = [{"data": [ROOT, RETRIEVE, ANSWER], "next_cursor": None}]
+    document = {
+        "name": "role",
+        "label": "necessary",
+        "score": None,
+        "explanation": None,
+        "metadata": {},  # written by someone else: no evaluation name kept
+        "documentPosition": 0,
+        "updatedAt": "2026-03-01T10:05:00+00:00",
+    }
+    served = {
+        "trace": [_annotation("trace", TRACE, "gate", label="promote")],
+        "span": [_annotation("span", ANSWER["context"]["span_id"], "judge.adherence", score=0.5)],
+        f"documents:{RETRIEVE['id']}": [document],
+    }
+    seen: list[httpx.Request] = []
+    with httpx.Client(transport=transport(pages, seen, served)) as client:
+        (trace,) = pull_phoenix_traces("http://phoenix", "my project", client=client)
+    got = {(e.span_id, e.name, e.score_value, e.score_label) for e in trace.evaluations}
+    assert got == {
+        (ROOT["context"]["span_id"], "groundtrace.gate", None, "promote"),
+        (ANSWER["context"]["span_id"], "groundtrace.judge.adherence", 0.5, None),
+        (RETRIEVE["context"]["span_id"], "role", None, "necessary"),
+    }
+    asked = [r for r in seen if r.url.path.endswith("/span_annotations")]
+    assert asked[0].url.params.get_list("exclude_annotation_names") == ["note"]
+    graphql = [json.loads(r.content)["query"] for r in seen if r.url.path == "/graphql"]
+    assert len(graphql) == 1 and RETRIEVE["id"] in graphql[0]  # only the retrieval span
+    assert ROOT["id"] not in graphql[0]
+
+
+def test_a_malformed_annotation_fails_closed() -> None:
+    pages = [{"data": [ROOT], "next_cursor": None}]
+    bad = _annotation("trace", TRACE, "gate", score="high")
+    with httpx.Client(transport=transport(pages, [], {"trace": [bad]})) as client:
+        with pytest.raises(TraceReadError, match="not a number") as info:
+            list(pull_phoenix_traces("http://phoenix", "my project", client=client))
+    assert "trace_annotations" in (info.value.path or "")
