@@ -16,10 +16,18 @@ name                what is masked
 ``openai_key``      OpenAI-style keys ``sk-...`` / ``sk-proj-...`` (20+ characters after sk-)
 ``aws_access_key``  AWS access key ids ``AKIA`` / ``ASIA`` / ``ABIA`` / ``ACCA`` + 16 characters
 ``github_token``    GitHub tokens ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` ``github_pat_``
-``secret``          the value in ``password=...``, ``api_key: ...``, ``token=...``,
-                    ``client_secret=...``: always for password-like names, otherwise only
-                    when the value looks random (Shannon entropy >= 3 bits/char, 8+ chars);
-                    the quotes around name and value may be escaped (JSON in a string)
+``secret``          the value of a credential assignment, ``name = value`` / ``NAME=value`` /
+                    ``name: value``, where the name ends in ``password``, ``passwd``, ``pwd``,
+                    ``passphrase``, ``_pass``, ``secret``, ``token`` or ``api`` / ``access`` /
+                    ``account`` / ``secret`` / ``private`` / ``storage`` / ``subscription`` /
+                    ``master`` / ``signing`` / ``encryption`` ``key`` (any prefix:
+                    ``AWS_SECRET_ACCESS_KEY``, ``aws_session_token``, ``AZURE_CLIENT_SECRET``,
+                    ``AccountKey``, ``GOOGLE_API_KEY``, ``PGPASSWORD``, ``DB_PASS``; any case):
+                    always for password-like names (4+ chars), otherwise only when the value
+                    looks random (Shannon entropy >= 3 bits/char, 8+ chars); the quotes around
+                    name and value may be escaped (JSON in a string)
+``url_password``    the password of a URL's userinfo, ``scheme://user:password@host``: any
+                    scheme, any host (no dot, IPv4, ``[IPv6]``), any port (user and host kept)
 ``email``           e-mail addresses
 ``iban``            IBANs (validated with the ISO 13616 mod-97 check)
 ``credit_card``     13-19 digit card numbers, optionally grouped by spaces/dashes, *only* when
@@ -216,17 +224,19 @@ def _phone_valid(text: str) -> bool:
     return 8 <= digits <= 15 if text.startswith("+") else 9 <= digits <= 12
 
 
+#: The end of a credential's name: ``password``, ``api_key``, ``client_secret``, ``token``...
+#: The name may be longer (``AWS_SECRET_ACCESS_KEY``, ``aws_session_token``, ``PGPASSWORD``,
+#: ``AZURE_CLIENT_SECRET``, ``AccountKey``, ``DB_PASS``): the match starts at its last word.
 _SECRET_NAME: Final = (
-    r"(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|client[_-]?secret|secret|"
-    r"access[_-]?token|auth[_-]?token|refresh[_-]?token|token|passwd|password|pwd|"
-    r"private[_-]?key)"
+    r"(?:(?:api|access|account|secret|private|storage|subscription|master|signing|encryption)"
+    r"[_-]?key|secret|token|passwd|password|passphrase|pwd|_pass)"
 )
 #: An optional quote around a name or value; in a JSON-escaped text (a JSON document captured
 #: inside a JSON string, maybe several levels deep) the quote is escaped:
 #: ``{\"password\": \"hunter22\"}``, ``{\\\"password\\\": ...}``.
 _QUOTE: Final = r"""(?:\\*["'])?"""
 _SECRET_KEEP: Final = re.compile(r"(?i)" + _QUOTE + _SECRET_NAME + _QUOTE + r"\s*[:=]\s*" + _QUOTE)
-_PASSWORD_LIKE: Final = re.compile(r"(?i)" + _QUOTE + r"(?:passwd|password|pwd)")
+_PASSWORD_LIKE: Final = re.compile(r"(?i)" + _QUOTE + r"(?:passwd|password|passphrase|pwd|_pass)")
 
 
 def _secret_valid(matched: str) -> bool:
@@ -255,6 +265,9 @@ def _digit_group_runs(run: str) -> Iterator[tuple[int, int]]:
                 yield start, hi
 
 
+#: The user name of a URL's userinfo (kept: only the password is masked).
+_URL_USER: Final = r"[^\s/?#@:\"'<>\\`]*"
+_URL_KEEP: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://" + _URL_USER + ":")
 _NUMBERISH: Final = re.compile(r"[0-9][0-9 ().+-]{4,}[0-9]")
 _IBAN_START: Final = re.compile(r"[A-Z]{2}[0-9]{2}")
 _NINO_START: Final = re.compile(r"[A-Z]{2} ?[0-9]{2} ?[0-9]{2}")
@@ -341,11 +354,19 @@ BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
         ),
         PatternMasker(
             "secret",
-            r"(?i:" + _QUOTE + r"\b" + _SECRET_NAME + r"\b" + _QUOTE + r"\s*[:=]\s*" + _QUOTE + r")"
+            r"(?i:" + _QUOTE + _SECRET_NAME + r"\b" + _QUOTE + r"\s*[:=]\s*" + _QUOTE + r")"
             r"[^\s\"',;&\\]{4,}",
             validate=_secret_valid,
             keep=_SECRET_KEEP,
             trigger=_has_secret_word,
+        ),
+        PatternMasker(
+            "url_password",
+            # scheme://user:password@host (any scheme and host); the last @ of the authority
+            # ends the password, which may hold unescaped @ and : characters
+            r"\b[A-Za-z][A-Za-z0-9+.-]*://" + _URL_USER + r":[^\s/?#\"'<>\\`]+(?=@)",
+            keep=_URL_KEEP,
+            trigger=_has("://"),
         ),
         PatternMasker(
             "email",

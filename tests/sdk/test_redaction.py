@@ -23,6 +23,7 @@ from groundtrace.sdk.redaction import (
     Redactor,
     iban_valid,
     luhn_valid,
+    shannon_entropy,
 )
 
 from .conftest import Traces
@@ -65,6 +66,56 @@ POSITIVE = [
         "MIIEowIBAAKCAQEA",
     ),
 ]
+#: Credential assignments of the common cloud and database credentials, and passwords in URLs.
+CREDENTIALS = [
+    (
+        "secret",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    (
+        "secret",
+        "export AWS_SECRET_ACCESS_KEY=Je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+        "Je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+    ),
+    (
+        "secret",
+        "AWS_SESSION_TOKEN=FwoGZXIvYXdzEBYaDHk3pQ2mXr9Lv0Tn8Sa",
+        "FwoGZXIvYXdzEBYaDHk3pQ2mXr9Lv0Tn8Sa",
+    ),
+    (
+        "secret",
+        "AZURE_CLIENT_SECRET: Qx8Q~vT3nB.k2LmR9pZs0YwE5dHfJ1uGcA7iXoN4",
+        "Qx8Q~vT3nB.k2LmR9pZs0YwE5dHfJ1uGcA7iXoN4",
+    ),
+    (
+        "secret",
+        "DefaultEndpointsProtocol=https;AccountName=prod;"
+        "AccountKey=Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4OTA=;EndpointSuffix=core.windows.net",
+        "Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4OTA=",
+    ),
+    (
+        "secret",
+        'GOOGLE_API_KEY="AIzaSyD8kLm2Qw9Xv7Rt5Yp3Zn1Bc6Hj4Fg0Ue"',
+        "AIzaSyD8kLm2Qw9Xv7Rt5Yp3Zn1Bc6Hj4Fg0Ue",
+    ),
+    ("secret", "POSTGRES_PASSWORD=Tr0ub4dor3x", "Tr0ub4dor3x"),
+    ("secret", "PGPASSWORD=xk3Lp9Wqz", "xk3Lp9Wqz"),
+    ("secret", "Server=db;Database=app;User Id=sa;Pwd=Corr3ctH0rse;", "Corr3ctH0rse"),
+    ("secret", "DB_PASS=m4ryL4mb!", "m4ryL4mb!"),
+    ("secret", "passwd = Wh1sky7Tango", "Wh1sky7Tango"),
+    (
+        "secret",
+        "SLACK_BOT_TOKEN='xoxb-2048-1357-Vq8Zr4Tn6Kp2Lm9Wx'",
+        "xoxb-2048-1357-Vq8Zr4Tn6Kp2Lm9Wx",
+    ),
+    ("url_password", "redis://:Rd5pw0rdX@cache:6379/0", "Rd5pw0rdX"),
+    ("url_password", "postgresql://app:Pg8s3cretZ@localhost:5432/prod", "Pg8s3cretZ"),
+    ("url_password", "https://admin:Adm1nP4ss@10.0.0.12:8443/api", "Adm1nP4ss"),
+    ("url_password", "amqp://svc:Mq7p@ss:w0rd@[fd00::12]:5672/vhost", "Mq7p@ss:w0rd"),
+    ("url_password", "mongodb+srv://ops:Mg9Hx2Lq@cluster0/?authSource=admin", "Mg9Hx2Lq"),
+]
+POSITIVE += CREDENTIALS
 
 NEGATIVE = [
     "Jaws was released in 1975 and grossed 470,653,000 dollars.",
@@ -80,6 +131,12 @@ NEGATIVE = [
     "SSN-like 000-12-3456 and 666-12-3456 are invalid area numbers",
     "IBAN-like GB00 WEST 1234 5698 7654 32 fails mod-97",
     "the Bearer of bad news",
+    "Forgot your password? Use the password reset page.",
+    "the key = the answer, a monkey: banana, turkey = dinner",
+    "sort_key = lastModifiedDate, primary key: customer_id, partition_key: tenant",
+    "max_tokens: 512 and tokens=2048; the secretary: Janet Smith",
+    "http://localhost:8080/v1 and https://docs.example.com:443/path#top, ssh://git@host/repo",
+    "at 10:42 the ratio was 3:2 @home",
 ]
 
 
@@ -233,6 +290,13 @@ POSITIVES: dict[str, st.SearchStrategy[str]] = {
         _text(string.digits, 6, 6),
         st.sampled_from("ABCD"),
     ),
+    "url_password": st.builds(
+        lambda scheme, user, password, host: f"{scheme}://{user}:{password}@{host}/db",
+        st.sampled_from(["redis", "postgresql", "https", "amqp", "mongodb+srv", "s3"]),
+        _text(string.ascii_lowercase, 0, 8),
+        _text(ALNUM + "@:!~%", 1, 20),
+        st.sampled_from(["cache", "localhost:5432", "10.0.0.12:8443", "[::1]:6379", "db.corp"]),
+    ),
     "phone": st.builds(
         lambda cc, a, b, c: f"+{cc} {a:03d} {b:03d} {c:04d}",
         st.integers(1, 99),
@@ -270,6 +334,12 @@ NEAR_MISSES: dict[str, st.SearchStrategy[str]] = {
     ),
     "uk_nino": st.builds(lambda d: f"GB{d}A", _text(string.digits, 6, 6)),
     "phone": st.builds(lambda n: f"{n:010d}", st.integers(10**9, 10**10 - 1)),  # a plain digit run
+    "url_password": st.builds(  # a user name without a password, a port, an @ in the path
+        lambda user, host, port: f"https://{user}@{host}:{port}/a@b http://{host}:{port}/x@y",
+        _text(string.ascii_lowercase, 1, 8),
+        st.sampled_from(["cache", "localhost", "10.0.0.12", "[::1]", "db.corp"]),
+        st.integers(1, 65535),
+    ),
 }
 
 
@@ -296,6 +366,43 @@ def test_positive_is_masked_in_any_context(name: str, data: st.DataObject) -> No
 def test_near_miss_is_left_alone(name: str, data: st.DataObject) -> None:
     text = "value " + data.draw(NEAR_MISSES[name]) + " here"
     assert name not in REDACTOR(text)[1]
+
+
+CREDENTIAL_NAMES = [
+    *("aws_secret_access_key", "AWS_SECRET_ACCESS_KEY", "aws_session_token", "AWS_SESSION_TOKEN"),
+    *("AZURE_CLIENT_SECRET", "AZURE_STORAGE_KEY", "AccountKey", "SharedAccessKey"),
+    *("Ocp-Apim-Subscription-Key", "GOOGLE_API_KEY", "client_secret", "DJANGO_SECRET_KEY"),
+    *("HF_TOKEN", "api_key", "apiKey", "x-api-key", "DB_PASSWORD", "PGPASSWORD", "MYSQL_PWD"),
+    *("spring.datasource.password", "REDIS_PASS", "passwd", "Password", "pwd"),
+]
+
+
+@pytest.mark.parametrize("name", CREDENTIAL_NAMES)
+@settings(max_examples=15, deadline=None)
+@given(
+    value=_text(ALNUM + "/+=_.~-", 24, 48).filter(lambda v: shannon_entropy(v) >= 3.0),
+    form=st.sampled_from(["{n}={v}", "{n} = {v}", "{n}: {v}", '"{n}": "{v}"', "export {n}='{v}'"]),
+)
+def test_a_credential_assignment_is_masked(name: str, value: str, form: str) -> None:
+    masked, fired = REDACTOR("config: " + form.format(n=name, v=value) + " end")
+    assert value not in masked
+    assert "secret" in fired
+    assert name in masked  # the name is kept
+
+
+@FAST
+@given(
+    user=_text(string.ascii_lowercase, 0, 8),
+    password=_text(ALNUM + "@:!~%", 1, 20),
+    host=st.sampled_from(["cache", "10.0.0.12", "[fd00::12]", "db.corp.example.com"]),
+    port=st.sampled_from(["", ":5432", ":8443"]),
+)
+def test_the_password_of_any_url_is_masked(user: str, password: str, host: str, port: str) -> None:
+    url = f"postgresql://{user}:{password}@{host}{port}/prod"
+    masked, fired = REDACTOR(f"connect to {url} now")
+    assert "url_password" in fired
+    assert masked.startswith(f"connect to postgresql://{user}:[REDACTED:")
+    assert f"{password}@" not in masked
 
 
 @FAST
