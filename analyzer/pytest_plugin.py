@@ -18,11 +18,16 @@ Usage::
 ``assert_gate`` and ``assert_paths`` are importable from this module
 (``from groundtrace.analyzer.pytest_plugin import assert_gate``) and are also the fixtures
 ``assert_gate`` / ``assert_paths``.
+
+They fail closed: a gate that could evaluate nothing never passes ``new_failures_only``, a
+path assertion over cases none of which has a path check fails, and a report that cannot be
+read, or a missing extra, fails the test with one clear line (no traceback).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,20 +49,49 @@ __all__ = [
 SHOWN = 20
 
 
-def load_gate_report(path: str | Path) -> GateReport:
-    """Read a gate ``report.json`` (``groundtrace gate run --out``)."""
-    from groundtrace.analyzer._results import read
-    from groundtrace.analyzer.gate._run import GateReport
+@contextmanager
+def _clear_errors(what: str) -> Iterator[None]:
+    """Turn a missing extra or an unreadable report into a one-line test failure."""
+    __tracebackhide__ = True
+    from groundtrace.analyzer.cli._extras import missing_extra
+    from groundtrace.collectors.errors import GroundtraceError
 
-    return read(Path(path), GateReport)
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        error = missing_extra(exc)
+        if error is None:
+            raise
+        message = f"the groundtrace pytest plugin needs an extra to read {what}: {error}"
+        raise pytest.fail.Exception(message, pytrace=False) from None
+    except GroundtraceError as exc:
+        raise pytest.fail.Exception(f"cannot read {what}: {exc}", pytrace=False) from None
+
+
+def load_gate_report(path: str | Path) -> GateReport:
+    """Read a gate ``report.json`` (``groundtrace gate run --out``).
+
+    A missing or invalid file, or a missing extra, fails the calling test with its reason.
+    """
+    __tracebackhide__ = True
+    with _clear_errors(f"the gate report {path}"):
+        from groundtrace.analyzer._results import read
+        from groundtrace.analyzer.gate._run import GateReport
+
+        return read(Path(path), GateReport)
 
 
 def load_path_report(path: str | Path) -> PathReport:
-    """Read a path ``report.json`` (``groundtrace paths --out``)."""
-    from groundtrace.analyzer._results import read
-    from groundtrace.analyzer.paths import PathReport
+    """Read a path ``report.json`` (``groundtrace paths --out``).
 
-    return read(Path(path), PathReport)
+    A missing or invalid file, or a missing extra, fails the calling test with its reason.
+    """
+    __tracebackhide__ = True
+    with _clear_errors(f"the path report {path}"):
+        from groundtrace.analyzer._results import read
+        from groundtrace.analyzer.paths import PathReport
+
+        return read(Path(path), PathReport)
 
 
 def _lines(title: str, cases: Sequence[CaseDecision]) -> list[str]:
@@ -100,15 +134,15 @@ def assert_gate(
     """Fail unless the gate's decision is one of ``allowed`` (default: ``promote``).
 
     With ``new_failures_only``, the run passes when no case fails that passed in the baseline
-    (the baseline's own failures are tolerated), whatever the decision.
+    (the baseline's own failures are tolerated), whatever the decision -- except
+    ``not_evaluable``: a gate that could evaluate nothing shows no new failure because it
+    compared nothing, so it fails.
 
     Raises:
         AssertionError: with the decision, the reasons and every failing case.
     """
     __tracebackhide__ = True  # pytest shows the message, not this function's source
-    from groundtrace.analyzer.gate._run import GateReport
-
-    if not isinstance(report, GateReport):
+    if isinstance(report, (str, Path)):
         report = load_gate_report(report)
     accepted = set(allowed or ("promote",))
     if new_failures_only:
@@ -116,7 +150,7 @@ def assert_gate(
             raise AssertionError(
                 "the gate report has no baseline comparison (format 1.1): rerun the gate"
             )
-        if report.changes.new:
+        if report.changes.new or report.decision.value == "not_evaluable":
             raise AssertionError(gate_message(report, ["no new failures"]))
         return
     if report.decision.value not in accepted:
@@ -130,9 +164,7 @@ def assert_paths(report: PathReport | str | Path, *, cases: Iterable[str] | None
         AssertionError: listing each failing case with its status and issues.
     """
     __tracebackhide__ = True
-    from groundtrace.analyzer.paths import PathReport
-
-    if not isinstance(report, PathReport):
+    if isinstance(report, (str, Path)):
         report = load_path_report(report)
     wanted = None if cases is None else set(cases)
     verdicts = [v for v in report.verdicts if wanted is None or v.case_id in wanted]
@@ -140,6 +172,11 @@ def assert_paths(report: PathReport | str | Path, *, cases: Iterable[str] | None
         unknown = sorted(wanted - {v.case_id for v in verdicts})
         if unknown:
             raise AssertionError(f"cases not in the path report: {', '.join(unknown)}")
+    if all(v.path_pass is None for v in verdicts):  # nothing checked: nothing may pass
+        raise AssertionError(
+            f"none of the {len(verdicts)} case(s) asserted has a path check "
+            "(no strict case): nothing was checked"
+        )
     failing = [v for v in verdicts if v.path_pass is False]
     if not failing:
         return
