@@ -110,12 +110,13 @@ class HttpConnection:
             return event
         return None
 
-    async def read_body(self, limit: int, timeout: float) -> bytes:
+    async def read_body(self, limit: int, timeout: float, deadline: float) -> bytes:
         """Read the whole body of the current request, at most ``limit`` bytes.
 
         Raises:
             BodyTooLarge: more than ``limit`` bytes arrived (the rest is left unread).
-            IdleTimeout: the body stalled for ``timeout`` seconds.
+            IdleTimeout: the body stalled for ``timeout`` seconds, or was not whole
+                ``deadline`` seconds after it began, however it trickles in.
         """
         if self.conn.they_are_waiting_for_100_continue:
             # The client holds the body back until told to go on (curl does for > 1 KiB).
@@ -123,29 +124,42 @@ class HttpConnection:
             self.writer.write(self.conn.send(go_on) or b"")
         chunks: list[bytes] = []
         size = 0
-        while True:
-            event = await self._next_event(timeout)
-            if isinstance(event, h11.Data):
-                size += len(event.data)
-                if size > limit:
-                    raise BodyTooLarge
-                chunks.append(bytes(event.data))
-            elif isinstance(event, h11.EndOfMessage):
-                return b"".join(chunks)
-            else:
-                raise h11.RemoteProtocolError("connection closed inside a request body")
+        try:
+            async with asyncio.timeout(deadline):
+                while True:
+                    event = await self._next_event(timeout)
+                    if isinstance(event, h11.Data):
+                        size += len(event.data)
+                        if size > limit:
+                            raise BodyTooLarge
+                        chunks.append(bytes(event.data))
+                    elif isinstance(event, h11.EndOfMessage):
+                        return b"".join(chunks)
+                    else:
+                        raise h11.RemoteProtocolError("connection closed inside a request body")
+        except TimeoutError:
+            raise IdleTimeout from None
 
-    async def discard_body(self, budget: int, timeout: float) -> bool:
-        """Read and drop the rest of the current body; ``False`` if it exceeds ``budget``."""
+    async def discard_body(self, budget: int, timeout: float, deadline: float) -> bool:
+        """Read and drop the rest of the current body; ``False`` if it exceeds ``budget``
+        bytes or is not whole within ``deadline`` seconds.
+
+        Raises:
+            IdleTimeout: the body stalled for ``timeout`` seconds.
+        """
         size = 0
-        while self.conn.their_state is h11.SEND_BODY:
-            event = await self._next_event(timeout)
-            if isinstance(event, h11.Data):
-                size += len(event.data)
-                if size > budget:
-                    return False
-            elif not isinstance(event, h11.EndOfMessage):
-                return False
+        try:
+            async with asyncio.timeout(deadline):
+                while self.conn.their_state is h11.SEND_BODY:
+                    event = await self._next_event(timeout)
+                    if isinstance(event, h11.Data):
+                        size += len(event.data)
+                        if size > budget:
+                            return False
+                    elif not isinstance(event, h11.EndOfMessage):
+                        return False
+        except TimeoutError:
+            return False
         return self.conn.their_state is h11.DONE
 
     async def send(self, reply: Reply) -> None:

@@ -81,6 +81,11 @@ class ReceiverLimits:
         head_timeout_seconds: a request head (request line and headers) not complete this
             long after its first byte is cut off, however slowly it trickles in.
         read_timeout_seconds: a body that stalls this long is answered 408.
+        body_timeout_seconds: a body not whole this long after its head is answered 408
+            (or, when its request was refused unread, the connection closed), however it
+            trickles in: a slow body holds an in-flight slot and a busy connection, which
+            are never shed, so without this bound a few trickling clients could hold them
+            all (the default admits a 16 MiB body sent at 280 KB/s).
         shutdown_grace_seconds: on stop, busy requests get this long to finish.
         rotate_bytes: size at which the output file is rotated.
     """
@@ -94,6 +99,7 @@ class ReceiverLimits:
     idle_timeout_seconds: float = 60.0
     head_timeout_seconds: float = 10.0
     read_timeout_seconds: float = 30.0
+    body_timeout_seconds: float = 60.0
     shutdown_grace_seconds: float = 30.0
     rotate_bytes: int = 64 * _MIB
 
@@ -449,7 +455,9 @@ class Receiver:
                 reply, consumed = await self._handle(http, request)
                 if not consumed and not reply.close and not http.expects_continue():
                     consumed = await http.discard_body(
-                        self.limits.max_body_bytes, self.limits.read_timeout_seconds
+                        limits.max_body_bytes,
+                        limits.read_timeout_seconds,
+                        limits.body_timeout_seconds,
                     )
                 if not consumed:
                     reply.close = linger = True
@@ -567,7 +575,9 @@ class Receiver:
     async def _export(self, http: HttpConnection, media: str, encoding: str, logs: bool) -> Reply:
         limits = self.limits
         try:
-            body = await http.read_body(limits.max_body_bytes, limits.read_timeout_seconds)
+            body = await http.read_body(
+                limits.max_body_bytes, limits.read_timeout_seconds, limits.body_timeout_seconds
+            )
         except BodyTooLarge:
             text = f"body exceeds {limits.max_body_bytes} bytes"
             raise _Refused(_status_reply(413, media, text, close=True)) from None

@@ -5,6 +5,7 @@ connections instead of locking their address out."""
 from __future__ import annotations
 
 import logging
+import select
 import socket
 import time
 from pathlib import Path
@@ -283,3 +284,34 @@ def test_busy_connections_are_never_shed(tmp_path: Path) -> None:
     finally:
         for sock in busy:
             sock.close()
+
+
+# -- body deadline: a trickled body cannot hold its in-flight slot or connection forever -------
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("path", "status"), [(TRACES_PATH, 408), ("/elsewhere", 404)])
+def test_a_trickled_body_is_cut_off_at_the_body_deadline_and_frees_its_slot(
+    tmp_path: Path, path: str, status: int
+) -> None:
+    """Read for the export (408) or only to be dropped after a refusal (404): either way the
+    answer comes at the deadline with ``Connection: close``, long before the body is whole."""
+    limits = ReceiverLimits(
+        max_inflight_requests=1, body_timeout_seconds=0.5, read_timeout_seconds=30
+    )
+    body = proto_body(make_spans(1))
+    head = _raw_headers(0, len(body)).replace(b"/v1/traces", path.encode(), 1)
+    with Receiver("127.0.0.1", 0, tmp_path, limits=limits) as rx, _connect(rx.port) as slow:
+        slow.sendall(head)
+        answered = False
+        for byte in body[:100]:  # bounded: 100 bytes, one every 50 ms; never the whole body
+            slow.sendall(bytes([byte]))
+            if select.select([slow], [], [], 0.05)[0]:
+                answered = True
+                break
+        assert answered, "no answer while the body trickled in"
+        answers = _responses(_read_until_closed(slow))
+        assert [(s, h.get(b"connection")) for s, h, _ in answers] == [(status, b"close")]
+        with _connect(rx.port) as sock:  # the in-flight slot is free again
+            assert _post_once(sock, rx.port, body) == 200
+        assert rx.stats.by_status == {status: 1, 200: 1}
