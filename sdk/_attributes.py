@@ -13,8 +13,10 @@ members are written as their value.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import secrets
 from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Any, Final
@@ -29,8 +31,10 @@ __all__ = [
     "clip",
     "json_list",
     "json_str",
+    "key_suffix",
     "mask",
     "mask_json",
+    "masked_key",
     "native_json",
     "safe_json",
     "safe_str",
@@ -155,8 +159,59 @@ _JSON_STRINGS: Final = re.compile(
 )
 
 
+#: The key of this process's mask suffixes: random, never exported, so a suffix says which
+#: masked keys are the same key without saying anything about the key itself.
+_KEY_SALT: Final = secrets.token_bytes(16)
+
+
+def key_suffix(literal: str) -> str:
+    """The suffix of a masked mapping key: ``#`` and 12 hex digits of a keyed BLAKE2b hash of
+    the key's JSON literal (``"..."``); the same key gets the same suffix within the process,
+    two different keys different ones (so masking never merges two entries into one)."""
+    digest = hashlib.blake2b(
+        literal.encode("utf-8", "surrogatepass"), digest_size=6, key=_KEY_SALT
+    ).hexdigest()
+    return "#" + digest
+
+
+def masked_key(key: str, settings: Settings, fired: set[str] | None = None) -> str:
+    """A mapping key masked and clipped like a value; when that changes it, plus its
+    :func:`key_suffix` (two keys never become one)."""
+    shown = text_value(key, settings, fired=fired)
+    return shown if shown == key else shown + key_suffix(json_str(key))
+
+
+#: A complete JSON string literal followed by a colon: a key of an object.
+_JSON_KEY: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(?=\s*:)')
+_COLON: Final = re.compile(r"\s*:")
+
+
+def _distinct_keys(original: str, masked: str) -> str:
+    """``masked`` (a masked run of string literals) with a :func:`key_suffix` added inside
+    every object key that masking changed, so that two keys never become one."""
+    keys = _JSON_KEY.findall(original)
+    found = list(_JSON_KEY.finditer(masked))
+    aligned = len(keys) == len(found)  # else a masker ate a quote: suffix by position
+    parts: list[str] = []
+    done = 0
+    for index, match in enumerate(found):
+        literal = match.group()
+        if aligned and literal == keys[index]:
+            continue
+        source = keys[index] if aligned else f"{index}:{literal}"
+        close = match.end() - 1  # the closing quote
+        parts.append(masked[done:close])
+        parts.append(key_suffix(source))
+        done = close
+    if not parts:
+        return masked
+    parts.append(masked[done:])
+    return "".join(parts)
+
+
 def mask_json(text: str, settings: Settings, fired: set[str] | None = None) -> str:
-    """Apply the configured redaction to the string literals of a JSON text only."""
+    """Apply the configured redaction to the string literals of a JSON text only (object keys
+    included: a key masking changed gets its :func:`key_suffix`)."""
     if settings.redact is None:
         return text
     parts: list[str] = []
@@ -164,7 +219,14 @@ def mask_json(text: str, settings: Settings, fired: set[str] | None = None) -> s
     for found in _JSON_STRINGS.finditer(text):
         start, end = found.span()
         parts.append(text[done:start])
-        parts.append(mask(found.group(), settings, fired))
+        run = found.group()
+        masked = mask(run, settings, fired)
+        if masked != run:  # (rare) keep the object keys distinct; a run's last literal is a
+            colon = ":" if _COLON.match(text, end) else ""  # key when a colon follows it
+            masked = _distinct_keys(run + colon, masked + colon)
+            if colon:
+                masked = masked[:-1]
+        parts.append(masked)
         done = end
     if not parts:
         return text

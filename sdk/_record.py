@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from . import semconv as sc
-from ._attributes import SCAN_MARGIN, safe_json, safe_str, text_value
+from ._attributes import SCAN_MARGIN, masked_key, safe_json, safe_str, text_value
 from ._runtime import Settings, logger
 
 __all__ = [
@@ -83,9 +83,10 @@ class Recorder:
     def masked(self, key: str, value: object, depth: int = 0) -> Any:
         """A JSON-ready copy of ``value`` with every string in it masked and clipped.
 
-        Numbers, booleans and ``None`` are kept as they are, mapping keys as strings; the
-        result stays valid JSON (a structured value is never masked as one JSON text). Other
-        objects, and anything nested deeper than 16 levels, become masked text.
+        Numbers, booleans and ``None`` are kept as they are; string mapping keys are masked
+        like values (see :meth:`mapping_key`), other keys written as strings; the result stays
+        valid JSON (a structured value is never masked as one JSON text). Other objects, and
+        anything nested deeper than 16 levels, become masked text.
         """
         if isinstance(value, str):
             return self.text(key, value)
@@ -93,10 +94,22 @@ class Recorder:
             return value
         if depth < _MAX_DEPTH:
             if isinstance(value, Mapping):
-                return {safe_str(k): self.masked(key, v, depth + 1) for k, v in value.items()}
+                return {
+                    self.mapping_key(k): self.masked(key, v, depth + 1) for k, v in value.items()
+                }
             if isinstance(value, list | tuple):
                 return [self.masked(key, v, depth + 1) for v in value]
         return self.text(key, safe_json(value))
+
+    def mapping_key(self, key: object) -> str:
+        """A mapping key as captured: a string masked and clipped like a value, plus a suffix
+        when that changed it (:func:`~._attributes.masked_key`: two keys never become one);
+        any other key (a number) as its text, never masked."""
+        if not isinstance(key, str):
+            return safe_str(key)
+        if self.fired is None:
+            self.fired = set()
+        return masked_key(key, self.settings, self.fired)
 
     def put_json(self, key: str, value: object) -> None:
         """Record ``value`` as captured JSON text (masked and clipped)."""
