@@ -18,6 +18,7 @@ import json
 import re
 import secrets
 from collections.abc import Callable
+from dataclasses import fields, is_dataclass
 from json.encoder import encode_basestring
 from typing import Any, Final
 
@@ -74,6 +75,11 @@ def _default(value: object) -> Any:
             return to_data()
         except Exception:
             logger.debug("model_dump/_asdict/tolist failed on %s", type(value), exc_info=True)
+    if is_dataclass(value) and not isinstance(value, type):  # slotted: no __dict__
+        try:
+            return {f.name: getattr(value, f.name) for f in fields(value) if f.name[0] != "_"}
+        except Exception:
+            logger.debug("dataclass fields failed on %s", type(value), exc_info=True)
     if hasattr(value, "__dict__"):
         try:
             return {k: v for k, v in vars(value).items() if not k.startswith("_")}
