@@ -15,6 +15,7 @@ error's ``exit_code``::
     │   └── ConfigError           exit 2  a profile, tools config or option is invalid
     ├── MissingExtraError         exit 2  a command needs an extra that is not installed
     ├── ReplayError               exit 2  a replay cannot be set up
+    ├── RunFolderBusyError        exit 2  another run holds the run folder (--out)
     ├── DemoError                 exit 1  the demo's traces do not cover every question
     ├── BackendUnavailableError   exit 3  a model backend cannot be started or reached
     ├── WriteBackError            exit 4  results could not be written back to the backend
@@ -51,6 +52,7 @@ __all__ = [
     "InputError",
     "MissingExtraError",
     "ReplayError",
+    "RunFolderBusyError",
     "RunStoppedError",
     "TraceReadError",
     "WriteBackError",
@@ -80,6 +82,25 @@ class MissingExtraError(GroundtraceError):
 
 class ReplayError(GroundtraceError):
     """A replay could not be set up (e.g. the entry point cannot be imported)."""
+
+
+class RunFolderBusyError(GroundtraceError):
+    """Another run holds the run folder: two runs into one folder would repeat each other's
+    units and interleave their files, so the second is refused before it starts.
+
+    Attributes:
+        folder: the run folder.
+        holder: who holds it (pid, host, start time, command), when it wrote that yet.
+    """
+
+    def __init__(self, folder: str, holder: str | None) -> None:
+        self.folder = folder
+        self.holder = holder
+        who = holder or "a process that has not written its identity yet"
+        super().__init__(
+            f"the run folder {folder} is in use by another run ({who}); wait for it to "
+            "finish or stop it, or use another folder"
+        )
 
 
 class DemoError(GroundtraceError):

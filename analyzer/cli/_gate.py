@@ -14,6 +14,7 @@ from rich.table import Table
 from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
+from ._runfolder import holds_out_folder
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.cases import Case
@@ -87,6 +88,7 @@ def simulate_command(
 
 @gate_app.command("run")
 @handle_errors
+@holds_out_folder
 def run_command(
     baseline: Annotated[list[str], typer.Option(help="Traces of the baseline run (file or dir).")],
     candidate: Annotated[list[str], typer.Option(help="Traces of the candidate run.")],

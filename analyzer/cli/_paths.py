@@ -13,6 +13,7 @@ import typer
 from . import _writeback as wb
 from ._app import console, handle_errors
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
+from ._runfolder import holds_out_folder
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.cases import Case
@@ -58,6 +59,7 @@ def _cases(path: Path, fmt: CasesFormat) -> list[Case]:
 
 
 @handle_errors
+@holds_out_folder
 def paths_command(
     traces: Annotated[list[str], typer.Argument(help="Trace files or directories.")],
     cases: Annotated[Path, typer.Option(help="Case file (JSONL, see analyzer.paths).")],

@@ -4,6 +4,9 @@ Only the driver writes it (workers return results; :meth:`Executor.map` hands th
 driver's ``on_result``), each result in its own committed transaction as it arrives, so a run
 killed at any moment keeps every result that reached the driver and a re-run into the same
 folder starts none of them again.
+
+Opening the journal locks its run folder (:class:`~groundtrace.analyzer._runlock.RunFolderLock`)
+until :meth:`UnitJournal.close`: a second driver into the folder is refused while this one runs.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TypeVar
 
 import msgspec
 
+from groundtrace.analyzer._runlock import RunFolderLock
 from groundtrace.analyzer._store import open_store
 
 __all__ = ["UnitJournal"]
@@ -36,11 +40,23 @@ class UnitJournal:
 
     Args:
         path: the sqlite file, e.g. ``<run>/units.sqlite``.
+        lock: hold the run folder's lock while open (``False`` only to read a journal that
+            another run may be writing).
+
+    Raises:
+        RunFolderBusyError: ``lock`` and another run holds the folder.
+        ConfigError: the journal cannot be opened.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, lock: bool = True) -> None:
         self.path = Path(path)
-        self._conn = open_store(self.path, _SCHEMA, what="unit journal", durable=True)
+        self._folder = RunFolderLock.acquire(self.path.parent) if lock else None
+        try:
+            self._conn = open_store(self.path, _SCHEMA, what="unit journal", durable=True)
+        except BaseException:
+            if self._folder is not None:
+                self._folder.release()
+            raise
         self._lock = threading.Lock()
 
     def get(self, key: str, kind: type[T]) -> T | None:
@@ -64,6 +80,8 @@ class UnitJournal:
         return int(count)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection and release the run folder."""
         with self._lock:
             self._conn.close()
+        if self._folder is not None:
+            self._folder.release()

@@ -44,7 +44,7 @@ def estimate_requests(
         )
     plans = plan_run(traces, config, cases_path=cases_path, pool_dataset=pool_dataset)
     path = Path(config.out_dir) / "journal.sqlite"
-    journal = Journal(path) if path.exists() else None
+    journal = Journal(path, lock=False) if path.exists() else None  # read only
     requests: list[ChatRequest] = []
     done = 0
     try:

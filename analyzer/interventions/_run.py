@@ -4,9 +4,11 @@
 (:func:`plan_item`), replays the units that the run folder's journal does not already hold
 (function or endpoint replay, bounded concurrency), and writes into the run folder:
 
-* ``journal.sqlite`` -- every unit's result (resume repeats zero completed units);
+* ``journal.sqlite`` -- every unit's result (resume repeats zero completed units); opening it
+  locks the folder, so a second run into it is refused while this one runs;
 * ``llm_cache.sqlite`` -- model calls of endpoint replay (zero repeated calls);
-* ``counterfactual_traces/`` -- τ̃ as OTLP-JSON lines, linked to the originals;
+* ``counterfactual_traces/`` -- τ̃ as OTLP-JSON lines, linked to the originals, one trace per
+  unit (a resumed run first removes the traces of units its journal does not hold);
 * ``results.jsonl`` -- one row per (trace, operator, target);
 * ``summary.json``, ``summary.md``, ``report.html``.
 
@@ -17,6 +19,7 @@ of that unit, excluded from the statistics and counted in the report; the run go
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +41,7 @@ from groundtrace.analyzer.replay import (
     ReplayUnit,
     UnitResult,
 )
+from groundtrace.analyzer.replay._prune import keep_traces
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors import ReadReport, Trace, read_traces
 
@@ -60,6 +64,10 @@ __all__ = ["Progress", "RunConfig", "RunResult", "run_interventions", "run_inter
 Progress = Callable[[int, int], None]
 
 RECORDED = "recorded"
+#: The run folder's counterfactual traces.
+COUNTERFACTUALS = "counterfactual_traces"
+
+_log = logging.getLogger("groundtrace.analyzer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,9 +228,11 @@ async def run_interventions_async(
     """Run the study (see the module docstring); async form.
 
     The units to run are handed to ``executor`` (default: local, ``config.concurrency`` in
-    flight); each result is journaled by this process as it arrives.
+    flight); each result is journaled by this process as it arrives. The run folder is locked
+    from the start to the written reports.
 
     Raises:
+        RunFolderBusyError: another run holds the run folder.
         ConfigError: bad options or run folder.
         InputError: unreadable traces, case file or pool dataset.
         ReplayError: the replay cannot be set up (e.g. entry point not importable).
@@ -230,15 +240,42 @@ async def run_interventions_async(
     mode = config.mode()
     if config.concurrency < 1:
         raise ConfigError("must be >= 1", field="--concurrency")
-    has_gold = cases_path is not None
-    plans, info = _plans(traces, config, cases_path, pool_dataset)
     out = Path(config.out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot create the run folder: {exc}", path=str(out)) from exc
-    journal = Journal(out / "journal.sqlite")
-    recorder = CounterfactualRecorder(out / "counterfactual_traces")
+    journal = Journal(out / "journal.sqlite")  # locks the folder until the reports are written
+    try:
+        dropped = keep_traces(out / COUNTERFACTUALS, journal.completed_trace_ids())
+        if dropped:
+            _log.warning(
+                "dropped %d counterfactual traces of units that did not complete in %s (they "
+                "run again)", dropped, out,
+            )  # fmt: skip
+        return await _run(
+            traces, config, mode, journal, cases_path=cases_path, pool_dataset=pool_dataset,
+            progress=progress, executor=executor,
+        )  # fmt: skip
+    finally:
+        journal.close()
+
+
+async def _run(
+    traces: Sequence[str | Path],
+    config: RunConfig,
+    mode: str,
+    journal: Journal,
+    *,
+    cases_path: str | Path | None,
+    pool_dataset: str | Path | None,
+    progress: Progress | None,
+    executor: Executor | None,
+) -> RunResult:
+    out = Path(config.out_dir)
+    has_gold = cases_path is not None
+    plans, info = _plans(traces, config, cases_path, pool_dataset)
+    recorder = CounterfactualRecorder(out / COUNTERFACTUALS)
     cache: CallCache | None = None
     replayer: FunctionReplayer | EndpointReplayer
     if mode == "endpoint":
@@ -301,7 +338,6 @@ async def run_interventions_async(
     finally:
         await work.aclose()
         await replayer.aclose()
-        journal.close()
         if cache is not None:
             cache.close()
     analysis = analyse(

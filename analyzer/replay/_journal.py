@@ -4,6 +4,9 @@ A unit is keyed by :attr:`ReplayUnit.key`. A completed unit is never run again: 
 resuming a killed run reads its result from here (and model calls from the call cache), so it
 repeats zero completed units and zero completed calls. Failed units are journaled with their
 kind and message and are retried by a later run (their failure is replaced by the new result).
+
+Opening the journal locks its run folder (:class:`~groundtrace.analyzer._runlock.RunFolderLock`)
+until :meth:`Journal.close`: a second run into the folder is refused while this one runs.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+from groundtrace.analyzer._runlock import RunFolderLock
 from groundtrace.analyzer._store import open_store
 
 from ._types import ReplayUnit, UnitResult, UnitStatus
@@ -41,11 +45,23 @@ class Journal:
 
     Args:
         path: the sqlite file, usually ``<run>/journal.sqlite``.
+        lock: hold the run folder's lock while open (``False`` only to read a journal that
+            another run may be writing, e.g. an estimate).
+
+    Raises:
+        RunFolderBusyError: ``lock`` and another run holds the folder.
+        ConfigError: the journal cannot be opened.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, lock: bool = True) -> None:
         self.path = Path(path)
-        self._conn = open_store(self.path, _SCHEMA, what="replay journal", durable=True)
+        self._folder = RunFolderLock.acquire(self.path.parent) if lock else None
+        try:
+            self._conn = open_store(self.path, _SCHEMA, what="replay journal", durable=True)
+        except BaseException:
+            if self._folder is not None:
+                self._folder.release()
+            raise
         self._lock = threading.Lock()
 
     def get(self, key: str) -> UnitResult | None:
@@ -86,6 +102,13 @@ class Journal:
                 ),
             )
 
+    def completed_trace_ids(self) -> set[str]:
+        """The counterfactual trace ids of the completed units (the traces a run keeps)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT result FROM units WHERE status = ?", (UnitStatus.OK,))
+            results = [UnitResult.from_json(text) for (text,) in rows.fetchall()]
+        return {r.counterfactual_trace_id for r in results if r.counterfactual_trace_id}
+
     def counts(self) -> dict[str, int]:
         """Units by status."""
         with self._lock:
@@ -93,6 +116,8 @@ class Journal:
             return {str(status): int(n) for status, n in rows.fetchall()}
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection and release the run folder."""
         with self._lock:
             self._conn.close()
+        if self._folder is not None:
+            self._folder.release()
