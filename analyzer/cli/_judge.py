@@ -28,6 +28,7 @@ from ._budget import (
 )
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
+from ._runfolder import holds_out_folder
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.executor import Executor
@@ -218,6 +219,7 @@ def _metric(name: str) -> Metric:
 
 @judge_app.command("validate")
 @handle_errors
+@holds_out_folder
 def validate_command(
     gold: Annotated[Path, typer.Option("--gold", help="Gold set JSONL.")],
     out: Annotated[Path, typer.Option("--out", help="Output folder.")],
@@ -385,6 +387,7 @@ def check_command(
 
 @judge_app.command("run")
 @handle_errors
+@holds_out_folder
 def run_command(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")],
     traces: Annotated[
