@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -211,16 +212,18 @@ def mp(out: Path) -> dict[str, Any]:
         process.kill()
         process.join()
     assert process.pid is not None
-    with context.Pool(2) as pool:
+    with context.Pool(2) as pool:  # close and join: leaving the block alone terminates
         pids = pool.map(_pool_task, range(10), chunksize=1)
         pool.close()
         pool.join()
+    with ProcessPoolExecutor(2, mp_context=context) as executor:
+        pids += list(executor.map(_pool_task, range(10, 20)))
     gt.shutdown()
     files = {p.name: spans_in(p) for p in out.iterdir() if p.name != f"traces-{os.getpid()}.jsonl"}
     return {
         "process_code": process.exitcode,
         "process_spans": len(files.pop(f"traces-{process.pid}.jsonl", [])),
-        "pool_recorded": 2 * len(pids),
+        "pool_recorded": 2 * len(pids),  # Pool and ProcessPoolExecutor workers
         "pool_exported": sum(len(names) for names in files.values()),
         "pool_workers": sorted({f"traces-{p}.jsonl" for p in pids}) == sorted(files),
     }

@@ -86,8 +86,8 @@ def test_multiprocessing_fork_children_flush_at_their_end(tmp_path: Path) -> Non
     assert result == {
         "process_code": 0,
         "process_spans": 9,
-        "pool_recorded": 20,
-        "pool_exported": 20,
+        "pool_recorded": 40,
+        "pool_exported": 40,
         "pool_workers": True,
     }, stderr[-2000:]
 
