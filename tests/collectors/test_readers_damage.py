@@ -72,6 +72,7 @@ def _read(path: Path) -> tuple[list[Any], ReadReport]:
 def test_bad_text_in_one_attribute_costs_only_that_value(tmp_path: Path, damage: str) -> None:
     spans = _spans(100)
     spans[41].attributes["note"] = MARK
+    spans[42].attributes["note"] = "\U0001f600"  # written as a (valid) surrogate pair escape
     raw, replacement = DAMAGE[damage]
     path = tmp_path / "t.jsonl"
     path.write_bytes(_line(_spans(3, "1" * 32, 500)) + b"\n" + _damaged(_line(spans), raw) + b"\n")
@@ -79,7 +80,8 @@ def test_bad_text_in_one_attribute_costs_only_that_value(tmp_path: Path, damage:
     assert len(records) == 103 and report.spans == 103
     by_id = {r.span_id: r for r in records}
     assert by_id[sid(42)].attributes["note"] == f"x{replacement}y"
-    assert by_id[sid(43)].attributes == {"note": "span 42", "n": 42}
+    assert by_id[sid(43)].attributes == {"note": "\U0001f600", "n": 42}
+    assert by_id[sid(44)].attributes == {"note": "span 43", "n": 43}
     (error,) = report.errors
     assert (error.path, error.line, error.field) == (str(path), 2, f"{SPAN_41}.attributes[0]")
     assert "'note'" in error.reason and "U+FFFD" in error.reason
