@@ -77,7 +77,8 @@ class HttpConnection:
             await self._receive(timeout)
 
     async def next_request(self, idle_timeout: float, head_timeout: float) -> h11.Request | None:
-        """The next request's head, or ``None`` when the peer closed the connection.
+        """The next request's head, or ``None`` when the connection ended before or inside
+        a head (closed by the peer, or by the receiver's own shutdown).
 
         The connection may idle for ``idle_timeout`` seconds before a request begins; from
         its first byte the whole head must arrive within ``head_timeout`` seconds, however
@@ -98,6 +99,10 @@ class HttpConnection:
                     event = await self._next_event(head_timeout)
             except TimeoutError:
                 raise IdleTimeout from None
+            except h11.RemoteProtocolError:
+                if self.conn.trailing_data[1]:  # the stream ended inside a head: the peer left
+                    return None
+                raise
         if isinstance(event, h11.Request):
             if _find(event.headers, b"transfer-encoding") is not None and (
                 _find(event.headers, b"content-length") is not None
