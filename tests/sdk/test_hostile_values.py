@@ -1,7 +1,9 @@
 """Hostile values through every decorator and instrumentor, exported through every exporter.
 
-The values: a secret of every built-in masker kind, lone surrogates, NUL, a huge string,
-NaN and infinities, deep nesting, objects whose ``__repr__``/``__str__`` raise, numpy arrays.
+The values: a secret of every built-in masker kind (as values and as mapping keys), lone
+surrogates, NUL, a huge string, NaN and infinities, deep nesting, objects whose
+``__repr__``/``__str__`` raise, numpy arrays; the openai calls also carry content in their
+vendor extensions (``extra_body``, ``extra_query``, ``extra_headers``).
 They go through every decorator (``request``, ``retrieve``, ``rerank``, ``select``,
 ``verify``, ``infer``, ``answer``, ``tool``; plain, generator and async functions; the
 ``step``/``request_context`` blocks) and every instrumentor (openai through an
@@ -53,6 +55,9 @@ pytestmark = pytest.mark.usefixtures("clean_config")
 #: One secret of every built-in masker kind, each in its context.
 NOTE = " | ".join(text for _, text, _ in POSITIVE)
 SECRETS = sorted({secret for _, _, secret in POSITIVE})
+#: Every secret in its context as a mapping key (document metadata, replay keyword arguments,
+#: tool arguments...): keys are masked like values.
+KEYED: Final = {text: index for index, (_, text, _) in enumerate(POSITIVE)}
 #: Marks user-supplied text that no masker touches: with capture off it must not be exported.
 MARK = "Zyxwvut"
 SURROGATE = os.fsdecode(b"report-\xff.pdf")
@@ -98,6 +103,7 @@ def hostile(field_name: str, *, recordable: bool = True) -> dict[str, Any]:
         "deep": _nested(300, _text(field_name)),
         "array": np.array([0.4111111111111111, 1.5]),
         "card_ints": np.array([4111111111111111, 6011111111111117]),
+        "keyed": KEYED,
     }
     if not recordable:
         values["deeper"] = _nested(5000, _text(field_name))
@@ -292,7 +298,9 @@ def handle(query: str, case_id: str, client: openai.OpenAI) -> list[object]:
         assert result is value
         seen.append(result)
     # replay keyword arguments are kept only when JSON can write them (no numpy array)
-    seen.append(respond(query, docs, note=[_text("replay_kwargs"), 4111111111111111, math.nan]))
+    seen.append(
+        respond(query, docs, note=[_text("replay_kwargs"), 4111111111111111, math.nan, KEYED])
+    )
     payload = hostile("tool_args")
     assert read(_text("path"), payload) is payload
     for failing in (explode, refuse):
@@ -319,6 +327,10 @@ def handle(query: str, case_id: str, client: openai.OpenAI) -> list[object]:
             model="mock-model",
             messages=messages,
             metadata={"note": _text("llm_metadata", surrogate=False)},
+            # vendor extensions: content in the body (a vLLM documents list), the query, headers
+            extra_body={"documents": [_text("llm_extra_body", surrogate=False)], "keyed": KEYED},
+            extra_query={"note": f"{MARK}-llm_extra_query"},
+            extra_headers={"X-Note": f"{MARK}-llm_extra_headers"},
         )
     )
     with pytest.raises(openai.BadRequestError) as bad:
@@ -405,6 +417,7 @@ RECORDED_FIELDS: Final = frozenset(
         *("answer", "quote", "replay_kwargs", "check", "tool_args", "path", "tool_error"),
         *("generator", "generator_title", "generator_query", "block_result", "block_path"),
         *("llm_input", "llm_metadata", "llm_output", "llm_tool_args", "llm_stream", "llm_error"),
+        "llm_extra_body",
         *("bm25_query", "bm25_error", "context_query", "context_answer"),
     }
 )

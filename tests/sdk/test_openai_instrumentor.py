@@ -20,6 +20,7 @@ from opentelemetry.trace import StatusCode
 from groundtrace.sdk import _runtime
 from groundtrace.sdk import semconv as sc
 from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
+from groundtrace.sdk.redaction import Redactor
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
 
 MESSAGES = [
@@ -521,3 +522,68 @@ def test_generator_messages_are_sent_and_recorded(
     assert out.choices[0].message.content == "echo: Who directed Jaws?"
     assert json.loads(a[sc.GT_LLM_REQUEST])["messages"] == MESSAGES
     assert server.requests[0].body["messages"] == MESSAGES
+
+
+MARK = "Zyxwvut"
+
+
+def _vendor_call(srv: OpenAICompatServer, base_url: str | None = None) -> None:
+    """A chat completion with content in every vendor extension: a vLLM-style ``documents``
+    list, a key and a nested value in ``extra_body``, and a header (the query string is in
+    ``test_hostile_values``: this server routes on the whole path)."""
+    extensions = {
+        "documents": [{"title": f"{MARK}-title", "text": f"{MARK}-doc bob@example.com"}],
+        f"{MARK}-key": 1,
+        "chat_template_kwargs": {"note": f"{MARK}-template"},
+        "top_k": 20,
+    }
+    llm = openai.OpenAI(base_url=base_url or srv.base_url, api_key="test", max_retries=0)
+    llm.chat.completions.create(
+        model="m",
+        messages=MESSAGES,
+        seed=3,
+        temperature=0.5,
+        extra_body=extensions,
+        extra_headers={"X-Note": f"{MARK}-header"},
+    )
+
+
+def test_capture_off_exports_no_vendor_extension_content(
+    exporter: InMemorySpanExporter, server: OpenAICompatServer, restore_settings: None
+) -> None:
+    _runtime.install(_runtime.Settings(capture=frozenset()))
+    _vendor_call(server)
+    assert server.requests[0].body["documents"][0]["title"] == f"{MARK}-title"  # sent as is
+    a = attrs(only_span(exporter))
+    assert MARK not in json.dumps(a)
+    # what configures the call is still there, extension parameters included
+    expected = {"model": "m", "seed": 3, "temperature": 0.5, "top_k": 20}
+    assert json.loads(a[sc.GT_LLM_REQUEST]) == expected
+    assert json.loads(a[sc.OI_LLM_INVOCATION_PARAMETERS]) == expected
+
+
+def test_capture_on_records_vendor_extensions_masked(
+    exporter: InMemorySpanExporter, server: OpenAICompatServer, restore_settings: None
+) -> None:
+    _runtime.install(_runtime.Settings(capture=_runtime.CONTENT_FIELDS, redact=Redactor()))
+    _vendor_call(server)
+    a = attrs(only_span(exporter))
+    request = json.loads(a[sc.GT_LLM_REQUEST])
+    assert request["documents"] == [
+        {"title": f"{MARK}-title", "text": f"{MARK}-doc [REDACTED:email]"}
+    ]
+    assert request[f"{MARK}-key"] == 1
+    assert "bob@example.com" not in json.dumps(a)
+    assert f"{MARK}-header" not in json.dumps(a)
+
+
+def test_credentials_in_the_base_url_are_never_exported(
+    exporter: InMemorySpanExporter, server: OpenAICompatServer, restore_settings: None
+) -> None:
+    _runtime.install(_runtime.Settings(capture=frozenset(), redact=None))
+    base = server.base_url.replace("http://", "http://svc:Lq9Zt2Wx@")
+    _vendor_call(server, base_url=base)
+    a = attrs(only_span(exporter))
+    assert "Lq9Zt2Wx" not in json.dumps(a)
+    assert a[sc.GT_LLM_BASE_URL] == server.base_url.replace("http://", "http://REDACTED:REDACTED@")
+    assert a[sc.SERVER_ADDRESS] == "127.0.0.1"

@@ -34,10 +34,22 @@ PROVIDER: Final = "openai"
 
 #: keyword arguments of ``create`` that shape the HTTP request but are not part of the body.
 _TRANSPORT_ARGS: Final = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
-#: request keys that carry content (left out of the request JSON and the invocation parameters
-#: when capture is off): messages, a predicted output, the caller's free-form metadata.
-_CONTENT_KEYS: Final = frozenset(
-    {"messages", "input", "instructions", "prompt", "prediction", "metadata"}
+#: The request keys recorded when capture is off (in the request JSON and the invocation
+#: parameters): the model and the parameters that configure the call, whose values the app
+#: chose. Everything else is left out: the content keys (messages, input, instructions, a
+#: prompt template, a predicted output, the caller's free-form metadata) and any key this
+#: list does not know, such as what ``extra_body`` adds (a vLLM ``documents`` list, a
+#: vendor's ``chat_template_kwargs``...), whose values may be user content.
+_CONFIG_KEYS: Final = frozenset(
+    {
+        *("model", "stream", "stream_options", "n", "seed", "stop", "user", "store"),
+        *("temperature", "top_p", "top_k", "min_p", "frequency_penalty", "presence_penalty"),
+        *("repetition_penalty", "logit_bias", "logprobs", "top_logprobs"),
+        *("max_tokens", "max_completion_tokens", "max_output_tokens", "max_tool_calls"),
+        *("response_format", "text", "tools", "tool_choice", "parallel_tool_calls"),
+        *("functions", "function_call", "reasoning", "reasoning_effort", "verbosity"),
+        *("service_tier", "modalities", "truncation", "include", "background"),
+    }
 )
 #: request keys that are not invocation parameters.
 _NOT_PARAMS: Final = frozenset({"messages", "input", "instructions", "tools", "functions"})
@@ -66,9 +78,15 @@ def sent_request(kwargs: dict[str, Any], sentinels: tuple[type, ...]) -> dict[st
 
 @lru_cache(maxsize=64)
 def _endpoint(url: str) -> tuple[str, str | None, int | None]:
-    from urllib.parse import urlsplit
+    """The URL without credentials, its host and its port. Userinfo becomes
+    ``REDACTED:REDACTED@``, as the OpenTelemetry conventions ask of ``url.full``: the base
+    URL is configuration, exported whatever the capture and redaction settings."""
+    from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(url)
+    if "@" in parts.netloc:
+        netloc = "REDACTED:REDACTED@" + parts.netloc.rpartition("@")[2]
+        url = urlunsplit(parts._replace(netloc=netloc))
     port = parts.port
     if port is None and parts.scheme in ("http", "https"):
         port = 443 if parts.scheme == "https" else 80
@@ -200,8 +218,8 @@ def request_attrs(
     if stream and rec.settings.genai_latest:
         yield sc.GENAI_REQUEST_STREAM, True
     yield from _genai_param_attrs(api, req)
-    hidden = _NOT_PARAMS if capture else _NOT_PARAMS | _CONTENT_KEYS
-    params = {k: v for k, v in req.items() if k not in hidden}
+    shown = req if capture else {k: v for k, v in req.items() if k in _CONFIG_KEYS}
+    params = {k: v for k, v in shown.items() if k not in _NOT_PARAMS}
     key = sc.OI_LLM_INVOCATION_PARAMETERS
     yield key, rec.json(key, params)
     yield from _tool_attrs(req, rec)
@@ -212,7 +230,7 @@ def request_attrs(
         if rec.settings.genai_latest:
             yield from _genai_content(api, req, messages, rec)
     else:
-        body = rec.json(sc.GT_LLM_REQUEST, {k: v for k, v in req.items() if k not in _CONTENT_KEYS})
+        body = rec.json(sc.GT_LLM_REQUEST, shown)
     yield sc.GT_LLM_REQUEST, body
     yield sc.OI_INPUT_VALUE, body
     yield sc.OI_INPUT_MIME_TYPE, "application/json"
