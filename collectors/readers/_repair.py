@@ -42,17 +42,17 @@ __all__ = [
 #: A JSON path as its keys and indexes.
 JsonPath = tuple[str | int, ...]
 
-#: Where an OTLP/JSON export object starts (an export's first key, canonical or snake case).
-EXPORT_START: Final = re.compile(r'\{\s*"resource(?:Spans|Logs|_spans|_logs)"')
+#: Where an OTLP/JSON export object starts (its first key: ``resourceSpans``/``resourceLogs``).
+EXPORT_START: Final = re.compile(r'\{[ \t\r\n]*"resource(?:Spans|Logs)"')
 REPLACED: Final = "invalid UTF-8 or a lone surrogate replaced with U+FFFD"
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _SPACE: Final = re.compile(r"[ \t\r\n]*")
 _INT64: Final = (-(2**63), 2**64 - 1)  # orjson reads integers in this range exactly
 #: The envelope keys under which one owner (span, log record, scope, resource) sits.
 _OWNERS: Final = (
-    ("spans", "logRecords", "log_records"),
-    ("scopeSpans", "scopeLogs", "scope_spans", "scope_logs"),
-    ("resourceSpans", "resourceLogs", "resource_spans", "resource_logs"),
+    ("spans", "logRecords"),
+    ("scopeSpans", "scopeLogs"),
+    ("resourceSpans", "resourceLogs"),
 )
 
 

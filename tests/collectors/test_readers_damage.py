@@ -14,13 +14,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import TraceReadError
 from groundtrace.collectors import ReadReport, Trace, read_spans, read_traces
 from groundtrace.collectors.readers import read_records
+from groundtrace.collectors.readers._repair import parse_pieces
 from groundtrace.collectors.spans import LogRecord
 from groundtrace.sdk import semconv as sc
 from tests.support.otlp_spans import SpanSpec, request_json, sid
@@ -279,3 +283,48 @@ def test_without_a_report_a_repaired_value_raises(tmp_path: Path) -> None:
         info.value.line == 1
         and info.value.field == "resourceSpans[0].scopeSpans[0].spans[1].attributes[0]"
     )
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    _JSON_VALUES,
+    st.lists(
+        st.tuples(st.integers(0, 10**4), st.sampled_from(list('{}[]",:0e.-N \\'))), max_size=3
+    ),
+)
+def test_the_repair_parser_accepts_what_orjson_accepts(
+    value: Any, edits: list[tuple[int, str]]
+) -> None:
+    """On text without invalid UTF-8 or lone surrogates, the repair path reads exactly what
+    orjson reads (and refuses what it refuses): the repair never widens what is accepted."""
+    text = json.dumps(value, ensure_ascii=False)  # NaN/Infinity literals included
+    for where, char in edits:
+        pos = where % (len(text) + 1)
+        text = text[:pos] + char + text[pos:]
+    line = text.encode("utf-8", "surrogatepass")
+    try:
+        expected = ("ok", orjson.loads(line))
+    except orjson.JSONDecodeError:
+        expected = ("refused", None)
+    pieces = parse_pieces(line)
+    if any(p.repaired for p in pieces):  # the text itself holds a surrogate: not this property
+        return
+    got = (
+        ("ok", pieces[0].value)
+        if len(pieces) == 1 and pieces[0].error is None
+        else ("refused", None)
+    )
+    assert got == expected
