@@ -177,7 +177,16 @@ def test_a_module_no_extra_provides_is_a_bug_not_a_message() -> None:
 
 
 def test_every_command_module_is_in_the_one_table() -> None:
-    support = {"_app", "_budget", "_executor", "_extras", "_progress", "_registry", "_writeback"}
+    support = {
+        "_app",
+        "_budget",
+        "_executor",
+        "_extras",
+        "_progress",
+        "_registry",
+        "_runfolder",
+        "_writeback",
+    }
     modules = {info.name for info in pkgutil.iter_modules(cli.__path__)} - support
     assert {m.__name__.rpartition(".")[2] for m in _registry.COMMANDS} == modules
     assert isinstance(cli.build_app(), typer.Typer)
