@@ -198,7 +198,8 @@ def run_command(
 
     Answers and labels are journaled in OUT/units.sqlite as they arrive and model calls are
     cached in OUT/llm_cache.sqlite: run again into the same folder and a killed run resumes
-    without repeating a completed unit or call. SIGTERM/SIGINT stop gracefully: calls in
+    without repeating a completed unit or call; a second run into OUT while one runs is refused
+    (exit 2, naming the run that holds it). SIGTERM/SIGINT stop gracefully: calls in
     flight finish and are kept (exit 130), so a stopped run repeats no call; --max-calls /
     --max-cost stop the same way at a ceiling (exit 5). With --estimate nothing is called or
     written: the answers and pair labels are worked out from the cache in OUT, and the calls

@@ -124,7 +124,9 @@ def register(app: typer.Typer) -> None:
 
         Scores correctness, grounding, calibration and trace divergence with paired bootstrap
         CIs, assigns evidence roles and runs joint ablation. Writes results.jsonl,
-        summary.json, summary.md and report.html into OUT; a killed run resumes there.
+        summary.json, summary.md and report.html into OUT; a killed run resumes there (with one
+        counterfactual trace per unit), and a second run into OUT while one runs is refused
+        (exit 2, naming the run that holds it).
         With --write-back, each target's evidence roles go onto its retrieval span (exit 4
         if that fails). With --endpoint, --rate-limit paces the calls and --max-calls /
         --max-cost stop the run at a ceiling (exit 5; a re-run resumes). With --estimate
