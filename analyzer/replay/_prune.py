@@ -7,8 +7,9 @@ replays again, under a new trace id. :func:`keep_traces` runs when a run opens i
 (holding its lock, so nobody writes there): it removes from every OTLP-JSON lines file the
 spans of traces that no journaled unit names, and the torn last line a kill mid-write leaves.
 Each file is rewritten to a hidden temporary file and renamed over the original, so a kill
-during the pruning leaves either file whole. Lines it cannot read (other than a torn last one)
-are left as they are, for the trace reader to report.
+during the pruning leaves either file whole (and the next pruning removes the temporary one).
+Lines it cannot read (other than a torn last one) are left as they are, for the trace reader
+to report.
 """
 
 from __future__ import annotations
@@ -103,6 +104,13 @@ def keep_traces(folder: str | Path, keep: Collection[str]) -> int:
     dropped: set[str] = set()
     if not where.is_dir():
         return 0
+    try:
+        for left in where.glob(".*.jsonl.prune"):  # of a pruning that was killed
+            left.unlink()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot prune the counterfactual traces: {exc}", path=str(where)
+        ) from exc
     for path in sorted(where.glob("*.jsonl")):
         try:
             _prune_file(path, keep, dropped)

@@ -114,6 +114,7 @@ def test_traces_of_units_not_journaled_are_pruned(tmp_path: Path) -> None:
     first.write_bytes(_line(a) + _line(b) + b"not json\n" + _line(a, c) + b'{"resourceSp')
     second = tmp_path / "traces-2.jsonl"
     second.write_bytes(_line(a))
+    (tmp_path / ".traces-3.jsonl.prune").write_bytes(_line(a))  # left by a killed pruning
     before = second.stat().st_mtime_ns
     assert keep_traces(tmp_path, {a}) == 2
     lines = first.read_bytes().splitlines()
