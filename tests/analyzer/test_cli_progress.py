@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from typer.testing import CliRunner
@@ -37,13 +38,68 @@ def test_plain_lines_when_not_a_terminal() -> None:
         clock.now = 130.0
         progress("pairs", 3, None)
     assert out.getvalue().splitlines() == [
-        "questions: 1/10 (10%), 0.50/s, ETA 0:00:18, elapsed 0:00:02",
+        # one report is no rate: nothing to extrapolate from yet
+        "questions: 1/10 (10%), rate unknown, ETA unknown, elapsed 0:00:02",
         # the rate since the first report (t = 2 s): 4 more in 10 s
         "questions: 5/10 (50%), 0.40/s, ETA 0:00:12, elapsed 0:00:12",
         "questions: 10/10 (100%) done in 0:00:20, 0.50/s",
         # a phase starts when the one before it last reported (t = 21 s)
-        "pairs: 3, 0.33/s, ETA unknown, elapsed 0:00:09",
+        "pairs: 3, rate unknown, ETA unknown, elapsed 0:00:09",
     ]
+
+
+def _lines_of(reports: list[tuple[float, int]], total: int, **kwargs: Any) -> list[str]:
+    console, out = _console(terminal=False)
+    clock = Clock()
+    with ProgressReporter(console, interval=0.0, clock=clock, **kwargs) as progress:
+        for t, done in reports:
+            clock.now = 100.0 + t
+            progress("replays", done, total)
+    return out.getvalue().splitlines()
+
+
+def test_no_eta_from_a_first_unit_slowed_by_setup() -> None:
+    # 80 replays take 6 s: the first needs 5.9 s (warm-up), the other 79 a tenth of a second
+    reports = [(5.9, 1), (5.91, 2), (5.93, 4), (5.95, 20), (6.0, 80)]
+    assert _lines_of(reports, 80) == [
+        # the first line used to extrapolate 1 unit in 5.9 s to "ETA 0:07:46"
+        "replays: 1/80 (1%), rate unknown, ETA unknown, elapsed 0:00:06",
+        "replays: 2/80 (2%), rate unknown, ETA unknown, elapsed 0:00:06",
+        # 3 units since the first report (in 0.03 s): now a rate over that time
+        "replays: 4/80 (5%), 100.00/s, ETA 0:00:01, elapsed 0:00:06",
+        "replays: 20/80 (25%), 380.00/s, ETA 0:00:00, elapsed 0:00:06",
+        "replays: 80/80 (100%) done in 0:00:06, 13.33/s",
+    ]
+
+
+def test_slow_units_get_an_eta_after_a_few_seconds() -> None:
+    # a phase announced at 0, one model call a minute: one unit suffices after 5 s
+    reports = [(0.0, 0), (1.0, 0), (60.0, 1), (120.0, 2)]
+    assert _lines_of(reports, 10) == [
+        "replays: 0/10 (0%), rate unknown, ETA unknown, elapsed 0:00:00",
+        "replays: 0/10 (0%), rate unknown, ETA unknown, elapsed 0:00:01",
+        "replays: 1/10 (10%), 0.02/s, ETA 0:09:00, elapsed 0:01:00",
+        "replays: 2/10 (20%), 0.02/s, ETA 0:08:00, elapsed 0:02:00",
+    ]
+    # the thresholds are settings
+    assert _lines_of([(0.0, 0), (1.0, 1)], 10, eta_after_units=1)[1] == (
+        "replays: 1/10 (10%), 1.00/s, ETA 0:00:09, elapsed 0:00:01"
+    )
+
+
+def test_the_bar_shows_the_same_eta_as_the_lines() -> None:
+    console, _ = _console(terminal=True)
+    clock = Clock()
+    with ProgressReporter(console, clock=clock) as progress:
+        bars = progress._bars
+        assert bars is not None
+        seen = []
+        for t, done in ((5.9, 1), (5.93, 4)):
+            clock.now = 100.0 + t
+            progress("replays", done, 80)
+            (task,) = bars.tasks
+            seen.append((task.fields["rate"], task.fields["eta"]))
+    assert seen == [("rate unknown", "ETA unknown"), ("100.00/s", "ETA 0:00:01")]
 
 
 def test_a_bar_on_a_terminal() -> None:
