@@ -1,14 +1,18 @@
-"""``--write-back phoenix`` against a real Arize Phoenix: annotations on the original spans, once.
+"""``--write-back phoenix`` against a real Arize Phoenix: results in Phoenix's own views, once.
 
-Traces go to Phoenix over OTLP, come back with ``groundtrace collect phoenix``, and the gate and
-the judge write their per-case results back as span annotations. Phoenix's REST API must then
-return them on the original root spans, and a rerun must leave exactly the same annotations.
-Runs inside a private network namespace like tests/integration/test_phoenix_roundtrip.py.
+The HotpotQA example app exports its traces to Phoenix over OTLP and to a file; the gate, the
+judge and the interventions write their results back. Phoenix must then hold each gate
+decision and judge score as a *trace annotation* (its trace annotation scores panel), each
+evidence role as a *document annotation* under the retrieved document it concerns, with
+short names Phoenix's UI does not cut into one another; a rerun must leave exactly the same
+annotations, and ``groundtrace collect phoenix`` must read every one of them back as the
+trace's evaluations. Runs inside a private network namespace like test_phoenix_roundtrip.py
+(one Phoenix for the whole module).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
 from typing import Any
 
 import pytest
@@ -17,10 +21,11 @@ from groundtrace.sdk import semconv as sc
 from tests.integration.phoenix_scenario import run_in_namespace
 from tests.support.data import HOTPOT
 
-pytestmark = [pytest.mark.integration, pytest.mark.phoenix, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.integration, pytest.mark.phoenix, pytest.mark.timeout(1500)]
 
-REPO = Path(__file__).resolve().parents[2]
 JUDGE_METRICS = ("adherence", "answer_relevance", "context_relevance")
+#: How many characters of an annotation name Phoenix's UI shows before cutting it.
+SHOWN = 12
 
 
 @pytest.fixture(scope="module")
@@ -28,32 +33,81 @@ def result() -> dict[str, Any]:
     return run_in_namespace("tests.integration.phoenix_writeback_scenario", HOTPOT)
 
 
-def test_phoenix_returns_the_verdicts_on_the_original_root_spans(result: dict[str, Any]) -> None:
-    assert result["returncodes"][1::2] == [0, 0], result["stderr"]  # judge run, twice
-    assert result["returncodes"][0] == result["returncodes"][2]  # the gate's decision code
-    roots = result["roots"]
-    span_case = {span: case for case, span in roots.items()}
-    by_span: dict[str, dict[str, list[Any]]] = {}
-    for _id, span, name, identifier, label, score, kind in result["first"]:
-        assert kind == "CODE"
-        assert identifier == f"groundtrace:{span_case[span]}"
-        by_span.setdefault(span, {})[name] = [label, score]
-    assert set(by_span) == set(roots.values())
-    for case, span in roots.items():
-        names = by_span[span]
-        assert names[sc.GT_EVALUATION_GATE_CASE][0] == result["gate_decisions"][case]
+def test_gate_and_judge_results_are_trace_annotations_with_readable_names(
+    result: dict[str, Any],
+) -> None:
+    assert result["returncodes"][1:3] == [0, 0], result["stderr"]  # judge, interventions
+    assert result["returncodes"][:3] == result["returncodes"][3:], result["stderr"]
+    by_trace: dict[str, dict[str, list[Any]]] = {}
+    for _id, trace, name, identifier, label, score, kind, evaluation in result["traces_first"]:
+        assert kind == "CODE" and identifier.startswith("groundtrace:")
+        by_trace.setdefault(trace, {})[name] = [label, score, evaluation]
+    assert set(by_trace) == set(result["trace_ids"])
+    for case, trace in result["case_traces"].items():
+        names = by_trace[trace]
+        assert set(names) == {"gate", *JUDGE_METRICS}
+        assert names["gate"][0] == result["gate_decisions"][case]
+        assert names["gate"][2] == sc.GT_EVALUATION_GATE_CASE
         for metric in JUDGE_METRICS:
-            label, score = names[f"{sc.GT_EVALUATION_JUDGE}.{metric}"]
+            label, score, evaluation = names[metric]
             assert score == pytest.approx(result["judge_scores"][case][metric])
-            assert label in {"pass", "fail"}
+            assert label in {"pass", "fail"} and evaluation == f"{sc.GT_EVALUATION_JUDGE}.{metric}"
+    assert len({name[:SHOWN] for name in ("gate", *JUDGE_METRICS)}) == 4  # told apart in the UI
+
+
+def test_evidence_roles_are_document_annotations_under_their_documents(
+    result: dict[str, Any],
+) -> None:
+    rows = result["documents_first"]
+    targets = {
+        (r["trace_id"], r["target_id"]) for r in result["iv_rows"] if r["operator"] == "REMOVE"
+    }
+    assert rows and len(rows) == len(targets)
+    for span, position, name, label, metadata in rows:
+        assert name == "role" and label
+        trace = metadata["trace_id"]
+        assert (trace, metadata["evidence_id"]) in targets
+        # the annotation sits under the very document the role is about
+        assert result["documents"][trace][span][position] == metadata["evidence_id"]
 
 
 def test_a_rerun_updates_instead_of_duplicating(result: dict[str, Any]) -> None:
-    assert len(result["first"]) == len(result["roots"]) * (1 + len(JUDGE_METRICS))
-    assert result["second"] == result["first"]
+    assert len(result["traces_first"]) == len(result["trace_ids"]) * (1 + len(JUDGE_METRICS))
+    assert result["traces_second"] == result["traces_first"]
+    assert result["documents_second"] == result["documents_first"]
 
 
-def test_a_span_phoenix_does_not_have_is_an_error_after_the_report(
+def test_collect_phoenix_reads_every_annotation_back(result: dict[str, Any]) -> None:
+    assert result["pulled_returncode"] == 0, result["pulled_stderr"]
+    pulled = result["pulled_evaluations"]
+    written = len(result["traces_first"]) + len(result["documents_first"])
+    assert len(pulled) == written
+    roots = result["pulled_roots"]
+    trace_level = {(t, n) for t, s, n, _v, _l in pulled if s == roots[t]}
+    assert trace_level == {
+        (trace, evaluation) for _i, trace, *_rest, evaluation in result["traces_first"]
+    }
+    on_documents = [p for p in pulled if p[1] in result["retrieval_spans"]]
+    assert len(on_documents) == len(result["documents_first"])
+    assert {p[2] for p in on_documents} == {sc.GT_EVALUATION_EVIDENCE_ROLE}
+
+
+def test_the_request_output_phoenix_shows_is_json(result: dict[str, Any]) -> None:
+    mime, value = result["root_output"]
+    assert mime == "application/json"
+    output = json.loads(value)
+    assert isinstance(output, dict) and {"case_id", "answer", "confidence"} <= set(output)
+
+
+def test_an_otlp_write_back_to_phoenix_names_the_phoenix_write_back(
+    result: dict[str, Any],
+) -> None:
+    assert result["otlp_returncode"] == 4
+    assert "takes no OTLP logs" in result["otlp_stderr"]
+    assert "--write-back phoenix" in result["otlp_stderr"]
+
+
+def test_a_trace_phoenix_does_not_have_is_an_error_after_the_report(
     result: dict[str, Any],
 ) -> None:
     assert result["missing_returncode"] == 4
