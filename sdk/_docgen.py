@@ -53,12 +53,17 @@ def key_docs(source: str | None = None) -> list[KeyDoc]:
     tree = ast.parse(text)
     section = "General"
     section_at: dict[int, str] = {}
+    in_title = False  # the previous line was part of a section title
     for number, raw in enumerate(lines, start=1):
         stripped = raw.strip()
-        if stripped.startswith("#") and not stripped.startswith("#:") and not _RULE.match(stripped):
-            title = stripped.lstrip("#").strip()
-            if title:
-                section = title
+        is_title = (
+            raw.startswith("#") and not raw.startswith("#:") and not _RULE.match(stripped)
+        ) and bool(stripped.lstrip("#").strip())
+        if is_title:
+            # a title may run over several comment lines: they are one title
+            text = stripped.lstrip("#").strip()
+            section = f"{section} {text}" if in_title else text
+        in_title = is_title
         section_at[number] = section
     docs: list[KeyDoc] = []
     for node in tree.body:
@@ -92,6 +97,11 @@ def key_docs(source: str | None = None) -> list[KeyDoc]:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _heading(title: str) -> str:
+    """A section title as a Markdown heading: Markdown code spans, no closing full stop."""
+    return title.replace("``", "`").removesuffix(".")
 
 
 def _keys(*keys: str) -> str:
@@ -206,7 +216,12 @@ def render(docs: list[KeyDoc] | None = None) -> str:
     for doc in entries:
         if doc.section != current:
             current = doc.section
-            out += ["", f"## {current}", "", "| key | constant | type | meaning, example |"]
+            out += [
+                "",
+                f"## {_heading(current)}",
+                "",
+                "| key | constant | type | meaning, example |",
+            ]
             out.append("|---|---|---|---|")
         out.append(
             f"| `{doc.key}` | `{doc.constant}` | {_cell(doc.type) or '-'} |"
