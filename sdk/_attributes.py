@@ -19,12 +19,14 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
+from functools import lru_cache
 from json.encoder import encode_basestring
 from typing import Any, Final
 
 import orjson
 
 from ._runtime import Settings, logger
+from .redaction import Redactor
 
 __all__ = [
     "NATIVE_JSON_OPTIONS",
@@ -180,9 +182,29 @@ def key_suffix(literal: str) -> str:
     return "#" + digest
 
 
+@lru_cache(maxsize=1024)
+def _builtin_masked_key(redact: Redactor, key: str) -> tuple[str, tuple[str, ...]]:
+    masked, names = redact(key)
+    return (key if masked == key else masked + key_suffix(json_str(key))), names
+
+
 def masked_key(key: str, settings: Settings, fired: set[str] | None = None) -> str:
     """A mapping key masked and clipped like a value; when that changes it, plus its
-    :func:`key_suffix` (two keys never become one)."""
+    :func:`key_suffix` (two keys never become one).
+
+    Keys repeat (every document of a corpus has the same metadata keys): with a
+    :class:`~.redaction.Redactor` (deterministic) the masked form of a short key is cached.
+    """
+    redact = settings.redact
+    if type(redact) is Redactor and len(key) <= settings.max_attribute_length:
+        try:
+            shown, names = _builtin_masked_key(redact, key)
+        except Exception:  # a failing custom pattern: handled (and noted) as for any text
+            logger.debug("masking a key failed", exc_info=True)
+        else:
+            if names and fired is not None:
+                fired.update(names)
+            return shown
     shown = text_value(key, settings, fired=fired)
     return shown if shown == key else shown + key_suffix(json_str(key))
 

@@ -236,6 +236,14 @@ _SECRET_NAME: Final = (
 #: ``{\"password\": \"hunter22\"}``, ``{\\\"password\\\": ...}``.
 _QUOTE: Final = r"""(?:\\*["'])?"""
 _SECRET_KEEP: Final = re.compile(r"(?i)" + _QUOTE + _SECRET_NAME + _QUOTE + r"\s*[:=]\s*" + _QUOTE)
+#: A credential assignment (the value: 4+ characters up to a space, quote, comma, semicolon,
+#: ampersand or backslash, not starting a JSON array or object). The lookahead on the first
+#: letters of the names lets the scan skip every other position at C speed (the match starts
+#: inside the name: the rest of the name is kept).
+_SECRET_PATTERN: Final = (
+    r"(?=[aApPsStTmMeE_])(?i:" + _SECRET_NAME + r"\b" + _QUOTE + r"\s*[:=]\s*" + _QUOTE + r")"
+    r"(?![\[{])[^\s\"',;&\\]{4,}"
+)
 _PASSWORD_LIKE: Final = re.compile(r"(?i)" + _QUOTE + r"(?:passwd|password|passphrase|pwd|_pass)")
 
 
@@ -354,8 +362,7 @@ BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
         ),
         PatternMasker(
             "secret",
-            r"(?i:" + _QUOTE + _SECRET_NAME + r"\b" + _QUOTE + r"\s*[:=]\s*" + _QUOTE + r")"
-            r"[^\s\"',;&\\]{4,}",
+            _SECRET_PATTERN,
             validate=_secret_valid,
             keep=_SECRET_KEEP,
             trigger=_has_secret_word,

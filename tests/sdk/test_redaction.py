@@ -488,6 +488,13 @@ def test_a_card_number_int_is_kept_and_a_card_string_beside_it_masked(
     assert "credit_card" in rec.fired
 
 
+def test_a_structure_after_a_secret_name_is_not_taken_for_its_value() -> None:
+    rec = Recorder(Settings(redact=REDACTOR))
+    for value in ({"password": [[]], "order": None}, {"token": {"a": [{}]}, "x": "y"}):
+        assert rec.json("k", value) == safe_json(value)
+    assert not rec.fired
+
+
 def test_strings_of_a_json_value_are_masked_with_their_keys() -> None:
     rec = Recorder(Settings(redact=REDACTOR))
     value = {"password": "hunter22", "n": 4111111111111111, "who": ["bob@example.com", 5]}
