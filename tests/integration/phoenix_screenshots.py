@@ -24,12 +24,12 @@ from pathlib import Path
 FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-    "--window-size=1600,1300", "--virtual-time-budget=30000",
+    "--virtual-time-budget=30000",
 )  # fmt: skip
 TIMEOUT_S = 180
 
 
-def shot(url: str, png: Path) -> None:
+def shot(url: str, png: Path, height: int = 1300) -> None:
     """One screenshot of ``url`` into ``png`` (the page rendered for 30 s of virtual time)."""
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
@@ -37,7 +37,8 @@ def shot(url: str, png: Path) -> None:
     png.parent.mkdir(parents=True, exist_ok=True)
     profile = png.parent / ".chromium-profile"
     subprocess.run(
-        [browser, *FLAGS, f"--user-data-dir={profile}", f"--screenshot={png}", url],
+        [browser, *FLAGS, f"--window-size=1600,{height}", f"--user-data-dir={profile}",
+         f"--screenshot={png}", url],
         capture_output=True, timeout=TIMEOUT_S, check=True,
     )  # fmt: skip
     if not png.is_file():
@@ -45,12 +46,12 @@ def shot(url: str, png: Path) -> None:
 
 
 def take(url: str, out: Path, *, trace_id: str, retrieval_span: str) -> list[str]:
-    """The trace page and the retrieval span's page; the PNG paths written."""
+    """The trace page and the retrieval span's page (tall: every document); the PNGs written."""
     pages = {
-        "trace.png": f"{url}/redirects/traces/{trace_id}",
-        "retrieval.png": f"{url}/redirects/spans/{retrieval_span}",
+        "trace.png": (f"{url}/redirects/traces/{trace_id}", 1300),
+        "retrieval.png": (f"{url}/redirects/spans/{retrieval_span}", 4200),
     }
-    for name, page in pages.items():
-        shot(page, out / name)
+    for name, (page, height) in pages.items():
+        shot(page, out / name, height)
     shutil.rmtree(out / ".chromium-profile", ignore_errors=True)
     return [str(out / name) for name in pages]

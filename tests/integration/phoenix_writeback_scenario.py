@@ -196,7 +196,11 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
     if shots_dir:
         from tests.integration.phoenix_screenshots import take
 
-        shots = take(url, Path(shots_dir), trace_id=trace_ids[0], retrieval_span=retrieval[0])
+        annotated = min(documents_1, key=lambda r: r["documentPosition"])  # shown first
+        shots = take(
+            url, Path(shots_dir), trace_id=annotated["metadata"]["trace_id"],
+            retrieval_span=annotated["span_id"],
+        )  # fmt: skip
 
     def jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
