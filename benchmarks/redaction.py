@@ -11,7 +11,12 @@ the size of the value):
 * ``string_50mb``: a 50 MB string as the argument and the return value;
 * ``float_list_100k``: a list of 100,000 floats as the argument and the return value;
 * ``float_dict_100k``: a dict holding 100,000 floats (``{"scores": [...], "label": ...}``)
-  returned by a call with a short argument.
+  returned by a call with a short argument;
+* ``text_4kb``: a 4 KB text on which every masker's cheap pre-check fires (colons, ``=``,
+  ``key``/``token``/``password`` words, URLs, ``@``, digit runs) with a few real secrets in
+  it, as the argument and the return value: the cost of a full scan of ordinary content;
+* ``metadata_5_docs``: a retrieval returning 5 documents, each with 300 characters of
+  content and a metadata mapping of 8 entries (keys and values masked).
 
 Each case also reports ``added_ms``: the median over rounds of (on - off) per call, what
 redaction adds in absolute terms. A string longer than the attribute limit is cut before it is
@@ -59,10 +64,42 @@ def _cases(seed: int) -> dict[str, Callable[[], object]]:
     def score(query: str) -> dict[str, Any]:
         return scores
 
+    line = (
+        "Step {i}: set timeout = 30s and retries: 3 (see https://docs.example.com/config#{i}); "
+        "the api key rotation token: pending, mail ops{i}@example.com or call 415-555-{i:04d}; "
+        "order 12345{i:02d} shipped, ratio 3:2, password policy: 12 characters.\n"
+    )
+    mixed = "".join(line.format(i=i) for i in range(18))[:4000]
+    mixed += " password=hunter22 redis://:Rd5pw0rdX@cache:6379/0"
+    documents = [
+        {
+            "id": f"d{i}",
+            "score": 1.0 / (i + 1),
+            "content": ("Refunds are issued within 14 days of the request. " * 6)[:300],
+            "metadata": {
+                "source": f"handbook/chapter-{i}.md",
+                "author": "ops team",
+                "page": i,
+                "updated": "2024-05-01",
+                "tags": ["refunds", "policy"],
+                "owner": f"owner{i}@example.com",
+                "reviewed": True,
+                f"ticket TCK-{i}": "open",
+            },
+        }
+        for i in range(5)
+    ]
+
+    @gt.retrieve(retriever="bench")
+    def search(query: str) -> list[dict[str, Any]]:
+        return documents
+
     return {
         "string_50mb": lambda: _echo(text),
         "float_list_100k": lambda: _echo(floats),
         "float_dict_100k": lambda: score("scores?"),
+        "text_4kb": lambda: _echo(mixed),
+        "metadata_5_docs": lambda: search("refund window?"),
     }
 
 
