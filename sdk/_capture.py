@@ -10,12 +10,14 @@ generator step yields. Everything fails open: telemetry errors are logged at deb
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
 from opentelemetry import context as otel_context
-from opentelemetry.trace import Tracer
+from opentelemetry.trace import SpanKind, Tracer
 
 from . import semconv as sc
 from ._evidence_attributes import evidence_result, retrieval_inputs
@@ -125,7 +127,28 @@ def _entrypoint(fn: Callable[..., Any]) -> str | None:
             qualname,
         )
         return None
+    if module == "__main__":
+        module = _main_module()
+        if module is None:
+            logger.warning(
+                "replayable step %r is defined in __main__ with no file (an interactive "
+                "session?); no replay entry point is recorded",
+                qualname,
+            )
+            return None
     return f"{module}:{qualname}"
+
+
+def _main_module() -> str | None:
+    """What ``__main__`` is importable as at replay: its module name when it ran with
+    ``python -m NAME``, else its script's absolute path (replay loads it from the file)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    name = getattr(spec, "name", None)
+    if isinstance(name, str) and name and name != "__main__":
+        return name
+    path = getattr(main, "__file__", None)
+    return os.path.abspath(path) if isinstance(path, str) and path.endswith(".py") else None
 
 
 def _statics(
@@ -179,7 +202,7 @@ def build_spec(
             static[sc.GT_RETRIEVAL_K] = options.k
         if action is sc.Action.RETRIEVE:
             if options.k is not None:
-                latest[sc.GENAI_REQUEST_TOP_K] = options.k
+                latest[sc.GENAI_REQUEST_TOP_K] = float(options.k)  # a double in the registry
             if source:
                 latest[sc.GENAI_DATA_SOURCE_ID] = source
         else:
@@ -257,6 +280,7 @@ def build_spec(
         replayable=action is _ANSWER and sc.GT_REPLAY_ENTRYPOINT in static,
         replay_extra=replay_extra,
         schema_on_root=_SCHEMA_KEY not in static,
+        span_kind=SpanKind.CLIENT if action is sc.Action.RETRIEVE else SpanKind.INTERNAL,
     )
 
 
@@ -285,7 +309,9 @@ def begin(
         if not _THREADS.checked and current.propagate_threads:
             _THREADS.checked = True
             ensure_thread_propagation()
-        span = tracer.start_span(spec.span_name, parent, attributes=spec.statics[current.genai])
+        span = tracer.start_span(
+            spec.span_name, parent, spec.span_kind, attributes=spec.statics[current.genai]
+        )
         step = Step(spec, span, current, parent)
     except Exception:
         logger.debug("starting span %s failed", spec.span_name, exc_info=True)

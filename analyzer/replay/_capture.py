@@ -63,6 +63,12 @@ class CounterfactualRecorder:
         )
         self._open = True
 
+    def reinstall(self) -> None:
+        """Install the provider again if started (code imported since may have called
+        :func:`~groundtrace.sdk.configure` for itself)."""
+        if self._open:
+            self.start()
+
     def close(self) -> None:
         """Flush and close the exporter; the SDK is reset."""
         if not self._open:

@@ -5,8 +5,13 @@ importable entry point ``module:qualname`` (e.g. ``groundtrace.examples.hotpot_r
 the names of its query and evidence parameters and its other JSON-serialisable keyword arguments.
 Replay imports it and calls ``fn(**kwargs, <query_param>=query, <evidence_param>=evidence)``
 inside :meth:`CounterfactualRecorder.scope`, so the counterfactual trace is recorded by the
-same SDK. The entry point's module must be importable as it is: install the application (or
-put its folder on ``PYTHONPATH``); replay does not change ``sys.path``.
+same SDK. A module entry point must be importable as it is: install the application (or put
+its folder on ``PYTHONPATH``). An app run as a script (``python app.py``) records its file's
+path instead (``/path/to/app.py:respond``): replay loads that file as a module of its own
+name (its ``if __name__ == "__main__":`` block does not run) with the script's folder on
+``sys.path``, as ``python app.py`` had it. The entry point is imported before the first unit
+runs; if the import configures the SDK (a script calling ``configure()`` at module level),
+the recorder installs its provider again, so τ̃ still goes to the run folder.
 
 The reply is read with :func:`groundtrace.sdk.parse_answer` (a mapping return value is
 serialised to JSON first), so answer, confidence and used chunks follow one convention.
@@ -15,9 +20,14 @@ serialised to JSON first), so answer, confidence and used chunks follow one conv
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
+import importlib.util
 import json
+import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from groundtrace.analyzer.errors import ReplayError
@@ -31,27 +41,74 @@ __all__ = ["FunctionReplayer", "resolve_entrypoint"]
 
 
 def resolve_entrypoint(entrypoint: str) -> Callable[..., Any]:
-    """Import ``module:qualname`` and return the callable.
+    """Import ``module:qualname`` (or load ``path/to/app.py:qualname``) and return the callable.
 
     Raises:
-        ReplayError: malformed, not importable, or not callable.
+        ReplayError: malformed, not importable, or not callable; the message names the
+            ``--replay`` value that fixes it.
     """
-    module_name, sep, qualname = entrypoint.partition(":")
+    module_name, sep, qualname = entrypoint.rpartition(":")
     if not sep or not module_name or not qualname:
-        raise ReplayError(f"entry point {entrypoint!r} is not of the form module:qualname")
+        raise ReplayError(
+            f"entry point {entrypoint!r} is not of the form module:qualname or "
+            "path/to/app.py:qualname"
+        )
+    if module_name == "__main__":
+        raise ReplayError(
+            f"the entry point was recorded as {entrypoint!r}: the app ran as a script with an "
+            "SDK that did not record its file, and __main__ here is not the app; pass "
+            f"--replay path/to/app.py:{qualname} (the script) or --replay "
+            f"package.module:{qualname} (an importable module)"
+        )
     try:
-        obj: Any = importlib.import_module(module_name)
+        obj: Any = (
+            _load_script(module_name)
+            if module_name.endswith(".py")
+            else importlib.import_module(module_name)
+        )
         for part in qualname.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
+    except (ImportError, AttributeError, OSError) as exc:
+        if module_name.endswith(".py"):
+            script = Path(module_name).name
+            fix = f"pass --replay path/to/{script}:{qualname}, the script's path on this machine"
+        else:
+            fix = (
+                "install the application or put its folder on PYTHONPATH so the module is "
+                f"importable, or pass --replay path/to/app.py:{qualname}"
+            )
         raise ReplayError(
-            f"cannot import the replay entry point {entrypoint!r}: {exc} (install the "
-            "application or put its folder on PYTHONPATH so the module is importable)"
+            f"cannot import the replay entry point {entrypoint!r}: {exc} ({fix})"
         ) from exc
     if not callable(obj):
         raise ReplayError(f"replay entry point {entrypoint!r} is not callable")
     fn: Callable[..., Any] = obj
     return fn
+
+
+def _load_script(path: str) -> ModuleType:
+    """The script at ``path`` as a module named after its file and location (loaded once)."""
+    file = Path(path).resolve()
+    if not file.is_file():
+        raise ImportError(f"no script at {file}")
+    digest = hashlib.sha256(str(file).encode("utf-8")).hexdigest()[:12]
+    name = f"_groundtrace_replay_{file.stem}_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{file} cannot be loaded as a Python module")
+    folder = str(file.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # as ``python app.py`` had it: its sibling modules import
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
 
 
 def _reply_text(value: object) -> str:
@@ -98,13 +155,19 @@ class FunctionReplayer:
     def check(self, trace: Trace) -> str | None:
         """Why ``trace`` cannot be replayed by function, or ``None`` when it can."""
         if self.entrypoint is None and trace.entrypoint is None:
-            return "no replayable ANSWER entry point recorded on the trace"
+            return (
+                "no replayable ANSWER entry point recorded on the trace (decorate the answer "
+                "function @answer(replayable=True), pass --replay module:function, or use "
+                "--endpoint URL to replay the recorded LLM request)"
+            )
+        self._function(trace)  # import now: a bad entry point fails before any unit runs
         return None
 
     def _function(self, trace: Trace) -> Callable[..., Any]:
         name = self.entrypoint or (trace.entrypoint.entrypoint if trace.entrypoint else "")
         if name not in self._functions:
             self._functions[name] = resolve_entrypoint(name)
+            self.recorder.reinstall()  # the import may have configured the SDK for the app
         return self._functions[name]
 
     def _call(self, unit: ReplayUnit, trace: Trace) -> UnitResult:
