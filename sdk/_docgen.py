@@ -123,7 +123,19 @@ def _genai_sets() -> list[str]:
         (
             "LLM (openai instrumentor)",
             _keys(sc.GENAI_OPERATION_NAME, sc.GENAI_PROVIDER_NAME, sc.GENAI_REQUEST_STREAM)
-            + ", request / response / usage keys"
+            + ", request / response / usage keys (with "
+            + _keys(
+                sc.GENAI_USAGE_CACHE_READ_INPUT_TOKENS,
+                sc.GENAI_USAGE_REASONING_OUTPUT_TOKENS,
+                sc.GENAI_RESPONSE_TIME_TO_FIRST_CHUNK,
+            )
+            + "), "
+            + _keys(
+                sc.OPENAI_API_TYPE,
+                sc.OPENAI_REQUEST_SERVICE_TIER,
+                sc.OPENAI_RESPONSE_SERVICE_TIER,
+                sc.OPENAI_RESPONSE_SYSTEM_FINGERPRINT,
+            )
             + content
             + _keys(
                 sc.GENAI_INPUT_MESSAGES,
@@ -136,8 +148,9 @@ def _genai_sets() -> list[str]:
             " events; it is in the OpenInference and groundtrace keys)",
         ),
         (
-            "RETRIEVE (`@retrieve`, rank_bm25)",
+            "RETRIEVE (`@retrieve`, rank_bm25; span kind `CLIENT`)",
             _keys(sc.GENAI_OPERATION_NAME, sc.GENAI_DATA_SOURCE_ID, sc.GENAI_REQUEST_TOP_K)
+            + " (a float)"
             + content
             + _keys(sc.GENAI_RETRIEVAL_DOCUMENTS, sc.GENAI_RETRIEVAL_QUERY_TEXT),
             "none (v1.36.0 has no retrieval span)",

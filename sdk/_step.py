@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span
+from opentelemetry.trace import Span, SpanKind
 
 from . import semconv as sc
 from ._failure import record_exception
@@ -118,6 +118,8 @@ class StepSpec:
             among the static attributes already).
         statics: the attributes a span starts with, for each GenAI attribute set (``static``
             plus that set's keys).
+        span_kind: ``CLIENT`` for RETRIEVE (the GenAI retrieval span's kind), else
+            ``INTERNAL``.
     """
 
     action: sc.Action
@@ -140,6 +142,7 @@ class StepSpec:
     replayable: bool = False
     replay_extra: bool = False
     schema_on_root: bool = True
+    span_kind: SpanKind = SpanKind.INTERNAL
 
 
 class Step(Recorder):

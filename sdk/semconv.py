@@ -9,7 +9,8 @@ Three families of keys are written on every span, so each backend shows what it 
 * ``groundtrace.*`` -- the lossless contract the analyzer reads (schema :data:`SCHEMA_VERSION`);
 * OpenInference (``openinference.span.kind``, ``input.value``, ``retrieval.documents.{i}...``,
   ``llm.*``, ``tool.*``) -- what Arize Phoenix renders natively;
-* OpenTelemetry GenAI (``gen_ai.*``), pinned to :data:`GENAI_SEMCONV_VERSION`.
+* OpenTelemetry GenAI (``gen_ai.*``, and ``openai.*`` on OpenAI client spans), pinned to
+  :data:`GENAI_SEMCONV_VERSION`.
 
 Keys of other conventions that the collectors only *read* (OpenLLMetry/Traceloop, the older
 ``gen_ai.prompt.{i}`` layout) are declared here too, in their own section.
@@ -38,7 +39,10 @@ __all__ = [
     "EXCEPTION_MESSAGE",
     "EXCEPTION_STACKTRACE",
     "EXCEPTION_TYPE",
+    "GENAI_AGENT_DESCRIPTION",
+    "GENAI_AGENT_ID",
     "GENAI_AGENT_NAME",
+    "GENAI_AGENT_VERSION",
     "GENAI_CONVERSATION_ID",
     "GENAI_DATA_SOURCE_ID",
     "GENAI_EVALUATION_EXPLANATION",
@@ -78,6 +82,7 @@ __all__ = [
     "GENAI_RESPONSE_FINISH_REASONS",
     "GENAI_RESPONSE_ID",
     "GENAI_RESPONSE_MODEL",
+    "GENAI_RESPONSE_TIME_TO_FIRST_CHUNK",
     "GENAI_RETRIEVAL_DOCUMENTS",
     "GENAI_RETRIEVAL_QUERY_TEXT",
     "GENAI_RETRIEVAL_TOP_K",
@@ -92,8 +97,11 @@ __all__ = [
     "GENAI_TOOL_DESCRIPTION",
     "GENAI_TOOL_NAME",
     "GENAI_TOOL_TYPE",
+    "GENAI_USAGE_CACHE_CREATION_INPUT_TOKENS",
+    "GENAI_USAGE_CACHE_READ_INPUT_TOKENS",
     "GENAI_USAGE_INPUT_TOKENS",
     "GENAI_USAGE_OUTPUT_TOKENS",
+    "GENAI_USAGE_REASONING_OUTPUT_TOKENS",
     "GENAI_USAGE_TOTAL_TOKENS",
     "GT_ACTION",
     "GT_ANSWER_CITED_IDS",
@@ -154,6 +162,7 @@ __all__ = [
     "GT_TOOL_STATUS",
     "GT_TRUNCATED",
     "GT_USER_ID",
+    "LLM_API_TO_OPENAI_TYPE",
     "LLM_IS_STREAMING",
     "LLM_REQUEST_FUNCTIONS",
     "LLM_REQUEST_TYPE",
@@ -173,7 +182,10 @@ __all__ = [
     "OI_LLM_PROVIDER",
     "OI_LLM_SYSTEM",
     "OI_LLM_TOKEN_COUNT_COMPLETION",
+    "OI_LLM_TOKEN_COUNT_COMPLETION_REASONING",
     "OI_LLM_TOKEN_COUNT_PROMPT",
+    "OI_LLM_TOKEN_COUNT_PROMPT_CACHE_READ",
+    "OI_LLM_TOKEN_COUNT_PROMPT_CACHE_WRITE",
     "OI_LLM_TOKEN_COUNT_TOTAL",
     "OI_LLM_TOOLS",
     "OI_MESSAGE_CONTENT",
@@ -203,6 +215,10 @@ __all__ = [
     "OI_TOOL_NAME",
     "OI_TOOL_PARAMETERS",
     "OI_USER_ID",
+    "OPENAI_API_TYPE",
+    "OPENAI_REQUEST_SERVICE_TIER",
+    "OPENAI_RESPONSE_SERVICE_TIER",
+    "OPENAI_RESPONSE_SYSTEM_FINGERPRINT",
     "OPENINFERENCE_SEMCONV_VERSION",
     "ROLE",
     "SCHEMA_URL",
@@ -221,6 +237,7 @@ __all__ = [
     "GenAIConventions",
     "GenAIOperation",
     "LLMApi",
+    "OpenAIApiType",
     "OpenInferenceSpanKind",
     "ToolStatus",
     "indexed",
@@ -323,6 +340,13 @@ class LLMApi(StrEnum):
     RESPONSES = "responses"
 
 
+class OpenAIApiType(StrEnum):
+    """Values of ``openai.api.type``, by :class:`LLMApi` value (:data:`LLM_API_TO_OPENAI_TYPE`)."""
+
+    CHAT_COMPLETIONS = "chat_completions"
+    RESPONSES = "responses"
+
+
 class ToolStatus(StrEnum):
     """Outcome of a TOOL step."""
 
@@ -342,6 +366,12 @@ ACTION_TO_OPENINFERENCE_KIND: Final[dict[Action, OpenInferenceSpanKind]] = {
     Action.ANSWER: OpenInferenceSpanKind.CHAIN,
     Action.TOOL: OpenInferenceSpanKind.TOOL,
     Action.LLM: OpenInferenceSpanKind.LLM,
+}
+
+#: ``openai.api.type`` written for each ``groundtrace.llm.api`` value.
+LLM_API_TO_OPENAI_TYPE: Final[dict[LLMApi, OpenAIApiType]] = {
+    LLMApi.CHAT_COMPLETIONS: OpenAIApiType.CHAT_COMPLETIONS,
+    LLMApi.RESPONSES: OpenAIApiType.RESPONSES,
 }
 
 #: GenAI operation written for the actions that have one.
@@ -551,6 +581,12 @@ OI_LLM_TOKEN_COUNT_PROMPT: Final = "llm.token_count.prompt"
 OI_LLM_TOKEN_COUNT_COMPLETION: Final = "llm.token_count.completion"
 #: int -- total tokens. 449
 OI_LLM_TOKEN_COUNT_TOTAL: Final = "llm.token_count.total"
+#: int -- prompt tokens read from the provider's cache. 256
+OI_LLM_TOKEN_COUNT_PROMPT_CACHE_READ: Final = "llm.token_count.prompt_details.cache_read"
+#: int -- prompt tokens written to the provider's cache (read only). 64
+OI_LLM_TOKEN_COUNT_PROMPT_CACHE_WRITE: Final = "llm.token_count.prompt_details.cache_write"
+#: int -- completion tokens spent on reasoning. 128
+OI_LLM_TOKEN_COUNT_COMPLETION_REASONING: Final = "llm.token_count.completion_details.reasoning"
 #: suffix keys of a flattened message: ``llm.input_messages.{i}.message.role`` etc.
 OI_MESSAGE_ROLE: Final = "message.role"
 #: str -- suffix: message text (content capture on). "Answer briefly."
@@ -658,8 +694,34 @@ GENAI_RETRIEVAL_TOP_K: Final = "gen_ai.retrieval.top_k"
 GENAI_RETRIEVAL_DOCUMENTS: Final = "gen_ai.retrieval.documents"
 #: opt-in: the retrieval query text.
 GENAI_RETRIEVAL_QUERY_TEXT: Final = "gen_ai.retrieval.query.text"
-#: int -- documents requested from a retriever (current name, on retrieval spans). 5
+#: float -- documents requested from a retriever (on retrieval spans) or the top-k sampling
+#: setting of a model call; a double in the registry, so written as a float. 5.0
 GENAI_REQUEST_TOP_K: Final = "gen_ai.request.top_k"
+#: int -- input tokens served from a provider-managed cache (part of the input tokens). 256
+GENAI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
+#: int -- input tokens written to a provider-managed cache (read only: OpenAI does not report
+#: it). 64
+GENAI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
+#: int -- output tokens spent on reasoning (part of the output tokens). 128
+GENAI_USAGE_REASONING_OUTPUT_TOKENS: Final = "gen_ai.usage.reasoning.output_tokens"
+#: float -- seconds from issuing a streaming request to its first chunk (current set). 0.21
+GENAI_RESPONSE_TIME_TO_FIRST_CHUNK: Final = "gen_ai.response.time_to_first_chunk"
+#: str -- agent id, when the app gives one. "asst_5j66"
+GENAI_AGENT_ID: Final = "gen_ai.agent.id"
+#: str -- agent description. "Answers questions from the handbook"
+GENAI_AGENT_DESCRIPTION: Final = "gen_ai.agent.description"
+#: str -- agent version. "1.0.0"
+GENAI_AGENT_VERSION: Final = "gen_ai.agent.version"
+
+# OpenAI-specific attributes (registry.openai; on OpenAI client spans of the current set)
+#: str -- the API called, one of :class:`OpenAIApiType`. "chat_completions"
+OPENAI_API_TYPE: Final = "openai.api.type"
+#: str -- service tier requested, when the request names one other than "auto". "default"
+OPENAI_REQUEST_SERVICE_TIER: Final = "openai.request.service_tier"
+#: str -- service tier that served the response. "default"
+OPENAI_RESPONSE_SERVICE_TIER: Final = "openai.response.service_tier"
+#: str -- fingerprint of the backend configuration that answered. "fp_44709d6fcb"
+OPENAI_RESPONSE_SYSTEM_FINGERPRINT: Final = "openai.response.system_fingerprint"
 
 # GenAI evaluation results (the gen_ai.evaluation.result event / log record)
 #: str -- name of the evaluation metric. "faithfulness"

@@ -22,6 +22,10 @@ fault                what the planner does                                      
 
 Every fault but ``ignored_result`` is *correct by luck*: the text channel cannot see it.
 
+Each request's root span is also the agent's OpenTelemetry GenAI ``invoke_agent`` span
+(``invoke_agent handbook-agent``, :data:`AGENT_ATTRIBUTES`); its tools are ``execute_tool``
+spans below it.
+
 Usage::
 
     from groundtrace.examples.agent_docs.app import run
@@ -41,9 +45,13 @@ from typing import Any, Final
 from rank_bm25 import BM25Okapi
 
 import groundtrace.sdk as gt
+from groundtrace.sdk import semconv as sc
 
 __all__ = [
+    "AGENT_ATTRIBUTES",
+    "AGENT_NAME",
     "APP_NAME",
+    "APP_VERSION",
     "CACHE",
     "DOCS_DIR",
     "EXAMPLE_DIR",
@@ -59,6 +67,19 @@ __all__ = [
 ]
 
 APP_NAME: Final = "agent-docs"
+APP_VERSION: Final = "1.0.0"
+#: The agent's name in its ``invoke_agent`` span (``gen_ai.agent.name``).
+AGENT_NAME: Final = "handbook-agent"
+#: What makes each request's root span the OpenTelemetry GenAI ``invoke_agent`` span of an
+#: in-process agent (span kind INTERNAL) and an OpenInference AGENT span. The planner calls
+#: no model, so the span has no ``gen_ai.provider.name`` nor ``gen_ai.request.model``.
+AGENT_ATTRIBUTES: Final[dict[str, str]] = {
+    sc.GENAI_OPERATION_NAME: sc.GenAIOperation.INVOKE_AGENT.value,
+    sc.GENAI_AGENT_NAME: AGENT_NAME,
+    sc.GENAI_AGENT_DESCRIPTION: "Answers questions about Lumen appliances from the handbook",
+    sc.GENAI_AGENT_VERSION: APP_VERSION,
+    sc.OI_SPAN_KIND: sc.OpenInferenceSpanKind.AGENT.value,
+}
 EXAMPLE_DIR: Final = Path(__file__).resolve().parent
 DOCS_DIR: Final = EXAMPLE_DIR / "docs"
 _TOKEN_RE: Final = re.compile(r"[a-z0-9]+")
@@ -279,7 +300,12 @@ def _plan(task: Task) -> dict[str, Any]:
     return reply
 
 
-@gt.request(app_name=APP_NAME, app_version="1.0.0")
+@gt.request(
+    name=f"{sc.GenAIOperation.INVOKE_AGENT.value} {AGENT_NAME}",
+    app_name=APP_NAME,
+    app_version=APP_VERSION,
+    attributes=AGENT_ATTRIBUTES,
+)
 def handle(question: str, case_id: str | None = None) -> dict[str, Any]:
     """One user request: plan, act, answer."""
     task = next(t for t in TASKS if t.case_id == case_id)

@@ -168,7 +168,7 @@ def test_every_span_scope_carries_the_schema_url(
 
 def _comparable(trace: Trace) -> Any:
     """τ without what differs between two runs of the same app: ids, times and the raw
-    GenAI keys a step keeps among its scalar attributes."""
+    GenAI keys (``gen_ai.*``, ``openai.*``) a step keeps among its scalar attributes."""
     volatile = {"trace_id", "span_id", "parent_span_id", "step_span_id", "start_ns", "end_ns"}
 
     def clean(value: Any) -> Any:
@@ -176,7 +176,9 @@ def _comparable(trace: Trace) -> Any:
             return {
                 k: clean(v)
                 for k, v in value.items()
-                if k not in volatile and k != "latency_ns" and not k.startswith("gen_ai.")
+                if k not in volatile
+                and k != "latency_ns"
+                and not k.startswith(("gen_ai.", "openai."))
             }
         if isinstance(value, list | tuple):
             return [clean(v) for v in value]

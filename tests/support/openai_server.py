@@ -102,6 +102,11 @@ class Reply:
         chunk_size: characters of content per streamed chunk.
         response_id: id to report; a deterministic ``chatcmpl-<n>`` / ``resp_<n>`` if empty.
         retry_after: error replies only: a ``Retry-After`` header (seconds) to send.
+        cached_tokens: chat usage: ``prompt_tokens_details.cached_tokens`` (omitted if None).
+        reasoning_tokens: chat usage: ``completion_tokens_details.reasoning_tokens`` (omitted
+            if None).
+        service_tier: chat: the ``service_tier`` of the reply (and of every chunk).
+        system_fingerprint: chat: the ``system_fingerprint`` of the reply (and of every chunk).
     """
 
     content: str | None = "ok"
@@ -118,6 +123,26 @@ class Reply:
     chunk_size: int = 4
     response_id: str = ""
     retry_after: float | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    service_tier: str | None = None
+    system_fingerprint: str | None = None
+
+
+def _chat_extras(reply: Reply) -> dict[str, Any]:
+    """The optional top-level fields of a chat completion or chunk the reply sets."""
+    extras = {"service_tier": reply.service_tier, "system_fingerprint": reply.system_fingerprint}
+    return {k: v for k, v in extras.items() if v is not None}
+
+
+def _usage_details(reply: Reply) -> dict[str, Any]:
+    """The optional token details of a chat usage object the reply sets."""
+    details: dict[str, Any] = {}
+    if reply.cached_tokens is not None:
+        details["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    if reply.reasoning_tokens is not None:
+        details["completion_tokens_details"] = {"reasoning_tokens": reply.reasoning_tokens}
+    return details
 
 
 @dataclass
@@ -388,6 +413,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             "choices": [
                 {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
             ],
+            **_chat_extras(reply),
         }
         if reply.include_usage:
             prompt, completion = self._usage(req, reply, text)
@@ -395,12 +421,19 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
                 "total_tokens": prompt + completion,
+                **_usage_details(reply),
             }
         return out
 
     def _chat_chunks(self, req: ServerRequest, reply: Reply) -> Iterator[dict[str, Any]]:
         rid, model = self._ids(req, reply, "chatcmpl-")
-        base = {"id": rid, "object": "chat.completion.chunk", "created": _CREATED, "model": model}
+        base = {
+            "id": rid,
+            "object": "chat.completion.chunk",
+            "created": _CREATED,
+            "model": model,
+            **_chat_extras(reply),
+        }
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
             return {
@@ -431,6 +464,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                     "prompt_tokens": prompt,
                     "completion_tokens": completion,
                     "total_tokens": prompt + completion,
+                    **_usage_details(reply),
                 },
             }
 

@@ -117,6 +117,7 @@ def _genai_param_attrs(api: str, req: dict[str, Any]) -> Iterator[tuple[str, Att
         ("top_p", sc.GENAI_REQUEST_TOP_P),
         ("frequency_penalty", sc.GENAI_REQUEST_FREQUENCY_PENALTY),
         ("presence_penalty", sc.GENAI_REQUEST_PRESENCE_PENALTY),
+        ("top_k", sc.GENAI_REQUEST_TOP_K),  # not OpenAI's; compatible servers take it
     ):
         number = _number(req.get(key))
         if number is not None:
@@ -217,6 +218,9 @@ def request_attrs(
     yield sc.GT_LLM_STREAM, stream
     if stream and rec.settings.genai_latest:
         yield sc.GENAI_REQUEST_STREAM, True
+    tier = req.get("service_tier")
+    if isinstance(tier, str) and tier != "auto" and rec.settings.genai_latest:
+        yield sc.OPENAI_REQUEST_SERVICE_TIER, tier
     yield from _genai_param_attrs(api, req)
     shown = req if capture else {k: v for k, v in req.items() if k in _CONFIG_KEYS}
     params = {k: v for k, v in shown.items() if k not in _NOT_PARAMS}

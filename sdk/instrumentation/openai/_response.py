@@ -37,14 +37,36 @@ class Output:
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
+    #: input tokens served from the provider's cache (``*_tokens_details.cached_tokens``)
+    cache_read_tokens: int | None = None
+    #: output tokens spent on reasoning (``*_tokens_details.reasoning_tokens``)
+    reasoning_tokens: int | None = None
+    service_tier: str | None = None
+    system_fingerprint: str | None = None
 
     def set_usage(self, usage: Any, input_name: str, output_name: str) -> None:
-        """Read token counts from a usage object (any of them may be missing)."""
+        """Read token counts from a usage object (any of them may be missing): the totals
+        under ``input_name`` / ``output_name`` and the cached / reasoning counts in their
+        ``<name>_details`` objects (chat: ``prompt_tokens_details``, responses:
+        ``input_tokens_details``)."""
         if usage is None:
             return
         self.input_tokens = _int(field_of(usage, input_name))
         self.output_tokens = _int(field_of(usage, output_name))
         self.total_tokens = _int(field_of(usage, "total_tokens"))
+        input_details = field_of(usage, f"{input_name}_details")
+        output_details = field_of(usage, f"{output_name}_details")
+        self.cache_read_tokens = _int(field_of(input_details, "cached_tokens"))
+        self.reasoning_tokens = _int(field_of(output_details, "reasoning_tokens"))
+
+    def set_service(self, resp: Any) -> None:
+        """``service_tier`` and ``system_fingerprint`` of a response or chunk, when it has them."""
+        tier = _str(field_of(resp, "service_tier"))
+        if tier is not None:
+            self.service_tier = tier
+        fingerprint = _str(field_of(resp, "system_fingerprint"))
+        if fingerprint is not None:
+            self.system_fingerprint = fingerprint
 
 
 def _int(value: Any) -> int | None:
@@ -78,6 +100,7 @@ def output_from_chat(resp: Any) -> Output:
             )
         )
     out.set_usage(field_of(resp, "usage"), "prompt_tokens", "completion_tokens")
+    out.set_service(resp)
     return out
 
 
@@ -111,6 +134,7 @@ def output_from_response(resp: Any) -> Output:
         )
     )
     out.set_usage(field_of(resp, "usage"), "input_tokens", "output_tokens")
+    out.set_service(resp)
     return out
 
 
@@ -138,6 +162,20 @@ def output_attrs(out: Output, rec: Recorder, capture: bool) -> Iterator[tuple[st
         yield sc.OI_LLM_TOKEN_COUNT_COMPLETION, out.output_tokens
     if out.total_tokens is not None:
         yield sc.OI_LLM_TOKEN_COUNT_TOTAL, out.total_tokens
+    latest = rec.settings.genai_latest  # the current set only (v1.36.0 had none of these)
+    if out.cache_read_tokens is not None:
+        yield sc.OI_LLM_TOKEN_COUNT_PROMPT_CACHE_READ, out.cache_read_tokens
+        if latest:
+            yield sc.GENAI_USAGE_CACHE_READ_INPUT_TOKENS, out.cache_read_tokens
+    if out.reasoning_tokens is not None:
+        yield sc.OI_LLM_TOKEN_COUNT_COMPLETION_REASONING, out.reasoning_tokens
+        if latest:
+            yield sc.GENAI_USAGE_REASONING_OUTPUT_TOKENS, out.reasoning_tokens
+    if latest:
+        if out.service_tier is not None:
+            yield sc.OPENAI_RESPONSE_SERVICE_TIER, out.service_tier
+        if out.system_fingerprint is not None:
+            yield sc.OPENAI_RESPONSE_SYSTEM_FINGERPRINT, out.system_fingerprint
     if capture:
         yield from flat_message_attrs(sc.OI_LLM_OUTPUT_MESSAGES, out.messages, rec)
         if out.messages:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,7 @@ _STATIC_ATTRS: dict[sc.GenAIConventions, dict[str, Any]] = {
 class LLMCall:
     """One traced OpenAI call. :meth:`end` is idempotent and never raises."""
 
-    __slots__ = ("capture", "ended", "rec", "span", "token")
+    __slots__ = ("capture", "ended", "rec", "span", "started", "token")
 
     def __init__(self, span: Span, rec: Recorder, capture: bool) -> None:
         self.span = span
@@ -46,6 +47,8 @@ class LLMCall:
         self.capture = capture
         self.ended = False
         self.token: object | None = None
+        #: ``time.monotonic()`` when the request is issued (set as :meth:`start` returns)
+        self.started = time.monotonic()
 
     @classmethod
     def start(
@@ -86,10 +89,23 @@ class LLMCall:
             attrs[sc.GT_LLM_API] = api
             attrs.update(endpoint_attrs(getattr(client, "base_url", None)))
             attrs.update(request_attrs(api, req, rec, capture))
+            if current.genai_latest:
+                attrs[sc.OPENAI_API_TYPE] = sc.LLM_API_TO_OPENAI_TYPE[sc.LLMApi(api)].value
         except Exception:
             logger.debug("openai request attributes incomplete", exc_info=True)
         call.token = otel_context.attach(trace.set_span_in_context(span))
+        call.started = time.monotonic()  # the wrapper issues the request next
         return call
+
+    def first_chunk(self) -> None:
+        """Note the arrival of a stream's first chunk: ``gen_ai.response.time_to_first_chunk``
+        (current set), in seconds since the request was issued. Never raises."""
+        try:
+            if self.rec.settings.genai_latest:
+                elapsed = time.monotonic() - self.started
+                self.rec.attrs[sc.GENAI_RESPONSE_TIME_TO_FIRST_CHUNK] = elapsed
+        except Exception:
+            logger.debug("time to first chunk not recorded", exc_info=True)
 
     def detach(self) -> None:
         """Leave the span's context (the span itself may stay open for a stream)."""

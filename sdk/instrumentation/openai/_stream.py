@@ -64,12 +64,14 @@ class _Choice:
 class ChatAccumulator:
     """Aggregates ``ChatCompletionChunk`` objects: content, tool-call deltas, usage."""
 
-    __slots__ = ("choices", "id", "model", "usage")
+    __slots__ = ("choices", "fingerprint", "id", "model", "tier", "usage")
 
     def __init__(self) -> None:
         self.id: str | None = None
         self.model: str | None = None
         self.usage: Any = None
+        self.tier: Any = None
+        self.fingerprint: Any = None
         self.choices: dict[int, _Choice] = {}
 
     def feed(self, item: Any) -> None:
@@ -81,6 +83,12 @@ class ChatAccumulator:
             usage = getattr(item, "usage", None)
             if usage is not None:
                 self.usage = usage
+            tier = getattr(item, "service_tier", None)
+            if tier is not None:
+                self.tier = tier
+            fingerprint = getattr(item, "system_fingerprint", None)
+            if fingerprint is not None:
+                self.fingerprint = fingerprint
             for choice in getattr(item, "choices", None) or ():
                 self._feed_choice(choice)
         except Exception:
@@ -133,6 +141,7 @@ class ChatAccumulator:
                 )
             )
         out.set_usage(self.usage, "prompt_tokens", "completion_tokens")
+        out.set_service({"service_tier": self.tier, "system_fingerprint": self.fingerprint})
         return out
 
 
@@ -188,6 +197,7 @@ class _StreamProxyBase(ObjectProxy[Any]):
         super().__init__(stream)
         self._self_call = call
         self._self_acc = acc
+        self._self_first = True  # no chunk received yet
         self._self_finalizer = weakref.finalize(self, _abandoned, call, acc)
 
     def _self_end(self, exc: BaseException | None = None, *, complete: bool = False) -> None:
@@ -213,6 +223,9 @@ class SyncStreamProxy(_StreamProxyBase):
         except Exception as exc:
             self._self_end(exc)
             raise
+        if self._self_first:
+            self._self_first = False
+            self._self_call.first_chunk()
         self._self_acc.feed(item)
         return item
 
@@ -254,6 +267,9 @@ class AsyncStreamProxy(_StreamProxyBase):
         except Exception as exc:
             self._self_end(exc)
             raise
+        if self._self_first:
+            self._self_first = False
+            self._self_call.first_chunk()
         self._self_acc.feed(item)
         return item
 

@@ -16,7 +16,7 @@ import numpy as np
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, Tracer
+from opentelemetry.trace import Span, SpanKind, Tracer
 
 from groundtrace.sdk import semconv as sc
 from groundtrace.sdk._attributes import safe_json, safe_str
@@ -84,7 +84,9 @@ class _Retrieval:
 
     def __init__(self, tracer: Tracer, current: Settings, instance: Any, method: str) -> None:
         name = type(instance).__name__
-        self.span: Span = tracer.start_span(f"{sc.GenAIOperation.RETRIEVAL.value} {name}")
+        self.span: Span = tracer.start_span(
+            f"{sc.GenAIOperation.RETRIEVAL.value} {name}", kind=SpanKind.CLIENT
+        )
         self.rec = Recorder(current)
         attrs: dict[str, AttributeValue] = self.rec.attrs
         attrs[sc.GT_ACTION] = sc.Action.RETRIEVE.value
@@ -116,7 +118,7 @@ class _Retrieval:
             attrs = self.rec.attrs
             attrs[sc.GT_RETRIEVAL_K] = n
             if self.rec.settings.genai_latest:
-                attrs[sc.GENAI_REQUEST_TOP_K] = n
+                attrs[sc.GENAI_REQUEST_TOP_K] = float(n)  # a double in the registry
 
     def detach(self) -> None:
         token, self.token = self.token, None
