@@ -19,6 +19,7 @@ __all__ = ["genai_evaluation", "genai_evidence", "genai_llm", "genai_request", "
 _GENAI_PARAMS = {
     sc.GENAI_REQUEST_TEMPERATURE: "temperature",
     sc.GENAI_REQUEST_TOP_P: "top_p",
+    sc.GENAI_REQUEST_TOP_K: "top_k",  # a double in the registry (groundtrace writes 20.0)
     sc.GENAI_REQUEST_MAX_TOKENS: "max_tokens",
     sc.GENAI_REQUEST_SEED: "seed",
     sc.GENAI_REQUEST_STOP_SEQUENCES: "stop",

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import openai
 import pytest
 import yaml
@@ -25,6 +26,7 @@ from opentelemetry.trace import SpanKind
 from rank_bm25 import BM25Okapi
 
 import groundtrace.sdk as gt
+from groundtrace.collectors import build_traces
 from groundtrace.examples.agent_docs.app import TASKS
 from groundtrace.examples.agent_docs.app import run as run_agent
 from groundtrace.sdk import _runtime
@@ -32,6 +34,7 @@ from groundtrace.sdk import semconv as sc
 from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
 from groundtrace.sdk.instrumentation.rank_bm25 import RankBM25Instrumentor
 from tests.support.data import DATA
+from tests.support.instrumented import records_of
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, default_handler
 
 REGISTRY = DATA / "otel_semconv"
@@ -353,3 +356,17 @@ def test_the_agent_example_has_an_invoke_agent_span(agent_spans: list[ReadableSp
         while parent is not None and by_id[parent.span_id].parent is not None:
             parent = by_id[parent.span_id].parent
         assert parent is not None and by_id[parent.span_id] in agents
+
+
+def test_a_genai_reader_reads_top_k_back_as_written(spans: list[ReadableSpan]) -> None:
+    """Spans stripped to their ``gen_ai.*`` keys: the model calls keep the double top_k."""
+    records = [
+        msgspec.structs.replace(
+            r, attributes={k: v for k, v in r.attributes.items() if k.startswith("gen_ai.")}
+        )
+        for r in records_of(spans)
+    ]
+    (trace,) = build_traces(records)
+    chats = [c for c in trace.llm_calls if c.params.get("seed") == 7]
+    assert len(chats) == 2
+    assert all(c.params["top_k"] == 20.0 for c in chats)
