@@ -30,7 +30,10 @@ ExecutorOpt = Annotated[
 ]
 RayAddressOpt = Annotated[
     str | None,
-    typer.Option(help="Ray cluster address ('auto': the local one; default: start a private one)."),
+    typer.Option(
+        help="Ray cluster address (default: RAY_ADDRESS, else the cluster `ray start` left "
+        "running here, else a private one)."
+    ),
 ]
 RayWorkersOpt = Annotated[
     int, typer.Option(help="Ray worker actors (each runs --concurrency units at a time).")

@@ -48,7 +48,8 @@ def executor_for(
     Args:
         name: ``local`` or ``ray``.
         concurrency: units in flight (per worker with Ray).
-        address: the Ray cluster (``None``: a private local one).
+        address: the Ray cluster (``None``: ``RAY_ADDRESS``, else the one ``ray start`` left
+            running on this machine, else a private local one).
         workers: Ray worker actors.
 
     Raises:

@@ -12,6 +12,10 @@ can never produce a second result. An exception the work raises reaches the driv
 raised. Model-call counters of the workers' clients travel back with every result and are
 added to the driver's clients, so a run's recorded counts cover the whole cluster.
 
+Without an address the executor joins the cluster ``RAY_ADDRESS`` names (``ray job submit``
+sets it), else the one ``ray start`` left running on this machine, and starts a private
+single-machine instance only when there is none; it says on stderr which one it used.
+
 When a ``map`` ends each worker closes its work (``aclose`` when it has one: flush the traces it
 recorded); :meth:`RayExecutor.close` stops the workers. Workers must reach the files the work
 opens (the call cache, the trace folder) at the same path: true for a cluster on one machine or
@@ -21,6 +25,9 @@ on shared storage.
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
+import sys
 import uuid
 from collections.abc import Sequence
 from typing import Any, Final, TypeVar
@@ -38,6 +45,8 @@ R = TypeVar("R")
 
 #: Object store of a cluster this executor starts itself (bytes); units are small.
 LOCAL_OBJECT_STORE: Final = 100 * 1024 * 1024
+#: Seconds to wait for a cluster's port to accept a connection before holding it unreachable.
+PROBE: Final = 3.0
 #: Seconds a worker gets to close its work (flush traces) before it is stopped.
 CLOSE_TIMEOUT: Final = 30.0
 #: Times a dead worker is restarted, and a unit it was running retried, before the run fails.
@@ -50,6 +59,57 @@ def _ray() -> Any:
     except ImportError:
         raise MissingExtraError("ray", "ray") from None
     return ray
+
+
+def _say(message: str) -> None:
+    print(f"groundtrace: {message}", file=sys.stderr, flush=True)
+
+
+def _find_cluster(address: str | None) -> tuple[str | None, str]:
+    """The cluster to join (None: start a private instance) and how it was found.
+
+    ``address`` (``--ray-address``) first, then ``RAY_ADDRESS`` (set by ``ray job submit``),
+    then the address file ``ray start`` leaves on this machine: Ray's own order. An address
+    that names no listening port fails at once (``ray.init`` would wait for minutes); a
+    stale address file (its cluster stopped without ``ray stop``) is passed over.
+
+    Raises:
+        ConfigError: ``--ray-address`` or ``RAY_ADDRESS`` names a port nothing listens on.
+    """
+    for given, source in (
+        (address, "--ray-address"),
+        (os.environ.get("RAY_ADDRESS"), "RAY_ADDRESS"),
+    ):
+        if given:
+            if given == "local":
+                return None, f"{source}=local"
+            if not _listening(given):
+                raise ConfigError(
+                    f"cannot reach the Ray cluster {given} (from {source}): nothing accepts "
+                    "connections there",
+                    field="--ray-address",
+                )
+            return given, f"from {source}"
+    from ray._private.utils import read_ray_address
+
+    left = read_ray_address()  # what `ray start` wrote ($RAY_TMPDIR/ray/ray_current_cluster)
+    if not left:
+        return None, "no RAY_ADDRESS and no cluster left by `ray start`"
+    if not _listening(left):
+        return None, f"the cluster {left} that `ray start` left is not reachable"
+    return left, "the one `ray start` left on this machine"
+
+
+def _listening(address: str) -> bool:
+    """Whether ``host:port`` accepts a TCP connection (True for other forms: ``auto``, ``ray://``)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return True
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=PROBE):
+            return True
+    except OSError:
+        return False
 
 
 def _unwrap(ray: Any, future: asyncio.Future[Any]) -> Any:
@@ -97,8 +157,6 @@ class _Worker:
         self.token = None
 
     def pid(self) -> int:
-        import os
-
         return os.getpid()
 
 
@@ -107,7 +165,9 @@ class RayExecutor(Stoppable):
 
     Args:
         address: the cluster (``ray start --head`` prints it; ``auto`` finds a local one);
-            ``None`` starts a private single-machine cluster for this process.
+            ``None``: the cluster ``RAY_ADDRESS`` names (``ray job submit`` sets it), else the
+            one ``ray start`` left running on this machine, else a private single-machine
+            instance started for this process. Which one is said on stderr.
         workers: worker actors.
         concurrency: units in flight per worker.
         local_cpus: CPUs of the private cluster (``address=None`` only).
@@ -135,17 +195,20 @@ class RayExecutor(Stoppable):
     def _connect(self) -> Any:
         ray = _ray()
         if not ray.is_initialized():
+            address, found_by = _find_cluster(self.address)
             try:
-                if self.address is None:
+                if address is None:
                     ray.init(
                         num_cpus=self.local_cpus, include_dashboard=False,
                         object_store_memory=LOCAL_OBJECT_STORE, log_to_driver=False,
                     )  # fmt: skip
+                    _say(f"started a private Ray instance on this machine ({found_by})")
                 else:
-                    ray.init(address=self.address, log_to_driver=False)
+                    ray.init(address=address, log_to_driver=False)
+                    _say(f"joined the Ray cluster at {address} ({found_by})")
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ConfigError(
-                    f"cannot reach the Ray cluster {self.address or '(local)'}: {exc}",
+                    f"cannot reach the Ray cluster {address or '(local)'}: {exc}",
                     field="--ray-address",
                 ) from None
             self._started = True

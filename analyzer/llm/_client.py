@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 import weakref
 from collections import Counter
@@ -14,7 +15,7 @@ import httpx2
 import msgspec
 import openai
 
-from ._cache import CallCache
+from ._cache import LEASE, CallCache
 from ._ledger import record_call
 from ._limit import RateLimiter, limiter_for
 from ._retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
@@ -26,6 +27,9 @@ _log = logging.getLogger(__name__)
 
 #: Sent when the endpoint needs no key (local servers); the openai client insists on one.
 PLACEHOLDER_API_KEY = "not-needed"
+#: Seconds between looks at the cache while another process makes the same call (doubling).
+POLL = 0.02
+MAX_POLL = 0.5
 
 
 class ClientCounts(msgspec.Struct, frozen=True, kw_only=True):
@@ -106,9 +110,10 @@ def take_counts() -> dict[str, ClientCounts]:
     :func:`absorb_counts`, which adds them to the original clients.
     """
     out: dict[str, ClientCounts] = {}
+    nothing = ClientStats().snapshot()
     for token, client in list(_COPIES.items()):
         counts = client.stats.snapshot()
-        if counts.requests or counts.api_calls:
+        if counts != nothing:  # a request counted before the last take may end after it
             out[token] = counts
             client.stats = ClientStats()
     return out
@@ -126,7 +131,9 @@ class ModelClient:
     """Chat completions against any OpenAI-compatible endpoint, economically and safely.
 
     Every request goes through: the content-addressed cache (a completed call is never made
-    twice), coalescing of identical in-flight requests, a semaphore bounding concurrent calls,
+    twice), coalescing of identical in-flight requests (in this process, and through a claim
+    in the cache across every process that shares it: a cluster's workers, two runs into one
+    folder; see :meth:`CallCache.claim`), a semaphore bounding concurrent calls,
     a per-call timeout, and retries with seeded exponential backoff on 429/5xx, timeouts and
     connection errors (``Retry-After`` honoured). A call that still fails is returned as a
     :class:`CallFailure`, never raised.
@@ -224,20 +231,50 @@ class ModelClient:
         future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            result = await self._call_with_retries(request, key)
+            result, waited = await self._call_once(request, key)
             future.set_result(result)
         except BaseException as exc:  # cancellation must not strand coalesced waiters
             future.set_exception(exc)
             raise
         finally:
             del self._inflight[key]
-        if isinstance(result, ChatResponse):
+        if waited:
+            self.stats.coalesced += 1
+        elif isinstance(result, ChatResponse):
             self.stats.completed += 1
-            if self.cache is not None:
-                self.cache.put(result, {"base_url": self.base_url, "request": request.canonical()})
         else:
             self.stats.failures[result.kind.value] += 1
         return result
+
+    async def _call_once(self, request: ChatRequest, key: str) -> tuple[CallResult, bool]:
+        """The call of ``key`` made once by every process sharing the cache: (result, whether
+        another process made it while this one waited)."""
+        cache = self.cache
+        if cache is None:
+            return await self._call_with_retries(request, key), False
+        owner, asked, poll = uuid.uuid4().hex, time.time(), POLL
+        while True:
+            state, found = cache.claim(key, owner, asked)
+            if state == "mine":
+                break
+            if found is not None:
+                return found, True
+            await asyncio.sleep(poll)  # another process is making this call
+            poll = min(2 * poll, MAX_POLL)
+        renewing = asyncio.ensure_future(_renew(cache, key, owner))
+        try:
+            result = await self._call_with_retries(request, key)
+        except BaseException:
+            cache.release(key, owner)
+            raise
+        finally:
+            renewing.cancel()
+        if isinstance(result, ChatResponse):
+            meta = {"base_url": self.base_url, "request": request.canonical()}
+            cache.put(result, meta, owner)
+        else:
+            cache.fail(result, owner)
+        return result, False
 
     async def complete_many(self, requests: list[ChatRequest]) -> list[CallResult]:
         """Run ``requests`` concurrently (bounded); results in the same order."""
@@ -343,6 +380,13 @@ class ModelClient:
             message = f"{type(exc).__name__}: {exc}"
             return CallFailure(FailureKind.INVALID_RESPONSE, message, key, attempts=attempt), None
         return _to_response(completion, key, attempt), None
+
+
+async def _renew(cache: CallCache, key: str, owner: str) -> None:
+    """Keep ``owner``'s claim of ``key`` live while its call runs (until cancelled)."""
+    while True:
+        await asyncio.sleep(LEASE / 3)
+        cache.renew(key, owner)
 
 
 def _rebuild(base_url: str, settings: dict[str, Any]) -> ModelClient:

@@ -1,10 +1,12 @@
-"""The local executor, the unit journal and what a cluster worker needs (pickling, counts)."""
+"""The local executor, the unit journal, what a cluster worker needs (pickling, counts) and
+which Ray cluster a run joins."""
 
 from __future__ import annotations
 
 import asyncio
 import pickle
 import random
+import socket
 from pathlib import Path
 
 import msgspec
@@ -13,6 +15,7 @@ import pytest
 from groundtrace.analyzer.errors import ConfigError, RunStoppedError
 from groundtrace.analyzer.executor import (
     LocalExecutor,
+    RayExecutor,
     Spread,
     UnitJournal,
     executor_for,
@@ -27,7 +30,7 @@ from groundtrace.analyzer.llm import (
     absorb_counts,
     take_counts,
 )
-from tests.support.openai_server import OpenAICompatServer
+from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
 
 
 class Box(msgspec.Struct, frozen=True):
@@ -151,3 +154,69 @@ def test_a_pickled_client_calls_the_same_endpoint_and_reports_its_counts(tmp_pat
         assert (snap.requests, snap.api_calls, snap.completed) == (1, 1, 1)
         worker.cache.close()
         cache.close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_ray_address_naming_no_cluster_fails_at_once_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("ray")
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{_closed_port()}")
+    with pytest.raises(ConfigError, match=r"127\.0\.0\.1:\d+ \(from RAY_ADDRESS\)"):
+        asyncio.run(RayExecutor(workers=1).map(_draw, [1]))
+
+
+def test_the_cluster_ray_start_left_is_found_and_a_stale_address_passed_over(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pytest.importorskip("ray")
+    from groundtrace.analyzer.executor._ray import _find_cluster
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))  # `ray start` writes <it>/ray/...
+    assert _find_cluster(None)[0] is None  # nothing left: a private instance
+    (tmp_path / "ray").mkdir()
+    left = tmp_path / "ray" / "ray_current_cluster"
+    with socket.socket() as head:  # a head's port, listening
+        head.bind(("127.0.0.1", 0))
+        head.listen()
+        address = f"127.0.0.1:{head.getsockname()[1]}"
+        left.write_text(address + "\n")
+        assert _find_cluster(None) == (address, "the one `ray start` left on this machine")
+    # the cluster was killed without `ray stop`: its file stays, nothing listens any more
+    found, why = _find_cluster(None)
+    assert found is None and "not reachable" in why
+    monkeypatch.setenv("RAY_ADDRESS", address)  # named explicitly: an error, not a fallback
+    with pytest.raises(ConfigError, match="from RAY_ADDRESS"):
+        _find_cluster(None)
+
+
+def test_counts_of_a_request_that_ends_after_a_take_reach_the_driver() -> None:
+    def slow(req: ServerRequest) -> Reply:
+        return Reply(content="late", delay=0.3)
+
+    with OpenAICompatServer(handler=slow) as srv:
+        driver = ModelClient(srv.base_url, timeout=5.0)
+        worker = pickle.loads(pickle.dumps(driver))
+        take_counts()  # what other tests left
+
+        async def run() -> None:
+            asking = asyncio.ensure_future(
+                worker.complete(
+                    ChatRequest(model="m", messages=({"role": "user", "content": "x"},))
+                )
+            )
+            while srv.request_count == 0:  # bounded by the test's timeout
+                await asyncio.sleep(0.01)
+            absorb_counts(take_counts())  # another unit's result left: requests counted
+            await asking
+            absorb_counts(take_counts())  # this one's: its completion counted now
+
+        asyncio.run(run())
+    snap = driver.stats.snapshot()
+    assert (snap.requests, snap.api_calls, snap.completed) == (1, 1, 1)
