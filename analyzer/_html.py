@@ -2,7 +2,9 @@
 
 Every report page (gate, interventions, paths, audit) is built from these pieces: :func:`page`
 (the document, one stylesheet, no scripts, no external assets), :func:`table` (escaped cells;
-a wide table scrolls inside its own box so the page never scrolls sideways), :func:`details`
+a wide table scrolls inside its own box so the page never scrolls sideways), :func:`ident`
+(an id that may wrap at any character, so a table of ids fits the page), :func:`left_out` (what a
+capped table does not show, and where the full data is), :func:`details`
 (collapsible groups), :func:`banner` (a decision), :func:`reading` (the plain-language reading
 of the numbers), :func:`figure` (a matplotlib figure inlined as a PNG data URI) and
 :func:`value` (any result value -- a struct, mapping, list or scalar -- rendered generically, so
@@ -28,7 +30,9 @@ __all__ = [
     "figure",
     "figure_inches",
     "heading",
+    "ident",
     "join",
+    "left_out",
     "no_plot",
     "page",
     "paragraphs",
@@ -52,6 +56,7 @@ border-bottom:1px solid #e2e5e9}}h3{{font-size:1.05em;margin:1em 0 .3em}}
 table{{border-collapse:collapse;font-size:13px;display:block;overflow-x:auto;max-width:100%;
 margin:.5em 0}}
 td,th{{border:1px solid #d5d9de;padding:3px 8px;vertical-align:top;text-align:left}}
+.id{{overflow-wrap:anywhere}}
 th{{background:#f3f5f7}}td.num{{text-align:right;font-variant-numeric:tabular-nums}}
 img,svg{{max-width:100%;height:auto}}
 details{{margin:.3em 0;border:1px solid #e2e5e9;border-radius:4px;padding:.3em .6em}}
@@ -92,6 +97,18 @@ def table(header: Sequence[object], rows: Iterable[Sequence[object]]) -> Html:
     head = "".join(f"<th>{text(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in rows)
     return Html(f"<table><tr>{head}</tr>{body}</table>")
+
+
+def ident(content: object) -> Html:
+    """An id or other long unbroken token: it may wrap at any character (its table fits)."""
+    return Html(f"<span class='id'>{text(content)}</span>")
+
+
+def left_out(count: int, what: str, where: str) -> Html:
+    """The note under a capped table: how many rows it leaves out and where they all are."""
+    if count <= 0:
+        return Html("")
+    return Html(f"<p class='muted'>{count} more {text(what)} not shown: {text(where)}.</p>")
 
 
 def join(*parts: object) -> Html:

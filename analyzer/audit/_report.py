@@ -13,7 +13,7 @@ from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.judge import Statistic
 
 from ._compare import AuditComparison, Delta
-from ._model import LABELS
+from ._model import LABELS, PairLabel
 from ._records import AuditRun
 from ._summary import PrevalenceFigure, pair_id
 from ._validate import AuditValidation
@@ -170,31 +170,77 @@ def render_comparison_markdown(c: AuditComparison) -> str:
     return "\n".join(lines) + "\n"
 
 
-_STYLE = (
-    ".hm td{width:24px;height:24px;padding:0;text-align:center;font-size:11px}"
-    ".hm th{font-size:11px;padding:2px}.rot{writing-mode:vertical-rl}"
-)
+def _style(sources: int) -> str:
+    """The heatmap's cells: 24 px, smaller when that many columns would not fit the page."""
+    cell = max(12, min(24, (h.CONTENT_WIDTH - 140) // max(sources, 1)))
+    return (
+        f".hm td{{width:{cell}px;height:{cell}px;padding:0;text-align:center;font-size:11px}}"
+        ".hm th{font-size:11px;padding:2px;overflow-wrap:normal;white-space:nowrap}"
+        ".rot{writing-mode:vertical-rl}"
+    )
 
 
-def _links(ids: Sequence[str]) -> str:
+#: Rows a long table of the page shows (the rows with the most disagreeing pairs first); the
+#: rest are counted under it, and run.json holds every row.
+MAX_ROWS = 20
+#: Disagreeing pairs listed per question (with both answers); run.json holds every pair.
+MAX_PAIRS = 25
+_SIGNIFICANCE_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+
+def _links(ids: Sequence[str], listed: set[str]) -> str:
+    """The pairs behind a figure: links to those the page lists, the others as plain ids."""
     if not ids:
         return ""
-    items = " ".join(f'<a href="#p-{escape(i)}">{escape(i)}</a>' for i in ids)
+    items = " ".join(
+        f'<a href="#p-{escape(i)}">{escape(i)}</a>' if i in listed else escape(i) for i in ids
+    )
     return f"<details><summary>{len(ids)} pairs</summary>{items}</details>"
 
 
-def _html_figures(title: str, figures: Sequence[PrevalenceFigure]) -> str:
+def _html_figures(
+    title: str, field: str, figures: Sequence[PrevalenceFigure], listed: set[str]
+) -> str:
+    shown = list(figures)
+    if len(shown) > MAX_ROWS:
+        shown = sorted(shown, key=lambda f: (-f.n_disagree, f.key))[:MAX_ROWS]
     rows = "".join(
         f"<tr><td>{escape(f.key)}</td><td>{f.n_pairs}</td><td>{f.n_present}</td>"
         f"<td>{f.n_disagree}</td><td>{_ci(f.prevalence, f.ci_low, f.ci_high)}</td>"
-        f"<td>{_links(f.disagreeing)}</td></tr>"
-        for f in figures
+        f"<td>{_links(f.disagreeing, listed)}</td></tr>"
+        for f in shown
+    )
+    more = h.left_out(
+        len(figures) - len(shown),
+        f"{title} rows (fewer disagreeing pairs)",
+        f"run.json holds every one (summary.{field})",
     )
     return (
         f"<h2>Disagreement prevalence by {title}</h2><table><tr><th>{title}</th><th>pairs</th>"
         "<th>both present</th><th>disagreeing</th><th>prevalence [95% CI]</th>"
         "<th>pairs behind it</th>"
-        f"</tr>{rows}</table>"
+        f"</tr>{rows}</table>{more}"
+    )
+
+
+def _absence(run: AuditRun) -> str:
+    figures = list(run.summary.absence_by_source)
+    shown = figures
+    if len(figures) > MAX_ROWS:
+        shown = sorted(figures, key=lambda f: (-(f.rate or 0.0), f.key))[:MAX_ROWS]
+    rows = "".join(
+        f"<tr><td>{escape(f.key)}</td><td>{f.n_answers}</td><td>{f.n_absent}</td>"
+        f"<td>{_ci(f.rate, f.ci_low, f.ci_high)}</td></tr>"
+        for f in shown
+    )
+    more = h.left_out(
+        len(figures) - len(shown),
+        "sources (lower absence rates)",
+        "run.json holds every one (summary.absence_by_source)",
+    )
+    return (
+        "<h2>Absence by source</h2><table><tr><th>source</th><th>answers</th><th>absent</th>"
+        f"<th>rate [95% CI]</th></tr>{rows}</table>{more}"
     )
 
 
@@ -223,53 +269,89 @@ def _heatmap(run: AuditRun) -> str:
     )
 
 
-def _pair_table(run: AuditRun) -> str:
-    answers = {(a.question_id, a.source_id): a for a in run.answers}
-    rows = []
+def _listed_pairs(run: AuditRun) -> dict[str, list[PairLabel]]:
+    """Per question, the disagreeing pairs the page lists (most significant first, capped)."""
+    disagreeing = {i for f in run.summary.by_question for i in f.disagreeing}
+    by_question: dict[str, list[PairLabel]] = {}
     for pair in run.pairs:
-        if pair.label == "absent":
-            continue
-        a = answers[(pair.question_id, pair.source_a)]
-        b = answers[(pair.question_id, pair.source_b)]
-        pid = pair_id(pair)
-        rows.append(
-            f'<tr id="p-{escape(pid)}"><td>{escape(pid)}</td><td>{pair.label}</td>'
-            f"<td>{pair.significance or ''}</td><td>{escape(pair.decided_by)}</td>"
-            f"<td>{escape(a.text)}<br>{_quote(a.quote)}</td>"
-            f"<td>{escape(b.text)}<br>{_quote(b.quote)}</td></tr>"
+        if pair_id(pair) in disagreeing:
+            by_question.setdefault(pair.question_id, []).append(pair)
+    return {
+        q: sorted(pairs, key=lambda p: _SIGNIFICANCE_ORDER.get(p.significance or "", 3))
+        for q, pairs in by_question.items()
+    }
+
+
+def _pair_details(run: AuditRun, listed: dict[str, list[PairLabel]]) -> str:
+    """One collapsed group per question: its disagreeing pairs with both answers."""
+    answers = {(a.question_id, a.source_id): a for a in run.answers}
+    present = {f.key: f.n_present for f in run.summary.by_question}
+    groups = []
+    for question, pairs in listed.items():
+        rows = []
+        for pair in pairs[:MAX_PAIRS]:
+            a = answers[(pair.question_id, pair.source_a)]
+            b = answers[(pair.question_id, pair.source_b)]
+            pid = pair_id(pair)
+            rows.append(
+                f'<tr id="p-{escape(pid)}"><td>{h.ident(pid)}</td><td>{pair.label}</td>'
+                f"<td>{pair.significance or ''}</td><td>{escape(pair.decided_by)}</td>"
+                f"<td>{escape(a.text)}<br>{_quote(a.quote)}</td>"
+                f"<td>{escape(b.text)}<br>{_quote(b.quote)}</td></tr>"
+            )
+        more = h.left_out(
+            len(pairs) - MAX_PAIRS, "disagreeing pairs of this question",
+            "run.json holds every pair (pairs) and answer (answers)",
+        )  # fmt: skip
+        table = (
+            "<table><tr><th>pair</th><th>label</th><th>significance</th><th>decided by</th>"
+            f"<th>answer A</th><th>answer B</th></tr>{''.join(rows)}</table>{more}"
         )
+        summary = (
+            f"{question}: {len(pairs)} disagreeing of {present.get(question, 0)} pairs "
+            "where both sources answer"
+        )
+        groups.append(h.details(summary, h.Html(table)))
+    agreeing: dict[str, int] = {}
+    shown = {pair_id(p) for pairs in listed.values() for p in pairs}
+    for pair in run.pairs:
+        if pair.label != "absent" and pair_id(pair) not in shown:
+            agreeing[pair.label] = agreeing.get(pair.label, 0) + 1
+    rest = ", ".join(f"{n} {label}" for label, n in agreeing.items()) or "none"
     return (
-        "<h2>Pairs (both sources answer)</h2><table><tr><th>pair</th><th>label</th>"
-        "<th>significance</th><th>decided by</th><th>answer A</th><th>answer B</th></tr>"
-        f"{''.join(rows)}</table>"
+        "<h2>Disagreeing pairs, by question</h2><p>Open a question for its disagreeing pairs "
+        "with both answers and the quoted source text. The other pairs where both sources "
+        f"answer ({rest}) are not listed: run.json holds every pair (pairs) and answer "
+        f"(answers).</p>{''.join(groups) or '<p>No pair disagrees.</p>'}"
     )
 
 
 def render_html(run: AuditRun) -> str:
-    """A self-contained HTML page of the run (no external assets)."""
+    """A self-contained HTML page of the run (no external assets).
+
+    Long tables show their first :data:`MAX_ROWS` rows (the most contested) and count the
+    rest; the disagreeing pairs are grouped per question in collapsed ``<details>``; run.json
+    holds everything the page leaves out (the notes say where).
+    """
     s = run.summary
     head = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in _headline(run))
-    absence = "".join(
-        f"<tr><td>{escape(f.key)}</td><td>{f.n_answers}</td><td>{f.n_absent}</td>"
-        f"<td>{_ci(f.rate, f.ci_low, f.ci_high)}</td></tr>"
-        for f in s.absence_by_source
-    )
     sig = "".join(f"<tr><td>{escape(k)}</td><td>{v}</td></tr>" for k, v in s.significance.items())
+    listed = _listed_pairs(run)
+    ids = {pair_id(p) for pairs in listed.values() for p in pairs[:MAX_PAIRS]}
     parts = [
         h.reading(audit_reading(run)),
         f"<table>{head}</table>",
-        _html_figures("question", s.by_question),
-        _html_figures("topic", s.by_topic),
-        _html_figures("group pair", s.by_group),
-        _html_figures("source", s.by_source),
+        _html_figures("question", "by_question", s.by_question, ids),
+        _html_figures("topic", "by_topic", s.by_topic, ids),
+        _html_figures("group pair", "by_group", s.by_group, ids),
+        _html_figures("source", "by_source", s.by_source, ids),
         "<h2>Significance of differences</h2><table><tr><th>significance</th><th>pairs</th></tr>",
         f"{sig}</table>",
-        "<h2>Absence by source</h2><table><tr><th>source</th><th>answers</th><th>absent</th>",
-        f"<th>rate [95% CI]</th></tr>{absence}</table>",
+        _absence(run),
         _heatmap(run),
-        _pair_table(run),
+        _pair_details(run, listed),
     ]
-    return h.page("Multi-source audit", *map(h.Html, parts), style=_STYLE)
+    return h.page("Multi-source audit", *map(h.Html, parts), style=_style(len(run.sources)))
 
 
 def write_reports(out: str | Path, run: AuditRun) -> dict[str, Path]:

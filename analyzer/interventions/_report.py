@@ -186,19 +186,20 @@ _DRILL_HEADER = ("case", "operator", "target", "replacement", "reference", "orig
 
 
 def _drill_down(rows: Sequence[UnitRow], limit: int = 400) -> h.Html:
-    cells = []
+    """One row per unit; ids wrap inside their cells, so the table fits the page's width."""
+    cells: list[list[object]] = []
     for row in rows[:limit]:
         cf, orig, err = row.counterfactual, row.original, row.error
         failed = None if err is None else {"kind": err.kind, "message": err.message}
         cells.append([
-            _fmt(v)
-            for v in (
-                row.case_id, row.operator, row.target_id, row.replacement_id,
+            h.ident(_fmt(row.case_id)), row.operator, h.ident(_fmt(row.target_id)),
+            h.ident(_fmt(row.replacement_id)),
+            *(_fmt(v) for v in (
                 row.reference_answer, orig.answer, orig.confidence,
                 f"FAILED: {failed}" if failed else (cf.answer if cf else None),
                 cf.confidence if cf else None, row.divergence,
-                f"{orig.trace_id} → {cf.trace_id if cf else None}",
-            )
+            )),
+            h.ident(f"{orig.trace_id} → {cf.trace_id if cf else None}"),
         ])  # fmt: skip
     more = [f"{len(rows) - limit} more rows in results.jsonl"] if len(rows) > limit else []
     return h.join(h.table(_DRILL_HEADER, cells), h.paragraphs(more, cls="muted"))

@@ -5,10 +5,13 @@ evidence interventions and the licence audit, and top-2), the gate between them,
 document agent's command paths. Each ``report.html`` is loaded at 1280x800 in Chromium (the
 system package, driven through Playwright), and the test fails on a console error or an
 uncaught page error, a request for anything outside the file (the page must be
-self-contained), horizontal overflow (``scrollWidth > innerWidth``), an image that did not
-decode, or raw Markdown in the visible text. A full-page screenshot of each report is saved
-into the pytest temporary directory (``<basetemp>/screenshots0/<report>.png``; the path is
-printed with ``-s`` and recorded as the test's ``screenshot`` property).
+self-contained), horizontal overflow (``scrollWidth > innerWidth``), a table wider than its
+own box (its right part hidden behind a scrollbar at the table's end), an image that did not
+decode, or raw Markdown in the visible text; the audit page must stay a page a person can
+read (at most ``MAX_AUDIT_HEIGHT`` px tall: the per-question pairs are collapsed). A
+full-page screenshot of each report is saved into the pytest temporary directory
+(``<basetemp>/screenshots0/<report>.png``; the path is printed with ``-s`` and recorded as the
+test's ``screenshot`` property).
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 RAW_MARKDOWN = ("|---", "**", "## ", "```", "<details>", "</summary>")
 VIEWPORT = {"width": 1280, "height": 800}
 REPORTS = ("gate", "interventions", "paths", "audit")
+#: Height of the default (12-source) audit page at 1280 px: 26,753 px before the pairs were
+#: grouped per question in collapsed <details> and long tables capped; about 3,300 px now.
+MAX_AUDIT_HEIGHT = 6000
 
 
 def _chromium() -> str:
@@ -102,14 +108,18 @@ _CHECK = """() => ({
   scrollWidth: document.documentElement.scrollWidth,
   innerWidth: window.innerWidth,
   text: document.body.innerText,
+  height: document.body.scrollHeight,
+  wideTables: Array.from(document.querySelectorAll("table"))
+    .filter(t => t.scrollWidth > t.clientWidth)
+    .map(t => `${t.rows[0].innerText.slice(0, 40)}: ${t.scrollWidth} > ${t.clientWidth}`),
   verbatim: Array.from(document.querySelectorAll("[data-verbatim]")).map(e => e.innerText),
   images: Array.from(document.images).map(i => ({alt: i.alt, ok: i.complete && i.naturalWidth > 0,
                                                    right: i.getBoundingClientRect().right})),
 })"""
 
 
-def _read_in_chromium(browser: Any, path: Path, shot: Path) -> tuple[list[str], str]:
-    """Load ``path`` at 1280x800, save a full-page screenshot; return (problems, text)."""
+def _read_in_chromium(browser: Any, path: Path, shot: Path) -> tuple[list[str], str, int]:
+    """Load ``path`` at 1280x800, save a full-page screenshot; return (problems, text, height)."""
     page = browser.new_page(viewport=VIEWPORT)
     problems: list[str] = []
     page.on(
@@ -137,6 +147,7 @@ def _read_in_chromium(browser: Any, path: Path, shot: Path) -> tuple[list[str], 
         problems.append(
             f"horizontal overflow: scrollWidth {facts['scrollWidth']} > {facts['innerWidth']}"
         )
+    problems += [f"table wider than its box: {t}" for t in facts["wideTables"]]
     for image in facts["images"]:
         if not image["ok"]:
             problems.append(f"image {image['alt']!r} did not decode")
@@ -147,7 +158,7 @@ def _read_in_chromium(browser: Any, path: Path, shot: Path) -> tuple[list[str], 
     ours = functools.reduce(lambda t, quoted: t.replace(quoted, "", 1), facts["verbatim"], text)
     problems += [f"raw Markdown {marker!r} in the visible text" for marker in RAW_MARKDOWN
                  if marker in ours]  # fmt: skip
-    return problems, text
+    return problems, text, int(facts["height"])
 
 
 @pytest.mark.parametrize("name", REPORTS)
@@ -159,10 +170,13 @@ def test_report_reads_cleanly_in_chromium(
     record_property: Any,
 ) -> None:
     shot = screenshots / f"{name}.png"
-    problems, text = _read_in_chromium(browser, reports[name], shot)
+    problems, text, height = _read_in_chromium(browser, reports[name], shot)
     record_property("screenshot", str(shot))
-    print(f"{name}: screenshot {shot}")
+    record_property("height", height)
+    print(f"{name}: screenshot {shot}, {height} px tall")
     assert not problems, f"{name} ({reports[name]}): " + "; ".join(problems)
+    if name == "audit":
+        assert height <= MAX_AUDIT_HEIGHT, f"the audit page is {height} px tall"
     assert "Reading." in text, "the page carries no reading"
     assert shot.stat().st_size > 10_000, "the screenshot is blank"
 
@@ -179,14 +193,19 @@ def test_the_check_catches_each_defect(
     bad.write_text(
         "<!doctype html><html><body><pre>| a |\n|---|\n**bold** ## heading</pre>"
         "<div style='width:1900px'>wide</div><img alt='remote' src='http://192.0.2.1/x.png'>"
+        "<table style='display:block;overflow-x:auto;max-width:600px'><tr><td>"
+        + "x"
+        * 300
+        + "</td></tr></table>"
         "<script>console.error('broken'); undefined_function();</script></body></html>",
         encoding="utf-8",
     )
-    problems, _ = _read_in_chromium(browser, bad, tmp_path / "bad.png")
+    problems, _, _ = _read_in_chromium(browser, bad, tmp_path / "bad.png")
     found = " | ".join(problems)
     expected_problems = (
         "console error: broken", "page error", "request outside the file",
-        "horizontal overflow", "did not decode", "'|---'", "'**'", "'## '",
+        "horizontal overflow", "table wider than its box", "did not decode", "'|---'", "'**'",
+        "'## '",
     )  # fmt: skip
     for expected in expected_problems:
         assert expected in found, f"{expected!r} not reported: {found}"
@@ -197,5 +216,5 @@ def test_the_check_catches_each_defect(
         "<small data-verbatim>***As is, ## without warranty***</small></body></html>",
         encoding="utf-8",
     )
-    problems, text = _read_in_chromium(browser, quoted, tmp_path / "quoted.png")
+    problems, text, _ = _read_in_chromium(browser, quoted, tmp_path / "quoted.png")
     assert "***As is" in text and not problems, problems
