@@ -46,7 +46,20 @@ KEY_LIKE = re.compile(r"^\.?(?:" + "|".join(PREFIXES) + r")\.[a-z0-9_]+(?:\.[a-z
 #: Dotted strings with these prefixes are Python module paths, not attribute keys.
 MODULE_PATHS = ("groundtrace.sdk", "groundtrace.collectors", "groundtrace.analyzer")
 #: A last segment like these makes it a file name (``output.json``), not a key.
-FILE_SUFFIXES = {"json", "jsonl", "txt", "md", "csv", "yaml", "yml", "html", "py", "toml", "gz", "lock"}
+FILE_SUFFIXES = {
+    "json",
+    "jsonl",
+    "txt",
+    "md",
+    "csv",
+    "yaml",
+    "yml",
+    "html",
+    "py",
+    "toml",
+    "gz",
+    "lock",
+}
 
 
 def _python_files() -> Iterator[Path]:
