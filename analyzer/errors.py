@@ -21,6 +21,8 @@ error's ``exit_code``::
     ├── WriteBackError            exit 4  results could not be written back to the backend
     │                                     (the results files are written before)
     ├── ExecutorError             exit 3  a cluster's workers failed beyond their retries
+    ├── NothingMeasuredError      exit 6  nothing was measured: no usable unit, every model
+    │                                     call failed, or every judgment was a protocol error
     └── RunStoppedError           exit 130  SIGTERM/SIGINT stopped a run; what finished is kept
         └── BudgetReachedError    exit 5  --max-calls / --max-cost reached; what finished is kept
 
@@ -51,6 +53,7 @@ __all__ = [
     "GroundtraceError",
     "InputError",
     "MissingExtraError",
+    "NothingMeasuredError",
     "ReplayError",
     "RunFolderBusyError",
     "RunStoppedError",
@@ -126,6 +129,13 @@ class ExecutorError(GroundtraceError):
     or the cluster failed. Results that arrived before are kept (journaled)."""
 
     exit_code: int = 3
+
+
+class NothingMeasuredError(GroundtraceError):
+    """nothing was measured: no usable unit, every model call failed, or every judgment was a
+    protocol error; the reason names what failed"""
+
+    exit_code = 6
 
 
 class RunStoppedError(GroundtraceError):
