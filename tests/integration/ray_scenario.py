@@ -65,11 +65,11 @@ def _free_port() -> int:
 
 
 def _ray_start(*args: str) -> subprocess.Popen[bytes]:
-    ray = Path(sys.executable).with_name("ray")
+    ray = [sys.executable, "-m", "ray.scripts.scripts"]  # the `ray` command of this Python
     common = ["--block", "--node-ip-address=127.0.0.1", "--num-cpus=1",
               "--object-store-memory=100000000", "--disable-usage-stats"]  # fmt: skip
     return subprocess.Popen(
-        [str(ray), "start", *common, *args], env={**os.environ, **RAY_ENV},
+        [*ray, "start", *common, *args], env={**os.environ, **RAY_ENV},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
 
@@ -87,8 +87,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def ray_cluster(temp: Path) -> Iterator[str]:
-    """A head and a second node on 127.0.0.1; yields the address, stops both on exit."""
+def ray_cluster(temp: Path, nodes: int = 2) -> Iterator[str]:
+    """A head and ``nodes - 1`` more nodes on 127.0.0.1; yields the address, stops all on exit.
+
+    The head's temp folder is ``temp`` (where ``ray start`` writes ``ray_current_cluster``).
+    """
     port = _free_port()
     address = f"127.0.0.1:{port}"
     head = _ray_start("--head", f"--port={port}", "--include-dashboard=false",
@@ -96,8 +99,8 @@ def ray_cluster(temp: Path) -> Iterator[str]:
     procs = [head]
     try:
         _wait_for_port(port, head)
-        procs.append(_ray_start(f"--address={address}"))
-        _wait_for_nodes(address, 2)
+        procs.extend(_ray_start(f"--address={address}") for _ in range(nodes - 1))
+        _wait_for_nodes(address, nodes)
         yield address
     finally:
         import ray
