@@ -171,6 +171,12 @@ def paths_reading(report: PathReport) -> str:
     """What the command-path validation says beyond the text answers."""
     m = report.metrics
     parts = [f"Command paths were checked on {len(report.verdicts)} case(s)."]
+    if report.not_applicable:
+        parts.append(
+            f"{report.not_applicable} of them are not applicable (no tool calls): no tool call "
+            "ran and nothing was required, so they are neither path failures nor masked "
+            "failures."
+        )
     rate = m.path_pass_rate
     if rate.value is None:
         parts.append(f"No path pass rate could be measured ({rate.note}).")
@@ -185,7 +191,7 @@ def paths_reading(report: PathReport) -> str:
             f"{masked} case(s) have a correct text answer over a failed path: a check on the "
             "text alone would have passed them (masked failures)."
         )
-    else:
+    elif rate.value is not None:
         parts.append("No correct text answer hides a failed path (no masked failures).")
     t, c = m.text_score, m.conditional_text_score
     if t.value is not None and c.value is not None:
@@ -193,7 +199,8 @@ def paths_reading(report: PathReport) -> str:
             f"The text score is {_num(t.value)} over all strict cases and {_num(c.value)} "
             "where the path passes."
         )
-    failing = {k: v for k, v in m.status_counts.items() if k not in ("pass", "not_required") and v}
+    unchecked = ("pass", "not_required", "not_applicable")
+    failing = {k: v for k, v in m.status_counts.items() if k not in unchecked and v}
     if failing:
         top = max(failing.values())
         tied = sorted(k for k, v in failing.items() if v == top)

@@ -100,7 +100,9 @@ def paths_command(
     """Did the answers really come from what was read? Text and path channels side by side.
 
     Exit codes: 0 done (1 with --fail-on-failure when a case fails), 2 on bad input, 4 when
-    --write-back failed (the report is written).
+    --write-back failed (the report is written), 6 when nothing was measured: no trace of
+    any case, or no case run to check (every one "not applicable: no tool calls" -- an app
+    whose answers come from no traced tool -- or require_path false); the report is written.
     """
     from groundtrace.analyzer._results import to_builtins
     from groundtrace.analyzer.errors import InputError
@@ -141,6 +143,10 @@ def paths_command(
     else:
         console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
         console.print(f"report: {path}", markup=False)
+    if report.nothing_measured is not None:
+        from groundtrace.analyzer.errors import NothingMeasuredError
+
+        raise NothingMeasuredError(f"nothing measured: {report.nothing_measured} (report: {path})")
     if fail_on_failure and any(v.path_pass is False for v in report.verdicts):
         raise typer.Exit(1)
 

@@ -12,9 +12,10 @@ from groundtrace.analyzer import _html as h
 from groundtrace.analyzer._readings import paths_reading
 from groundtrace.analyzer._results import write
 
+from ._applies import NO_TOOL_CALLS
 from ._metrics import MetricValue
 from ._run import PathReport
-from ._types import CaseVerdict
+from ._types import CaseVerdict, PathStatus
 
 __all__ = ["write_report"]
 
@@ -46,6 +47,28 @@ def _first_issue(verdict: CaseVerdict) -> str:
     return next((i["message"] for i in verdict.issues if i["status"] == status), "")
 
 
+def _evidence(verdict: CaseVerdict) -> str:
+    """What a case's row shows: its issues, or why it was not checked."""
+    if verdict.status is PathStatus.NOT_APPLICABLE:
+        return f"not applicable: {verdict.details.get('not_applicable', NO_TOOL_CALLS)}"
+    return "\n".join(i["message"] for i in verdict.issues) or "–"
+
+
+def _applicability(report: PathReport) -> list[str]:
+    """The overall statement on what was not checked (empty when every run was)."""
+    lines = []
+    if report.nothing_measured is not None:
+        lines.append(f"**Nothing measured**: {report.nothing_measured}.")
+    if report.not_applicable:
+        lines.append(
+            f"**not applicable: {NO_TOOL_CALLS}** in {report.not_applicable} of "
+            f"{len(report.verdicts)} case run(s): no tool call ran and the case requires no "
+            "read, call or value, so there is no command path to check (not counted as path "
+            "failures or masked failures)."
+        )
+    return lines
+
+
 def _notes(report: PathReport) -> list[str]:
     unverified = sum(len(v.details.get("unverified_quotes", [])) for v in report.verdicts)
     notes = list(report.notes)
@@ -68,6 +91,7 @@ def _markdown(report: PathReport) -> str:
         "",
         _run_line(report),
         "",
+        *[line for text in _applicability(report) for line in (text, "")],
         paths_reading(report),
         "",
         "| metric | value [CI] (num/den) |",
@@ -157,14 +181,12 @@ def _html(report: PathReport) -> str:
     m = report.metrics
     by_id = {v.case_id: v for v in report.verdicts}
     masked = [(c, by_id[c].status.value, _first_issue(by_id[c])) for c in m.masked_failures]
-    cases = [
-        (v.case_id, v.status.value, v.text_f1, "\n".join(i["message"] for i in v.issues) or "–")
-        for v in report.verdicts
-    ]
+    cases = [(v.case_id, v.status.value, v.text_f1, _evidence(v)) for v in report.verdicts]
     notes = _notes(report)
     return h.page(
         "groundtrace paths: command-path validation",
         h.paragraphs([_run_line(report)], cls="muted"),
+        h.paragraphs([t.replace("**", "") for t in _applicability(report)]),
         h.reading(paths_reading(report)),
         h.section("Text correct × path pass", h.Html(_svg(report))),
         h.section("Metrics", h.table(("metric", "value [CI] (num/den)"), _metric_rows(report))),

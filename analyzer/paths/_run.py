@@ -14,10 +14,11 @@ from groundtrace.analyzer.executor import Executor, LocalExecutor
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import Trace
 
+from ._applies import NO_TOOL_CALLS
 from ._metrics import PathMetrics, compute_metrics
 from ._quotes import DEFAULT_QUOTE_THRESHOLD
 from ._tools_config import ToolsConfig
-from ._types import CaseVerdict
+from ._types import CaseVerdict, PathStatus
 from ._validate import validate_case
 
 __all__ = ["UNMATCHED_SAMPLE", "PathReport", "validate_traces"]
@@ -43,6 +44,11 @@ class PathReport(Result, frozen=True, kw_only=True):
         quote_threshold: the fuzzy quote threshold used.
         tools_config: where the tools config came from, if any.
         notes: anything else the reader should know (read errors...).
+        not_applicable: how many case runs the path channel does not apply to (no tool
+            call ran, nothing required: status ``not_applicable``, never scored).
+        nothing_measured: why no case run was checked, when none was (no trace of any
+            case, every run ``not_applicable`` or ``not_required``); ``None`` otherwise.
+            ``groundtrace paths`` then exits with ``NothingMeasuredError`` (6).
     """
 
     verdicts: tuple[CaseVerdict, ...] = msgspec.field(name="cases")
@@ -53,6 +59,30 @@ class PathReport(Result, frozen=True, kw_only=True):
     quote_threshold: float = DEFAULT_QUOTE_THRESHOLD
     tools_config: str | None = None
     notes: tuple[str, ...] = ()
+    not_applicable: int = 0
+    nothing_measured: str | None = None
+
+
+def _nothing_measured(verdicts: Sequence[CaseVerdict], n_cases: int, n_traces: int) -> str | None:
+    """Why no verdict was checked (see :attr:`PathReport.nothing_measured`), or ``None``."""
+    if not verdicts:
+        return (
+            f"no trace carries a case id of the case file ({n_traces} trace(s) read, "
+            f"{n_cases} case(s)): the traces are joined to the cases by request.case_id"
+        )
+    if any(v.path_pass is not None for v in verdicts):
+        return None
+    inapplicable = sum(v.status is PathStatus.NOT_APPLICABLE for v in verdicts)
+    if inapplicable == len(verdicts):
+        return (
+            f"not applicable: {NO_TOOL_CALLS} -- none of the {len(verdicts)} case run(s) ran "
+            "a tool call, and no case requires a read, a call or a value; a command-path "
+            "check needs an app whose tools are traced (TOOL spans)"
+        )
+    return (
+        f"no case run was checked: {inapplicable} not applicable ({NO_TOOL_CALLS}), "
+        f"{len(verdicts) - inapplicable} with require_path false"
+    )
 
 
 #: (case, trace) pairs handed to the executor at once while the traces stream in.
@@ -106,7 +136,9 @@ def validate_traces(
 
     unmatched: list[str] = []
     unmatched_count = 0
+    arrival_count = 0
     for arrival, trace in enumerate(traces):
+        arrival_count = arrival + 1
         case_id = trace.request.case_id
         matching = entries.get(case_id) if case_id is not None else None
         if not matching:
@@ -132,4 +164,6 @@ def validate_traces(
         quote_threshold=quote_threshold,
         tools_config=None if tools is None else tools.source,
         notes=tuple(notes),
+        not_applicable=sum(v.status is PathStatus.NOT_APPLICABLE for v in verdicts),
+        nothing_measured=_nothing_measured(verdicts, len(cases), arrival_count),
     )

@@ -38,6 +38,9 @@ class PathStatus(StrEnum):
     MISSING_VALUE = "missing_value"
     #: the case has ``require_path = false``: no strict check, never a failure
     NOT_REQUIRED = "not_required"
+    #: no tool call ran and the case requires no read, call or value: there is no command
+    #: path to check (a RAG app that retrieves without tools); never a failure
+    NOT_APPLICABLE = "not_applicable"
 
 
 #: Most specific first: the first status of this tuple found in a case wins. Every issue
@@ -46,6 +49,7 @@ class PathStatus(StrEnum):
 #: the tool call that returned it.
 STATUS_PRECEDENCE: tuple[PathStatus, ...] = (
     PathStatus.NOT_REQUIRED,
+    PathStatus.NOT_APPLICABLE,
     PathStatus.ZERO_CALL_CITATION,
     PathStatus.BOTH_FAILED,
     PathStatus.TIMEOUT,
@@ -140,7 +144,8 @@ class CaseVerdict(msgspec.Struct, frozen=True):
 
     @property
     def path_pass(self) -> bool | None:
-        """``True``/``False`` for strict cases; ``None`` for ``not_required`` ones."""
-        if self.status is PathStatus.NOT_REQUIRED:
+        """``True``/``False`` for strict cases; ``None`` for ``not_required`` and
+        ``not_applicable`` ones (nothing was checked)."""
+        if self.status in (PathStatus.NOT_REQUIRED, PathStatus.NOT_APPLICABLE):
             return None
         return self.status is PathStatus.PASS

@@ -8,7 +8,10 @@ failed, timed out or has no recorded result read nothing.
 Path issues found (every one is kept in ``issues``, the status is the most specific, see
 :data:`STATUS_PRECEDENCE`):
 
-* ``zero_call_citation`` -- the answer cites sources but no tool call ran at all;
+* ``not_applicable`` -- no tool call ran and the case requires no read, call or value: no
+  command path to check (see :mod:`._applies`); nothing else is checked, never a failure;
+* ``zero_call_citation`` -- the answer cites sources but no tool call ran at all (the case
+  requires a read, a call or a value);
 * ``timeout`` / ``tool_error`` -- a required read or call ran but timed out / failed (a
   call without a recorded result counts as failed); a call counts as the required one only
   when its arguments fit (the argument matcher of the required-call check), never by tool
@@ -46,6 +49,7 @@ from groundtrace.analyzer.cases import Case, normalise_resource
 from groundtrace.analyzer.metrics import normalise_answer, score_answer
 from groundtrace.collectors.model import ToolCall, Trace
 
+from ._applies import not_applicable
 from ._calls import ExecutedCall, check_calls, diagnose_call
 from ._quotes import DEFAULT_QUOTE_THRESHOLD, best_quote_match
 from ._tools_config import ToolsConfig
@@ -131,6 +135,18 @@ def validate_case(
     """
     tools = tools or ToolsConfig()
     em, f1, correct = _text_channel(case, trace)
+    reason = not_applicable(case, trace) if case.require_path else None
+    if reason is not None:
+        return CaseVerdict(
+            case_id=case.case_id,
+            trace_id=trace.trace_id,
+            status=PathStatus.NOT_APPLICABLE,
+            text_em=em,
+            text_f1=f1,
+            text_correct=correct,
+            cited=_unique(normalise_resource(c) for c in trace.cited_ids),
+            details={"tool_calls": 0, "not_applicable": reason},
+        )
     calls = trace.tool_calls
     read: list[str] = []
     read_calls: set[int] = set()
