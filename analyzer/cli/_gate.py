@@ -144,7 +144,7 @@ def run_command(
     outcomes = {}
     for label, paths in (("baseline", baseline), ("candidate", candidate)):
         read = ReadReport()
-        outcomes[label], run_notes = outcomes_from_traces(paths, read)
+        outcomes[label], run_notes = outcomes_from_traces(paths, read, case_list)
         notes += [f"{label}: {n}" for n in run_notes]
         notes += [f"{label}: read error {e}" for e in read.errors]
     judge_data = None

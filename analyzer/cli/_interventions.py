@@ -195,4 +195,9 @@ def register(app: typer.Typer) -> None:
         print_reading(interventions_reading(s))
         console.print(f"calls: {to_builtins(s.calls)}")
         console.print(f"failed units: {s.failed_units or 'none'}")
+        left_out = {**s.input.traces_not_usable, **s.input.not_replayable}
+        for trace_id, why in list(left_out.items())[:10]:
+            console.print(f"  trace {trace_id} left out: {why}", highlight=False, markup=False)
+        if len(left_out) > 10:
+            console.print(f"  ... {len(left_out) - 10} more in summary.json", highlight=False)
         console.print(f"reports: {out / 'summary.md'}  {out / 'report.html'}")

@@ -492,6 +492,10 @@ def run_command(
         f"(protocol errors), {len(skipped)} traces not judgeable",
         highlight=False,
     )
+    for item in skipped[:10]:
+        console.print(f"  {item.case_id}: {'; '.join(item.missing)}", highlight=False, markup=False)
+    if len(skipped) > 10:
+        console.print(f"  ... {len(skipped) - 10} more in summary.json", highlight=False)
     for name, m in summary.metrics.items():
         console.print(
             f"  {name}: scored {m.scored}, mean {m.mean}, pass {m.passed} / fail "

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import msgspec
 
+from groundtrace.analyzer._foreign import analysable, case_by_question, question_index
 from groundtrace.analyzer._results import Result, read
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import InputError
@@ -73,17 +74,27 @@ def _sha256(text: str) -> str:
 
 
 def outcomes_from_traces(
-    paths: Sequence[str], report: ReadReport | None = None
+    paths: Sequence[str], report: ReadReport | None = None, cases: Sequence[Case] = ()
 ) -> tuple[dict[str, CaseOutcome], list[str]]:
-    """Map case id -> outcome of its trace; notes list traces skipped and why."""
+    """Map case id -> outcome of its trace; notes list traces skipped and why.
+
+    A trace of another instrumentation is read with its answer from its last LLM call when
+    it records none; one that records no case id is joined to the case of ``cases`` whose
+    question is its question (noted), if exactly one.
+    """
     outcomes: dict[str, CaseOutcome] = {}
     notes: list[str] = []
+    by_question = question_index(cases)
     trace: Trace
-    for trace in read_traces(paths, report=report):
+    for trace in map(analysable, read_traces(paths, report=report)):
         case_id = trace.request.case_id
         if case_id is None:
-            notes.append(f"trace {trace.trace_id}: no case id, not joined")
-            continue
+            joined = None if trace.replay is not None else case_by_question(trace, by_question)
+            if joined is None:
+                notes.append(f"trace {trace.trace_id}: no case id, not joined")
+                continue
+            case_id = joined.case_id
+            notes.append(f"trace {trace.trace_id}: no case id, joined to {case_id} by question")
         if trace.replay is not None:
             continue  # counterfactual replays are not runs of the app
         if case_id in outcomes:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from groundtrace.analyzer._foreign import lacks
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.replay import ReplayChunk, ReplayUnit
@@ -293,9 +294,9 @@ def _joint(plan: ItemPlan, chunks: Sequence[EvidenceChunk], settings: PlanSettin
 def plan_item(trace: Trace, gold: Case | None, settings: PlanSettings) -> ItemPlan | str:
     """Plan the units of one trace, or say why the trace cannot be used at all."""
     if not trace.request.query:
-        return "the trace has no query"
+        return lacks(trace, "query")
     if trace.answer is None and not settings.recompute_original:
-        return "the trace has no answer (use --recompute-original)"
+        return f"{lacks(trace, 'answer')}: use --recompute-original"
     evidence = evidence_set(trace)
     if isinstance(evidence, str):
         return evidence

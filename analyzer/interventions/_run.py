@@ -1,6 +1,7 @@
 """Running an intervention study over captured traces, resumably (SPEC 4.1-4.2).
 
-``run_interventions`` reads the traces, joins the cases, plans every unit
+``run_interventions`` reads the traces, joins the cases (by case id; a trace of another
+instrumentation that records none, by its question), plans every unit
 (:func:`plan_item`), replays the units that the run folder's journal does not already hold
 (function or endpoint replay, bounded concurrency), and writes into the run folder:
 
@@ -28,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from groundtrace.analyzer._foreign import analysable, case_by_question, question_index
 from groundtrace.analyzer._results import encode, write
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.errors import ConfigError, InputError
@@ -158,10 +160,17 @@ def _load(
     not_usable: dict[str, str] = {}
     without_case = 0
     plans: list[ItemPlan] = []
-    for trace in originals:
+    by_question = question_index(cases.values()) if cases else {}
+    for original in originals:
+        trace = analysable(original)
         if config.limit is not None and len(plans) >= config.limit:
             break
         gold = cases.get(trace.request.case_id or "") if cases else None
+        if gold is None and trace.request.case_id is None and by_question:
+            gold = case_by_question(trace, by_question)  # a trace of another instrumentation
+            if gold is not None:
+                request = msgspec.structs.replace(trace.request, case_id=gold.case_id)
+                trace = msgspec.structs.replace(trace, request=request)
         if cases and gold is None:
             without_case += 1
         plan = plan_item(trace, gold, config.plan)

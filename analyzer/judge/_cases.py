@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from groundtrace.analyzer._foreign import analysable, lacks
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors.model import Trace
@@ -20,7 +21,8 @@ class Unjudgeable:
 
     Attributes:
         case_id: case id or trace id.
-        missing: what the trace lacks (``query``, ``answer``, ``evidence content``).
+        missing: what the trace lacks, each ``query``, ``answer`` or ``evidence content``
+            followed by ``: `` and why (the span of its convention that is missing).
     """
 
     case_id: str
@@ -32,8 +34,11 @@ def case_from_trace(trace: Trace) -> JudgeCase | Unjudgeable:
 
     The context is the selected evidence when the trace has a SELECT step, else every
     retrieved item (each id once, in trace order). Evidence captured without content cannot
-    be judged.
+    be judged. A trace of another instrumentation with no request query or answer is read
+    from its LLM calls (:func:`~groundtrace.analyzer._foreign.analysable`); what it still
+    lacks is named with the span of its convention that would carry it.
     """
+    trace = analysable(trace)
     case_id = trace.request.case_id or trace.request.trace_id
     selected = set(trace.selected_ids) if trace.selected_ids is not None else None
     seen: set[str] = set()
@@ -46,11 +51,11 @@ def case_from_trace(trace: Trace) -> JudgeCase | Unjudgeable:
         if item.content:
             texts.append(item.content)
     missing = tuple(
-        name
-        for name, absent in (
-            ("query", not trace.request.query),
-            ("answer", trace.answer is None),
-            ("evidence content", not texts),
+        f"{name}: {lacks(trace, need)}"
+        for name, need, absent in (
+            ("query", "query", not trace.request.query),
+            ("answer", "answer", trace.answer is None),
+            ("evidence content", "documents", not texts),
         )
         if absent
     )

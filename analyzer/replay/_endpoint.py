@@ -15,49 +15,125 @@ replaced by the perturbed evidence ids so a replacement chunk stays citable.
 
 The counterfactual is recorded as a trace too: a REQUEST root with the replay link and an
 ANSWER step holding the parsed answer and the new evidence block.
+
+A trace of another instrumentation (OpenInference, OpenLLMetry, OTel GenAI) has no rendered
+block: its retrieved documents are found verbatim in the recorded messages of its LLM call and
+re-rendered in the app's own layout (:mod:`._layout`); the request is the one recorded
+(OpenInference's invocation parameters and messages) or rebuilt from the recorded model,
+messages and parameters.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from groundtrace.analyzer._foreign import lacks
 from groundtrace.analyzer.llm import CallFailure, ChatRequest, ModelClient
-from groundtrace.collectors import LLMCall, PromptEvidence, Trace
+from groundtrace.collectors import LLMCall, Trace
 from groundtrace.sdk import Action, parse_answer, render_evidence, replace_evidence_block, step
 from groundtrace.sdk.rendering import record_prompt_evidence
 
 from ._capture import CounterfactualRecorder, trace_id_of
+from ._layout import document_layout
 from ._types import ReplayUnit, UnitResult, UnitStatus, restrict_ids
 
-__all__ = ["EndpointReplayer", "captured_call", "rebuild_request", "unit_request"]
+__all__ = ["EndpointReplayer", "EvidenceSlot", "captured_call", "rebuild_request", "unit_request"]
 
 _DROPPED = frozenset({"model", "messages", "stream", "stream_options", "temperature", "seed", "n"})
 
 
-def captured_call(trace: Trace) -> tuple[LLMCall, PromptEvidence, dict[str, Any]] | str:
-    """The captured call holding the evidence block, its block and its request; or why not."""
-    if not trace.prompt_evidence:
-        return "no rendered evidence block recorded on the trace (use the SDK rendering)"
-    if not trace.llm_calls:
-        return "no LLM call captured on the trace"
+@dataclass(frozen=True, slots=True)
+class EvidenceSlot:
+    """The captured call that shows the evidence, and how to show other evidence in it.
+
+    Attributes:
+        call: the captured LLM call.
+        request: its request (as sent, or rebuilt from the recorded messages).
+        block: the exact evidence text inside the request's messages.
+        ids: the evidence ids the block shows, in order.
+        render: the block for other evidence items (the SDK rendering, or the app's layout).
+    """
+
+    call: LLMCall
+    request: dict[str, Any]
+    block: str
+    ids: tuple[str, ...]
+    render: Callable[[list[dict[str, Any]]], str]
+
+
+def _request_of(call: LLMCall) -> dict[str, Any] | None:
+    """The call's request as sent (groundtrace, OpenInference), else rebuilt from the
+    recorded model, messages and parameters (OTel GenAI, OpenLLMetry)."""
+    if call.request_json is not None:
+        try:
+            request = json.loads(call.request_json)
+        except ValueError:
+            return None
+        return request if isinstance(request, dict) else None
+    if not call.messages or not call.model:
+        return None
+    messages: list[dict[str, Any]] = []
+    for m in call.messages:
+        if m.role is None or m.content is None:
+            return None  # a tool exchange cannot be rebuilt from its recorded parts
+        message: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.name:
+            message["name"] = m.name
+        messages.append(message)
+    params = {k: v for k, v in call.params.items() if k != "tools"}
+    return {"model": call.model, "messages": messages, **params}
+
+
+def _sdk_slot(trace: Trace) -> EvidenceSlot | str:
     for prompt in trace.prompt_evidence:
         for call in trace.llm_calls:
-            if call.request_json is None:
-                continue
-            try:
-                request = json.loads(call.request_json)
-            except ValueError:
-                continue
-            if not isinstance(request, dict):
+            request = _request_of(call) if call.request_json is not None else None
+            if request is None:
                 continue
             try:
                 replace_evidence_block(request.get("messages") or [], prompt.block, "")
             except ValueError:
                 continue
-            return call, prompt, request
+            return EvidenceSlot(call, request, prompt.block, prompt.ids, render_evidence)
     return "no captured LLM request contains the recorded evidence block exactly once"
+
+
+def _layout_slot(trace: Trace) -> EvidenceSlot | str:
+    """The slot of a trace without the SDK's rendering: its documents found in the messages
+    of its last LLM call that shows them all (:func:`document_layout`)."""
+    items = [
+        {"id": e.id, "title": e.title or "", "content": e.content}
+        for e in {e.id: e for e in trace.evidence if e.id is not None and e.content}.values()
+    ]
+    if not items:
+        return f"{lacks(trace, 'documents')}: interventions need them"
+    why = "no LLM call with its request messages recorded on the trace"
+    for call in reversed(trace.llm_calls):
+        request = _request_of(call)
+        if request is None:
+            continue
+        layout = document_layout(request.get("messages") or [], items)
+        if isinstance(layout, str):
+            why = layout
+            continue
+        return EvidenceSlot(call, request, layout.block, layout.ids, layout.render)
+    return why
+
+
+def captured_call(trace: Trace) -> EvidenceSlot | str:
+    """The captured call holding the evidence, where, and how to re-render it; or why not.
+
+    A trace with the SDK's rendered evidence block (``prompt_evidence``) uses it; a trace of
+    another instrumentation has its retrieved documents found in its recorded messages.
+    """
+    if not trace.llm_calls:
+        return "no LLM call captured on the trace"
+    if trace.prompt_evidence:
+        return _sdk_slot(trace)
+    return _layout_slot(trace)
 
 
 def _swap_ids(value: Any, old: list[str], new: list[str]) -> Any:
@@ -83,8 +159,7 @@ def _swap_ids(value: Any, old: list[str], new: list[str]) -> Any:
 
 
 def rebuild_request(
-    request: dict[str, Any],
-    prompt: PromptEvidence,
+    slot: EvidenceSlot,
     evidence_items: Sequence[dict[str, Any]],
     *,
     model: str | None,
@@ -95,14 +170,15 @@ def rebuild_request(
     Raises:
         ValueError: the block is not found exactly once in the messages.
     """
-    block = render_evidence(list(evidence_items))
-    messages = replace_evidence_block(request.get("messages") or [], prompt.block, block)
+    request = slot.request
+    block = slot.render(list(evidence_items))
+    messages = replace_evidence_block(request.get("messages") or [], slot.block, block)
     params = {k: v for k, v in request.items() if k not in _DROPPED}
     max_tokens = params.pop("max_tokens", None)
     response_format = params.pop("response_format", None)
-    if response_format is not None and prompt.ids:
+    if response_format is not None and slot.ids:
         new_ids = [str(item["id"]) for item in evidence_items]
-        response_format = _swap_ids(response_format, list(prompt.ids), new_ids)
+        response_format = _swap_ids(response_format, list(slot.ids), new_ids)
     return ChatRequest(
         model=model or str(request.get("model") or ""),
         messages=tuple(messages),
@@ -120,10 +196,9 @@ def unit_request(unit: ReplayUnit, trace: Trace, model: str | None) -> ChatReque
     found = captured_call(trace)
     if isinstance(found, str):
         return UnitResult.failure(unit.key, "not_replayable", found)
-    _call, prompt, request = found
     items = [c.as_item() for c in unit.evidence]
     try:
-        return rebuild_request(request, prompt, items, model=model, seed=unit.seed)
+        return rebuild_request(found, items, model=model, seed=unit.seed)
     except (ValueError, TypeError, KeyError) as exc:
         return UnitResult.failure(unit.key, "request_rebuild", str(exc))
 
