@@ -190,8 +190,8 @@ class OTLPJsonFileExporter(SpanExporter):
     def _make_room(self, fd: int, size: int) -> int:
         """The descriptor to write ``size`` more bytes to: rotate (or follow another
         process's rotation) first when the file would exceed ``max_bytes``."""
-        if self._renamed(fd):
-            self._close(sync=False)
+        if self._renamed(fd):  # what this process wrote there is synced, then the new file
+            self._close(sync=True)
             fd = self._open()
         current = os.fstat(fd).st_size
         if current == 0 or current + size <= self._max_bytes:
@@ -199,7 +199,7 @@ class OTLPJsonFileExporter(SpanExporter):
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor is closed
         if self._renamed(fd):  # another process rotated it while this one waited
-            self._close(sync=False)
+            self._close(sync=True)
             return self._open()
         os.fsync(fd)
         self._rotate()
