@@ -9,20 +9,61 @@ question, topic, group and source, and a source x source heat map. Every interva
 figures, run comparisons, validation) is a seeded cluster bootstrap over questions: the pairs
 of one question share its answers, so pairs are not independent draws.
 
+The inputs are files of documented formats (``docs/audit.md``): sources (JSON lines or a
+folder of text / Markdown files), questions (JSON lines, optional gold answers and cues of the
+offline extractive answerer) and, optionally, answers made elsewhere (an answers file or
+captured traces carrying the source id on their REQUEST span).
+
 Usage::
 
     import asyncio
-    from groundtrace.analyzer.audit import AuditSettings, run_audit, write_reports
-    from groundtrace.examples.license_audit.app import make_answerer
-    from groundtrace.examples.license_audit.corpus import load_corpus
+    from pathlib import Path
+    from groundtrace.analyzer.audit import (
+        AuditSettings, GivenAnswers, TracedAnswering, extractive_answer, load_answers,
+        load_inputs, run_audit,
+    )
 
-    run = asyncio.run(run_audit(load_corpus(), make_answerer("extractive"), AuditSettings()))
+    inputs = load_inputs(Path("sources.jsonl"), Path("questions.jsonl"))
+    # answers made elsewhere (e.g. by the production app), labelled pair by pair
+    given = GivenAnswers(tuple(load_answers(Path("answers.jsonl"), inputs.corpus)))
+    run = asyncio.run(run_audit(inputs.corpus, given, AuditSettings(answerer="given")))
     print(run.summary.overall.prevalence, run.summary.prefilter_share)
+    # or answered here, one trace per answer, by the offline answerer from the questions' cues
+    one = TracedAnswering(Path("traces"), extractive_answer, inputs.cues)
+    run = asyncio.run(run_audit(inputs.corpus, one, AuditSettings()))
 """
 
 from __future__ import annotations
 
+from ._answerers import (
+    STANCES,
+    AnswerFn,
+    Cues,
+    EndpointAnswerer,
+    extractive_answer,
+    read_stance_reply,
+    render_answer,
+)
+from ._app import (
+    AUDIT_APP_NAME,
+    AUDIT_APP_VERSION,
+    Chosen,
+    Retriever,
+    TracedAnswering,
+    answer_from_source,
+    whole_source,
+)
 from ._compare import AuditComparison, Delta, FlippedPair, QuestionChange, compare_runs
+from ._folder import GivenAnswers, answers_from_traces, nothing_measured, run_audit_folder
+from ._inputs import (
+    DEFAULT_GROUP,
+    AuditInputs,
+    answer_stance,
+    load_answers,
+    load_inputs,
+    load_questions,
+    load_sources,
+)
 from ._judge import JUDGE_PROMPT_VERSION, JUDGE_SCHEMA, PairJudge, read_pair_reply
 from ._model import (
     GENERAL_SCOPE,
@@ -38,9 +79,13 @@ from ._model import (
     in_scope,
 )
 from ._pairs import (
+    MIN_CONTEXT_WORDS,
+    MIN_PRECISION,
+    PREFILTER_PRECISION,
     PREFILTER_RULES,
     answer_pairs,
     baseline_label,
+    conflicting_quantities,
     gold_pair_labels,
     make_label,
     normalise,
@@ -61,6 +106,7 @@ from ._run import (
     BaselineLabeller,
     PairLabeller,
     Progress,
+    answer_key,
     judge_counts,
     run_audit,
 )
@@ -77,27 +123,40 @@ from ._summary import (
 from ._validate import AuditAcceptance, AuditValidation, multiclass_kappa_batch, validate_labels
 
 __all__ = [
+    "AUDIT_APP_NAME",
+    "AUDIT_APP_VERSION",
     "BASELINE_FINGERPRINT",
+    "DEFAULT_GROUP",
     "DISAGREEMENT_LABELS",
     "GENERAL_SCOPE",
     "JUDGE_PROMPT_VERSION",
     "JUDGE_SCHEMA",
     "LABELS",
+    "MIN_CONTEXT_WORDS",
+    "MIN_PRECISION",
+    "PREFILTER_PRECISION",
     "PREFILTER_RULES",
+    "STANCES",
     "AbsenceFigure",
     "Answer",
+    "AnswerFn",
     "AnswerOne",
     "AuditAcceptance",
     "AuditComparison",
+    "AuditInputs",
     "AuditRun",
     "AuditSettings",
     "AuditSummary",
     "AuditValidation",
     "BaselineLabeller",
     "CallError",
+    "Chosen",
     "Corpus",
+    "Cues",
     "Delta",
+    "EndpointAnswerer",
     "FlippedPair",
+    "GivenAnswers",
     "HeatCell",
     "Label",
     "PairError",
@@ -108,30 +167,47 @@ __all__ = [
     "Progress",
     "Question",
     "QuestionChange",
+    "Retriever",
     "Significance",
     "Source",
     "SourceInfo",
     "Stance",
     "StructuredCaller",
+    "TracedAnswering",
+    "answer_from_source",
+    "answer_key",
     "answer_pairs",
+    "answer_stance",
+    "answers_from_traces",
     "baseline_label",
     "compare_runs",
+    "conflicting_quantities",
+    "extractive_answer",
     "gold_pair_labels",
     "in_scope",
     "judge_counts",
+    "load_answers",
+    "load_inputs",
+    "load_questions",
+    "load_sources",
     "make_label",
     "multiclass_kappa_batch",
     "normalise",
+    "nothing_measured",
     "pair_id",
     "prefilter",
     "read_pair_reply",
+    "read_stance_reply",
+    "render_answer",
     "render_comparison_markdown",
     "render_html",
     "render_markdown",
     "render_validation_markdown",
     "run_audit",
+    "run_audit_folder",
     "significance_of",
     "summarise",
     "validate_labels",
+    "whole_source",
     "write_reports",
 ]

@@ -37,6 +37,7 @@ __all__ = [
     "BaselineLabeller",
     "PairLabeller",
     "Progress",
+    "answer_key",
     "judge_counts",
     "run_audit",
 ]
@@ -94,7 +95,7 @@ def _key(*parts: object) -> str:
     return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()
 
 
-def _answer_key(settings: AuditSettings, question: Question, source: Source) -> str:
+def answer_key(settings: AuditSettings, question: Question, source: Source) -> str:
     """Content key of one answer: the answerer, the retrieval, the question and the source."""
     return _key("answer", settings.answerer, settings.retrieval, question, source)
 
@@ -148,7 +149,7 @@ async def run_audit(
     runner = executor or LocalExecutor(settings.concurrency)
     asked = [(q, s) for q in corpus.questions for s in in_scope(q, corpus.sources)]
     answers = await run_journaled(
-        runner, Spread(answer_one), asked, [_answer_key(settings, q, s) for q, s in asked],
+        runner, Spread(answer_one), asked, [answer_key(settings, q, s) for q, s in asked],
         journal=journal, kind=Answer, keep=lambda a: a.error is None,
         on_done=_phase(progress, "answers"),
     )  # fmt: skip

@@ -12,31 +12,28 @@ Usage::
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection
 from pathlib import Path
 
-import groundtrace.sdk as gt
 from groundtrace.analyzer.audit import (
-    Answer,
+    AnswerFn,
     AuditRun,
     AuditSettings,
     AuditValidation,
     Corpus,
     PairLabeller,
     Progress,
-    Question,
-    Source,
+    TracedAnswering,
+    extractive_answer,
     run_audit,
-    write_reports,
+    run_audit_folder,
 )
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.executor import Executor, LocalExecutor, UnitJournal
+from groundtrace.analyzer.executor import Executor, LocalExecutor
 from groundtrace.analyzer.llm import ClientCounts
 
-from .app import APP_NAME, AnswerFn, answer_one, app_version, extractive_answer
-from .corpus import QuestionCues, load_corpus, load_questions
+from .app import APP_NAME, SPAN_NAME, app_version, retriever
+from .corpus import load_corpus, load_questions
 from .retrieval import RetrievalMode
 
 __all__ = ["estimate_licence_audit", "run_licence_audit", "subset_corpus"]
@@ -67,39 +64,12 @@ def subset_corpus(
     return Corpus(name=corpus.name, sources=kept_sources, questions=kept_questions, gold=gold)
 
 
-@dataclass(slots=True)
-class _Answering:
-    """One answer of the instrumented app, traced into ``traces`` by whichever process runs it.
-
-    It pickles (the answerer included), so a cluster worker can run it: the first answer in a
-    process that has not configured the SDK for this run configures it there (one
-    ``traces-<pid>.jsonl`` file per process in the same folder).
-    """
-
-    traces: Path
-    retrieval: RetrievalMode
-    answerer: AnswerFn
-    cues: Mapping[str, QuestionCues]
-    traced_in: int = field(default=0)
-
-    def trace_here(self) -> None:
-        if self.traced_in != os.getpid():
-            gt.configure(
-                service_name=APP_NAME, app_version=app_version(self.retrieval), exporter="file",
-                file_path=self.traces, capture_content=True,
-            )  # fmt: skip
-            self.traced_in = os.getpid()
-
-    async def __call__(self, question: Question, source: Source) -> Answer:
-        self.trace_here()
-        cues = self.cues[question.id]
-        return await answer_one(question, source, cues, self.answerer, self.retrieval)
-
-    async def aclose(self) -> None:
-        """Flush this process's traces (a cluster worker calls it before it stops)."""
-        if self.traced_in == os.getpid():
-            gt.shutdown()
-            self.traced_in = 0
+def _answering(traces: Path, retrieval: RetrievalMode, answerer: AnswerFn) -> TracedAnswering:
+    """The audit's traced app with this example's retrieval, names and cues (it pickles)."""
+    return TracedAnswering(
+        traces, answerer, {q.id: q.cues for q in load_questions()}, retriever(retrieval),
+        app_name=APP_NAME, app_version=app_version(retrieval), span_name=SPAN_NAME,
+    )  # fmt: skip
 
 
 def _settings(
@@ -129,13 +99,9 @@ async def estimate_licence_audit(
     every request the run would make, answered from the call cache where it can be.
     """
     corpus = subset_corpus(load_corpus(), questions=questions, max_sources=max_sources)
-    cues = {q.id: q.cues for q in load_questions()}
-
-    async def one(question: Question, source: Source) -> Answer:
-        return await answer_one(question, source, cues[question.id], answerer, retrieval)
-
+    one = _answering(Path("."), retrieval, answerer)  # never configured: nothing is traced
     settings = _settings(retrieval, answerer_name, labeller, concurrency)
-    return await run_audit(corpus, one, settings, labeller=labeller,
+    return await run_audit(corpus, one.untraced, settings, labeller=labeller,
                            executor=LocalExecutor(concurrency))  # fmt: skip
 
 
@@ -174,22 +140,10 @@ async def run_licence_audit(
         executor: what runs answers and pair labels (default: local, ``concurrency``).
     """
     corpus = subset_corpus(load_corpus(), questions=questions, max_sources=max_sources)
-    traces = out / "traces"
-    try:
-        traces.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create the run folder: {exc.strerror}", path=str(out)) from None
-    one = _Answering(traces, retrieval, answerer, {q.id: q.cues for q in load_questions()})
-    one.trace_here()
-    journal = UnitJournal(out / "units.sqlite")
-    settings = _settings(retrieval, answerer_name, labeller, concurrency)
-    try:
-        run = await run_audit(
-            corpus, one, settings, labeller=labeller, judge_validation=judge_validation,
-            progress=progress, model_calls=model_calls, executor=executor, journal=journal,
-        )  # fmt: skip
-    finally:
-        journal.close()
-        await one.aclose()
-    write_reports(out, run)
-    return run
+    one = _answering(out / "traces", retrieval, answerer)
+    return await run_audit_folder(
+        out, corpus, one, _settings(retrieval, answerer_name, labeller, concurrency),
+        traces=one.traces, before=one.trace_here, labeller=labeller,
+        judge_validation=judge_validation, progress=progress, model_calls=model_calls,
+        executor=executor, closers=(one.aclose,),
+    )  # fmt: skip

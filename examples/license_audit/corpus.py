@@ -31,10 +31,12 @@ from groundtrace.analyzer.audit import (
     GENERAL_SCOPE,
     Answer,
     Corpus,
+    Cues,
     Question,
     Source,
     Stance,
     in_scope,
+    render_answer,
 )
 from groundtrace.analyzer.errors import InputError
 
@@ -80,17 +82,8 @@ class GoldRule(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     points: dict[str, str] = msgspec.field(default_factory=dict)
 
 
-class QuestionCues(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Regular expressions the extractive answerer looks for (case-insensitive).
-
-    ``order`` is the order stances are tried in (default no, conditional, yes).
-    """
-
-    yes: tuple[str, ...] = ()
-    no: tuple[str, ...] = ()
-    conditional: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
-    points: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
-    order: tuple[Stance, ...] = ("no", "conditional", "yes")
+#: The cue patterns of the audit's offline extractive answerer (one question's).
+QuestionCues = Cues
 
 
 class LicenceQuestion(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -250,12 +243,6 @@ def gold_answer(question: LicenceQuestion, source: Source) -> Answer:
         points=points,
         text=render_answer(stance, points),
     )
-
-
-def render_answer(stance: Stance, points: tuple[str, ...]) -> str:
-    """The canonical text of a stance and its points, e.g. ``"Conditional: file-level."``."""
-    head = {"yes": "Yes", "no": "No", "conditional": "Conditional", "absent": "Not addressed"}
-    return f"{head[stance]}: {', '.join(points)}." if points else f"{head[stance]}."
 
 
 @functools.cache
