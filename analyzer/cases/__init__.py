@@ -10,6 +10,11 @@ apart row by row:
 * tau-bench results: ``task_id, trial, info.task.actions`` (case id ``<task_id>:<trial>``);
 * tau2-bench tasks: ``id, evaluation_criteria.actions``;
 * BFCL: ``id, question, function``, with the ground truth of ``possible_answer/``;
+* BFCL multi-turn: ``id, question`` (a list of turns, each a list of messages),
+  ``involved_classes`` (``initial_config`` and ``path`` are kept in ``metadata``), with the
+  ground truth of ``possible_answer/``: one list of call strings per turn
+  (``"cd(folder='document')"``), read into :attr:`Case.turns`; positional arguments are
+  named by the function docs of ``multi_turn_func_doc/`` beside the file, as BFCL ships it;
 * judge items: ``question`` (or ``query``), ``context`` (or ``contexts``, ``evidence``: a
   string or a list of strings) and the ``answer`` (or ``response``) to judge.
 
@@ -34,6 +39,7 @@ from ._model import (
     RequiredCall,
     SupportingFact,
     ToolSpec,
+    Turn,
     normalise_resource,
 )
 from ._read import parse_case, read_cases
@@ -47,6 +53,7 @@ __all__ = [
     "RequiredCall",
     "SupportingFact",
     "ToolSpec",
+    "Turn",
     "normalise_resource",
     "parse_case",
     "read_cases",

@@ -1,5 +1,5 @@
 """External dataset layouts mapped onto :class:`Case`: HotpotQA, 2WikiMultihopQA, tau-bench,
-tau2-bench, BFCL and judge items.
+tau2-bench, BFCL (single and multi-turn, :mod:`._multiturn`) and judge items.
 
 Each layout is described by the msgspec structs of its own rows, so a bad row fails naming
 the dataset's field (``context[3][1]``), then mapped to a case. Top-level fields a layout has
@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from ._model import Case, Passage, RequiredCall, SupportingFact, ToolSpec
+from ._multiturn import multi_turn_case
 
 __all__ = ["LAYOUTS", "LayoutError", "bfcl_calls", "layout_of", "to_case"]
 
@@ -117,6 +118,7 @@ LAYOUTS: dict[str, frozenset[str]] = {
     "tau-bench": frozenset({"task_id", "trial", "info"}),
     "tau2-bench": frozenset({"id", "evaluation_criteria"}),
     "bfcl": frozenset({"id", "question", "function"}),
+    "bfcl-multi-turn": frozenset({"id", "question", "involved_classes"}),
     "judge": frozenset(_JudgeItem.__struct_fields__),
 }
 
@@ -129,6 +131,8 @@ def layout_of(row: _Row) -> str:
         return "tau2-bench"
     if "task_id" in row and "info" in row:
         return "tau-bench"
+    if "id" in row and "question" in row and "involved_classes" in row:
+        return "bfcl-multi-turn"
     if "id" in row and "function" in row:
         return "bfcl"
     if any(key in row for key in _JUDGE_CONTEXT):
@@ -262,4 +266,6 @@ def to_case(row: _Row, layout: str, line: int | None = None) -> Case:
         return _tau2(row, metadata)
     if layout == "judge":
         return _judge(row, metadata, line)
+    if layout == "bfcl-multi-turn":
+        return multi_turn_case(row, metadata)
     return _bfcl(row, metadata)

@@ -15,6 +15,7 @@ __all__ = [
     "RequiredCall",
     "SupportingFact",
     "ToolSpec",
+    "Turn",
     "normalise_resource",
 ]
 
@@ -81,6 +82,24 @@ class ToolSpec(msgspec.Struct, frozen=True, gc=False):
     parameters: dict[str, Any] = {}
 
 
+class Turn(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    """What one turn of a multi-turn case requires (BFCL multi-turn: one list of calls each).
+
+    Attributes:
+        question: the user's message(s) of the turn.
+        required_calls: the calls the turn must make (extra calls are allowed, as BFCL's
+            multi-turn checker allows them: it compares the state and that the ground-truth
+            calls ran).
+        required_reads: resources the turn must read successfully.
+        required_values: values the turn's answer must state.
+    """
+
+    question: str | None = None
+    required_calls: tuple[RequiredCall, ...] = ()
+    required_reads: tuple[str, ...] = ()
+    required_values: tuple[str, ...] = ()
+
+
 class Case(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     """One case, whatever the analysis: its question, gold labels and expectations.
 
@@ -112,6 +131,8 @@ class Case(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
         required_values: values the answer must state (paths: ``missing_value`` otherwise,
             ``unused_result`` when a tool returned the value and the answer dropped it).
         tools: the functions declared to the model (BFCL).
+        turns: a multi-turn case's expectations, turn by turn (paths checks each turn
+            against its own trace or part of one; the case passes when every turn passes).
         metadata: every other field of the row, unchanged (``type``, ``level``, ``notes``...).
     """
 
@@ -137,6 +158,7 @@ class Case(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     exclusive_tools: tuple[str, ...] = ()
     required_values: tuple[str, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
+    turns: tuple[Turn, ...] = ()
     metadata: dict[str, Any] = {}
 
     @property

@@ -15,6 +15,7 @@ from groundtrace.collectors.jsonl import read_jsonl
 
 from ._layouts import LAYOUTS, LayoutError, bfcl_calls, layout_of, to_case
 from ._model import STRATA, Case, RequiredCall, normalise_resource
+from ._multiturn import MultiTurnError, bfcl_turns, class_tools
 
 __all__ = ["parse_case", "read_cases"]
 
@@ -148,6 +149,38 @@ def _ground_truth(path: Path) -> dict[str, tuple[RequiredCall, ...]]:
     return out
 
 
+def _raw_truth(path: Path) -> dict[str, tuple[int, Any]]:
+    """BFCL multi-turn ground truth by item id: (line, the per-turn call strings)."""
+    return {
+        str(row.get("id")): (line, row.get("ground_truth"))
+        for line, row in read_jsonl(path, what="BFCL ground truth")
+    }
+
+
+def _with_turns(case: Case, truth: tuple[int, Any], answers: Path, folder: Path) -> Case:
+    """``case`` with each turn's required calls from its multi-turn ground truth."""
+    line, calls = truth
+    classes = case.metadata.get("involved_classes") or []
+    tools = class_tools(folder / "multi_turn_func_doc", [str(c) for c in classes])
+    try:
+        per_turn = bfcl_turns(calls, tools)
+    except MultiTurnError as exc:
+        raise InputError(str(exc), path=str(answers), line=line, field=exc.field) from None
+    if len(per_turn) != len(case.turns):
+        raise InputError(
+            f"{len(per_turn)} ground-truth turn(s) for {len(case.turns)} question turn(s) "
+            f"of {case.case_id!r}",
+            path=str(answers),
+            line=line,
+            field="ground_truth",
+        )
+    turns = tuple(
+        msgspec.structs.replace(turn, required_calls=required)
+        for turn, required in zip(case.turns, per_turn, strict=True)
+    )
+    return msgspec.structs.replace(case, turns=turns, tools=tuple(tools.values()))
+
+
 def read_cases(
     path: str | os.PathLike[str], *, ground_truth: str | os.PathLike[str] | None = None
 ) -> Iterator[Case]:
@@ -164,6 +197,7 @@ def read_cases(
     name = os.fspath(path)
     seen: dict[str, int] = {}
     truth: dict[str, tuple[RequiredCall, ...]] | None = None
+    raw: dict[str, tuple[int, Any]] | None = None
     for line, row in read_jsonl(
         name, what="case file", objects=False, comments=True, allow_array=True
     ):
@@ -176,6 +210,17 @@ def read_cases(
                 field="id",
             )
         seen[case.case_id] = line
+        if layout_of(row) == "bfcl-multi-turn":
+            answers = Path(ground_truth or Path(name).parent / "possible_answer" / Path(name).name)
+            raw = _raw_truth(answers) if raw is None else raw
+            if case.case_id not in raw:
+                raise InputError(
+                    f"no ground truth for {case.case_id!r} in {answers}",
+                    path=name,
+                    line=line,
+                    field="id",
+                )
+            case = _with_turns(case, raw[case.case_id], answers, Path(name).parent)
         if layout_of(row) == "bfcl":
             answers = Path(ground_truth or Path(name).parent / "possible_answer" / Path(name).name)
             truth = _ground_truth(answers) if truth is None else truth
