@@ -4,7 +4,11 @@ Two channels side by side, never merged: the text channel (EM, token F1 vs the r
 and the path channel (required reads and calls ran successfully with valid arguments,
 every citation was read, every quote occurs in what was read, tool results reached the
 answer). Each case gets one status (most specific wins, see :data:`STATUS_PRECEDENCE`)
-with the evidence behind it; metrics carry seeded bootstrap intervals.
+with the evidence behind it; metrics carry seeded bootstrap intervals. A case run without
+tool calls whose case requires no read, call or value is ``not_applicable`` ("no tool calls":
+a RAG app retrieving without tools has no command path), never a failure. Multi-turn cases
+(BFCL multi-turn, :attr:`Case.turns`) are checked turn by turn on a conversation: the traces
+of a case sharing a conversation id, or one trace of every turn (see :mod:`._turns`).
 
 Usage::
 
@@ -38,6 +42,7 @@ from ._report import write_report
 from ._run import PathReport, validate_traces
 from ._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
 from ._tools_config import ToolsConfig, load_tools_config
+from ._turns import validate_conversation
 from ._types import (
     STATUS_PRECEDENCE,
     CallError,
@@ -72,6 +77,7 @@ __all__ = [
     "load_tools_config",
     "tau_bench_cases",
     "validate_case",
+    "validate_conversation",
     "validate_traces",
     "write_report",
 ]

@@ -18,8 +18,8 @@ from ._applies import NO_TOOL_CALLS
 from ._metrics import PathMetrics, compute_metrics
 from ._quotes import DEFAULT_QUOTE_THRESHOLD
 from ._tools_config import ToolsConfig
+from ._turns import conversation_order, validate_conversation
 from ._types import CaseVerdict, PathStatus
-from ._validate import validate_case
 
 __all__ = ["UNMATCHED_SAMPLE", "PathReport", "validate_traces"]
 
@@ -96,9 +96,10 @@ class _Check:
     tools: ToolsConfig | None
     quote_threshold: float
 
-    async def __call__(self, unit: tuple[Case, Trace]) -> CaseVerdict:
+    async def __call__(self, unit: tuple[Case, Trace | tuple[Trace, ...]]) -> CaseVerdict:
         case, trace = unit
-        return validate_case(case, trace, self.tools, quote_threshold=self.quote_threshold)
+        run = trace if isinstance(trace, tuple) else (trace,)
+        return validate_conversation(case, run, self.tools, quote_threshold=self.quote_threshold)
 
 
 def validate_traces(
@@ -113,7 +114,12 @@ def validate_traces(
 ) -> PathReport:
     """Join traces to cases by ``request.case_id`` and validate every pair.
 
-    Several traces of one case (repeated runs) each get a verdict. ``traces`` is read once,
+    Several traces of one case (repeated runs) each get a verdict, but the traces of one
+    case sharing a conversation id (``request.session_id``), and every trace of a multi-turn
+    case (:attr:`Case.turns`) without one, are the turns of one conversation run: one verdict,
+    checked turn by turn (:func:`validate_conversation`). Those turn traces are held until
+    the input ends (only the traces of a case, never the unmatched ones); give repeated
+    runs of a multi-turn case distinct conversation ids. ``traces`` is read once,
     lazily: each (case, trace) pair is a unit of ``executor`` (default: local, one at a
     time), handed over in chunks of at most ``_CHUNK`` pairs, and the traces are let go once
     checked, so memory holds the cases, the verdicts and one chunk, never every trace
@@ -127,7 +133,9 @@ def validate_traces(
     runner = executor or LocalExecutor(1)
     check = _Check(tools, quote_threshold)
     found: list[tuple[int, int, CaseVerdict]] = []
-    chunk: list[tuple[int, int, Case, Trace]] = []
+    chunk: list[tuple[int, int, Case, Trace | tuple[Trace, ...]]] = []
+    # (case id, conversation id) -> (root start, arrival, trace) of each turn trace
+    conversations: dict[tuple[str, str | None], list[tuple[int, int, Trace]]] = {}
 
     def run_chunk() -> None:
         verdicts = asyncio.run(runner.map(check, [(case, trace) for *_, case, trace in chunk]))
@@ -141,12 +149,24 @@ def validate_traces(
         arrival_count = arrival + 1
         case_id = trace.request.case_id
         matching = entries.get(case_id) if case_id is not None else None
-        if not matching:
+        if not matching or case_id is None:
             unmatched_count += 1
             if len(unmatched) < UNMATCHED_SAMPLE:
                 unmatched.append(trace.trace_id)
             continue
+        session = trace.request.session_id
+        if session is not None or any(case.turns for _, case in matching):
+            turn = (conversation_order(trace), arrival, trace)
+            conversations.setdefault((case_id, session), []).append(turn)
+            continue
         chunk.extend((position, arrival, case, trace) for position, case in matching)
+        if len(chunk) >= _CHUNK:
+            run_chunk()
+    for (case_id, _), turns in conversations.items():
+        turns.sort(key=lambda item: (item[0], item[1]))
+        run = tuple(trace for *_, trace in turns)
+        first = min(arrival for _, arrival, _ in turns)
+        chunk.extend((position, first, case, run) for position, case in entries[case_id])
         if len(chunk) >= _CHUNK:
             run_chunk()
     if chunk:
