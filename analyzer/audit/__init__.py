@@ -90,6 +90,8 @@ from ._pairs import (
     make_label,
     normalise,
     prefilter,
+    prefilter_rule,
+    rule_decides,
     significance_of,
 )
 from ._records import AuditRun, AuditSettings, PairError, SourceInfo
@@ -182,6 +184,7 @@ __all__ = [
     "baseline_label",
     "compare_runs",
     "conflicting_quantities",
+    "conflicting_quantities",
     "extractive_answer",
     "gold_pair_labels",
     "in_scope",
@@ -196,6 +199,7 @@ __all__ = [
     "nothing_measured",
     "pair_id",
     "prefilter",
+    "prefilter_rule",
     "read_pair_reply",
     "read_stance_reply",
     "render_answer",
@@ -203,6 +207,7 @@ __all__ = [
     "render_html",
     "render_markdown",
     "render_validation_markdown",
+    "rule_decides",
     "run_audit",
     "run_audit_folder",
     "significance_of",

@@ -33,12 +33,13 @@ def test_prefilters_decide_the_certain_pairs() -> None:
         (_a("a", "yes", "Yes, you may."), _a("b", "yes", "yes -- you MAY"), "consistent",
          "prefilter:identical"),
         (_a("a", "yes"), _a("b", "no"), "contradictory", "prefilter:opposite-stances"),
-        (_a("a", "conditional", "within 30 days"), _a("b", "conditional", "within 60 days"),
-         "contradictory", "prefilter:conflicting-numbers"),
     ]  # fmt: skip
     for a, b, label, rule in cases:
         decided = prefilter(a, b, "topic")
         assert decided is not None and (decided.label, decided.decided_by) == (label, rule)
+    # conflicting numbers fell below the minimum precision on real text: a labeller decides
+    days = _a("a", "conditional", "within 30 days"), _a("b", "conditional", "within 60 days")
+    assert prefilter(*days, "topic") is None
     assert prefilter(_a("a", "yes"), _a("b", "conditional", points=("x",)), "t") is None
 
 
