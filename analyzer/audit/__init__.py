@@ -184,7 +184,6 @@ __all__ = [
     "baseline_label",
     "compare_runs",
     "conflicting_quantities",
-    "conflicting_quantities",
     "extractive_answer",
     "gold_pair_labels",
     "in_scope",
