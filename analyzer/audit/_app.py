@@ -32,6 +32,7 @@ from typing import Final, Protocol
 from opentelemetry import trace
 
 import groundtrace.sdk as gt
+from groundtrace.analyzer.errors import InputError
 from groundtrace.sdk import Action, request, step
 from groundtrace.sdk import answer as answer_step
 from groundtrace.sdk import semconv as sc
@@ -197,8 +198,14 @@ class TracedAnswering:
     traced_in: int = 0
 
     def trace_here(self) -> None:
-        """Configure the SDK's file exporter in this process, once."""
+        """Configure the SDK's file exporter in this process, once (creating the folder)."""
         if self.traced_in != os.getpid():
+            try:
+                self.traces.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(
+                    f"cannot create the traces folder: {exc.strerror}", path=str(self.traces)
+                ) from None
             gt.configure(
                 service_name=self.app_name, app_version=self.app_version, exporter="file",
                 file_path=self.traces, capture_content=True,

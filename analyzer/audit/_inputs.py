@@ -48,7 +48,7 @@ _T = TypeVar("_T")
 DEFAULT_GROUP: Final = "ungrouped"
 _TEXT_SUFFIXES: Final = (".txt", ".md")
 _META_FIELDS: Final = ("author", "institution", "version")
-_FIELD: Final = re.compile(r"`\$\.([A-Za-z_]\w*)")
+_FIELD: Final = re.compile(r"`\$\.([A-Za-z_][\w.]*)|field `([A-Za-z_]\w*)`")
 _ABSENT_OPENINGS: Final = ("not addressed", "the source does not say", "not stated", "unknown")
 
 
@@ -118,7 +118,7 @@ class AuditInputs(msgspec.Struct, frozen=True, kw_only=True):
 
 def _field_of(message: str) -> str | None:
     found = _FIELD.search(message)
-    return found.group(1) if found else None
+    return (found.group(1) or found.group(2)) if found else None
 
 
 def _lines(path: Path, what: str) -> Iterator[tuple[int, bytes]]:

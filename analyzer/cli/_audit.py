@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -26,7 +26,16 @@ from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, 
 from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.audit import AuditRun, AuditValidation
+    from groundtrace.analyzer.audit import (
+        Answer,
+        AnswerFn,
+        AnswerOne,
+        AuditInputs,
+        AuditRun,
+        AuditValidation,
+        PairLabeller,
+        TracedAnswering,
+    )
     from groundtrace.analyzer.executor import LocalExecutor, RayExecutor
     from groundtrace.analyzer.llm import CallCache, ModelClient
 
@@ -153,17 +162,44 @@ def _print_headline(run: AuditRun) -> None:
 @handle_errors
 def run_command(
     out: Annotated[Path, typer.Option(help="Run folder (run.json, report.md/.html, traces/).")],
-    retrieval: Annotated[
-        Retrieval, typer.Option(help="auto: whole short sources, hierarchical long ones; flat.")
-    ] = Retrieval.AUTO,
-    concurrency: Annotated[
-        int | None, typer.Option(help="Requests in flight (default: the --call-profile's, else 8).")
+    sources: Annotated[
+        str | None,
+        typer.Option(
+            help="Your sources: a JSON lines file or a folder of .txt/.md files (docs/audit.md). "
+            "Without it the shipped licence corpus is audited; a number N keeps its first N "
+            "licences."
+        ),
     ] = None,
     questions: Annotated[
-        str, typer.Option(help="Comma-separated question ids (default: every question).")
+        str,
+        typer.Option(
+            help="With --sources: the questions file (JSON lines, docs/audit.md). Without: "
+            "comma-separated ids of the shipped questions (default: every question)."
+        ),
     ] = "",
-    sources: Annotated[
-        int | None, typer.Option(help="Keep the first N sources only (a subset run).")
+    answers: Annotated[
+        Path | None,
+        typer.Option(help="Answers made elsewhere (JSON lines, docs/audit.md): label pairs only."),
+    ] = None,
+    traces: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Captured traces holding the per-source answers (the source id on the REQUEST "
+            "span, the question id as case id); repeat for several paths."
+        ),
+    ] = None,
+    endpoint: Annotated[
+        str | None, typer.Option(help="Answer with the model at this OpenAI-compatible base URL.")
+    ] = None,
+    retrieval: Annotated[
+        Retrieval | None,
+        typer.Option(
+            help="Shipped corpus only: auto (whole short sources, hierarchical long ones) or "
+            "flat. Sources of --sources are answered whole."
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Requests in flight (default: the --call-profile's, else 8).")
     ] = None,
     answerer: Annotated[
         str, typer.Option(help="'extractive' (offline) or an OpenAI-compatible base URL.")
@@ -194,7 +230,12 @@ def run_command(
         bool, typer.Option("--json", help="With --estimate: print one JSON object.")
     ] = False,
 ) -> None:
-    """Answer every question once per in-scope licence, label every pair, write the reports.
+    """Answer every question once per in-scope source, label every pair, write the reports.
+
+    Your corpus: --sources and --questions (formats in docs/audit.md), answered by the offline
+    extractive answerer (the questions' cues), by a model (--endpoint URL --model NAME), or
+    taken from --answers or --traces made by your own app. When nothing can answer (no answer
+    says anything) the run stops with exit 6 naming why, its files kept.
 
     Answers and labels are journaled in OUT/units.sqlite as they arrive and model calls are
     cached in OUT/llm_cache.sqlite: run again into the same folder and a killed run resumes
@@ -210,11 +251,13 @@ def run_command(
     from contextlib import ExitStack
 
     from groundtrace.analyzer._readings import audit_reading
-    from groundtrace.analyzer.audit import PairJudge, PairLabeller
+    from groundtrace.analyzer.audit import (
+        EndpointAnswerer,
+        PairJudge,
+        extractive_answer,
+    )
+    from groundtrace.analyzer.errors import ConfigError
     from groundtrace.analyzer.llm import RequestRecorder
-    from groundtrace.examples.license_audit.app import AnswerFn, extractive_answer
-    from groundtrace.examples.license_audit.audit import estimate_licence_audit, run_licence_audit
-    from groundtrace.examples.license_audit.endpoint import EndpointAnswerer
 
     calls = call_settings(call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
                           max_calls=max_calls, max_cost=max_cost)  # fmt: skip
@@ -229,45 +272,62 @@ def run_command(
             )
         return clients[url]
 
-    wanted = [q.strip() for q in questions.split(",") if q.strip()]
+    if endpoint is not None:
+        if answerer != "extractive":
+            raise ConfigError(
+                "give the answerer once: --endpoint or --answerer", field="--endpoint"
+            )
+        answerer = endpoint
     clients: dict[str, ModelClient] = {}
     answer_fn: AnswerFn = extractive_answer
     answer_name = "extractive"
-    if (url := _endpoint(answerer, model, "--answerer")) is not None and model:
-        endpoint = EndpointAnswerer(connect(url), model)
-        answer_fn, answer_name = endpoint, endpoint.name
+    if (url := _endpoint(answerer, model, "--endpoint")) is not None and model:
+        made = EndpointAnswerer(connect(url), model)
+        answer_fn, answer_name = made, made.name
     labeller: PairLabeller | None = None
     if (url := _endpoint(judge, judge_model, "--judge")) is not None and judge_model:
         labeller = PairJudge(connect(url), judge_model)
+    model_calls = (lambda: {u: c.stats.snapshot() for u, c in clients.items()}) if clients else None
+
+    user = _user_corpus(sources)
+    if user is None:
+        if answers is not None or traces:
+            raise ConfigError("--answers and --traces need --sources and --questions",
+                              field="--sources")  # fmt: skip
+        options: dict[str, object] = {
+            "retrieval": (retrieval or Retrieval.AUTO).value, "answerer": answer_fn,
+            "answerer_name": answer_name, "labeller": labeller, "concurrency": units,
+            "questions": [q.strip() for q in questions.split(",") if q.strip()],
+            "max_sources": int(sources) if sources else None,
+        }  # fmt: skip
+    elif retrieval is not None:
+        raise ConfigError("--retrieval applies to the shipped licence corpus; sources of "
+                          "--sources are answered whole", field="--retrieval")  # fmt: skip
 
     if estimate:
         with stack:
-            found = asyncio.run(estimate_licence_audit(
-                retrieval=retrieval.value, answerer=answer_fn, answerer_name=answer_name,
-                labeller=labeller, concurrency=units, questions=wanted, max_sources=sources,
-            ))  # fmt: skip
+            found = asyncio.run(
+                _estimate(user, questions, answers, traces, answer_fn, answer_name, labeller,
+                          units, options if user is None else {})
+            )  # fmt: skip
             _print_estimate(found, clients, cache, calls, pair_calls=labeller is not None,
                             as_json=as_json)  # fmt: skip
         return
 
     async def main(runner: LocalExecutor | RayExecutor) -> AuditRun:
+        from groundtrace.analyzer._demo_audit import run_shipped
+
         try:
-            return await run_licence_audit(
-                out=out,
-                retrieval=retrieval.value,
-                answerer=answer_fn,
-                answerer_name=answer_name,
-                labeller=labeller,
-                judge_validation=_validation(validation),
-                concurrency=units,
-                questions=wanted,
-                max_sources=sources,
-                progress=progress,
-                model_calls=(lambda: {u: c.stats.snapshot() for u, c in clients.items()})
-                if clients
-                else None,
-                executor=runner,
-            )
+            if user is None:
+                return await run_shipped(
+                    out=out, judge_validation=_validation(validation), progress=progress,
+                    model_calls=model_calls, executor=runner, **options,
+                )  # fmt: skip
+            return await _run_user(
+                out, user, questions, answers, traces, answer_fn, answer_name, labeller,
+                judge_validation=_validation(validation), concurrency=units, progress=progress,
+                model_calls=model_calls, executor=runner,
+            )  # fmt: skip
         finally:
             for client in clients.values():
                 await client.aclose()
@@ -280,6 +340,128 @@ def run_command(
     _print_headline(run)
     print_reading(audit_reading(run))
     console.print(f"report: {out / 'report.html'}", highlight=False)
+
+
+def _user_corpus(sources: str | None) -> Path | None:
+    """The path of --sources, or None for the shipped corpus (absent, or a count N)."""
+    from groundtrace.analyzer.errors import InputError
+
+    if sources is None or (sources.isdigit() and not Path(sources).exists()):
+        return None
+    path = Path(sources)
+    if not path.exists():
+        raise InputError("no such file or folder", path=sources, field="--sources")
+    return path
+
+
+def _user_inputs(sources: Path, questions: str) -> AuditInputs:
+    from groundtrace.analyzer.audit import load_inputs
+    from groundtrace.analyzer.errors import InputError
+
+    if not questions:
+        raise InputError("--sources needs --questions FILE (docs/audit.md)", field="--questions")
+    if not Path(questions).is_file():
+        raise InputError("no such questions file", path=questions, field="--questions")
+    return load_inputs(sources, Path(questions))
+
+
+def _given(
+    inputs: AuditInputs, answers: Path | None, traces: list[str] | None
+) -> tuple[tuple[Answer, ...], str] | None:
+    """Answers made elsewhere (--answers or --traces) and the answerer name recorded."""
+    from groundtrace.analyzer.audit import answers_from_traces, load_answers
+    from groundtrace.analyzer.errors import ConfigError
+    from groundtrace.collectors import ReadReport
+
+    if answers is not None and traces:
+        raise ConfigError("give the answers once: --answers or --traces", field="--answers")
+    if answers is not None:
+        return tuple(load_answers(answers, inputs.corpus)), f"answers:{answers.name}"
+    if not traces:
+        return None
+    report = ReadReport()
+    found, unused = answers_from_traces(traces, inputs.corpus, report)
+    for error in report.errors[:10]:
+        err_console.print(f"unreadable trace input skipped: {error}", highlight=False)
+    if report.errors:
+        err_console.print(f"{len(report.errors)} unreadable trace line(s) skipped", highlight=False)
+    if unused:
+        err_console.print(
+            f"{unused} trace(s) not used: they name no (question, in-scope source) of the "
+            "corpus, or a later trace replaced them", highlight=False,
+        )  # fmt: skip
+    return tuple(found), "traces"
+
+
+def _user_answering(
+    out: Path, inputs: AuditInputs, given: tuple[tuple[Answer, ...], str] | None,
+    answer_fn: AnswerFn, answer_name: str, questions: str,
+) -> tuple[AnswerOne, TracedAnswering | None, str]:  # fmt: skip
+    """The run's ``answer_one``, its traced app (None for given answers), the answerer name."""
+    from groundtrace.analyzer.audit import GivenAnswers, TracedAnswering, extractive_answer
+    from groundtrace.analyzer.errors import NothingMeasuredError
+
+    if given is not None:
+        if answer_name != "extractive":
+            from groundtrace.analyzer.errors import ConfigError
+
+            raise ConfigError("answers made elsewhere (--answers / --traces) need no answerer",
+                              field="--endpoint")  # fmt: skip
+        return GivenAnswers(given[0]), None, given[1]
+    if answer_fn is extractive_answer and not inputs.answerable_offline:
+        raise NothingMeasuredError(
+            f"nothing can answer this corpus offline: the extractive answerer answers only from "
+            f"the questions' cues, and no question of {questions} has any; give --answers FILE "
+            "or --traces PATH (answers of your own app) or --endpoint URL --model NAME"
+        )
+    one = TracedAnswering(out / "traces", answer_fn, inputs.cues)
+    return one, one, answer_name
+
+
+async def _run_user(
+    out: Path, sources: Path, questions: str, answers: Path | None, traces: list[str] | None,
+    answer_fn: AnswerFn, answer_name: str, labeller: PairLabeller | None, **options: Any,
+) -> AuditRun:  # fmt: skip
+    from groundtrace.analyzer.audit import AuditSettings, run_audit_folder
+
+    inputs = _user_inputs(sources, questions)
+    given = _given(inputs, answers, traces)
+    one, traced, name = _user_answering(out, inputs, given, answer_fn, answer_name, questions)
+    settings = AuditSettings(
+        retrieval="given" if traced is None else "whole", answerer=name,
+        labeller=labeller.name if labeller is not None else "baseline",
+        concurrency=options.pop("concurrency"),
+    )  # fmt: skip
+    return await run_audit_folder(
+        out, inputs.corpus, one, settings, labeller=labeller,
+        traces=None if traced is None else traced.traces,
+        before=None if traced is None else traced.trace_here,
+        closers=() if traced is None else (traced.aclose,), **options,
+    )  # fmt: skip
+
+
+async def _estimate(
+    user: Path | None, questions: str, answers: Path | None, traces: list[str] | None,
+    answer_fn: AnswerFn, answer_name: str, labeller: PairLabeller | None, units: int,
+    options: dict[str, Any],
+) -> AuditRun:  # fmt: skip
+    from groundtrace.analyzer._demo_audit import estimate_shipped
+    from groundtrace.analyzer.audit import AuditSettings, TracedAnswering, run_audit
+    from groundtrace.analyzer.executor import LocalExecutor
+
+    if user is None:
+        return await estimate_shipped(**options)
+    inputs = _user_inputs(user, questions)
+    given = _given(inputs, answers, traces)
+    one, traced, name = _user_answering(Path("."), inputs, given, answer_fn, answer_name,
+                                        questions)  # fmt: skip
+    settings = AuditSettings(
+        retrieval="given" if traced is None else "whole", answerer=name,
+        labeller=labeller.name if labeller is not None else "baseline", concurrency=units,
+    )  # fmt: skip
+    answer_one = one.untraced if isinstance(one, TracedAnswering) else one
+    return await run_audit(inputs.corpus, answer_one, settings, labeller=labeller,
+                           executor=LocalExecutor(units))  # fmt: skip
 
 
 @audit_app.command("compare")
