@@ -126,6 +126,12 @@ def interventions_reading(summary: InterventionSummary) -> str:
             f"Joint ablation on {joint.n} item(s): mean synergy {_num(synergy.mean)} "
             f"({_interval(synergy.ci_low, synergy.ci_high)})."
         )
+    for op, why in summary.not_run.items():
+        parts.append(f"{op} was asked for but {why}.")
+    if summary.findings:
+        parts.append(f"{len(summary.findings)} finding(s) on the data: {summary.findings[0]}.")
+    if summary.nothing_measured:
+        parts = [f"Nothing was measured: {summary.nothing_measured}."]
     return " ".join(parts)
 
 

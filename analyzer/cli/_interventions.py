@@ -22,6 +22,7 @@ from ._budget import (
 )
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
+from ._reading import StrictOpt, check_unreadable, scan_unreadable
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.interventions import Hardness, RunResult
@@ -119,6 +120,7 @@ def register(app: typer.Typer) -> None:
         max_cost: MaxCostOpt = None,
         prices: PricesOpt = None,
         estimate: EstimateOpt = False,
+        strict: StrictOpt = False,
     ) -> None:
         """Replay each trace with evidence removed, replaced, duplicated or zeroed.
 
@@ -132,6 +134,9 @@ def register(app: typer.Typer) -> None:
         --max-cost stop the run at a ceiling (exit 5; a re-run resumes). With --estimate
         (endpoint replay) nothing is called or written: the calls the units still to run
         would make, those the cache in OUT answers and their cost are printed.
+        Unreadable trace lines are skipped and named (--strict refuses them, exit 2). When
+        nothing was measured (no usable item, every replay unit failed) the reports are
+        written and the command exits 6, naming why.
         """
         from groundtrace.analyzer._readings import interventions_reading
         from groundtrace.analyzer._results import encode, to_builtins
@@ -169,6 +174,8 @@ def register(app: typer.Typer) -> None:
             concurrency=units,
             rate_limit=None if endpoint is None else calls.rate_limit(endpoint),
         )  # fmt: skip
+        if strict:
+            check_unreadable(scan_unreadable(map(str, traces)), strict=True)
         if estimate:
             from groundtrace.analyzer.interventions._estimate import estimate_requests
 
@@ -186,18 +193,35 @@ def register(app: typer.Typer) -> None:
                 traces, config, cases_path=cases, pool_dataset=pool_dataset, executor=runner,
                 progress=progress.phase("replay units"),
             )  # fmt: skip
-        _write_back(result, write_back_to, otlp_endpoint, phoenix_url)
+        s = result.summary
+        check_unreadable(s.input.read_errors, strict=False)
+        if s.nothing_measured is None:
+            _write_back(result, write_back_to, otlp_endpoint, phoenix_url)
+        left_out = {**s.input.traces_not_usable, **s.input.not_replayable}
         if as_json:
             typer.echo(encode(result.summary).decode())
-            return
-        s = result.summary
-        console.print(operator_table_md(s))
-        print_reading(interventions_reading(s))
-        console.print(f"calls: {to_builtins(s.calls)}")
-        console.print(f"failed units: {s.failed_units or 'none'}")
-        left_out = {**s.input.traces_not_usable, **s.input.not_replayable}
-        for trace_id, why in list(left_out.items())[:10]:
-            console.print(f"  trace {trace_id} left out: {why}", highlight=False, markup=False)
-        if len(left_out) > 10:
-            console.print(f"  ... {len(left_out) - 10} more in summary.json", highlight=False)
-        console.print(f"reports: {out / 'summary.md'}  {out / 'report.html'}")
+        else:
+            console.print(operator_table_md(s))
+            print_reading(interventions_reading(s))
+            console.print(f"calls: {to_builtins(s.calls)}")
+            console.print(f"failed units: {s.failed_units or 'none'}")
+            for trace_id, why in list(left_out.items())[:10]:
+                console.print(f"  trace {trace_id} left out: {why}", highlight=False, markup=False)
+            if len(left_out) > 10:
+                console.print(f"  ... {len(left_out) - 10} more in summary.json", highlight=False)
+            for op, why in s.not_run.items():
+                console.print(f"{op} {why}", markup=False, highlight=False)
+            for finding in s.findings[:10]:
+                console.print(f"finding: {finding}", markup=False, highlight=False)
+            if len(s.findings) > 10:
+                console.print(f"... and {len(s.findings) - 10} more findings (summary.json)")
+            console.print(f"reports: {out / 'summary.md'}  {out / 'report.html'}")
+        if s.nothing_measured is not None:
+            from groundtrace.analyzer.errors import NothingMeasuredError
+
+            why = "; ".join(f"{t}: {r}" for t, r in list(left_out.items())[:3])
+            raise NothingMeasuredError(
+                f"nothing measured: {s.nothing_measured}"
+                + (f" ({len(left_out)} trace(s) not usable: {why})" if left_out else "")
+                + f"; reports in {out}"
+            )

@@ -28,6 +28,7 @@ from ._budget import (
 )
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
+from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
 
 if TYPE_CHECKING:
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
         JudgeCase,
         JudgeResult,
         Metric,
+        NotJudgeable,
     )
+    from groundtrace.analyzer.judge._records import JudgeRunSummary
     from groundtrace.analyzer.llm import ModelClient
     from groundtrace.collectors import Trace
 
@@ -419,6 +422,7 @@ def run_command(
     max_cost: MaxCostOpt = None,
     prices: PricesOpt = None,
     estimate: EstimateOpt = False,
+    strict: StrictOpt = False,
 ) -> None:
     """Score traces (and/or a case file) on the RAG triad, with protocol errors by kind.
 
@@ -427,7 +431,9 @@ def run_command(
     scores and protocol errors of traced cases go to the backend too (exit 4 if that fails).
     With --estimate nothing is called or written: the calls the run would make, those the
     cache in OUT answers and their estimated cost are printed. --max-calls / --max-cost stop
-    the run at a ceiling (exit 5).
+    the run at a ceiling (exit 5). Unreadable trace lines are skipped and named (--strict
+    refuses them, exit 2). When nothing was measured (no case to judge, every judgment a
+    protocol error) the files are written and the command exits 6, naming why.
     """
     from groundtrace.analyzer._results import encode, write
     from groundtrace.analyzer.errors import ConfigError
@@ -449,6 +455,7 @@ def run_command(
         cases.extend(found)
         skipped = [NotJudgeable(u.case_id, tuple(u.missing)) for u in unjudgeable]
         read_errors = [str(e) for e in report.errors]
+        check_unreadable(report.errors, strict)
     if cases_file is not None:
         cases.extend(load_cases(cases_file))
     calls = call_settings(call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
@@ -486,7 +493,20 @@ def run_command(
         wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
         typer.echo(encode(summary).decode())
-        return
+    else:
+        _print_run(summary, skipped, working)
+    if summary.nothing_measured is not None:
+        from groundtrace.analyzer.errors import NothingMeasuredError
+
+        why = "; ".join(f"{u.case_id}: {', '.join(u.missing)}" for u in skipped[:3])
+        raise NothingMeasuredError(
+            f"nothing measured: {summary.nothing_measured}"
+            + (f" ({len(skipped)} trace(s) not judgeable: {why})" if skipped else "")
+            + f"; files in {out}"
+        )
+
+
+def _print_run(summary: JudgeRunSummary, skipped: list[NotJudgeable], working: float) -> None:
     console.print(
         f"{summary.cases} cases judged, {summary.needs_review} need review "
         f"(protocol errors), {len(skipped)} traces not judgeable",

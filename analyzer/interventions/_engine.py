@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from groundtrace.analyzer._evidence_match import GoldSupport, unmatched_note
 from groundtrace.analyzer._foreign import lacks
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import ConfigError
@@ -131,6 +132,8 @@ class ItemPlan:
         units: the units to run.
         skipped: operator -> why it was not planned for this item.
         pool_sizes: target id -> number of usable pool candidates.
+        findings: what the plan found wrong with the item's data (a gold support that
+            matches no chunk of R by id or title...), shown with the results.
     """
 
     trace: Trace
@@ -146,6 +149,7 @@ class ItemPlan:
     units: list[ReplayUnit] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     pool_sizes: dict[str, int] = field(default_factory=dict)
+    findings: list[str] = field(default_factory=list)
 
     @property
     def titles(self) -> dict[str, str]:
@@ -213,11 +217,18 @@ def _unit(
     )
 
 
+#: Why REPLACE is not planned for an item whose case has no candidates, with the fix.
+NO_CANDIDATES = (
+    "no replacement candidates: give the case `distractors` (or `candidates`) passages in "
+    "--cases, or pass --pool-dataset FILE (HotpotQA layout)"
+)
+
+
 def _replacement(
     plan: ItemPlan, target: EvidenceChunk, settings: PlanSettings
 ) -> PoolCandidate | str:
     if plan.gold is None or not plan.gold.passages:
-        return "no replacement candidates (case distractors or --pool-dataset)"
+        return NO_CANDIDATES
     pool = build_replacement_pool(
         target,
         plan.trace.request.query or "",
@@ -273,11 +284,13 @@ def _joint(plan: ItemPlan, chunks: Sequence[EvidenceChunk], settings: PlanSettin
         plan.skipped[JOINT] = "fewer than two gold supporting chunks in R"
         return
     plan.pair = (pair[0].id, pair[1].id)
+    support = GoldSupport(gold.support_titles)
     seen: set[str] = set()
     players: list[str] = []
     for c in sorted(chunks, key=lambda c: c.rank):
-        if c.title in gold.support_titles and c.title not in seen:
-            seen.add(c.title)
+        entry = support.match(c.id, c.title)
+        if entry is not None and entry not in seen:
+            seen.add(entry)
             players.append(c.id)
     subsets: list[tuple[str, ...]]
     if len(players) <= MAX_SHAPLEY_PLAYERS:
@@ -315,6 +328,9 @@ def plan_item(trace: Trace, gold: Case | None, settings: PlanSettings) -> ItemPl
     chunks = _chunks(evidence)
     used = set(trace.selected_ids or ())
     support = gold.support_titles if gold is not None else ()
+    matcher = GoldSupport(support)
+    if matcher and not matcher.matched((c.id, c.title) for c in chunks):
+        plan.findings.append(unmatched_note(key, matcher, len(chunks)))
     plan.target = select_target(chunks, used, support)
     plan.replacement = _operate(plan, "", plan.target.chunk, settings)
     if any(op.endswith(RANDOM_SUFFIX) for op in settings.operators):

@@ -22,6 +22,7 @@ from math import factorial
 import msgspec
 import numpy as np
 
+from groundtrace.analyzer._evidence_match import GoldSupport
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.stats import DeltaSummary, StatsSettings, summarise_deltas
 
@@ -113,20 +114,22 @@ def summarise_joint(items: Sequence[JointItem], stats: StatsSettings | None = No
 def joint_support_pair(
     evidence: Sequence[EvidenceChunk], support_titles: Collection[str]
 ) -> tuple[EvidenceChunk, EvidenceChunk] | None:
-    """The two gold supporting chunks in R (best-ranked chunk of each of two gold titles).
+    """The two gold supporting chunks in R (best-ranked chunk of each of two gold entries,
+    matched by id or title).
 
     Returns:
-        ``(s1, s2)`` ordered by rank, or ``None`` when fewer than two distinct gold titles
-        are in R (the item is not eligible for joint ablation).
+        ``(s1, s2)`` ordered by rank, or ``None`` when fewer than two distinct gold entries
+        are matched in R (the item is not eligible for joint ablation).
     """
-    gold = set(support_titles)
-    by_title: dict[str, EvidenceChunk] = {}
+    gold = GoldSupport(support_titles)
+    by_entry: dict[str, EvidenceChunk] = {}
     for chunk in sorted(evidence, key=lambda c: c.rank):
-        if chunk.title in gold and chunk.title not in by_title:
-            by_title[chunk.title] = chunk
-    if len(by_title) < 2:
+        entry = gold.match(chunk.id, chunk.title)
+        if entry is not None and entry not in by_entry:
+            by_entry[entry] = chunk
+    if len(by_entry) < 2:
         return None
-    first, second = list(by_title.values())[:2]
+    first, second = list(by_entry.values())[:2]
     return first, second
 
 

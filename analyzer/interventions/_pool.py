@@ -28,6 +28,8 @@ from enum import StrEnum
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from groundtrace.analyzer._evidence_match import GoldSupport
+
 from ._targets import EvidenceChunk, _key_entropy
 
 __all__ = [
@@ -118,18 +120,20 @@ def build_replacement_pool(
         query: q.
         candidates: chunks beyond the top-k, or the case's distractors.
         evidence: R (its ids are excluded; ``target`` is normally one of them).
-        support_titles: S (chunks with these titles are excluded).
+        support_titles: S (chunks whose id or title matches an entry are excluded).
     """
     in_r = {c.id for c in evidence} | {target.id}
-    gold = set(support_titles)
+    gold = GoldSupport(support_titles)
     excluded: dict[str, str] = {}
     kept: list[EvidenceChunk] = []
     seen: set[str] = set()
     for chunk in candidates:
         if chunk.id in in_r:
             excluded[chunk.id] = "already in the evidence set R"
-        elif chunk.title in gold:
+        elif gold.matches(chunk.title):
             excluded[chunk.id] = "title is a gold supporting title"
+        elif gold.matches(chunk.id):
+            excluded[chunk.id] = "id is a gold support entry"
         elif chunk.id in seen:
             excluded.setdefault(chunk.id, "repeated candidate id")
         else:

@@ -156,6 +156,12 @@ class InterventionStatistics(Result, frozen=True, kw_only=True):
     failure_kinds: dict[str, int]
     not_planned: dict[str, int]
     stats_settings: StatsSettings
+    #: operator -> why it was asked for but not run on any item, and the fix
+    not_run: dict[str, str] = msgspec.field(default_factory=dict)
+    #: what was found wrong with the data (a gold support matching no evidence item...)
+    findings: tuple[str, ...] = ()
+    #: why nothing was measured (no usable item, every unit failed), else ``None``
+    nothing_measured: str | None = None
 
 
 class InputCounts(msgspec.Struct, frozen=True):

@@ -98,6 +98,31 @@ def _joint_md(joint: JointResult) -> list[str]:
     return _md_rows(_JOINT_HEADER, _joint_rows(joint))
 
 
+def _findings_md(summary: InterventionSummary) -> list[str]:
+    """Nothing measured, operators not run, data findings and unreadable trace lines."""
+    out: list[str] = []
+    if summary.nothing_measured:
+        out += [f"**Nothing measured:** {summary.nothing_measured}.", ""]
+    if summary.not_run:
+        out += ["Operators not run:", ""]
+        out += [f"- {op}: {why}" for op, why in summary.not_run.items()]
+        out.append("")
+    lines = [*summary.findings]
+    if summary.input.read_errors:
+        errors = summary.input.read_errors
+        lines.append(
+            f"{len(errors)} unreadable trace line(s) skipped: {'; '.join(errors[:5])}"
+            + (" ..." if len(errors) > 5 else "")
+        )
+    if lines:
+        out += ["Findings:", ""]
+        out += [f"- {line}" for line in lines[:20]]
+        if len(lines) > 20:
+            out.append(f"- ... and {len(lines) - 20} more (summary.json)")
+        out.append("")
+    return out
+
+
 def summary_markdown(summary: InterventionSummary) -> str:
     """The whole ``summary.md``."""
     calls = summary.calls
@@ -121,6 +146,7 @@ def summary_markdown(summary: InterventionSummary) -> str:
         out += ["Skipped axes:", ""]
         out += [f"- {axis}: {why}" for axis, why in summary.skipped_axes.items()]
         out.append("")
+    out += _findings_md(summary)
     out += ["## Weight sensitivity of D", ""]
     out += _md_rows(_WEIGHTS_HEADER, _weight_rows(summary))
     roles = summary.roles

@@ -150,6 +150,7 @@ def analyse(
     role_items: list[ItemInterventions] = []
     joint_items: list[JointItem] = []
     shapley_rows: list[ShapleyItem] = []
+    measured = 0  # units compared with their original
     for plan in plans:
         gold = _gold(plan)
         recomputed = next((results.get(u.key) for u in plan.units if u.operator == ORIGINAL), None)
@@ -166,6 +167,7 @@ def analyse(
                 failed[unit.operator] += 1
                 failure_kinds[str(result.error_kind)] += 1
             elif result is not None and unit.operator != ORIGINAL:
+                measured += 1
                 cf = counterfactual_outcome(plan, result, [c.id for c in unit.evidence])
                 comparison = compare(original, cf, gold, axes)
                 if unit.operator == JOINT:
@@ -207,11 +209,56 @@ def analyse(
                     shapley_rows.append(
                         ShapleyItem(plan.key, tuple(players), phi, full, values[frozenset()])
                     )
-    out.statistics = _statistics(
+    statistics = _statistics(
         plans, comparisons, with_s, confidences, role_items, joint_items, shapley_rows,
         failed, failure_kinds, skipped, axes, stats, thresholds,
     )  # fmt: skip
+    out.statistics = msgspec.structs.replace(
+        statistics,
+        not_run=_not_run(plans),
+        findings=tuple(f for p in plans for f in p.findings),
+        nothing_measured=_nothing_measured(plans, results, measured),
+    )
     return out
+
+
+def _not_run(plans: Sequence[ItemPlan]) -> dict[str, str]:
+    """Operators asked for that no item could run, each with why (and the fix)."""
+    planned = {u.operator for p in plans for u in p.units}
+    reasons: dict[str, Counter[str]] = {}
+    for plan in plans:
+        for op, why in plan.skipped.items():
+            reasons.setdefault(op, Counter())[why] += 1
+    out: dict[str, str] = {}
+    for op, counts in reasons.items():
+        if op in planned or op == "SHAPLEY":
+            continue
+        parts = [f"{reason} ({n} of {len(plans)} item(s))" for reason, n in counts.most_common()]
+        out[op] = "not run: " + "; ".join(parts)
+    return dict(sorted(out.items()))
+
+
+def _nothing_measured(
+    plans: Sequence[ItemPlan], results: Mapping[str, UnitResult], measured: int
+) -> str | None:
+    """Why the run measured nothing (no item, no unit, every unit failed), else ``None``."""
+    if measured:
+        return None
+    if not plans:
+        return "no trace gave a usable item"
+    units = [u for p in plans for u in p.units if u.operator != ORIGINAL]
+    if not units:
+        return f"no replay unit could be planned for the {len(plans)} item(s)"
+    ran = [results[u.key] for u in units if u.key in results]
+    failed = [r for r in ran if not r.ok]
+    if ran and len(failed) == len(ran):
+        kinds = Counter(str(r.error_kind) for r in failed)
+        first = next((r.error_message for r in failed if r.error_message), None)
+        detail = ", ".join(f"{k} {n}" for k, n in kinds.most_common())
+        return f"every replay unit failed ({len(failed)} of {len(units)}: {detail})" + (
+            f"; first error: {first}" if first else ""
+        )
+    return f"no replay unit produced a result ({len(ran)} of {len(units)} ran)"
 
 
 def _operators(

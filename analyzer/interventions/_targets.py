@@ -2,9 +2,10 @@
 
 Priority, first non-empty group wins, ties broken by retrieval rank (lower rank first):
 
-1. used by the model (in U) **and** its title is a gold supporting title (in S);
+1. used by the model (in U) **and** it matches a gold entry of S (its id or title, the one
+   evidence-matching rule of :mod:`groundtrace.analyzer._evidence_match`);
 2. any used chunk;
-3. title in S;
+3. matches S;
 4. the highest-ranked chunk.
 
 The random-target control draws uniformly from R with a generator seeded by
@@ -20,6 +21,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from groundtrace.analyzer._evidence_match import GoldSupport
 from groundtrace.analyzer.errors import InputError
 
 __all__ = ["EvidenceChunk", "TargetChoice", "TargetRule", "random_target", "select_target"]
@@ -83,17 +85,18 @@ def select_target(
     Args:
         evidence: R, the retrieved chunks.
         used_ids: U, ids the model used.
-        support_titles: S, gold supporting titles (may be empty).
+        support_titles: S, gold supporting titles or ids (may be empty).
 
     Raises:
         InputError: ``evidence`` is empty.
     """
     ranked = _ranked(evidence)
-    used, gold = set(used_ids), set(support_titles)
+    used, gold = set(used_ids), GoldSupport(support_titles)
+    in_gold = [c for c in ranked if gold.matches(c.id, c.title)]
     groups = (
-        (TargetRule.USED_AND_GOLD, [c for c in ranked if c.id in used and c.title in gold]),
+        (TargetRule.USED_AND_GOLD, [c for c in in_gold if c.id in used]),
         (TargetRule.USED, [c for c in ranked if c.id in used]),
-        (TargetRule.GOLD, [c for c in ranked if c.title in gold]),
+        (TargetRule.GOLD, in_gold),
     )
     for rule, group in groups:
         if group:

@@ -155,3 +155,5 @@ class JudgeRunSummary(Result, frozen=True, kw_only=True):
     read_errors: tuple[str, ...] = ()
     fingerprint: dict[str, Any] = msgspec.field(default_factory=dict)
     client: ClientCounts | None = None
+    #: why nothing was measured (no case to judge, every judgment a protocol error)
+    nothing_measured: str | None = None

@@ -53,4 +53,18 @@ def summarize_results(results: Sequence[JudgeResult], threshold: float) -> Judge
         needs_review=sum(r.needs_review for r in results),
         threshold=threshold,
         metrics=metrics,
+        nothing_measured=_nothing_measured(len(results), metrics),
     )
+
+
+def _nothing_measured(cases: int, metrics: dict[str, MetricSummary]) -> str | None:
+    """Why no score was measured (no case, every judgment a protocol error), else ``None``."""
+    if not cases:
+        return "no case to judge"
+    if any(m.scored for m in metrics.values()):
+        return None
+    kinds: Counter[str] = Counter()
+    for m in metrics.values():
+        kinds.update(m.errors_by_kind)
+    detail = ", ".join(f"{k} {n}" for k, n in kinds.most_common())
+    return f"every judgment of the {cases} case(s) was a protocol error ({detail or 'none scored'})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 
+from groundtrace.analyzer._evidence_match import GoldSupport
 from groundtrace.analyzer.errors import InputError
 
 __all__ = ["calibration_error", "grounding", "jaccard_distance"]
@@ -12,12 +13,16 @@ __all__ = ["calibration_error", "grounding", "jaccard_distance"]
 def grounding(
     used_ids: Collection[str], titles: Mapping[str, str], support_titles: Collection[str]
 ) -> float:
-    """Grounding U_grnd = |{u in U : TITLE(u) in S}| / |U|, and 0 when U is empty.
+    """Grounding U_grnd = |{u in U : u matches S}| / |U|, and 0 when U is empty.
+
+    A used chunk matches S when its id or its title matches a gold entry (the one
+    evidence-matching rule, :mod:`groundtrace.analyzer._evidence_match`): S may hold ids,
+    titles or both.
 
     Args:
         used_ids: U, the ids of the evidence chunks the model used (duplicates count once).
         titles: chunk id -> title; must cover every used id.
-        support_titles: S, the gold supporting titles.
+        support_titles: S, the gold supporting titles or ids.
 
     Raises:
         InputError: a used id has no known title (grounding would be silently wrong).
@@ -28,8 +33,8 @@ def grounding(
     missing = sorted(u for u in used if u not in titles)
     if missing:
         raise InputError(f"no title for used evidence ids {missing}", field="titles")
-    gold = set(support_titles)
-    return sum(1 for u in used if titles[u] in gold) / len(used)
+    gold = GoldSupport(support_titles)
+    return sum(1 for u in used if gold.matches(u, titles[u])) / len(used)
 
 
 def calibration_error(confidence: float | None, correct: bool | None) -> float | None:

@@ -1,0 +1,72 @@
+"""Unreadable trace lines, handled the same way by every command that reads traces.
+
+A line (or record) that cannot be read is skipped, counted and named on stderr::
+
+    warning: 2 unreadable trace line(s) skipped: traces/a.jsonl:3: invalid JSON ...; ...
+
+and kept as a finding in the command's JSON (``read_errors``). With ``--strict`` the command
+refuses instead (exit 2, :class:`~groundtrace.analyzer.errors.TraceReadError`), before it
+makes any model call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+
+from ._app import err_console
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.errors import TraceReadError
+
+__all__ = ["StrictOpt", "check_unreadable", "scan_unreadable", "unreadable_message"]
+
+StrictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--strict", help="Refuse (exit 2) when any trace line cannot be read (else skip it)."
+    ),
+]
+
+#: How many unreadable lines the message names (the JSON holds them all).
+_NAMED = 5
+
+
+def unreadable_message(errors: Sequence[TraceReadError | str]) -> str:
+    """``N unreadable trace line(s) skipped: file:line reason; ...``."""
+    named = "; ".join(str(e) for e in errors[:_NAMED])
+    more = f"; ... and {len(errors) - _NAMED} more" if len(errors) > _NAMED else ""
+    return f"{len(errors)} unreadable trace line(s) skipped: {named}{more}"
+
+
+def check_unreadable(errors: Sequence[TraceReadError | str], strict: bool) -> None:
+    """Say on stderr how many trace lines were skipped and which; refuse under ``--strict``.
+
+    Raises:
+        TraceReadError: ``strict`` and at least one line could not be read (exit 2).
+    """
+    if not errors:
+        return
+    if strict:
+        from groundtrace.analyzer.errors import TraceReadError
+
+        first = errors[0]
+        raise TraceReadError(
+            f"{len(errors)} unreadable trace line(s) (--strict); first: {first}",
+            path=getattr(first, "path", None),
+        )
+    err_console.print(f"[yellow]warning:[/] {escape(unreadable_message(errors))}", highlight=False)
+
+
+def scan_unreadable(paths: Iterable[str]) -> list[TraceReadError]:
+    """Read ``paths`` through and return the lines that cannot be read (for ``--strict``
+    before a run whose library reads the traces itself)."""
+    from groundtrace.collectors.readers import ReadReport, read_traces
+
+    report = ReadReport()
+    for _ in read_traces(list(paths), report=report):
+        pass
+    return list(report.errors)
