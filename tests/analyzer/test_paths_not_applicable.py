@@ -9,9 +9,12 @@ citations are not a command path: before, every cited chunk was an ``invalid_quo
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from groundtrace.analyzer.cases import parse_case
@@ -137,3 +140,75 @@ def test_cli_exits_nothing_measured_when_no_trace_has_a_case(tmp_path: Path) -> 
     assert "no trace carries a case id of the case file (1 trace(s) read, 3 case(s))" in " ".join(
         result.output.split()
     )
+
+
+APP = """
+import sys
+
+import groundtrace.sdk as gt
+
+gt.configure(service_name="kiln-help", exporter="file", file_path=sys.argv[1],
+             capture_content=True)
+CHUNKS = [
+    {"id": "kiln-07", "title": "Bisque", "content": "bisque ware is fired to cone 04"},
+    {"id": "kiln-12", "title": "Cooling", "content": "a glaze kiln must cool at least 24 hours"},
+    {"id": "kiln-03", "title": "Vents", "content": "close the kiln vents after 1000 F"},
+]
+
+
+@gt.retrieve(retriever="overlap", k=2)
+def search(question: str) -> list[dict]:
+    words = set(question.lower().split())
+    return sorted(CHUNKS, key=lambda c: -len(words & set(c["content"].split())))[:2]
+
+
+@gt.answer()
+def respond(question: str, evidence: list[dict]) -> dict:
+    best = evidence[0]
+    return {"answer": best["content"], "confidence": 0.8, "used_chunks": [best["id"]]}
+
+
+@gt.request(app_name="kiln-help", app_version="1")
+def handle(question: str, case_id: str | None = None) -> str:
+    return respond(question, search(question))["answer"]
+
+
+for case_id, question in [("bisque", "what cone is bisque ware fired to"),
+                          ("cooling", "how long must a glaze kiln cool"),
+                          ("vents", "when do I close the kiln vents")]:
+    handle(question, case_id=case_id)
+gt.shutdown()
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(240)
+def test_an_sdk_rag_app_without_tools_is_not_applicable_end_to_end(tmp_path: Path) -> None:
+    """The README's quick start shape (retrieve, answer, request), run as a script."""
+    (tmp_path / "app.py").write_text(APP, encoding="utf-8")
+    traces = tmp_path / "traces"
+    subprocess.run([sys.executable, "app.py", str(traces)], cwd=tmp_path, check=True,
+                   capture_output=True, timeout=120)  # fmt: skip
+    rows = [
+        {
+            "id": "bisque",
+            "answer": "bisque ware is fired to cone 04",
+            "support_titles": ["kiln-07"],
+        },
+        {"id": "cooling", "answer": "at least 24 hours", "support_titles": ["kiln-12"]},
+        {"id": "vents", "answer": "after 1000 F", "support_titles": ["kiln-03"]},
+    ]
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code = "from groundtrace.analyzer.cli import main; main()"
+    run = subprocess.run(
+        [sys.executable, "-c", code, "paths", str(traces), "--cases", str(cases),
+         "--out", str(tmp_path / "p"), "--resamples", "200"],
+        check=False, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert run.returncode == 6, run.stdout + run.stderr
+    assert "nothing measured: not applicable: no tool calls" in " ".join(run.stderr.split())
+    report = json.loads((tmp_path / "p" / "report.json").read_text())
+    assert [c["status"] for c in report["cases"]] == ["not_applicable"] * 3
+    assert [c["cited"] for c in report["cases"]] == [["kiln-07"], ["kiln-12"], ["kiln-03"]]
+    assert report["metrics"]["masked_failures"] == []
