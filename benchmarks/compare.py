@@ -42,6 +42,11 @@ def _numbers(report: Any, path: str = "") -> dict[str, float]:
     return {}
 
 
+def _digits(value: float) -> float:
+    """``value`` to 4 significant digits (a tiny positive figure stays positive)."""
+    return float(f"{value:.4g}")
+
+
 def _run(python: str, benchmark: str, args: list[str], timeout: float) -> dict[str, float]:
     done = subprocess.run(
         [python, "-m", f"benchmarks.{benchmark}", *args],
@@ -66,16 +71,12 @@ def compare(
         for side in order:
             runs[side].append(_run(old if side == "old" else new, benchmark, args, timeout))
     shared = set.intersection(*(set(r) for r in runs["old"] + runs["new"]))
+    pairs = list(zip(runs["old"], runs["new"], strict=True))
     figures = {
         path: {
-            "new_over_old": round(
-                statistics.median(
-                    n[path] / o[path] for o, n in zip(runs["old"], runs["new"], strict=True)
-                ),
-                3,
-            ),
-            "old": round(statistics.median(o[path] for o in runs["old"]), 4),
-            "new": round(statistics.median(n[path] for n in runs["new"]), 4),
+            "new_over_old": _digits(statistics.median(n[path] / o[path] for o, n in pairs)),
+            "old": _digits(statistics.median(o[path] for o, _ in pairs)),
+            "new": _digits(statistics.median(n[path] for _, n in pairs)),
         }
         for path in sorted(shared)
     }
