@@ -45,8 +45,8 @@ _DOCUMENT_SPANS: Final = {
     "openinference": "an OpenInference RETRIEVER span with retrieval.documents",
     "genai": "a GenAI retrieval span with gen_ai.retrieval.documents",
     "traceloop": (
-        "a retrieval span: OpenLLMetry's task and workflow spans record no documents; add an "
-        "OpenInference RETRIEVER or GenAI retrieval span"
+        "an OpenLLMetry vector_db_retrieve span with documents in traceloop.entity.output, "
+        "as its LangChain instrumentation writes; a @task's output is not read as documents"
     ),
 }
 _QUESTION_SPANS: Final = {

@@ -107,7 +107,7 @@ _TOOL_EXTRACTORS: dict[Convention, tuple[ToolExtractor, ...]] = {
     Convention.GENAI: (genai.genai_tool,),
     Convention.TRACELOOP: (tl.traceloop_tool, genai.genai_tool),
 }
-_EVIDENCE_EXTRACTORS = (gt.evidence, oi.oi_evidence, genai.genai_evidence)
+_EVIDENCE_EXTRACTORS = (gt.evidence, oi.oi_evidence, genai.genai_evidence, tl.traceloop_evidence)
 
 
 class _Builder:

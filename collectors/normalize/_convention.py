@@ -76,6 +76,9 @@ _GENAI_ACTIONS = {
 _GENAI_ROOT_OPERATIONS = {_OP.INVOKE_AGENT.value, _OP.INVOKE_WORKFLOW.value}
 _GENAI_OPERATIONS = frozenset(op.value for op in _OP)
 _TRACELOOP_LLM_TYPES = {"chat", "completion"}
+#: OpenLLMetry's retriever spans: ``gen_ai.operation.name`` of its LangChain instrumentation's
+#: ``vector_db_retrieve <name>`` task spans, read as RETRIEVE.
+_TRACELOOP_RETRIEVE = "vector_db_retrieve"
 _TRACELOOP_ROOT_KINDS = {"workflow", "agent", "task"}
 _TRACELOOP_KINDS = frozenset({*_TRACELOOP_ROOT_KINDS, "tool", "unknown"})
 
@@ -118,6 +121,8 @@ def action_of(
         request_type = attrs.get(sc.LLM_REQUEST_TYPE)
         if isinstance(request_type, str) and request_type in _TRACELOOP_LLM_TYPES:
             return sc.Action.LLM
+        if attrs.get(sc.GENAI_OPERATION_NAME) == _TRACELOOP_RETRIEVE:
+            return sc.Action.RETRIEVE
         kind = attrs.get(sc.TRACELOOP_SPAN_KIND)
         if kind == "tool":
             return sc.Action.TOOL

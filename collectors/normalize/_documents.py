@@ -36,8 +36,16 @@ def number_or_none(v: SpanView, key: str, value: object) -> float | None:
 
 
 def document_id(doc: object) -> Any:
-    """The id of a document object (``None``: it has none, or is not an object)."""
-    return _first(doc, _ID_FIELDS) if isinstance(doc, dict) else None
+    """The id of a document object, else of its ``metadata`` object (LangChain's serialised
+    ``Document`` keeps only ``page_content`` and ``metadata``); ``None``: it has none, or is
+    not an object."""
+    if not isinstance(doc, dict):
+        return None
+    found = _first(doc, _ID_FIELDS)
+    metadata = doc.get("metadata")
+    if found is None and isinstance(metadata, dict):
+        found = _first(metadata, _ID_FIELDS)
+    return found
 
 
 def evidence_item(

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from groundtrace.collectors.model import FindingKind, Message, RequestedToolCall
+from groundtrace.collectors.model import Evidence, FindingKind, Message, RequestedToolCall
 from groundtrace.sdk import semconv as sc
 
+from ._documents import documents_evidence
 from ._fields import LLMFields, RequestFields, ToolFields
 from ._flat import indexed_groups
 from ._messages import text_and_calls
 from ._values import QUERY_KEYS, SpanView, json_or_none, query_in
 
-__all__ = ["TRACELOOP_LLM_KEYS", "traceloop_llm", "traceloop_request", "traceloop_tool"]
+__all__ = [
+    "TRACELOOP_LLM_KEYS",
+    "traceloop_evidence",
+    "traceloop_llm",
+    "traceloop_request",
+    "traceloop_tool",
+]
 
 
 def _legacy_messages(v: SpanView, prefix: str) -> tuple[list[Message], list[str]]:
@@ -91,11 +98,15 @@ def _call_query(call: dict[str, Any]) -> str | None:
 
 
 def _entity_query(v: SpanView) -> str | None:
-    """The query in ``traceloop.entity.input`` (the decorator records the call's arguments)."""
+    """The query in ``traceloop.entity.input`` (the decorator records the call's arguments;
+    the LangChain instrumentation ``{"inputs": ..., "kwargs": ...}``)."""
     text = v.text(sc.TRACELOOP_ENTITY_INPUT)
     decoded = json_or_none(text)
     if isinstance(decoded, str):
         return decoded
+    if isinstance(decoded, dict) and "inputs" in decoded:  # a LangChain run's recorded input
+        inputs = decoded["inputs"]
+        return inputs if isinstance(inputs, str) else query_in(inputs)
     if not isinstance(decoded, dict) or not ({"args", "kwargs"} & decoded.keys()):
         return text  # not a recorded call: the text as written
     query = _call_query(decoded)
@@ -110,9 +121,12 @@ def _entity_query(v: SpanView) -> str | None:
 
 
 def _entity_answer(v: SpanView) -> str | None:
-    """``traceloop.entity.output``: a JSON string un-quoted, anything else kept as its text."""
+    """``traceloop.entity.output``: a JSON string un-quoted, a LangChain run's text
+    ``{"outputs": "...", "kwargs": ...}`` taken out, anything else kept as its text."""
     text = v.text(sc.TRACELOOP_ENTITY_OUTPUT)
     decoded = json_or_none(text)
+    if isinstance(decoded, dict) and isinstance(decoded.get("outputs"), str):
+        return str(decoded["outputs"])
     return decoded if isinstance(decoded, str) else text
 
 
@@ -136,3 +150,18 @@ def traceloop_tool(v: SpanView) -> ToolFields:
         arguments_raw=raw if isinstance(raw, str) else None,
         result_content=v.text(sc.TRACELOOP_ENTITY_OUTPUT),
     )
+
+
+def traceloop_evidence(v: SpanView, stage: str) -> list[Evidence] | None:
+    """The documents of an OpenLLMetry retriever span: its ``traceloop.entity.output``, a
+    JSON object ``{"documents": [{"page_content", "metadata"}...], "count"}`` (or a bare
+    list of documents)."""
+    raw = v.attrs.get(sc.TRACELOOP_ENTITY_OUTPUT)
+    if raw is None:
+        return None
+    data = json_or_none(raw) if isinstance(raw, str) else None
+    docs = data.get("documents") if isinstance(data, dict) else data
+    if not isinstance(docs, list):
+        v.bad(sc.TRACELOOP_ENTITY_OUTPUT, "JSON of the retrieved documents", raw)
+        return None
+    return documents_evidence(v, docs, sc.TRACELOOP_ENTITY_OUTPUT, stage)

@@ -99,9 +99,9 @@ def test_openllmetry_trace_without_documents_is_named() -> None:
     (out,) = cases_from_traces([trace])[1]
     assert isinstance(out, Unjudgeable)
     assert out.missing == (
-        "evidence content: no retrieved documents recorded (looked for a retrieval span: "
-        "OpenLLMetry's task and workflow spans record no documents; add an OpenInference "
-        "RETRIEVER or GenAI retrieval span)",
+        "evidence content: no retrieved documents recorded (looked for an OpenLLMetry "
+        "vector_db_retrieve span with documents in traceloop.entity.output, as its LangChain "
+        "instrumentation writes; a @task's output is not read as documents)",
     )
 
 

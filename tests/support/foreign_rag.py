@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -181,3 +183,55 @@ def openai_v2_app(
                     temperature=0,
                 )
     return _write(out, exporter, logs)
+
+
+def openllmetry_langchain_app(out: Path, k: int = 3) -> Path:
+    """Answer every case with a LangChain RAG chain (in-memory vector store of the chunks,
+    their ids in each document's metadata, a fake chat model answering with the gold chunk)
+    traced ONLY by OpenLLMetry's ``opentelemetry-instrumentation-langchain``, in a child
+    process (the instrumentation leaves LangChain's callback manager wrapped after
+    ``uninstrument()``, which would reach later LangChain traces of the same process)."""
+    subprocess.run(
+        [sys.executable, "-m", "tests.support.foreign_rag", str(out), str(k)],
+        check=True, capture_output=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    return out
+
+
+def _openllmetry_langchain(out: Path, k: int) -> Path:
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.vectorstores import InMemoryVectorStore
+    from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+
+    texts = dict(CHUNKS)
+    exporter = InMemorySpanExporter()
+    with instrumented(LangchainInstrumentor(), exporter, {"TRACELOOP_TRACE_CONTENT": "true"}):
+        store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+        store.add_documents([Document(page_content=t, metadata={"id": i}) for i, t in CHUNKS])
+        retriever = store.as_retriever(search_kwargs={"k": k})
+        replies = [texts[gold] + "." for _, _, gold, _ in CASES]
+        prompt = ChatPromptTemplate.from_messages(
+            [
+                ("system", "Answer from the context only.\n\nContext:\n{context}"),
+                ("user", "{question}"),
+            ]
+        )
+        chain = prompt | FakeListChatModel(responses=replies) | StrOutputParser()
+
+        def rag(question: str) -> str:
+            docs = retriever.invoke(question)
+            context = "\n".join(f"[{d.metadata['id']}] {d.page_content}" for d in docs)
+            return chain.invoke({"context": context, "question": question})
+
+        for _, question, _, _ in CASES:
+            RunnableLambda(rag).invoke(question)
+    return _write(out, exporter, None)
+
+
+if __name__ == "__main__":
+    _openllmetry_langchain(Path(sys.argv[1]), int(sys.argv[2]))
