@@ -180,7 +180,7 @@ def _front_matter(text: str, path: Path) -> tuple[Any, str, int]:
         line = mark.line + 1 if mark is not None else None
         raise InputError(f"invalid YAML front matter: {exc}", path=str(path), line=line) from None
     rest = body.split("\n", 1)[1] if "\n" in body else ""
-    return meta, rest, head.count("\n") + 2
+    return meta, rest, head.count("\n") + 3
 
 
 def _meta(raw: Any, path: Path, line: int | None) -> _SourceMeta:
