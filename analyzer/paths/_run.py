@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import msgspec
 
+from groundtrace.analyzer._foreign import case_by_question, question_index
 from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.executor import Executor, LocalExecutor
@@ -112,7 +113,8 @@ def validate_traces(
     notes: Sequence[str] = (),
     executor: Executor | None = None,
 ) -> PathReport:
-    """Join traces to cases by ``request.case_id`` and validate every pair.
+    """Join traces to cases by ``request.case_id`` (a trace of another instrumentation that
+    records none, to the one case of its question) and validate every pair.
 
     Several traces of one case (repeated runs) each get a verdict, but the traces of one
     case sharing a conversation id (``request.session_id``), and every trace of a multi-turn
@@ -145,9 +147,12 @@ def validate_traces(
     unmatched: list[str] = []
     unmatched_count = 0
     arrival_count = 0
+    by_question = question_index(cases)
     for arrival, trace in enumerate(traces):
         arrival_count = arrival + 1
         case_id = trace.request.case_id
+        if case_id is None and (joined := case_by_question(trace, by_question)) is not None:
+            case_id = joined.case_id  # a trace of another instrumentation: by its question
         matching = entries.get(case_id) if case_id is not None else None
         if not matching or case_id is None:
             unmatched_count += 1

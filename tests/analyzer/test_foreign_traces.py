@@ -1,5 +1,5 @@
-"""judge, gate and interventions on traces of apps instrumented ONLY with OpenInference or
-the official openai-v2 instrumentation (no groundtrace decorator), through the CLI.
+"""judge, gate, paths and interventions on traces of apps instrumented ONLY with OpenInference
+or the official openai-v2 instrumentation (no groundtrace decorator), through the CLI.
 
 The apps (:mod:`tests.support.foreign_rag`) answer bicycle-repair questions from six chunks
 whose ids are the gold, with BM25 and the local OpenAI-compatible server as the model. What a
@@ -29,6 +29,7 @@ from tests.support.foreign_rag import (
     openinference_app,
     reader,
     write_cases,
+    write_path_cases,
 )
 from tests.support.openai_server import OpenAICompatServer
 
@@ -46,6 +47,7 @@ class Runs:
     def __init__(self, root: Path, server: OpenAICompatServer) -> None:
         self.server = server
         self.cases = write_cases(root / "cases.jsonl")
+        self.path_cases = write_path_cases(root / "path_cases.jsonl")
         url = server.base_url
         self.good = {
             "openinference": openinference_app(url, root / "oi.pb"),
@@ -125,6 +127,22 @@ def test_gate_joins_by_question_and_blocks_the_regression(
     assert failed == {"required_context": ["tube-patch"], "expected_terms": ["patch"]}
     joined = [n for n in report["notes"] if "joined to flat by question" in n]
     assert len(joined) == 2  # baseline and candidate
+
+
+def test_paths_checks_the_tool_calls_of_an_openinference_app(runs: Runs, tmp_path: Path) -> None:
+    good = _cli("paths", str(runs.good["openinference"]), "--cases", str(runs.path_cases),
+                "--out", str(tmp_path / "good"), "--json")  # fmt: skip
+    assert good.exit_code == 0, good.output
+    report = json.loads(good.stdout)
+    assert [c["status"] for c in report["cases"]] == ["pass"] * len(CASES)
+    assert report["metrics"]["path_pass_rate"]["value"] == 1.0
+    bad = _cli("paths", str(runs.bad["openinference"]), "--cases", str(runs.path_cases),
+               "--out", str(tmp_path / "bad"), "--json")  # fmt: skip
+    cases = json.loads(bad.stdout)["cases"]
+    assert [c["status"] for c in cases] == ["param_error"] * len(CASES)
+    assert cases[0]["issues"][0]["message"] == (
+        "manual_page: argument 'chunk_id' = 'brake-pads' is not among ['tube-patch']"
+    )
 
 
 @pytest.mark.parametrize("name", APPS)

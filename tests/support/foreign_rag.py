@@ -40,7 +40,16 @@ from groundtrace.sdk import semconv as sc
 from tests.support.instrumented import GENAI_PREVIOUS, instrumented
 from tests.support.openai_server import Reply, ServerRequest
 
-__all__ = ["CASES", "CHUNKS", "openai_v2_app", "openinference_app", "reader", "write_cases"]
+__all__ = [
+    "CASES",
+    "CHUNKS",
+    "openai_v2_app",
+    "openinference_app",
+    "openllmetry_langchain_app",
+    "reader",
+    "write_cases",
+    "write_path_cases",
+]
 
 CHUNKS: tuple[tuple[str, str], ...] = (
     ("tube-patch", "Patch a punctured inner tube by roughing the rubber and pressing on a patch"),
@@ -111,6 +120,17 @@ def write_cases(path: Path) -> Path:
     return path
 
 
+def write_path_cases(path: Path) -> Path:
+    """The paths' case file: each case must look its gold chunk's manual page up."""
+    rows = [
+        {"id": cid, "question": q, "required_calls": [{"name": "manual_page",
+                                                         "arguments": {"chunk_id": [gold]}}]}
+        for cid, q, gold, _ in CASES
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
 def _varint(n: int) -> bytes:
     """``n`` as a protobuf varint (the length prefix of a delimited message)."""
     out = bytearray()
@@ -143,9 +163,15 @@ def openinference_app(base_url: str, out: Path, k: int = 3, skip: int = 0) -> Pa
         def retrieve(question: str) -> list[dict[str, Any]]:
             return search(question, k, skip)
 
+        @tracer.tool
+        def manual_page(chunk_id: str) -> str:
+            """The manual page of a chunk (what the paths' case file requires a call of)."""
+            return f"page of {chunk_id}"
+
         @tracer.chain
         def answer(question: str) -> str:
             docs = retrieve(question)
+            manual_page(chunk_id=docs[0]["id"])
             reply = client.chat.completions.create(
                 model=MODEL,
                 messages=messages(question, docs),
