@@ -3,8 +3,9 @@
 Case decision, in this order:
 
 1. no check, rule or metric produced a result -> ``not_evaluable`` (what is missing is listed);
-2. any failure in the critical set C, or a failed blocking rule/metric -> ``block``;
-   C is a floor no profile can lower;
+2. any failure in the critical set C, a failed blocking rule/metric, or any failed check of
+   a critical case (``critical: true`` or the ``critical`` stratum: "a failure always
+   blocks") -> ``block``; C is a floor no profile can lower;
 3. any other failure, timeout, protocol error or missing evidence -> ``manual_review``;
 4. otherwise ``promote``. Missing evidence can never produce ``promote``.
 
@@ -48,18 +49,28 @@ def _reason(result: CheckResult) -> str:
     return f"{result.layer}.{result.name} {result.status.value}{detail}{evidence}"
 
 
-def decide_case(case_id: str, stratum: str, results: Sequence[CheckResult]) -> CaseDecision:
-    """Apply the case rules to the results of all three layers."""
+def decide_case(
+    case_id: str, stratum: str, results: Sequence[CheckResult], *, critical: bool = False
+) -> CaseDecision:
+    """Apply the case rules to the results of all three layers.
+
+    ``critical``: the case is critical (flag or stratum), so any failed check blocks.
+    """
     produced = [r for r in results if r.status in _PRODUCED]
     if not produced:
         missing = tuple(_reason(r) for r in results) or ("no check applied to this case",)
         return CaseDecision(case_id, stratum, Decision.NOT_EVALUABLE, missing, tuple(results))
     # A critical check that could not run is missing evidence (review), not a block.
-    blocking = [r for r in results if r.status is CheckStatus.FAIL and (r.critical or r.blocking)]
+    blocking = [
+        r
+        for r in results
+        if r.status is CheckStatus.FAIL and (r.critical or r.blocking or critical)
+    ]
     if blocking:
-        return CaseDecision(
-            case_id, stratum, Decision.BLOCK, tuple(_reason(r) for r in blocking), tuple(results)
+        reasons = tuple(
+            _reason(r) + ("" if r.critical or r.blocking else " [critical case]") for r in blocking
         )
+        return CaseDecision(case_id, stratum, Decision.BLOCK, reasons, tuple(results))
     review = [r for r in results if r.status not in {CheckStatus.PASS, CheckStatus.NOTED}]
     if review:
         return CaseDecision(

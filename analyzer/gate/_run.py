@@ -52,6 +52,9 @@ __all__ = [
     "verify_report",
 ]
 
+#: The stratum whose cases are critical (SPEC 4.5): any failed check of one blocks.
+CRITICAL_STRATUM = "critical"
+
 #: Exit codes of ``groundtrace gate run`` per decision (documented in the CLI help).
 EXIT_CODES: Mapping[Decision, int] = {
     Decision.PROMOTE: 0,
@@ -223,7 +226,8 @@ def _decide_cases(
             results = []  # no trace: nothing produced a result
         elif judge is not None:
             results = results + judge_checks((verdicts or {}).get(case.case_id), judge.layer)
-        decided.append(decide_case(case.case_id, case.stratum, results))
+        critical = case.critical or case.stratum == CRITICAL_STRATUM
+        decided.append(decide_case(case.case_id, case.stratum, results, critical=critical))
     return decided
 
 

@@ -8,7 +8,7 @@ replayable, so ``groundtrace interventions --replay recorded`` replays it.
 
 ``python -m tests.support.harbour_rag OUT_DIR`` writes ``OUT_DIR/traces/`` (OTLP-JSON lines)
 and ``OUT_DIR/cases.jsonl`` (ids as gold, as ``gate curate`` writes them). ``--wrong``
-makes the app answer every question with the first chunk shown (a wrong answer, same
+makes the app answer every question with the last chunk shown (a wrong answer, same
 retrieval), for a candidate run of the gate; ``--no-content`` captures no content.
 """
 
@@ -79,7 +79,7 @@ def respond(question: str, evidence: list[dict[str, Any]]) -> dict[str, Any]:
         return {"answer": "unknown", "confidence": 0.1, "used_chunks": []}
     q = _words(question)
     best = (
-        evidence[0]
+        evidence[-1]
         if _WRONG["on"]
         else max(evidence, key=lambda e: len(q & _words(str(e["content"]))))
     )
@@ -120,7 +120,7 @@ def main(argv: Sequence[str]) -> None:
 def write_run(out: Path, *, wrong: bool = False, content: bool = True) -> Path:
     """Run the app in a fresh interpreter (as a user would) into ``out``; returns ``out``.
 
-    ``wrong``: answer with the first chunk shown; ``content=False``: capture no content.
+    ``wrong``: answer with the last chunk shown; ``content=False``: capture no content.
     """
     out.mkdir(parents=True, exist_ok=True)
     argv = [str(out), *(["--wrong"] if wrong else []), *([] if content else ["--no-content"])]
