@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 from pathlib import Path
+from typing import Any, TypeVar
 
 from groundtrace.analyzer import _html as h
 from groundtrace.analyzer._readings import audit_reading
@@ -15,16 +16,21 @@ from groundtrace.analyzer.judge import Statistic
 from ._compare import AuditComparison, Delta
 from ._model import LABELS, PairLabel
 from ._records import AuditRun
-from ._summary import PrevalenceFigure, pair_id
+from ._summary import AbsenceFigure, PrevalenceFigure, pair_id
 from ._validate import AuditValidation
 
 __all__ = [
+    "HEATMAP_SOURCES",
+    "INTERVALS",
     "render_comparison_markdown",
     "render_html",
     "render_markdown",
     "render_validation_markdown",
+    "review_only",
     "write_reports",
 ]
+
+_F = TypeVar("_F", PrevalenceFigure, AbsenceFigure)
 
 
 def _pct(value: float | None) -> str:
@@ -64,13 +70,35 @@ def _headline(run: AuditRun) -> list[tuple[str, str]]:
         ("protocol errors (pairs)", str(len(run.pair_errors))),
         ("absence rate (95% CI)",
          "n/a" if s.absence is None else _ci(s.absence.rate, s.absence.ci_low, s.absence.ci_high)),
-        ("disagreement prevalence (95% CI)",
+        ("disagreement prevalence (95% CI)" + (" [review-only]" if review_only(run) else ""),
          f"{_ci(s.overall.prevalence, s.overall.ci_low, s.overall.ci_high)} "
          f"of {s.overall.n_present} present pairs"),
-        ("intervals",
-         f"cluster bootstrap over questions, {s.n_resamples} resamples, seed {s.seed}"),
+        ("labeller validation", _verdict(run)),
+        ("intervals", INTERVALS.format(n=s.n_resamples, seed=s.seed)),
         ("wall time", f"{run.wall_seconds:.1f} s"),
     ]  # fmt: skip
+
+
+#: What every interval of a run covers (and what it does not).
+INTERVALS = (
+    "95% cluster bootstrap over questions, {n} resamples, seed {seed}: it covers the sampling "
+    "of questions (another set of questions like these), not answerer or labeller error"
+)
+
+
+def review_only(run: AuditRun) -> bool:
+    """Whether the run's labels failed their validation against gold (the headline figures
+    built on them are for review only)."""
+    return run.validation is not None and not run.validation.validated
+
+
+def _verdict(run: AuditRun) -> str:
+    v = run.validation
+    if v is None:
+        return "not validated (no gold pair labels)"
+    if v.validated:
+        return f"{v.labeller}: validated (five-label kappa {_stat(v.kappa)})"
+    return f"{v.labeller}: REVIEW-ONLY, validation did not pass: " + "; ".join(v.reasons)
 
 
 def _figure_rows(figures: Sequence[PrevalenceFigure]) -> list[str]:
@@ -81,29 +109,50 @@ def _figure_rows(figures: Sequence[PrevalenceFigure]) -> list[str]:
     ]
 
 
+#: Rows a long Markdown table shows (the most contested first; run.json holds every row).
+MD_MAX_ROWS = 50
+
+
+def _most(figures: Sequence[_F], key: Callable[[_F], Any], limit: int) -> list[_F]:
+    """``figures`` in their order, or the first ``limit`` by ``key`` when there are more."""
+    return list(figures) if len(figures) <= limit else sorted(figures, key=key)[:limit]
+
+
+def _md_left_out(count: int, what: str, field: str) -> list[str]:
+    if count <= 0:
+        return []
+    return ["", f"{count} more {what} not shown: run.json holds every one (summary.{field})."]
+
+
 def render_markdown(run: AuditRun) -> str:
     """The run's headline, absence, prevalence, significance and validation as Markdown."""
     s = run.summary
     lines = ["# Multi-source audit", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in _headline(run)]
-    lines += ["", "## Labels", "", "| label | pairs |", "|---|---|"]
+    flag = " (review-only: the labeller's validation did not pass)" if review_only(run) else ""
+    lines += ["", f"## Labels{flag}", "", "| label | pairs |", "|---|---|"]
     lines += [f"| {label} | {s.labels[label]} |" for label in LABELS]
     lines += ["", "Decided by: " + ", ".join(f"{k} {v}" for k, v in s.decided_by.items())]
     lines += ["", "Significance: " + (", ".join(f"{k} {v}" for k, v in s.significance.items())
                                        or "none")]  # fmt: skip
-    for title, figures in (
-        ("question", s.by_question), ("topic", s.by_topic), ("group pair", s.by_group),
-        ("source", s.by_source),
+    for title, field, figures in (
+        ("question", "by_question", s.by_question), ("topic", "by_topic", s.by_topic),
+        ("group pair", "by_group", s.by_group), ("source", "by_source", s.by_source),
     ):  # fmt: skip
         lines += ["", f"## Disagreement prevalence by {title}", ""]
         lines += [f"| {title} | pairs | both present | disagreeing | prevalence [95% CI] |"]
-        lines += ["|---|---|---|---|---|", *_figure_rows(figures)]
+        shown = _most(figures, lambda f: (-f.n_disagree, f.key), MD_MAX_ROWS)
+        lines += ["|---|---|---|---|---|", *_figure_rows(shown)]
+        lines += _md_left_out(len(figures) - len(shown), f"{title} rows", field)
     lines += ["", "## Absence by source", "", "| source | answers | absent | rate [95% CI] |"]
     lines += ["|---|---|---|---|"]
+    absent = _most(s.absence_by_source, lambda f: (-f.rate, f.key), MD_MAX_ROWS)
     lines += [f"| {f.key} | {f.n_answers} | {f.n_absent} | {_ci(f.rate, f.ci_low, f.ci_high)} |"
-              for f in s.absence_by_source]  # fmt: skip
+              for f in absent]  # fmt: skip
+    lines += _md_left_out(len(s.absence_by_source) - len(absent), "sources", "absence_by_source")
     lines += ["", "Intervals resample whole questions (the pairs of a question share its "
-              "answers, so they are not independent); a one-question slice has none."]  # fmt: skip
+              "answers, so they are not independent): they cover the sampling of questions, "
+              "not answerer or labeller error; a one-question slice has none."]  # fmt: skip
     if run.validation is not None:
         lines += ["", render_validation_markdown(run.validation)]
     return "\n".join(lines) + "\n"
@@ -192,10 +241,13 @@ def _links(ids: Sequence[str], listed: set[str]) -> str:
     """The pairs behind a figure: links to those the page lists, the others as plain ids."""
     if not ids:
         return ""
+    linked = [i for i in ids if i in listed]
+    shown = linked + [i for i in ids[: MAX_PAIRS + len(linked)] if i not in listed][:MAX_PAIRS]
     items = " ".join(
-        f'<a href="#p-{escape(i)}">{escape(i)}</a>' if i in listed else escape(i) for i in ids
+        f'<a href="#p-{escape(i)}">{escape(i)}</a>' if i in listed else escape(i) for i in shown
     )
-    return f"<details><summary>{len(ids)} pairs</summary>{items}</details>"
+    more = f" and {len(ids) - len(shown)} more (run.json)" if len(ids) > len(shown) else ""
+    return f"<details><summary>{len(ids)} pairs</summary>{items}{more}</details>"
 
 
 def _html_figures(
@@ -244,9 +296,29 @@ def _absence(run: AuditRun) -> str:
     )
 
 
-def _heatmap(run: AuditRun) -> str:
+#: Sources the heat map shows: the most contested (most disagreeing pairs), so its size does
+#: not grow with the square of the corpus; run.json holds every cell (summary.heatmap).
+HEATMAP_SOURCES = 40
+
+
+def _contested(run: AuditRun) -> list[str]:
+    """The ids of the heat map's sources: all of them, or the most contested in corpus order."""
     ids = [s.id for s in run.sources]
-    cells = {(c.source_a, c.source_b): c for c in run.summary.heatmap}
+    if len(ids) <= HEATMAP_SOURCES:
+        return ids
+    disagree = {f.key: f.n_disagree for f in run.summary.by_source}
+    top = set(sorted(ids, key=lambda i: (-disagree.get(i, 0), i))[:HEATMAP_SOURCES])
+    return [i for i in ids if i in top]
+
+
+def _heatmap(run: AuditRun) -> str:
+    ids = _contested(run)
+    wanted = set(ids)
+    cells = {
+        (c.source_a, c.source_b): c
+        for c in run.summary.heatmap
+        if c.source_a in wanted and c.source_b in wanted
+    }
     head = "".join(f'<th class="rot">{escape(i)}</th>' for i in ids)
     rows = []
     for a in ids:
@@ -262,10 +334,51 @@ def _heatmap(run: AuditRun) -> str:
             tds.append(f'<td style="background:{colour}" title="{escape(tip)}">'
                        f"{cell.n_disagree or ''}</td>")  # fmt: skip
         rows.append(f"<tr><th>{escape(a)}</th>{''.join(tds)}</tr>")
+    scope = ""
+    if len(ids) < len(run.sources):
+        scope = (
+            f" It shows the {len(ids)} most contested of the {len(run.sources)} sources (the "
+            "most disagreeing pairs over all questions); run.json holds every cell "
+            "(summary.heatmap)."
+        )
     return (
         "<h2>Source x source disagreement</h2><p>Cell: disagreeing pairs over all questions "
-        "(colour: share of the pairs where both sources answer; hover for counts).</p>"
+        f"(colour: share of the pairs where both sources answer; hover for counts).{scope}</p>"
         f'<table class="hm"><tr><th></th>{head}</tr>{"".join(rows)}</table>'
+    )
+
+
+def _validation_html(run: AuditRun) -> str:
+    """The labeller's validation against gold: verdict, statistics and confusion matrix."""
+    v = run.validation
+    if v is None:
+        return (
+            "<h2>Labeller validation</h2><p>Not validated: the corpus has no gold pair labels, "
+            "so the labels (and every figure built on them) are unchecked.</p>"
+        )
+    verdict = "validated" if v.validated else "review-only: " + "; ".join(v.reasons)
+    stats = "".join(
+        f"<tr><td>{name}</td><td>{escape(_stat(stat))}</td></tr>"
+        for name, stat in (
+            ("five-label agreement", v.agreement), ("five-label Cohen's kappa", v.kappa),
+            ("disagreement kappa", v.disagreement_kappa),
+            ("disagreement MCC", v.disagreement_mcc),
+        )
+    )  # fmt: skip
+    head = "".join(f"<th>{label}</th>" for label in LABELS)
+    rows = "".join(
+        f"<tr><th>{g}</th>" + "".join(f"<td>{v.confusion[g][p]}</td>" for p in LABELS) + "</tr>"
+        for g in LABELS
+    )
+    return (
+        f"<h2>Labeller validation</h2><p>Labeller <code>{escape(v.labeller)}</code> against "
+        f"the gold pair labels: <strong>{escape(verdict)}</strong>. Gold pairs {v.n_gold}, "
+        f"labelled {v.n_labelled}, protocol errors {v.protocol_errors}; intervals resample the "
+        f"{v.n_questions} questions ({v.acceptance.n_resamples} resamples, seed "
+        f"{v.acceptance.seed}): they cover the sampling of questions, not labeller error.</p>"
+        f"<table><tr><th>statistic</th><th>value [95% CI]</th></tr>{stats}</table>"
+        "<p>Confusion (rows gold, columns predicted):</p>"
+        f"<table><tr><th>gold \\ predicted</th>{head}</tr>{rows}</table>"
     )
 
 
@@ -326,6 +439,16 @@ def _pair_details(run: AuditRun, listed: dict[str, list[PairLabel]]) -> str:
     )
 
 
+def _review_note(run: AuditRun) -> str:
+    if not review_only(run):
+        return ""
+    return (
+        "<p><strong>Review-only:</strong> the labeller's validation against the gold pair "
+        "labels did not pass (see Labeller validation), so the labels and the disagreement "
+        "figures below are for review, not for a decision.</p>"
+    )
+
+
 def render_html(run: AuditRun) -> str:
     """A self-contained HTML page of the run (no external assets).
 
@@ -341,6 +464,8 @@ def render_html(run: AuditRun) -> str:
     parts = [
         h.reading(audit_reading(run)),
         f"<table>{head}</table>",
+        _review_note(run),
+        _validation_html(run),
         _html_figures("question", "by_question", s.by_question, ids),
         _html_figures("topic", "by_topic", s.by_topic, ids),
         _html_figures("group pair", "by_group", s.by_group, ids),
@@ -351,7 +476,8 @@ def render_html(run: AuditRun) -> str:
         _heatmap(run),
         _pair_details(run, listed),
     ]
-    return h.page("Multi-source audit", *map(h.Html, parts), style=_style(len(run.sources)))
+    style = _style(len(_contested(run)))
+    return h.page("Multi-source audit", *map(h.Html, parts), style=style)
 
 
 def write_reports(out: str | Path, run: AuditRun) -> dict[str, Path]:
