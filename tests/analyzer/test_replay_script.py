@@ -141,3 +141,17 @@ def test_missing_script_names_the_replay_fix(tmp_path: Path) -> None:
     with pytest.raises(ReplayError) as caught:
         resolve_entrypoint(f"{tmp_path / 'gone' / 'app.py'}:respond")
     assert "--replay path/to/app.py:respond" in str(caught.value)
+
+
+def test_app_run_with_dash_m_records_its_module_name(tmp_path: Path) -> None:
+    app_dir = tmp_path / "bike"
+    app_dir.mkdir()
+    (app_dir / "app.py").write_text(APP, encoding="utf-8")
+    (app_dir / "chunks.py").write_text(CHUNKS, encoding="utf-8")
+    traces = tmp_path / "traces"
+    subprocess.run(
+        [sys.executable, "-m", "app", str(traces)],
+        cwd=app_dir, check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    recorded = {t.entrypoint.entrypoint for t in read_traces([str(traces)]) if t.entrypoint}
+    assert recorded == {"app:respond"}
