@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Final
 
 from opentelemetry import trace
@@ -39,7 +40,7 @@ from opentelemetry.trace import TracerProvider as APITracerProvider
 from . import _env as env
 from . import semconv as sc
 from ._export_processor import CountingBatchSpanProcessor, ExporterStats
-from ._exporters import build_exporter, normalize_exporter_names
+from ._exporters import CONNECTED_EXPORTERS, build_exporter, normalize_exporter_names
 from ._fork import run_at_exit
 from ._runtime import CONTENT_FIELDS, Settings, install, logger
 from .redaction import BUILTIN_MASKERS, Masker, Redactor
@@ -430,8 +431,10 @@ def _configure(
         max_bytes = _int_setting(file_max_bytes, env.ENV_FILE_MAX_BYTES, 0, 0)
         backups = _int_setting(file_backup_count, env.ENV_FILE_BACKUP_COUNT, 5, 0)
         for item in _resolve_exporters(exporter, tracer_provider):
+            rebuild: Callable[[], SpanExporter | None] | None = None
             if isinstance(item, str):
-                built = build_exporter(
+                build = partial(
+                    build_exporter,
                     item,
                     endpoint=endpoint,
                     headers=headers,
@@ -439,7 +442,9 @@ def _configure(
                     file_max_bytes=max_bytes,
                     file_backup_count=backups,
                 )
+                built = build()
                 label = item
+                rebuild = build if item in CONNECTED_EXPORTERS else None
             else:
                 built = item
                 label = type(item).__name__
@@ -458,6 +463,7 @@ def _configure(
                 max_queue_size=queue,
                 max_export_batch_size=batch,
                 schedule_delay_millis=delay,
+                rebuild_after_fork=rebuild,
             )
             provider.add_span_processor(processor)
             _OWNED.processors.append(processor)

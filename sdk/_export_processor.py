@@ -18,7 +18,9 @@ Differences from OpenTelemetry's ``BatchSpanProcessor`` (same ``OTEL_BSP_*`` set
   the lock, the queue and the export thread are made anew and the counts start at zero, so
   the child never waits on a lock another thread held at the fork, exports its own spans while
   it lives, and reports its own counts (the spans queued at the fork are the parent's to
-  export: :mod:`groundtrace.sdk._fork`).
+  export: :mod:`groundtrace.sdk._fork`). An exporter that holds a connection (OTLP over HTTP or
+  gRPC) is rebuilt in the child before its first export when the processor was given a way to
+  build it (``rebuild_after_fork``): a connection the parent opened is never shared with it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -88,6 +91,9 @@ class CountingBatchSpanProcessor(SpanProcessor):
         max_queue_size: spans held at most; more are dropped and counted.
         max_export_batch_size: spans per export call.
         schedule_delay_millis: longest wait before a partial batch is exported.
+        rebuild_after_fork: builds a fresh exporter; called in a forked child before its first
+            export, so the child never shares a connection the parent's exporter opened (the
+            inherited exporter is then left untouched). None keeps the exporter.
     """
 
     def __init__(
@@ -98,9 +104,13 @@ class CountingBatchSpanProcessor(SpanProcessor):
         max_queue_size: int = _DEFAULT_QUEUE,
         max_export_batch_size: int = _DEFAULT_BATCH,
         schedule_delay_millis: float = _DEFAULT_DELAY_MS,
+        rebuild_after_fork: Callable[[], SpanExporter | None] | None = None,
     ) -> None:
         self.exporter = exporter
         self.name = name
+        self._rebuild = rebuild_after_fork
+        self._rebuild_pending = False
+        self._inherited: SpanExporter | None = None  # kept alive, never called, in a child
         self._max_queue = max(1, max_queue_size)
         self._batch = max(1, min(max_export_batch_size, self._max_queue))
         self._delay = max(0.0, schedule_delay_millis) / 1000.0
@@ -133,8 +143,22 @@ class CountingBatchSpanProcessor(SpanProcessor):
         it needs to (:class:`~groundtrace.sdk.file_exporter.OTLPJsonFileExporter` does).
         """
         stopped = self._shutdown
+        self._rebuild_pending = self._rebuild is not None and not stopped
         self._start(export_thread=not stopped)
         self._shutdown = stopped
+
+    def _exporter_of_this_process(self) -> SpanExporter:
+        """The exporter, rebuilt first if this is a forked child that has not yet exported."""
+        if self._rebuild_pending and self._rebuild is not None:
+            self._rebuild_pending = False
+            try:
+                fresh = self._rebuild()
+            except Exception:
+                fresh = None
+                logger.debug("rebuilding exporter %s after fork failed", self.name, exc_info=True)
+            if fresh is not None:
+                self._inherited, self.exporter = self.exporter, fresh
+        return self.exporter
 
     # -- SpanProcessor -----------------------------------------------------------------------
 
@@ -171,6 +195,8 @@ class CountingBatchSpanProcessor(SpanProcessor):
         if not done:
             return False
         try:
+            if self._rebuild_pending:  # nothing was exported through it in this process
+                return True
             return self.exporter.force_flush(_millis_left(deadline)) is not False
         except Exception:
             logger.debug("exporter %s force_flush failed", self.name, exc_info=True)
@@ -195,7 +221,8 @@ class CountingBatchSpanProcessor(SpanProcessor):
             self._failed += self._in_flight
             self._in_flight = 0
         try:
-            self.exporter.shutdown()
+            if not self._rebuild_pending:  # the parent's exporter is the parent's to close
+                self.exporter.shutdown()
         except Exception:
             logger.debug("exporter %s shutdown failed", self.name, exc_info=True)
 
@@ -252,7 +279,8 @@ class CountingBatchSpanProcessor(SpanProcessor):
     def _export(self, batch: list[ReadableSpan]) -> bool:
         token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
         try:
-            result = self.exporter.export([encodable_span(span) for span in batch])
+            exporter = self._exporter_of_this_process()
+            result = exporter.export([encodable_span(span) for span in batch])
         except Exception:
             logger.debug("exporter %s raised", self.name, exc_info=True)
             return False

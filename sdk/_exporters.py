@@ -28,10 +28,13 @@ from ._env import OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_TRACES_PROTOCO
 from ._runtime import logger
 from .file_exporter import OTLPJsonFileExporter
 
-__all__ = ["EXPORTER_NAMES", "build_exporter", "normalize_exporter_names"]
+__all__ = ["CONNECTED_EXPORTERS", "EXPORTER_NAMES", "build_exporter", "normalize_exporter_names"]
 
 #: The exporter names accepted after alias resolution.
 EXPORTER_NAMES: Final = ("otlp_http", "otlp_grpc", "file", "console", "none")
+#: Exporters that hold a connection: a forked child builds its own (the parent's open
+#: keep-alive connection or gRPC channel shared by two processes would mix their requests).
+CONNECTED_EXPORTERS: Final = frozenset({"otlp_http", "otlp_grpc"})
 
 _ALIASES: Final = {
     "otlp_proto_http": "otlp_http",

@@ -18,9 +18,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
@@ -262,7 +267,73 @@ def shared_file(out: Path) -> dict[str, Any]:
     }
 
 
+class _Receiver(BaseHTTPRequestHandler):
+    """OTLP/HTTP protobuf: counts the spans of every request body that parses."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive: the exporter's connection stays open
+    spans = 0
+    corrupt = 0
+    lock = threading.Lock()
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        try:
+            request = ExportTraceServiceRequest.FromString(body)
+            count = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+            with _Receiver.lock:
+                _Receiver.spans += count
+            status = 200
+        except Exception:
+            with _Receiver.lock:
+                _Receiver.corrupt += 1
+            status = 400
+        data = ExportTraceServiceResponse().SerializeToString()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def otlp_http(out: Path) -> dict[str, Any]:
+    """The parent exported over a keep-alive connection; four children export at once."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    provider = gt.configure(exporter="otlp_http", endpoint=endpoint, service_name="fork-otlp")
+    assert isinstance(provider, TracerProvider)
+    record(5, "parent")
+    provider.force_flush(10_000)
+    go_r, go_w = os.pipe()
+
+    def child() -> int:
+        select.select([go_r], [], [], CHILD_WAIT_S)
+        record(10, "child")
+        flushed = provider.force_flush(10_000)
+        stats = gt.export_stats()
+        return 0 if flushed and stats.exported == 10 and stats.lost == 0 else 3
+
+    pids = [fork_child(child) for _ in range(4)]
+    os.write(go_w, b"go" * 4)
+    codes = [wait_child(pid) for pid in pids]
+    record(5, "parent")
+    provider.force_flush(10_000)
+    stats = gt.export_stats()
+    gt.shutdown()
+    server.shutdown()
+    return {
+        "codes": codes,
+        "received": _Receiver.spans,
+        "corrupt": _Receiver.corrupt,
+        "parent_exported": stats.exported,
+    }
+
+
 SCENARIOS: dict[str, Callable[[Path], dict[str, Any]]] = {
+    "otlp_http": otlp_http,
     "hang": hang,
     "live": live,
     "sys_exit": sys_exit,

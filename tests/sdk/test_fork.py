@@ -121,3 +121,14 @@ def test_processes_rotating_one_file_lose_and_repeat_nothing(tmp_path: Path) -> 
         "distinct": 1200,
         "per_child": [300, 300, 300, 300],
     }, stderr[-2000:]
+
+
+def test_children_never_share_the_parents_otlp_connection(tmp_path: Path) -> None:
+    # the parent's exporter holds a keep-alive connection when the four children export at once
+    result, stderr = run_scenario("otlp_http", tmp_path)
+    assert result == {
+        "codes": [0, 0, 0, 0],  # each child exported its own 10 spans, none failed
+        "received": 5 + 4 * 10 + 5,
+        "corrupt": 0,
+        "parent_exported": 10,
+    }, stderr[-2000:]
