@@ -209,8 +209,9 @@ def masked_key(key: str, settings: Settings, fired: set[str] | None = None) -> s
     return shown if shown == key else shown + key_suffix(json_str(key))
 
 
-#: A complete JSON string literal followed by a colon: a key of an object.
-_JSON_KEY: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(?=\s*:)')
+#: A complete JSON string literal followed by a colon: a key of an object (atomic: a literal
+#: that is no key fails at once, without backtracking through its characters).
+_JSON_KEY: Final = re.compile(r'"(?>[^"\\]*(?:\\.[^"\\]*)*)"(?=\s*:)')
 _COLON: Final = re.compile(r"\s*:")
 
 
