@@ -14,6 +14,7 @@ from rich.table import Table
 from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
+from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
 
 if TYPE_CHECKING:
@@ -112,13 +113,15 @@ def run_command(
     executor: ExecutorOpt = ExecutorName.LOCAL,
     ray_address: RayAddressOpt = None,
     ray_workers: RayWorkersOpt = 2,
+    strict: StrictOpt = False,
 ) -> None:
     """Decide whether the candidate may ship.
 
     Exit codes: 0 promote, 10 manual review, 20 block, 30 not evaluable; 2 on bad input or a
     blocking curation finding (the gate did not run); 4 when --write-back failed (the report
     is written). Each case's deterministic checks and guardrails run on --executor (the
-    report is the same on Ray).
+    report is the same on Ray). Unreadable trace lines are skipped, named and noted in the
+    report (--strict refuses them, exit 2).
     """
     from groundtrace.analyzer._results import encode
     from groundtrace.analyzer.cases import read_cases
@@ -142,11 +145,14 @@ def run_command(
     loaded = load_profile(profile)
     notes: list[str] = []
     outcomes = {}
+    unreadable = []
     for label, paths in (("baseline", baseline), ("candidate", candidate)):
         read = ReadReport()
         outcomes[label], run_notes = outcomes_from_traces(paths, read, case_list)
         notes += [f"{label}: {n}" for n in run_notes]
         notes += [f"{label}: read error {e}" for e in read.errors]
+        unreadable += read.errors
+    check_unreadable(unreadable, strict)
     judge_data = None
     if judge is not None:
         judge_data = _judge_data(judge, judge_record or [], loaded, case_list, outcomes)

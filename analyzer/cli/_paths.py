@@ -13,6 +13,7 @@ import typer
 from . import _writeback as wb
 from ._app import console, handle_errors
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
+from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ def paths_command(
     executor: ExecutorOpt = ExecutorName.LOCAL,
     ray_address: RayAddressOpt = None,
     ray_workers: RayWorkersOpt = 2,
+    strict: StrictOpt = False,
 ) -> None:
     """Did the answers really come from what was read? Text and path channels side by side.
 
@@ -103,6 +105,8 @@ def paths_command(
     --write-back failed (the report is written), 6 when nothing was measured: no trace of
     any case, or no case run to check (every one "not applicable: no tool calls" -- an app
     whose answers come from no traced tool -- or require_path false); the report is written.
+    Unreadable trace lines are skipped, named and noted in the report (--strict refuses
+    them, exit 2).
     """
     from groundtrace.analyzer._results import to_builtins
     from groundtrace.analyzer.errors import InputError
@@ -126,10 +130,14 @@ def paths_command(
             quote_threshold=quote_threshold,
             executor=runner,
         )
+    check_unreadable(read.errors, strict)  # --strict refuses before the report is written
     if read.errors:
-        raise InputError(
-            f"{len(read.errors)} trace input error(s); first: {read.errors[0]}",
-            path=read.errors[0].path,
+        import msgspec
+
+        from ._reading import unreadable_message
+
+        report = msgspec.structs.replace(
+            report, notes=(*report.notes, unreadable_message(read.errors))
         )
     path = write_report(report, out)
     if write_back_to is not None:

@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from ._app import console, err_console, handle_errors
+from ._reading import StrictOpt, check_unreadable
 
 if TYPE_CHECKING:
     from groundtrace.collectors import ReadReport, Trace
@@ -39,9 +40,6 @@ FormatOpt = Annotated[
     InputFormat,
     typer.Option("--format", help="otlp: OTLP trace files; transcript: chat transcripts (JSONL)."),
 ]
-StrictOpt = Annotated[
-    bool, typer.Option("--strict", help="Exit non-zero when any input could not be read.")
-]
 
 
 def _traces(paths: list[str], fmt: InputFormat, report: ReadReport) -> Iterator[Trace]:
@@ -51,13 +49,6 @@ def _traces(paths: list[str], fmt: InputFormat, report: ReadReport) -> Iterator[
     if fmt is InputFormat.TRANSCRIPT:
         return read_transcripts(paths, report=report)
     return read_traces(paths, report=report)
-
-
-def _print_errors(report: ReadReport, limit: int = 20) -> None:
-    for error in report.errors[:limit]:
-        err_console.print(f"[yellow]read error:[/] {error}", highlight=False, markup=True)
-    if len(report.errors) > limit:
-        err_console.print(f"... and {len(report.errors) - limit} more read errors")
 
 
 def _finish(report: ReadReport, strict: bool, traces: int) -> None:
@@ -72,11 +63,7 @@ def _finish(report: ReadReport, strict: bool, traces: int) -> None:
             highlight=False,
         )
         raise typer.Exit(TraceReadError.exit_code)
-    if strict and report.errors:
-        err_console.print(
-            f"[bold red]error:[/] {len(report.errors)} read error(s) (--strict)", markup=True
-        )
-        raise typer.Exit(TraceReadError.exit_code)
+    check_unreadable(report.errors, strict)
 
 
 def summarise(traces: Iterator[Trace], report: ReadReport) -> dict[str, Any]:
@@ -147,7 +134,6 @@ def summary(
         )
         console.print(_table("steps by action", result["steps_by_action"], "action"))
         console.print(_table("findings by kind", result["findings_by_kind"], "finding"))
-        _print_errors(report)
     _finish(report, strict, result["traces"])
 
 
@@ -174,7 +160,6 @@ def convert(
             handle.write("\n")
             count += 1
     err_console.print(f"wrote {count} trace(s) to {out}", highlight=False)
-    _print_errors(report)
     _finish(report, strict, count)
 
 

@@ -135,13 +135,15 @@ def test_a_stream_of_traces_is_validated_like_a_list(run_dir: Path, report: Path
     assert runs == [traces[1].trace_id, traces[1].trace_id]
 
 
-def test_cli_a_trace_read_error_is_bad_input(run_dir: Path, tmp_path: Path) -> None:
+def test_cli_a_trace_read_error_is_bad_input_under_strict(run_dir: Path, tmp_path: Path) -> None:
     (source,) = sorted((run_dir / "traces").iterdir())
     broken = tmp_path / "traces.jsonl"
     broken.write_bytes(source.read_bytes() + b"{not json\n")
     result = CliRunner().invoke(
-        app, ["paths", str(broken), "--cases", str(CASES), "--out", str(tmp_path / "out")]
+        app,
+        ["paths", str(broken), "--cases", str(CASES), "--out", str(tmp_path / "out"), "--strict"],
     )
     assert result.exit_code == 2
-    assert "1 trace input error(s)" in result.output and f"{broken}:2" in result.output
+    assert "1 unreadable trace line(s) (--strict)" in result.output
+    assert f"{broken}:2" in result.output
     assert not (tmp_path / "out" / "report.json").exists()

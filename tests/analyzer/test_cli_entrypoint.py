@@ -183,6 +183,7 @@ def test_every_command_module_is_in_the_one_table() -> None:
         "_executor",
         "_extras",
         "_progress",
+        "_reading",
         "_registry",
         "_runfolder",
         "_writeback",
