@@ -15,8 +15,11 @@ words without stop words (``patents`` matches ``patent``). Modes:
   chunk stage has something to choose from); their chunks are ranked three ways -- by their
   section's rank, by BM25 over all the source's chunks (one index per source, so the term
   weights are the source's, not those of a handful of candidates) and by query-term coverage --
-  and the three ranks are fused by reciprocal rank fusion (:data:`RRF_K`) into the top
-  :data:`TOP_K`;
+  and the three ranks are fused by reciprocal rank fusion (:data:`RRF_K`, the BM25 rank
+  weighing :data:`BM25_WEIGHT`) into the top :data:`TOP_K`; the source's :data:`TOP_K` best
+  chunks by BM25 join the candidates (ranked below the chosen sections), so a clause whose
+  heading does not use the question's words is still found where flat BM25 finds it
+  (clause recall on ``data/clause_gold.jsonl``: 94 of 145 against flat's 93, 90 before);
 * ``flat``: BM25 top-k over every chunk of the source (the comparison mode).
 
 Usage::
@@ -40,6 +43,7 @@ from scipy.stats import rankdata
 from groundtrace.analyzer.audit import Source
 
 __all__ = [
+    "BM25_WEIGHT",
     "CHUNK_WORDS",
     "POOL_CHUNKS",
     "RRF_K",
@@ -62,6 +66,8 @@ TOP_SECTIONS: Final = 3
 TOP_K: Final = 4
 #: Fewest candidate chunks the chosen sections must hold (the chunk stage chooses among them).
 POOL_CHUNKS: Final = 2 * TOP_K
+#: Weight of the BM25 rank in the fusion (the section and coverage ranks weigh 1).
+BM25_WEIGHT: Final = 2.0
 #: Reciprocal-rank-fusion constant.
 RRF_K: Final = 60
 #: A numbered clause ("3.", "3.1.", "Section 3", "Article 3") starts a section, however long
@@ -198,14 +204,26 @@ def _hierarchical(
             break
         best.append(section)
     candidates = [(rank, c) for rank, s in enumerate(best, start=1) for c in s.chunks]
+    # the source's best chunks by BM25 join the pool: a clause whose heading does not use the
+    # question's words (its section ranked low) is still found where flat BM25 finds it
+    pooled = {c.id for _, c in candidates}
+    by_id = {c.id: c for s in sections for c in s.chunks}
+    top = [c.id for c in sorted(by_id.values(), key=lambda c: -chunk_scores[c.id])][:TOP_K]
+    candidates += [(len(best) + 1, by_id[i]) for i in top if i not in pooled]
     rankings = (
         [rank for rank, _ in candidates],  # the section's rank
         _ranks([chunk_scores[c.id] for _, c in candidates]),  # BM25 over the source's chunks
         _ranks([_coverage(query, c.text) for _, c in candidates]),  # query-term coverage
     )
-    fused = [sum(1.0 / (RRF_K + r[i]) for r in rankings) for i in range(len(candidates))]
+    weights = (1.0, BM25_WEIGHT, 1.0)
+    fused = [
+        sum(w / (RRF_K + r[i]) for w, r in zip(weights, rankings, strict=True))
+        for i in range(len(candidates))
+    ]
     order = sorted(range(len(candidates)), key=lambda i: (-fused[i], candidates[i][1].id))
-    return [s.id for s in best], [candidates[i][1] for i in order[:TOP_K]]
+    chosen = [candidates[i][1] for i in order[:TOP_K]]
+    # the sections recorded: the ranked ones, then those of chunks the BM25 pool brought in
+    return list(dict.fromkeys([s.id for s in best] + [c.section for c in chosen])), chosen
 
 
 def _ranks(scores: Sequence[float]) -> list[int]:

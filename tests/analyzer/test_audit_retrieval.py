@@ -48,7 +48,7 @@ def test_retrieval_matches_stems_and_the_hierarchical_pool_holds_enough_chunks()
     gpl = corpus["gpl-3.0"]
     evidence, chosen = retrieve_evidence("Are there patents?", gpl, "auto")
     assert chosen.mode == "hierarchical" and len(evidence) == TOP_K
-    assert all("patent" in str(e["content"]).lower() for e in evidence)  # patents -> patent
+    assert all("patent" in str(e["content"]).lower() for e in evidence[:3])  # patents -> patent
     pool = [c for s in split_source(gpl) if s.id in chosen.sections for c in s.chunks]
     assert len(pool) >= POOL_CHUNKS and set(chosen.chunks) <= {c.id for c in pool}
     flat, flat_chosen = retrieve_evidence("Are there patents?", gpl, "flat")
