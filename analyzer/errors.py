@@ -30,6 +30,13 @@ Other exit codes are decisions, not errors: ``gate run`` exits 0 promote, 10 man
 20 block, 30 not evaluable; ``gate verify``, ``judge check`` and ``paths --fail-on-failure``
 exit 1 on a negative result.
 
+Nothing measured (6) is the same for every analysis: ``interventions`` (no usable item, every
+replay unit failed), ``judge run`` (no case, every judgment a protocol error), ``paths`` (no
+case run checked) and ``audit run`` raise :class:`NothingMeasuredError` after writing what
+they have, with the reason; ``gate run`` keeps its decision code 30 (not evaluable) for a
+run in which nothing could be evaluated. An unreadable trace line is skipped and named by
+every command that reads traces; ``--strict`` makes it a :class:`TraceReadError` (2).
+
 Usage::
 
     from groundtrace.analyzer.errors import GroundtraceError

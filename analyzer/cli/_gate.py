@@ -127,6 +127,7 @@ def run_command(
     from groundtrace.analyzer.cases import read_cases
     from groundtrace.analyzer.errors import InputError
     from groundtrace.analyzer.gate import load_profile
+    from groundtrace.analyzer.gate._checks import gold_unmatched
     from groundtrace.analyzer.gate._curate import scan_case_file
     from groundtrace.analyzer.gate._report import write_report
     from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces
@@ -152,6 +153,12 @@ def run_command(
         notes += [f"{label}: {n}" for n in run_notes]
         notes += [f"{label}: read error {e}" for e in read.errors]
         unreadable += read.errors
+        for case in case_list:
+            outcome = outcomes[label].get(case.case_id)
+            finding = None if outcome is None else gold_unmatched(case, outcome)
+            if finding is not None:
+                notes.append(f"{label}: {finding}")
+                err_console.print(f"finding: {label}: {finding}", highlight=False, markup=False)
     check_unreadable(unreadable, strict)
     judge_data = None
     if judge is not None:

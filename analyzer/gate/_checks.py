@@ -7,13 +7,14 @@ it needs returns ``missing`` (never ``pass``). Failures of ``required_context``,
 
 from __future__ import annotations
 
+from groundtrace.analyzer._evidence_match import GoldSupport, unmatched_note
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.metrics import score_answer
 
 from ._cases import CaseOutcome, CheckResult, CheckStatus
 from ._match import SynonymMatcher, fold
 
-__all__ = ["deterministic_checks"]
+__all__ = ["deterministic_checks", "gold_unmatched"]
 
 _LAYER = "deterministic"
 
@@ -39,10 +40,8 @@ def _required_context(case: Case, outcome: CaseOutcome) -> CheckResult | None:
             critical=True,
             detail="trace has no retrieval step",
         )
-    keys: set[str] = set()
-    for item in outcome.retrieved:
-        keys.update(fold(k) for k in (item.id, item.title, item.source) if k)
-    missing = [k for k in case.support_titles if fold(k) not in keys]
+    gold = GoldSupport(case.support_titles)  # the one evidence-matching rule (+ source)
+    missing = list(gold.unmatched((i.id, i.title, i.source) for i in outcome.retrieved))
     if missing:
         return CheckResult(
             _LAYER,
@@ -53,6 +52,16 @@ def _required_context(case: Case, outcome: CaseOutcome) -> CheckResult | None:
             evidence=tuple(missing),
         )
     return CheckResult(_LAYER, "required_context", CheckStatus.PASS, critical=True)
+
+
+def gold_unmatched(case: Case, outcome: CaseOutcome) -> str | None:
+    """The finding of a case whose gold support matches nothing its trace retrieved."""
+    gold = GoldSupport(case.support_titles)
+    if not gold or not outcome.retrieved:
+        return None
+    if gold.matched((i.id, i.title, i.source) for i in outcome.retrieved):
+        return None
+    return unmatched_note(case.case_id, gold, len(outcome.retrieved))
 
 
 def _source_version(case: Case, outcome: CaseOutcome) -> CheckResult | None:

@@ -81,3 +81,31 @@ def test_gold_matching_nothing_in_the_trace_is_a_finding(harbour: Path, tmp_path
     assert "case h1: none of its 1 gold support entries (doc-h1)" in summary["findings"][0]
     assert "finding: case h1: none of its 1 gold support entries" in output
     assert "case h1: none of its" in (tmp_path / "run" / "summary.md").read_text()
+
+
+@pytest.mark.timeout(120)
+def test_gate_required_context_by_ids_or_titles_and_unmatched_gold_is_a_finding(
+    harbour: Path, tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in (harbour / "cases.jsonl").read_text().splitlines()]
+    titled = [{**r, "support_titles": [PAGES[r["support_titles"][0]][0].lower()]} for r in rows]
+    unmatched = [{**r, "support_titles": ["doc-" + r["case_id"]]} for r in rows]
+    reports = {}
+    for name, cases in (("ids", rows), ("titles", titled), ("unmatched", unmatched)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(c) + "\n" for c in cases))
+        res = CliRunner().invoke(
+            app,
+            ["gate", "run", "--baseline", str(harbour / "traces"), "--candidate",
+             str(harbour / "traces"), "--cases", str(path), "--out", str(tmp_path / name),
+             "--json"],
+        )  # fmt: skip
+        reports[name] = (res, json.loads(res.stdout.splitlines()[0]))
+    for name in ("ids", "titles"):
+        res, report = reports[name]
+        assert res.exit_code == 0 and report["decision"] == "promote", res.output
+        assert not any("gold support entries" in n for n in report["notes"])
+    res, report = reports["unmatched"]
+    assert res.exit_code == 20  # required context missing: critical, blocks
+    notes = [n for n in report["notes"] if n.startswith("candidate: case h1: none of its 1 gold")]
+    assert notes and "finding: candidate: case h1: none of its 1 gold" in res.stderr
