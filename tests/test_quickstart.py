@@ -1,0 +1,66 @@
+"""The quick start of docs/quickstart.md, run as written: its Python block as ``app.py`` in an
+empty folder (a fresh interpreter), its case file, then each command of its shell block.
+
+The page defines every name it uses (the README's quick start used ``client`` and ``MODEL``
+without defining them), so a reader can paste it and run it; this test keeps it so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "quickstart.md"
+BIN = Path(sys.executable).parent
+_BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+
+
+def _blocks(language: str) -> list[str]:
+    return [body for lang, body in _BLOCK.findall(DOC.read_text("utf-8")) if lang == language]
+
+
+@pytest.mark.integration  # the page starts a model server (127.0.0.1) in its own process
+@pytest.mark.timeout(180)
+def test_the_quick_start_runs_as_written(tmp_path: Path) -> None:
+    (app,) = _blocks("python")
+    (cases,) = _blocks("json")
+    (commands,) = _blocks("bash")
+    (tmp_path / "app.py").write_text(app, "utf-8")
+    (tmp_path / "cases.jsonl").write_text(cases, "utf-8")
+    ran = subprocess.run(
+        [sys.executable, "app.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["14", "2"]  # the two answers, each from its gold chunk
+    assert list((tmp_path / "traces").glob("*.jsonl")), "the app wrote no trace file"
+    for line in commands.strip().splitlines():
+        argv = shlex.split(line)
+        assert argv[0] == "groundtrace", line
+        done = subprocess.run(
+            [str(BIN / "groundtrace"), *argv[1:]],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
+    summary = subprocess.run(
+        [str(BIN / "groundtrace"), "traces", "summary", "traces/", "--json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    steps = json.loads(summary.stdout)["steps_by_action"]
+    assert {a: steps.get(a) for a in ("REQUEST", "RETRIEVE", "ANSWER", "LLM")} == dict.fromkeys(
+        ("REQUEST", "RETRIEVE", "ANSWER", "LLM"), 2
+    )
+    judged = json.loads((tmp_path / "judge" / "summary.json").read_text("utf-8"))
+    assert judged["cases"] == 2
+    gate = json.loads((tmp_path / "gate" / "report.json").read_text("utf-8"))
+    assert gate["decision"] == "promote"
