@@ -37,6 +37,7 @@ import importlib as _importlib
 import typing as _typing
 
 from . import semconv
+from ._version import __version__
 from .semconv import Action, ToolStatus
 
 if _typing.TYPE_CHECKING:
@@ -108,6 +109,7 @@ __all__ = [
     "StepHandle",
     "StepScope",
     "ToolStatus",
+    "__version__",
     "answer",
     "build_prompt",
     "configure",

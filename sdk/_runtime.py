@@ -20,6 +20,7 @@ from opentelemetry.trace import NoOpTracer, NoOpTracerProvider, Tracer, TracerPr
 
 from . import semconv as sc
 from ._env import genai_conventions
+from ._version import __version__
 
 __all__ = [
     "CONTENT_FIELDS",
@@ -40,7 +41,7 @@ CONTENT_FIELDS: Final = frozenset(
 )
 
 _INSTRUMENTATION_NAME: Final = "groundtrace"
-_INSTRUMENTATION_VERSION: Final = "0.1.0"
+_INSTRUMENTATION_VERSION: Final = __version__
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable
 from functools import wraps
-from typing import ParamSpec, TypeVar
+from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from ._extras import missing_extra
 
-__all__ = ["console", "err_console", "handle_errors", "print_reading"]
+__all__ = ["console", "err_console", "handle_errors", "print_reading", "root_options"]
 
 #: Width of tables written to a log or a pipe (rich assumes 80 there): the widest table, the
 #: evidence interventions', is 104 columns. ``COLUMNS`` still decides when it is set.
@@ -27,6 +27,29 @@ err_console = Console(stderr=True, soft_wrap=True)
 def print_reading(text: str) -> None:
     """Print a result's plain-language reading under its table."""
     console.print(f"[bold]Reading.[/] {escape(text)}\n", highlight=False)
+
+
+def _print_version(value: bool) -> None:
+    """Print groundtrace's version (``groundtrace.sdk.__version__``, its one source) and exit."""
+    if value:
+        from groundtrace.sdk import __version__
+
+        typer.echo(f"groundtrace {__version__}")
+        raise typer.Exit()
+
+
+def root_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print groundtrace's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """The options of ``groundtrace`` itself, before any command."""
 
 
 P = ParamSpec("P")

@@ -18,6 +18,7 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from . import _audit, _collect, _demo, _gate, _interventions, _judge, _paths, _traces
+from ._app import root_options
 
 __all__ = ["COMMANDS", "CommandModule", "build_app"]
 
@@ -72,6 +73,7 @@ def build_app() -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        callback=root_options,
     )
     for module in COMMANDS:
         module.register(app)

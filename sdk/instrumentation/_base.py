@@ -14,6 +14,7 @@ from wrapt import BaseObjectProxy, FunctionWrapper
 from groundtrace.sdk._failure import record_exception
 from groundtrace.sdk._record import Recorder
 from groundtrace.sdk._runtime import Settings, get_tracer, is_suppressed, logger, settings
+from groundtrace.sdk._version import __version__
 
 __all__ = [
     "INSTRUMENTATION_NAME",
@@ -25,7 +26,7 @@ __all__ = [
 ]
 
 INSTRUMENTATION_NAME: Final = "groundtrace"
-_VERSION: Final = "0.1.0"
+_VERSION: Final = __version__
 
 #: A wrapt wrapper function: ``(wrapped, instance, args, kwargs) -> result``.
 Wrapper = Callable[[Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]], Any]
