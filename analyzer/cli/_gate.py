@@ -155,10 +155,10 @@ def run_command(
         unreadable += read.errors
         for case in case_list:
             outcome = outcomes[label].get(case.case_id)
-            finding = None if outcome is None else gold_unmatched(case, outcome)
-            if finding is not None:
-                notes.append(f"{label}: {finding}")
-                err_console.print(f"finding: {label}: {finding}", highlight=False, markup=False)
+            unmatched = None if outcome is None else gold_unmatched(case, outcome)
+            if unmatched is not None:
+                notes.append(f"{label}: {unmatched}")
+                err_console.print(f"finding: {label}: {unmatched}", highlight=False, markup=False)
     check_unreadable(unreadable, strict)
     judge_data = None
     if judge is not None:
