@@ -64,3 +64,43 @@ def test_the_quick_start_runs_as_written(tmp_path: Path) -> None:
     assert judged["cases"] == 2
     gate = json.loads((tmp_path / "gate" / "report.json").read_text("utf-8"))
     assert gate["decision"] == "promote"
+
+
+JUDGE_DOC = DOC.with_name("judge.md")
+
+
+def _judge_blocks(language: str) -> list[str]:
+    found = _BLOCK.findall(JUDGE_DOC.read_text("utf-8"))
+    return [body for lang, body in found if lang == language]
+
+
+def test_the_judge_page_shows_the_prompt_and_schema_the_judge_sends() -> None:
+    from groundtrace.analyzer.judge import DEFAULT_RUBRIC, OUTPUT_SCHEMA, JudgeCase
+    from groundtrace.analyzer.judge._llm_judge import build_prompt
+
+    example = next(b for b in _judge_blocks("text") if "QUESTION:\nWhen should" in b)
+    head, _, rest = example.partition("\n\nQUESTION:\n")
+    question, _, rest = rest.partition("\n\nCONTEXT:\n")
+    context, _, rest = rest.partition("\n\nANSWER:\n")
+    answer = rest.removesuffix("\n").removesuffix("\n\nJSON:")
+    case = JudgeCase("g5", question, tuple(context.split("\n\n")), answer)
+    assert head == DEFAULT_RUBRIC.text.strip()
+    assert build_prompt(DEFAULT_RUBRIC, case) + "\n" == example
+    schemas = [json.loads(b) for b in _judge_blocks("json") if '"required"' in b]
+    assert schemas == [OUTPUT_SCHEMA]
+
+
+def test_the_judge_pages_bad_reply_counts_as_it_says() -> None:
+    from groundtrace.analyzer.judge import Metric, parse_judge_reply
+
+    reply = (
+        '{"context_relevance": 1.005, "adherence": "high", "answer_relevance": 1.2, '
+        '"rationale": "..."}'
+    )
+    assert f"`{reply}`" in JUDGE_DOC.read_text("utf-8")
+    scores, _, errors = parse_judge_reply(reply, "stop")
+    assert scores == {Metric.CONTEXT_RELEVANCE: 1.0}
+    assert {(e.metric, e.kind.value) for e in errors} == {
+        (Metric.ADHERENCE, "non_numeric"),
+        (Metric.ANSWER_RELEVANCE, "out_of_range"),
+    }
