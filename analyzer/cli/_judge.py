@@ -334,6 +334,15 @@ def validate_command(
         typer.echo(encode(validation).decode())
     else:
         typer.echo(markdown, nl=False)
+    if validation.n == 0:
+        from groundtrace.analyzer.errors import NothingMeasuredError
+
+        errors = validation.protocol_errors
+        kinds = ", ".join(f"{k} {n}" for k, n in errors.by_kind.items()) or "none scored"
+        raise NothingMeasuredError(
+            f"nothing measured: every judgment of the {validation.n_items} gold item(s) was a "
+            f"protocol error ({kinds}); files in {out}"
+        )
 
 
 @judge_app.command("check")

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
-from tests.support.harbour_rag import write_run
+from tests.support.harbour_rag import CASES, PAGES, write_run
 from tests.support.openai_server import OpenAICompatServer, Reply
 
 app = build_app()
@@ -73,3 +73,31 @@ def test_judge_run_with_every_judgment_a_protocol_error_exits_6(
     assert summary["cases"] == 6
     assert all(m["scored"] == 0 for m in summary["metrics"].values())
     assert len(_judgments(out)) == 6
+
+
+@pytest.mark.timeout(120)
+def test_judge_validate_with_every_judgment_a_protocol_error_exits_6(tmp_path: Path) -> None:
+    rows = [
+        {
+            "id": f"g{i}",
+            "item": {"question": q, "context": [PAGES[g][1]], "answer": PAGES[g][1]},
+            "annotator_a": "pass",
+            "annotator_b": "pass",
+            "adjudicated": 1,
+        }
+        for i, (_, q, g) in enumerate(CASES * 5)
+    ]
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "validate"
+    with OpenAICompatServer(handler=lambda _req: Reply(content="no score today")) as srv:
+        res = CliRunner().invoke(
+            app,
+            ["judge", "validate", "--gold", str(gold), "--out", str(out), "--judge",
+             srv.base_url, "--model", "local-model"],
+        )  # fmt: skip
+    assert res.exit_code == NOTHING_MEASURED, res.output
+    assert "nothing measured: every judgment of the 30 gold item(s) was a protocol error" in (
+        res.output
+    )
+    assert json.loads((out / "validation.json").read_text())["n"] == 0
