@@ -93,7 +93,20 @@ class Finding(_Model, frozen=True):
 
 
 class Request(_Model, frozen=True):
-    """The user request (root span) of a trace."""
+    """The user request (root span) of a trace.
+
+    Attributes:
+        trace_id: hex trace id of the trace.
+        query: the user query (``groundtrace.request.query`` or the convention's input).
+        case_id: the case id when the request ran from a dataset; joins traces to case files.
+        app_name: the application name (what the release gate compares). "hotpot-rag"
+        app_version: the application version. "2026.11.1"
+        session_id: the session (conversation) id, when the app gives one.
+        user_id: the user id, when the app gives one.
+        source_id: the source the request was answered from (the multi-source audit).
+        service_name: ``service.name`` of the resource that emitted the root span.
+        schema_version: ``groundtrace.schema_version`` of the root span, if any. "1.0.0"
+    """
 
     trace_id: str
     query: str | None = None
@@ -151,6 +164,21 @@ class Evidence(_Model, frozen=True):
     """One retrieved (or reranked) evidence item.
 
     Content is either present (capture on) or referenced by ``content_hash`` + ``length``.
+
+    Attributes:
+        id: the item's id as the app gave it (``None`` when it gave none).
+        step_span_id: the span of the step that returned the item.
+        stage: the action of that step, ``"RETRIEVE"`` or ``"RERANK"``.
+        rank: 1-based position in that step's list.
+        score: the retriever's (or reranker's) score, if recorded.
+        title: the item's title, if any.
+        source: where the item comes from (a file, URL or collection), if recorded.
+        version: the item's version, if recorded.
+        content: the item's text (content capture on).
+        content_hash: sha256 of the text, ``"sha256:<hex>"`` (there even when the text
+            itself was not captured).
+        length: length of the text in characters.
+        metadata: any other fields the app recorded for the item.
     """
 
     id: str | None
@@ -168,7 +196,13 @@ class Evidence(_Model, frozen=True):
 
 
 class RequestedToolCall(_Model, frozen=True):
-    """A tool call the model asked for (``arguments`` is the raw JSON text as sent)."""
+    """A tool call the model asked for (``arguments`` is the raw JSON text as sent).
+
+    Attributes:
+        id: the call id the model gave (what the tool's reply refers to). "call_abc"
+        name: the tool (function) name.
+        arguments: the arguments as the raw JSON text the model wrote.
+    """
 
     id: str | None
     name: str | None
@@ -176,7 +210,15 @@ class RequestedToolCall(_Model, frozen=True):
 
 
 class Message(_Model, frozen=True):
-    """A chat message (OpenAI-style roles: system, user, assistant, tool)."""
+    """A chat message (OpenAI-style roles: system, user, assistant, tool).
+
+    Attributes:
+        role: ``"system"``, ``"user"``, ``"assistant"`` or ``"tool"`` (``None`` if not given).
+        content: the message text, if captured.
+        name: the participant's (or tool's) name, if given.
+        tool_call_id: on a tool message, the id of the call it answers.
+        tool_calls: on an assistant message, the tool calls it asked for.
+    """
 
     role: str | None
     content: str | None = None
@@ -186,7 +228,13 @@ class Message(_Model, frozen=True):
 
 
 class Usage(_Model, frozen=True):
-    """Token usage of one LLM call; ``None`` where the trace does not say."""
+    """Token usage of one LLM call; ``None`` where the trace does not say.
+
+    Attributes:
+        input_tokens: tokens of the prompt.
+        output_tokens: tokens of the completion.
+        total_tokens: total tokens as the endpoint reported them.
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -197,9 +245,23 @@ class LLMCall(_Model, frozen=True):
     """One model call.
 
     Attributes:
-        request_json: the request exactly as sent (groundtrace capture), for replay.
+        span_id: hex id of the call's span.
+        model: the model requested.
+        response_model: the model the response names, if it says.
+        provider: the provider (``gen_ai.provider.name``). "openai"
+        api: the API flavour called. "chat.completions" or "responses"
+        base_url: the base URL of the endpoint, if recorded.
+        stream: whether the call streamed (``None`` when the trace does not say).
         params: request parameters other than model and messages (temperature, seed, ...).
+        messages: the input messages, in order.
+        output_messages: the messages the model returned.
+        output_text: the output text (of the first choice).
+        tool_calls: the tool calls the model asked for.
+        finish_reasons: why generation stopped, one per choice. ["stop"]
+        usage: token usage.
         latency_ns: span duration.
+        request_json: the request exactly as sent (groundtrace capture), for replay.
+        convention: the convention the call was read from (as :attr:`Step.convention`).
     """
 
     span_id: str
@@ -222,7 +284,21 @@ class LLMCall(_Model, frozen=True):
 
 
 class ToolCall(_Model, frozen=True):
-    """One tool/command execution."""
+    """One tool/command execution.
+
+    Attributes:
+        span_id: hex id of the TOOL span.
+        name: the tool name. "read_document"
+        call_id: the tool call id (from the model's tool call when there is one).
+        arguments: the arguments as a JSON object (``None`` when absent or not an object).
+        arguments_raw: the arguments as the raw text recorded.
+        status: a ``ToolStatus`` value: ``"ok"``, ``"error"`` or ``"timeout"``.
+        error_type: the exception type when the status is error or timeout.
+        paths_read: the paths or resource ids the tool read.
+        result_content: the result text (content capture on).
+        result_hash: sha256 of the result text, ``"sha256:<hex>"``.
+        result_size: size of the result in characters.
+    """
 
     span_id: str
     name: str | None
@@ -238,7 +314,14 @@ class ToolCall(_Model, frozen=True):
 
 
 class ReplayLink(_Model, frozen=True):
-    """Link of a counterfactual trace to the original it replays."""
+    """Link of a counterfactual trace to the original it replays.
+
+    Attributes:
+        replay_of: hex trace id of the original trace.
+        operator: the intervention operator. "REMOVE"
+        target_id: id of the evidence item the operator targets.
+        replacement_id: id of the item put in its place (REPLACE only).
+    """
 
     replay_of: str
     operator: str | None = None
@@ -247,7 +330,15 @@ class ReplayLink(_Model, frozen=True):
 
 
 class ReplayEntrypoint(_Model, frozen=True):
-    """How to call the replayable ANSWER function again."""
+    """How to call the replayable ANSWER function again.
+
+    Attributes:
+        span_id: hex id of the ANSWER span.
+        entrypoint: the importable function, ``module:qualname``. "examples.hotpot_rag.app:answer"
+        kwargs: keyword arguments of the call other than the query and the evidence.
+        query_param: the parameter that receives the query. "question"
+        evidence_param: the parameter that receives the evidence list. "evidence"
+    """
 
     span_id: str
     entrypoint: str
@@ -257,7 +348,14 @@ class ReplayEntrypoint(_Model, frozen=True):
 
 
 class PromptEvidence(_Model, frozen=True):
-    """The evidence block as rendered into a prompt (lets replay edit a captured call)."""
+    """The evidence block as rendered into a prompt (lets replay edit a captured call).
+
+    Attributes:
+        span_id: hex id of the span that recorded the block.
+        block: the exact evidence block rendered into the prompt.
+        ids: the evidence ids in the order they were rendered.
+        format: name and version of the rendering format. "groundtrace.chunks/1"
+    """
 
     span_id: str
     block: str
