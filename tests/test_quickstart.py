@@ -104,3 +104,17 @@ def test_the_judge_pages_bad_reply_counts_as_it_says() -> None:
         (Metric.ADHERENCE, "non_numeric"),
         (Metric.ANSWER_RELEVANCE, "out_of_range"),
     }
+
+
+def test_the_case_pages_rows_read_as_it_says() -> None:
+    from groundtrace.analyzer.cases import parse_case
+
+    page = DOC.with_name("cases.md").read_text("utf-8")
+    rows = [json.loads(b) for lang, b in _BLOCK.findall(page) if lang == "json"]
+    rag, agent, item = (parse_case(row, path="docs/cases.md") for row in rows)
+    assert rag.support_titles == ("gh-05",) and rag.expected_terms == ("85",)
+    assert [p.text for p in rag.passages] == [rows[0]["distractors"][0]["text"]]
+    assert agent.required_reads == ("manuals/climate.md",)
+    assert agent.required_calls[0].arguments["section"] == ["alarms", ""]
+    assert agent.allowed_commands == ("search_documents", "read_document")
+    assert (item.response, len(item.passages)) == ("Above 85 percent humidity.", 1)
