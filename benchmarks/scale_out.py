@@ -1,7 +1,10 @@
 """Calls per second of model-calling units: the local executor against Ray with 1-8 workers.
 
 Every configuration runs the same units -- one chat completion each, through the shared model
-client (no cache, so every unit makes its call) -- against one local OpenAI-compatible server
+client (no cache by default, so every unit makes its call; ``--cache`` gives each run a fresh
+call cache in a scratch folder, as every analysis has one in its run folder, so the cost of
+storing each answer and of claiming each call is measured too) -- against one local
+OpenAI-compatible server
 (the test suite's threaded server, ``tests.support``) that answers each call after a fixed
 latency. Each worker (the local executor is one) keeps ``--per-worker`` calls in flight, so
 ``n`` workers can at best reach ``n * per_worker / latency`` calls/s. Reported per
@@ -32,15 +35,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from groundtrace.analyzer.executor import Executor, LocalExecutor, RayExecutor, unit_seed
-from groundtrace.analyzer.llm import ChatRequest, ModelClient, RetryPolicy
+from groundtrace.analyzer.llm import CallCache, ChatRequest, ModelClient, RetryPolicy
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, default_handler
 
 
@@ -83,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--workers", default="1,2,4,8", help="Ray worker counts")
     parser.add_argument("--address", default=None, help="a running Ray cluster")
     parser.add_argument("--cpus", type=int, default=2, help="CPUs of the private Ray instance")
+    parser.add_argument("--cache", action="store_true", help="a fresh call cache per run")
     args = parser.parse_args(argv)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private namespace: loopback only
@@ -94,22 +100,27 @@ def main(argv: Sequence[str] | None = None) -> None:
     units = list(range(args.calls))
     report: dict[str, Any] = {
         "calls": args.calls, "latency_s": args.latency, "per_worker": args.per_worker,
-        "cpus": os.cpu_count(), "runs": {},
+        "cpus": os.cpu_count(), "cache": args.cache, "runs": {},
     }  # fmt: skip
     outputs: dict[str, list[str]] = {}
-    with OpenAICompatServer(handler=handler) as server:
+    scratch = tempfile.TemporaryDirectory(prefix="scale-out-")
+    fresh = itertools.count()
+    with scratch, OpenAICompatServer(handler=handler) as server:
         retry = RetryPolicy(max_attempts=3)
-        client = ModelClient(server.base_url, concurrency=args.per_worker, timeout=60.0,
-                             retry=retry)  # fmt: skip
-        work = Call(client)
+
+        def call(in_flight: int) -> Call:
+            """The work, with a call cache of its own under ``--cache``."""
+            cache = CallCache(f"{scratch.name}/{next(fresh)}.sqlite") if args.cache else None
+            return Call(ModelClient(server.base_url, concurrency=in_flight, timeout=60.0,
+                                    retry=retry, cache=cache))  # fmt: skip
+
         report["runs"]["local"], outputs["local"] = _measure(
-            LocalExecutor(args.per_worker), work, units
+            LocalExecutor(args.per_worker), call(args.per_worker), units
         )
         # the ceiling of this machine and server: one process with the most calls in flight
         widest = max(int(w) for w in args.workers.split(",")) * args.per_worker
-        wide = Call(ModelClient(server.base_url, concurrency=widest, timeout=60.0, retry=retry))
         report["runs"]["local_wide"], outputs["local_wide"] = _measure(
-            LocalExecutor(widest), wide, units
+            LocalExecutor(widest), call(widest), units
         )
         report["runs"]["local_wide"]["in_flight"] = widest
         for n in (int(w) for w in args.workers.split(",")):
@@ -119,8 +130,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             )  # fmt: skip
             name = f"ray_{n}"
             try:
-                report["runs"][name], outputs[name] = _measure(executor, work, units)
-                warm, outputs[f"{name}_warm"] = _measure(executor, work, units)
+                report["runs"][name], outputs[name] = _measure(
+                    executor, call(args.per_worker), units
+                )
+                warm, outputs[f"{name}_warm"] = _measure(executor, call(args.per_worker), units)
             finally:  # stops its workers (and the private instance it started)
                 executor.close()
             report["runs"][name] |= {"workers": n, "warm": warm}
