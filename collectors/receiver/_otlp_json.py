@@ -1,13 +1,17 @@
-"""OTLP trace requests between their protobuf and OTLP/JSON encodings.
+"""OTLP export requests (traces and logs) between their protobuf and OTLP/JSON encodings.
 
 The receiver stores every batch as one line of OTLP/JSON, exactly as the OpenTelemetry
-Collector's ``file`` exporter writes it: an ``ExportTraceServiceRequest`` per line, keys in
-lowerCamelCase, trace and span ids as lower-case hex, 64-bit integers as decimal strings,
-enums as integers, default-valued fields left out. Protobuf bodies are decoded with the
-``opentelemetry-proto`` messages and walked field by field (much faster than the generic
-``json_format`` printer, which would also write ids in base64). JSON bodies are parsed into
-the same message first, so both encodings are validated the same way and land on disk in one
-canonical form.
+Collector's ``file`` exporter writes it: an ``ExportTraceServiceRequest`` (or
+``ExportLogsServiceRequest``) per line, keys in lowerCamelCase, trace and span ids as
+lower-case hex, 64-bit integers as decimal strings, enums as integers, default-valued fields
+left out. Protobuf bodies are decoded with the ``opentelemetry-proto`` messages and walked
+field by field (much faster than the generic ``json_format`` printer, which would also write
+ids in base64). JSON bodies are parsed into the same message first, so both encodings are
+validated the same way and land on disk in one canonical form.
+
+Both signals share one layout (resource, then scope, then items) and one walk of it: a
+:class:`Signal` names a signal's levels, its ids and how one item is written;
+:data:`TRACES` is defined here and ``LOGS`` in :mod:`._otlp_logs`.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from __future__ import annotations
 import base64
 import json
 import math
-from typing import Any, Final, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
 
 import orjson
 from google.protobuf import json_format
@@ -25,35 +31,171 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
-from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 __all__ = [
+    "TRACES",
     "BodyDecodeError",
-    "envelope",
+    "IdRule",
+    "Signal",
+    "any_value_json",
     "load_json",
     "parse_dict",
     "parse_json_request",
     "parse_protobuf",
     "parse_protobuf_request",
+    "put_attributes",
     "request_to_json_line",
     "request_to_otlp_json",
     "validate_request",
 ]
-
-#: Fields holding ids, in both spellings OTLP/JSON receivers must accept.
-_ID_FIELDS: Final = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
 
 
 class BodyDecodeError(ValueError):
     """A request body is not a valid ``ExportTraceServiceRequest`` in the claimed encoding."""
 
 
+M = TypeVar("M", bound=Message)
+
+
+@dataclass(frozen=True, slots=True)
+class IdRule:
+    """One id of a signal's items: its protobuf field, its OTLP/JSON key, its size in bytes
+    and whether it may be empty."""
+
+    field: str
+    key: str
+    size: int
+    optional: bool
+
+    def problem(self, item: Any) -> str:
+        """What is wrong with ``item``'s id, or ``""``."""
+        value = getattr(item, self.field)
+        if len(value) == self.size or (self.optional and not value):
+            return ""
+        empty = "empty or " if self.optional else ""
+        return f"{self.key} must be {empty}{self.size} bytes, got {len(value)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Signal(Generic[M]):
+    """The layout of one OTLP signal's export request and how to convert it.
+
+    Attributes:
+        message: the export request's protobuf class.
+        keys: the OTLP/JSON keys of its three levels (``resourceSpans``, ``scopeSpans``,
+            ``spans``).
+        fields: the protobuf field names of the same levels (also the snake_case JSON
+            spelling receivers must accept).
+        ids: the ids of one item, checked on every request.
+        nested: keys of lists inside an item whose entries carry ids too (span links).
+        item_json: one item as its OTLP/JSON object.
+    """
+
+    message: type[M]
+    keys: tuple[str, str, str]
+    fields: tuple[str, str, str]
+    ids: tuple[IdRule, ...]
+    nested: tuple[str, ...]
+    item_json: Callable[[Any], dict[str, Any]]
+
+    def accept(self, body: bytes, *, protobuf: bool) -> tuple[int, bytes]:
+        """Decode and check one request body: its number of items and its OTLP-JSON line
+        (``b""`` when it holds no item).
+
+        Raises:
+            BodyDecodeError: the body is not a valid request in its encoding, or an id has
+                the wrong size.
+        """
+        message = self.parse_protobuf(body) if protobuf else self.parse_json(body)
+        count = self.validate(message)
+        return count, self.to_json_line(message) if count else b""
+
+    def parse_protobuf(self, body: bytes) -> M:
+        """Decode a binary protobuf export request.
+
+        Raises:
+            BodyDecodeError: the bytes are not a valid message.
+        """
+        return parse_protobuf(self.message(), body)
+
+    def parse_json(self, body: bytes) -> M:
+        """Decode an OTLP/JSON export request (hex ids; either key spelling).
+
+        Raises:
+            BodyDecodeError: not JSON, not an object, a non-hex id, or a field of the wrong
+                type.
+        """
+        document = load_json(body)
+        id_keys = (*(rule.key for rule in self.ids), *(rule.field for rule in self.ids))
+        spellings = zip(self.keys, self.fields, strict=True)
+        outer, middle, inner = (dict.fromkeys(pair) for pair in spellings)
+        for r_key in outer:
+            for r, resource in enumerate(_as_list(document.get(r_key))):
+                for s_key in middle:
+                    for s, scope in enumerate(_as_list(resource.get(s_key))):
+                        for i_key in inner:
+                            where = f"{r_key}[{r}].{s_key}[{s}].{i_key}"
+                            _ids_hex_to_b64(scope.get(i_key), where, id_keys, self.nested)
+        return parse_dict(document, self.message())
+
+    def validate(self, request: M) -> int:
+        """Check the ids of every item and return the number of items.
+
+        Raises:
+            BodyDecodeError: an id of the wrong size (the first offending item is named).
+        """
+        r_field, s_field, i_field = self.fields
+        count = 0
+        for r, resource in enumerate(getattr(request, r_field)):
+            for s, scope in enumerate(getattr(resource, s_field)):
+                items = getattr(scope, i_field)
+                for i, item in enumerate(items):
+                    for rule in self.ids:
+                        problem = rule.problem(item)
+                        if problem:
+                            r_key, s_key, i_key = self.keys
+                            where = f"{r_key}[{r}].{s_key}[{s}].{i_key}[{i}]"
+                            raise BodyDecodeError(f"{where}: {problem}")
+                count += len(items)
+        return count
+
+    def to_otlp_json(self, request: M) -> dict[str, Any]:
+        """The OTLP/JSON object of a request (the Collector file exporter's layout)."""
+        r_key, s_key, i_key = self.keys
+        r_field, s_field, i_field = self.fields
+        item_json = self.item_json
+        return {
+            r_key: [
+                _envelope(
+                    "resource",
+                    _resource(resource.resource),
+                    s_key,
+                    [
+                        _envelope(
+                            "scope",
+                            _scope(scope.scope),
+                            i_key,
+                            [item_json(item) for item in getattr(scope, i_field)],
+                            scope.schema_url,
+                        )
+                        for scope in getattr(resource, s_field)
+                    ],
+                    resource.schema_url,
+                )
+                for resource in getattr(request, r_field)
+            ]
+        }
+
+    def to_json_line(self, request: M) -> bytes:
+        """One compact UTF-8 line (with the trailing newline) for the OTLP-JSON lines file."""
+        line: bytes = orjson.dumps(self.to_otlp_json(request))
+        return line + b"\n"
+
+
 # ---------------------------------------------------------------------------------------------
 # decoding
 # ---------------------------------------------------------------------------------------------
-
-
-M = TypeVar("M", bound=Message)
 
 
 def parse_protobuf(message: M, body: bytes) -> M:
@@ -68,15 +210,6 @@ def parse_protobuf(message: M, body: bytes) -> M:
         name = message.DESCRIPTOR.name
         raise BodyDecodeError(f"invalid protobuf {name}: {exc}") from exc
     return message
-
-
-def parse_protobuf_request(body: bytes) -> ExportTraceServiceRequest:
-    """Decode a binary protobuf ``ExportTraceServiceRequest``.
-
-    Raises:
-        BodyDecodeError: the bytes are not a valid message.
-    """
-    return parse_protobuf(ExportTraceServiceRequest(), body)
 
 
 def load_json(body: bytes) -> dict[str, Any]:
@@ -121,34 +254,19 @@ def _hex_to_b64(value: object, where: str) -> object:
     return base64.b64encode(raw).decode("ascii")
 
 
-def _ids_hex_to_b64(items: object, where: str) -> None:
+def _ids_hex_to_b64(
+    items: object, where: str, id_keys: tuple[str, ...], nested: tuple[str, ...]
+) -> None:
     if not isinstance(items, list):
         return
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             continue
-        for key in _ID_FIELDS:
+        for key in id_keys:
             if key in item:
                 item[key] = _hex_to_b64(item[key], f"{where}[{index}].{key}")
-        for links_key in ("links",):
-            _ids_hex_to_b64(item.get(links_key), f"{where}[{index}].{links_key}")
-
-
-def parse_json_request(body: bytes) -> ExportTraceServiceRequest:
-    """Decode an OTLP/JSON ``ExportTraceServiceRequest`` (hex ids; either key spelling).
-
-    Raises:
-        BodyDecodeError: not JSON, not an object, a non-hex id, or a field of the wrong type.
-    """
-    document = load_json(body)
-    for rs_key in ("resourceSpans", "resource_spans"):
-        for r_index, resource_spans in enumerate(_as_list(document.get(rs_key))):
-            for ss_key in ("scopeSpans", "scope_spans"):
-                scope_list = _as_list(resource_spans.get(ss_key))
-                for s_index, scope_spans in enumerate(scope_list):
-                    where = f"{rs_key}[{r_index}].{ss_key}[{s_index}].spans"
-                    _ids_hex_to_b64(scope_spans.get("spans"), where)
-    return parse_dict(document, ExportTraceServiceRequest())
+        for key in nested:
+            _ids_hex_to_b64(item.get(key), f"{where}[{index}].{key}", id_keys, nested)
 
 
 def _as_list(value: object) -> list[dict[str, Any]]:
@@ -157,38 +275,13 @@ def _as_list(value: object) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)]
 
 
-def validate_request(request: ExportTraceServiceRequest) -> int:
-    """Check the ids of every span and return the number of spans.
-
-    Raises:
-        BodyDecodeError: a trace id is not 16 bytes, a span id not 8, or a parent span id
-            neither empty nor 8 bytes (the first offending span is named).
-    """
-    count = 0
-    for r_index, resource_spans in enumerate(request.resource_spans):
-        for s_index, scope_spans in enumerate(resource_spans.scope_spans):
-            for index, span in enumerate(scope_spans.spans):
-                problem = ""
-                if len(span.trace_id) != 16:
-                    problem = f"traceId must be 16 bytes, got {len(span.trace_id)}"
-                elif len(span.span_id) != 8:
-                    problem = f"spanId must be 8 bytes, got {len(span.span_id)}"
-                elif span.parent_span_id and len(span.parent_span_id) != 8:
-                    size = len(span.parent_span_id)
-                    problem = f"parentSpanId must be empty or 8 bytes, got {size}"
-                if problem:
-                    where = f"resourceSpans[{r_index}].scopeSpans[{s_index}].spans[{index}]"
-                    raise BodyDecodeError(f"{where}: {problem}")
-            count += len(scope_spans.spans)
-    return count
-
-
 # ---------------------------------------------------------------------------------------------
 # encoding
 # ---------------------------------------------------------------------------------------------
 
 
-def _any_value(value: AnyValue) -> dict[str, Any]:
+def any_value_json(value: AnyValue) -> dict[str, Any]:
+    """One ``AnyValue`` as its OTLP/JSON object."""
     which = value.WhichOneof("value")
     if which == "string_value":
         return {"stringValue": value.string_value}
@@ -203,7 +296,7 @@ def _any_value(value: AnyValue) -> dict[str, Any]:
         text = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
         return {"doubleValue": text}
     if which == "array_value":
-        return {"arrayValue": {"values": [_any_value(v) for v in value.array_value.values]}}
+        return {"arrayValue": {"values": [any_value_json(v) for v in value.array_value.values]}}
     if which == "kvlist_value":
         return {"kvlistValue": {"values": _attributes(value.kvlist_value.values)}}
     if which == "bytes_value":
@@ -217,16 +310,21 @@ def _attributes(values: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     kv: KeyValue
     for kv in values:
-        out.append({"key": kv.key, "value": _any_value(kv.value)})
+        out.append({"key": kv.key, "value": any_value_json(kv.value)})
     return out
+
+
+def put_attributes(out: dict[str, Any], item: Any) -> None:
+    """Add ``item``'s ``attributes`` and ``droppedAttributesCount`` to ``out`` (when set)."""
+    if item.attributes:
+        out["attributes"] = _attributes(item.attributes)
+    if item.dropped_attributes_count:
+        out["droppedAttributesCount"] = item.dropped_attributes_count
 
 
 def _resource(resource: Resource) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if resource.attributes:
-        out["attributes"] = _attributes(resource.attributes)
-    if resource.dropped_attributes_count:
-        out["droppedAttributesCount"] = resource.dropped_attributes_count
+    put_attributes(out, resource)
     return out
 
 
@@ -236,10 +334,17 @@ def _scope(scope: InstrumentationScope) -> dict[str, Any]:
         out["name"] = scope.name
     if scope.version:
         out["version"] = scope.version
-    if scope.attributes:
-        out["attributes"] = _attributes(scope.attributes)
-    if scope.dropped_attributes_count:
-        out["droppedAttributesCount"] = scope.dropped_attributes_count
+    put_attributes(out, scope)
+    return out
+
+
+def _envelope(
+    head: str, value: dict[str, Any], key: str, items: list[Any], schema_url: str
+) -> dict[str, Any]:
+    """One resource or scope entry of an export: ``{head: value, key: items, schemaUrl}``."""
+    out: dict[str, Any] = {head: value, key: items}
+    if schema_url:
+        out["schemaUrl"] = schema_url
     return out
 
 
@@ -256,18 +361,12 @@ def _span(span: Span) -> dict[str, Any]:
         out["kind"] = span.kind
     out["startTimeUnixNano"] = str(span.start_time_unix_nano)
     out["endTimeUnixNano"] = str(span.end_time_unix_nano)
-    if span.attributes:
-        out["attributes"] = _attributes(span.attributes)
-    if span.dropped_attributes_count:
-        out["droppedAttributesCount"] = span.dropped_attributes_count
+    put_attributes(out, span)
     if span.events:
         events = []
         for event in span.events:
             item: dict[str, Any] = {"timeUnixNano": str(event.time_unix_nano), "name": event.name}
-            if event.attributes:
-                item["attributes"] = _attributes(event.attributes)
-            if event.dropped_attributes_count:
-                item["droppedAttributesCount"] = event.dropped_attributes_count
+            put_attributes(item, event)
             events.append(item)
         out["events"] = events
     if span.dropped_events_count:
@@ -278,10 +377,7 @@ def _span(span: Span) -> dict[str, Any]:
             entry: dict[str, Any] = {"traceId": link.trace_id.hex(), "spanId": link.span_id.hex()}
             if link.trace_state:
                 entry["traceState"] = link.trace_state
-            if link.attributes:
-                entry["attributes"] = _attributes(link.attributes)
-            if link.dropped_attributes_count:
-                entry["droppedAttributesCount"] = link.dropped_attributes_count
+            put_attributes(entry, link)
             if link.flags:
                 entry["flags"] = link.flags
             links.append(entry)
@@ -297,33 +393,58 @@ def _span(span: Span) -> dict[str, Any]:
     return out
 
 
-def envelope(
-    head: str, value: dict[str, Any], key: str, items: list[Any], schema_url: str
-) -> dict[str, Any]:
-    """One resource or scope entry of an export: ``{head: value, key: items, schemaUrl}``."""
-    out: dict[str, Any] = {head: value, key: items}
-    if schema_url:
-        out["schemaUrl"] = schema_url
-    return out
+# ---------------------------------------------------------------------------------------------
+# traces
+# ---------------------------------------------------------------------------------------------
+
+#: Trace exports: every span has a trace id and a span id; a parent span id is optional.
+TRACES: Final[Signal[ExportTraceServiceRequest]] = Signal(
+    message=ExportTraceServiceRequest,
+    keys=("resourceSpans", "scopeSpans", "spans"),
+    fields=("resource_spans", "scope_spans", "spans"),
+    ids=(
+        IdRule("trace_id", "traceId", 16, optional=False),
+        IdRule("span_id", "spanId", 8, optional=False),
+        IdRule("parent_span_id", "parentSpanId", 8, optional=True),
+    ),
+    nested=("links",),
+    item_json=_span,
+)
 
 
-def _scope_spans(scope_spans: ScopeSpans) -> dict[str, Any]:
-    spans = [_span(span) for span in scope_spans.spans]
-    return envelope("scope", _scope(scope_spans.scope), "spans", spans, scope_spans.schema_url)
+def parse_protobuf_request(body: bytes) -> ExportTraceServiceRequest:
+    """Decode a binary protobuf ``ExportTraceServiceRequest``.
+
+    Raises:
+        BodyDecodeError: the bytes are not a valid message.
+    """
+    return TRACES.parse_protobuf(body)
 
 
-def _resource_spans(resource_spans: ResourceSpans) -> dict[str, Any]:
-    scopes = [_scope_spans(ss) for ss in resource_spans.scope_spans]
-    resource = _resource(resource_spans.resource)
-    return envelope("resource", resource, "scopeSpans", scopes, resource_spans.schema_url)
+def parse_json_request(body: bytes) -> ExportTraceServiceRequest:
+    """Decode an OTLP/JSON ``ExportTraceServiceRequest`` (hex ids; either key spelling).
+
+    Raises:
+        BodyDecodeError: not JSON, not an object, a non-hex id, or a field of the wrong type.
+    """
+    return TRACES.parse_json(body)
+
+
+def validate_request(request: ExportTraceServiceRequest) -> int:
+    """Check the ids of every span and return the number of spans.
+
+    Raises:
+        BodyDecodeError: a trace id is not 16 bytes, a span id not 8, or a parent span id
+            neither empty nor 8 bytes (the first offending span is named).
+    """
+    return TRACES.validate(request)
 
 
 def request_to_otlp_json(request: ExportTraceServiceRequest) -> dict[str, Any]:
     """The OTLP/JSON object of a request (the Collector file exporter's layout)."""
-    return {"resourceSpans": [_resource_spans(rs) for rs in request.resource_spans]}
+    return TRACES.to_otlp_json(request)
 
 
 def request_to_json_line(request: ExportTraceServiceRequest) -> bytes:
     """One compact UTF-8 line (with the trailing newline) for the OTLP-JSON lines file."""
-    line: bytes = orjson.dumps(request_to_otlp_json(request))
-    return line + b"\n"
+    return TRACES.to_json_line(request)

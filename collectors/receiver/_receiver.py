@@ -26,14 +26,8 @@ from google.rpc import status_pb2  # type: ignore[import-untyped]
 from groundtrace.collectors.errors import InputError
 
 from ._http import BodyTooLarge, HttpConnection, IdleTimeout, Reply, header
-from ._otlp_json import (
-    BodyDecodeError,
-    parse_json_request,
-    parse_protobuf_request,
-    request_to_json_line,
-    validate_request,
-)
-from ._otlp_logs import logs_to_json_line, parse_json_logs, parse_protobuf_logs, validate_logs
+from ._otlp_json import TRACES, BodyDecodeError
+from ._otlp_logs import LOGS
 from ._store import BatchStore, StoreStats
 
 __all__ = [
@@ -587,16 +581,7 @@ class Receiver:
         if encoding == "gzip":
             body = _gunzip(body, limits.max_body_bytes, media)
         try:
-            if logs:
-                message = (parse_protobuf_logs if media == _PROTOBUF else parse_json_logs)(body)
-                items = validate_logs(message)
-                line = logs_to_json_line(message) if items else b""
-            else:
-                request = (parse_protobuf_request if media == _PROTOBUF else parse_json_request)(
-                    body
-                )
-                items = validate_request(request)
-                line = request_to_json_line(request) if items else b""
+            items, line = (LOGS if logs else TRACES).accept(body, protobuf=media == _PROTOBUF)
         except BodyDecodeError as exc:
             raise _Refused(_status_reply(400, media, str(exc))) from None
         if items == 0:  # nothing to keep; an empty line would only be noise for the readers
