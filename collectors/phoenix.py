@@ -39,7 +39,7 @@ Usage::
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 from urllib.parse import quote
@@ -299,34 +299,16 @@ def _paged_annotations(
     max_pages: int | None,
 ) -> Iterator[dict[str, Any]]:
     for start in range(0, len(ids), _IDS_PER_REQUEST):
-        cursor: str | None = None
-        pages = 0
-        while True:
-            if max_pages is not None and pages >= max_pages:
-                raise TraceReadError(f"more than {max_pages} pages of annotations", path=endpoint)
-            params: dict[str, Any] = {
-                id_param: ids[start : start + _IDS_PER_REQUEST],
-                "limit": 1000,
-                "exclude_annotation_names": [_NOTE],
-            }
-            if cursor is not None:
-                params["cursor"] = cursor
-            body = _get_page(http, endpoint, params, headers)
-            pages += 1
-            data = body.get("data")
-            if not isinstance(data, list):
-                raise TraceReadError("the response has no data list", path=endpoint, field="data")
+        params: dict[str, Any] = {
+            id_param: ids[start : start + _IDS_PER_REQUEST],
+            "limit": 1000,
+            "exclude_annotation_names": [_NOTE],
+        }
+        for data in _pages(http, endpoint, params, headers, max_pages, "annotations"):
             for row in data:
                 if not isinstance(row, dict):
                     raise TraceReadError("an annotation must be an object", path=endpoint)
                 yield row
-            next_cursor = body.get("next_cursor")
-            if next_cursor is None:
-                break
-            if not isinstance(next_cursor, str) or next_cursor == cursor:
-                message = f"bad next_cursor {next_cursor!r}"
-                raise TraceReadError(message, path=endpoint, field="next_cursor")
-            cursor = next_cursor
 
 
 def _document_annotations(
@@ -341,17 +323,7 @@ def _document_annotations(
             f"{_DOCUMENTS_QUERY} }} }}"
             for i, gid in enumerate(chunk)
         )
-        try:
-            response = http.post(endpoint, json={"query": f"{{ {fields} }}"}, headers=headers)
-        except httpx.HTTPError as exc:
-            raise TraceReadError(f"cannot reach Phoenix: {exc}", path=endpoint) from exc
-        if response.status_code != 200:
-            message = f"Phoenix answered {response.status_code}: {response.text[:200]}"
-            raise TraceReadError(message, path=endpoint)
-        try:
-            body = response.json()
-        except ValueError as exc:
-            raise TraceReadError(f"Phoenix sent invalid JSON: {exc}", path=endpoint) from exc
+        body = _call(http.post, endpoint, json={"query": f"{{ {fields} }}"}, headers=headers)
         errors = body.get("errors") if isinstance(body, dict) else None
         data = body.get("data") if isinstance(body, dict) else None
         if errors or not isinstance(data, dict):
@@ -462,24 +434,9 @@ def fetch_phoenix_spans(
     own = client is None
     http = client if client is not None else httpx.Client(timeout=timeout)
     try:
-        cursor: str | None = None
-        pages = 0
         position = 0
-        while True:
-            if max_pages is not None and pages >= max_pages:
-                raise TraceReadError(f"more than {max_pages} pages of spans", path=endpoint)
-            params: dict[str, str | int] = {
-                "limit": page_size,
-                "sort": "start_time",
-                "order": "asc",
-            }
-            if cursor is not None:
-                params["cursor"] = cursor
-            body = _get_page(http, endpoint, params, headers)
-            pages += 1
-            data = body.get("data")
-            if not isinstance(data, list):
-                raise TraceReadError("the response has no data list", path=endpoint, field="data")
+        params = {"limit": page_size, "sort": "start_time", "order": "asc"}
+        for data in _pages(http, endpoint, params, headers, max_pages, "spans"):
             page: list[tuple[str, SpanRecord]] = []
             for span in data:
                 position += 1
@@ -494,37 +451,71 @@ def fetch_phoenix_spans(
                                              headers, max_pages)  # fmt: skip
             else:
                 yield from (record for _, record in page)
-            next_cursor = body.get("next_cursor")
-            if next_cursor is None:
-                return
-            if not isinstance(next_cursor, str) or next_cursor == cursor:
-                message = f"bad next_cursor {next_cursor!r}"
-                raise TraceReadError(message, path=endpoint, field="next_cursor")
-            cursor = next_cursor
     finally:
         if own:
             http.close()
 
 
-def _get_page(
-    http: httpx.Client, endpoint: str, params: dict[str, str | int], headers: dict[str, str]
-) -> dict[str, Any]:
+def _pages(
+    http: httpx.Client,
+    endpoint: str,
+    params: Mapping[str, Any],
+    headers: dict[str, str],
+    max_pages: int | None,
+    what: str,
+) -> Iterator[list[Any]]:
+    """The ``data`` list of every page of a cursor-paginated Phoenix list, in order.
+
+    Raises:
+        TraceReadError: more than ``max_pages`` pages, a page that is not Phoenix's list JSON,
+            or a ``next_cursor`` that is not a string or repeats the last one.
+    """
+    cursor: str | None = None
+    pages = 0
+    while True:
+        if max_pages is not None and pages >= max_pages:
+            raise TraceReadError(f"more than {max_pages} pages of {what}", path=endpoint)
+        query = dict(params) if cursor is None else {**params, "cursor": cursor}
+        body = _call(http.get, endpoint, "Phoenix has no such project", params=query,
+                     headers=headers)  # fmt: skip
+        if not isinstance(body, dict):
+            raise TraceReadError("Phoenix sent a non-object response", path=endpoint)
+        pages += 1
+        data = body.get("data")
+        if not isinstance(data, list):
+            raise TraceReadError("the response has no data list", path=endpoint, field="data")
+        yield data
+        next_cursor = body.get("next_cursor")
+        if next_cursor is None:
+            return
+        if not isinstance(next_cursor, str) or next_cursor == cursor:
+            message = f"bad next_cursor {next_cursor!r}"
+            raise TraceReadError(message, path=endpoint, field="next_cursor")
+        cursor = next_cursor
+
+
+def _call(
+    send: Callable[..., httpx.Response], endpoint: str, not_found: str = "", **request: Any
+) -> Any:
+    """The JSON body of Phoenix's 200 answer to ``send(endpoint, **request)``.
+
+    Raises:
+        TraceReadError: Phoenix cannot be reached, answers another status (404 says
+            ``not_found`` when given) or sends invalid JSON.
+    """
     try:
-        response = http.get(endpoint, params=params, headers=headers)
+        response = send(endpoint, **request)
     except httpx.HTTPError as exc:
         raise TraceReadError(f"cannot reach Phoenix: {exc}", path=endpoint) from exc
-    if response.status_code == 404:
-        raise TraceReadError(f"Phoenix has no such project: {response.text[:200]}", path=endpoint)
+    if response.status_code == 404 and not_found:
+        raise TraceReadError(f"{not_found}: {response.text[:200]}", path=endpoint)
     if response.status_code != 200:
         message = f"Phoenix answered {response.status_code}: {response.text[:200]}"
         raise TraceReadError(message, path=endpoint)
     try:
-        body = response.json()
+        return response.json()
     except ValueError as exc:
         raise TraceReadError(f"Phoenix sent invalid JSON: {exc}", path=endpoint) from exc
-    if not isinstance(body, dict):
-        raise TraceReadError("Phoenix sent a non-object response", path=endpoint)
-    return body
 
 
 def pull_phoenix_traces(
