@@ -92,6 +92,30 @@ def _attributes(attributes: Mapping[str, object] | None) -> list[dict[str, Any]]
     return [{"key": key, "value": encode_value(value)} for key, value in attributes.items()]
 
 
+def _put_attributes(
+    out: dict[str, Any], attributes: Mapping[str, object] | None, dropped: int
+) -> None:
+    """Add ``attributes`` and their ``droppedAttributesCount`` to ``out`` (when any)."""
+    encoded = _attributes(attributes)
+    if encoded:
+        out["attributes"] = encoded
+    if dropped:
+        out["droppedAttributesCount"] = dropped
+
+
+def _context(ctx: SpanContext | None) -> dict[str, Any]:
+    """The ``traceId``, ``spanId`` and ``traceState`` of a span or link."""
+    if ctx is None:
+        return {"traceId": "", "spanId": ""}
+    out: dict[str, Any] = {
+        "traceId": format(ctx.trace_id, "032x"),
+        "spanId": format(ctx.span_id, "016x"),
+    }
+    if ctx.trace_state:
+        out["traceState"] = ",".join(f"{k}={v}" for k, v in ctx.trace_state.items())
+    return out
+
+
 def _flags(context: SpanContext | None) -> int:
     if context is not None and context.is_remote:
         return _FLAG_HAS_IS_REMOTE | _FLAG_IS_REMOTE
@@ -99,13 +123,7 @@ def _flags(context: SpanContext | None) -> int:
 
 
 def _span(span: ReadableSpan) -> dict[str, Any]:
-    ctx = span.get_span_context()
-    out: dict[str, Any] = {
-        "traceId": format(ctx.trace_id, "032x") if ctx is not None else "",
-        "spanId": format(ctx.span_id, "016x") if ctx is not None else "",
-    }
-    if ctx is not None and ctx.trace_state:
-        out["traceState"] = ",".join(f"{k}={v}" for k, v in ctx.trace_state.items())
+    out = _context(span.get_span_context())
     parent = span.parent
     if parent is not None:
         out["parentSpanId"] = format(parent.span_id, "016x")
@@ -115,22 +133,14 @@ def _span(span: ReadableSpan) -> dict[str, Any]:
     out["kind"] = span.kind.value + 1  # SDK INTERNAL=0 ... ; OTLP SPAN_KIND_INTERNAL=1 ...
     out["startTimeUnixNano"] = str(span.start_time or 0)
     out["endTimeUnixNano"] = str(span.end_time or 0)
-    attributes = _attributes(span.attributes)
-    if attributes:
-        out["attributes"] = attributes
-    if span.dropped_attributes:
-        out["droppedAttributesCount"] = span.dropped_attributes
+    _put_attributes(out, span.attributes, span.dropped_attributes)
     if span.events:
         events = []
         for event in span.events:
             encoded: dict[str, Any] = {"timeUnixNano": str(event.timestamp)}
             if event.name:
                 encoded["name"] = event.name
-            event_attributes = _attributes(event.attributes)
-            if event_attributes:
-                encoded["attributes"] = event_attributes
-            if event.dropped_attributes:
-                encoded["droppedAttributesCount"] = event.dropped_attributes
+            _put_attributes(encoded, event.attributes, event.dropped_attributes)
             events.append(encoded)
         out["events"] = events
     if span.dropped_events:
@@ -138,19 +148,9 @@ def _span(span: ReadableSpan) -> dict[str, Any]:
     if span.links:
         links = []
         for link in span.links:
-            lctx = link.context
-            encoded = {
-                "traceId": format(lctx.trace_id, "032x"),
-                "spanId": format(lctx.span_id, "016x"),
-            }
-            if lctx.trace_state:
-                encoded["traceState"] = ",".join(f"{k}={v}" for k, v in lctx.trace_state.items())
-            link_attributes = _attributes(link.attributes)
-            if link_attributes:
-                encoded["attributes"] = link_attributes
-            if link.dropped_attributes:
-                encoded["droppedAttributesCount"] = link.dropped_attributes
-            encoded["flags"] = _flags(lctx)
+            encoded = _context(link.context)
+            _put_attributes(encoded, link.attributes, link.dropped_attributes)
+            encoded["flags"] = _flags(link.context)
             links.append(encoded)
         out["links"] = links
     if span.dropped_links:
