@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -31,6 +31,7 @@ __all__ = [
     "decode_id",
     "decode_request",
     "decode_span",
+    "objects",
 ]
 
 SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -273,6 +274,21 @@ def _list(obj: Any, key: str, where: str) -> list[Any]:
     return value
 
 
+def objects(parent: dict[str, Any], key: str, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(JSON path, entry) of each entry of the envelope list ``parent[key]``, whose own path is
+    ``where`` (``$`` for the request).
+
+    Raises:
+        SpanDecodeError: the value is not a list, or an entry is not an object.
+    """
+    prefix = "" if where == "$" else f"{where}."
+    for index, item in enumerate(_list(parent, key, where)):
+        path = f"{prefix}{key}[{index}]"
+        if not isinstance(item, dict):
+            raise SpanDecodeError("must be an object", path)
+        yield path, item
+
+
 def decode_request(
     obj: Any,
     location: SourceLocation,
@@ -292,10 +308,7 @@ def decode_request(
         raise SpanDecodeError("expected an ExportTraceServiceRequest object", "$")
     notes = notes or {}
     out: list[SpanRecord] = []
-    for r, resource_spans in enumerate(_list(obj, "resourceSpans", "$")):
-        rwhere = f"resourceSpans[{r}]"
-        if not isinstance(resource_spans, dict):
-            raise SpanDecodeError("must be an object", rwhere)
+    for rwhere, resource_spans in objects(obj, "resourceSpans", "$"):
         resource_obj = resource_spans.get("resource") or {}
         if not isinstance(resource_obj, dict):
             raise SpanDecodeError("resource must be an object", f"{rwhere}.resource")
@@ -303,10 +316,7 @@ def decode_request(
         resource = _attributes(
             resource_obj.get("attributes"), f"{rwhere}.resource.attributes", resource_bad
         )
-        for s, scope_spans in enumerate(_list(resource_spans, "scopeSpans", rwhere)):
-            swhere = f"{rwhere}.scopeSpans[{s}]"
-            if not isinstance(scope_spans, dict):
-                raise SpanDecodeError("must be an object", swhere)
+        for swhere, scope_spans in objects(resource_spans, "scopeSpans", rwhere):
             scope_obj = scope_spans.get("scope") or {}
             scope = (
                 (str(scope_obj.get("name", "")), str(scope_obj.get("version", "")))

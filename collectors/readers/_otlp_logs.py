@@ -26,7 +26,7 @@ from groundtrace.collectors.spans import (
 )
 from groundtrace.sdk import semconv as sc
 
-from ._otlp_json import SpanDecodeError, _list, decode_any_value, decode_id
+from ._otlp_json import SpanDecodeError, _list, decode_any_value, decode_id, objects
 from ._otlp_json import _attributes as _json_attributes
 from ._otlp_json import _nanos as _json_nanos
 from ._otlp_proto import _attributes as _proto_attributes
@@ -103,15 +103,9 @@ def decode_logs_request(
         raise SpanDecodeError("expected an ExportLogsServiceRequest object", "$")
     notes = notes or {}
     out: list[LogRecord] = []
-    for r, resource_logs in enumerate(_list(obj, "resourceLogs", "$")):
-        rwhere = f"resourceLogs[{r}]"
-        if not isinstance(resource_logs, dict):
-            raise SpanDecodeError("must be an object", rwhere)
+    for rwhere, resource_logs in objects(obj, "resourceLogs", "$"):
         _noted(notes, rwhere, errors)
-        for s, scope_logs in enumerate(_list(resource_logs, "scopeLogs", rwhere)):
-            swhere = f"{rwhere}.scopeLogs[{s}]"
-            if not isinstance(scope_logs, dict):
-                raise SpanDecodeError("must be an object", swhere)
+        for swhere, scope_logs in objects(resource_logs, "scopeLogs", rwhere):
             _noted(notes, swhere, errors)
             for i, raw in enumerate(_list(scope_logs, "logRecords", swhere)):
                 where = f"{swhere}.logRecords[{i}]"
