@@ -42,8 +42,8 @@ from groundtrace.analyzer.replay import (
     Journal,
     ReplayUnit,
     UnitResult,
+    keep_traces,
 )
-from groundtrace.analyzer.replay._prune import keep_traces
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors import ReadReport, Trace, read_traces
 
@@ -88,7 +88,8 @@ class RunConfig:
         axes: F1 threshold and divergence weights.
         stats: bootstrap/permutation settings (B = 5000, seed 42).
         thresholds: role thresholds.
-        limit: use the first N eligible traces (ordered by case id, then trace id).
+        limit: use the first N eligible traces (those with a case id first, ordered by case id,
+            then trace id).
         concurrency: replays in flight.
         timeout: seconds per model call attempt (endpoint replay).
         retry: retry policy of the model client.
@@ -153,9 +154,10 @@ def _load(
         raise InputError(
             f"no traces read from {list(map(str, paths))}" + (f": {errors}" if errors else "")
         )
+    # traces that name their case first: --limit takes items with gold before the others
     originals = sorted(
         (t for t in traces if t.replay is None),
-        key=lambda t: (t.request.case_id or "", t.trace_id),
+        key=lambda t: (t.request.case_id is None, t.request.case_id or "", t.trace_id),
     )
     not_usable: dict[str, str] = {}
     without_case = 0
