@@ -40,9 +40,7 @@ __all__ = [
     "Signal",
     "any_value_json",
     "load_json",
-    "parse_dict",
     "parse_json_request",
-    "parse_protobuf",
     "parse_protobuf_request",
     "put_attributes",
     "request_to_json_line",
@@ -117,7 +115,13 @@ class Signal(Generic[M]):
         Raises:
             BodyDecodeError: the bytes are not a valid message.
         """
-        return parse_protobuf(self.message(), body)
+        message = self.message()
+        try:
+            message.ParseFromString(body)
+        except (DecodeError, ValueError, RuntimeError) as exc:
+            name = message.DESCRIPTOR.name
+            raise BodyDecodeError(f"invalid protobuf {name}: {exc}") from exc
+        return message
 
     def parse_json(self, body: bytes) -> M:
         """Decode an OTLP/JSON export request (hex ids; either key spelling).
@@ -137,7 +141,10 @@ class Signal(Generic[M]):
                         for i_key in inner:
                             where = f"{r_key}[{r}].{s_key}[{s}].{i_key}"
                             _ids_hex_to_b64(scope.get(i_key), where, id_keys, self.nested)
-        return parse_dict(document, self.message())
+        try:  # ids are base64 now, as the generic protobuf JSON mapping has them
+            return json_format.ParseDict(document, self.message(), ignore_unknown_fields=True)
+        except (json_format.ParseError, ValueError, TypeError) as exc:
+            raise BodyDecodeError(f"invalid OTLP/JSON request: {exc}") from exc
 
     def validate(self, request: M) -> int:
         """Check the ids of every item and return the number of items.
@@ -162,30 +169,17 @@ class Signal(Generic[M]):
 
     def to_otlp_json(self, request: M) -> dict[str, Any]:
         """The OTLP/JSON object of a request (the Collector file exporter's layout)."""
-        r_key, s_key, i_key = self.keys
-        r_field, s_field, i_field = self.fields
-        item_json = self.item_json
-        return {
-            r_key: [
-                _envelope(
-                    "resource",
-                    _resource(resource.resource),
-                    s_key,
-                    [
-                        _envelope(
-                            "scope",
-                            _scope(scope.scope),
-                            i_key,
-                            [item_json(item) for item in getattr(scope, i_field)],
-                            scope.schema_url,
-                        )
-                        for scope in getattr(resource, s_field)
-                    ],
-                    resource.schema_url,
-                )
-                for resource in getattr(request, r_field)
-            ]
-        }
+        (r_key, s_key, i_key), (r_field, s_field, i_field) = self.keys, self.fields
+        resources = []
+        for resource in getattr(request, r_field):
+            scopes = []
+            for scope in getattr(resource, s_field):
+                items = getattr(scope, i_field)
+                entry = {"scope": _scope(scope.scope), i_key: list(map(self.item_json, items))}
+                scopes.append(_envelope(entry, scope.schema_url))
+            head = {"resource": _resource(resource.resource), s_key: scopes}
+            resources.append(_envelope(head, resource.schema_url))
+        return {r_key: resources}
 
     def to_json_line(self, request: M) -> bytes:
         """One compact UTF-8 line (with the trailing newline) for the OTLP-JSON lines file."""
@@ -198,27 +192,13 @@ class Signal(Generic[M]):
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_protobuf(message: M, body: bytes) -> M:
-    """Decode a binary protobuf body into ``message`` (an empty export request).
-
-    Raises:
-        BodyDecodeError: the bytes are not a valid message of that type.
-    """
-    try:
-        message.ParseFromString(body)
-    except (DecodeError, ValueError, RuntimeError) as exc:
-        name = message.DESCRIPTOR.name
-        raise BodyDecodeError(f"invalid protobuf {name}: {exc}") from exc
-    return message
-
-
 def load_json(body: bytes) -> dict[str, Any]:
     """The JSON object of an OTLP/JSON body.
 
     Raises:
         BodyDecodeError: not JSON, not an object, or nested deeper than the parser's
             recursion limit (a nesting bomb such as 100 000 ``[``); a message nested deeper
-            than protobuf's limit of 100 is refused later, by :func:`parse_dict`.
+            than protobuf's limit of 100 is refused later, by :meth:`Signal.parse_json`.
     """
     try:
         document = json.loads(body)
@@ -229,19 +209,6 @@ def load_json(body: bytes) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise BodyDecodeError("an OTLP/JSON request must be a JSON object")
     return document
-
-
-def parse_dict(document: dict[str, Any], message: M) -> M:
-    """``document`` (ids already in base64) into ``message``.
-
-    Raises:
-        BodyDecodeError: a field of the wrong type.
-    """
-    try:
-        json_format.ParseDict(document, message, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError) as exc:
-        raise BodyDecodeError(f"invalid OTLP/JSON request: {exc}") from exc
-    return message
 
 
 def _hex_to_b64(value: object, where: str) -> object:
@@ -338,11 +305,8 @@ def _scope(scope: InstrumentationScope) -> dict[str, Any]:
     return out
 
 
-def _envelope(
-    head: str, value: dict[str, Any], key: str, items: list[Any], schema_url: str
-) -> dict[str, Any]:
-    """One resource or scope entry of an export: ``{head: value, key: items, schemaUrl}``."""
-    out: dict[str, Any] = {head: value, key: items}
+def _envelope(out: dict[str, Any], schema_url: str) -> dict[str, Any]:
+    """A resource or scope entry of an export, with its ``schemaUrl`` when it has one."""
     if schema_url:
         out["schemaUrl"] = schema_url
     return out
