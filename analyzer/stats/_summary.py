@@ -39,6 +39,10 @@ __all__ = [
 #: Method recorded for the confidence interval.
 BOOTSTRAP_METHOD = "paired percentile bootstrap over items of the mean delta"
 
+#: Relative size below which a paired difference is float rounding, not a measured effect
+#: (``0.1 - 0.09999999999999998``): such a delta counts as exactly 0.
+FLOAT_NOISE = 1e-12
+
 FloatArray = npt.NDArray[np.float64]
 ArrayLikeFloat = npt.ArrayLike
 
@@ -267,6 +271,8 @@ def summarise_paired(
                 field=label,
             )
         delta = before - after
+        # a difference at the last bits of two equal scores computed two ways is no effect
+        delta[np.abs(delta) <= FLOAT_NOISE * np.maximum(1.0, np.abs(before))] = 0.0
         deltas[label] = delta
         paired = ~np.isnan(delta)
         if paired.any():

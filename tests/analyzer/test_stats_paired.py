@@ -153,6 +153,18 @@ def test_all_zero_deltas_give_p_one_and_zero_interval() -> None:
     assert not s.ci_excludes_zero
 
 
+def test_equal_scores_computed_two_ways_are_no_effect() -> None:
+    # 1 - 0.9 and 0.1 differ in their last bit: a reading once printed "Δ -2.8e-17, CI -2.8e-17
+    # to -2.8e-17" as an effect whose interval excludes 0
+    before, after = [1 - 0.9] * 6, [0.1] * 6
+    assert before[0] != after[0]
+    cal = summarise_paired({"cal": before}, {"cal": after})["cal"]
+    assert (cal.delta.mean, cal.delta.ci_low, cal.delta.ci_high) == (0.0, 0.0, 0.0)
+    assert not cal.delta.ci_excludes_zero
+    real = summarise_paired({"cal": [0.1 + 1e-9] * 6}, {"cal": after})["cal"]
+    assert real.delta.ci_excludes_zero  # a small real difference stays
+
+
 def test_missing_items_are_dropped_pairwise_and_counted() -> None:
     out = summarise_paired(
         {"cal": [0.1, np.nan, 0.4, 0.2], "corr": [1, 1, 0, 1]},
