@@ -14,7 +14,7 @@ from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from groundtrace.collectors import ReadReport, read_traces
-from groundtrace.collectors.receiver import LOGS_PATH, TRACES_PATH, Receiver
+from groundtrace.collectors.receiver import LOGS_PATH, TRACES_PATH, BodyDecodeError, Receiver
 from groundtrace.collectors.receiver._otlp_logs import parse_json_logs
 from tests.collectors.test_logs import (
     EVALUATION,
@@ -100,3 +100,15 @@ def test_openai_v2_default_mode_content_in_log_records_reaches_the_trace(tmp_pat
     assert llm.output_text == "Steven Spielberg" and llm.finish_reasons == ("stop",)
     assert not trace.findings_of("content_not_captured")
     assert not trace.findings_of("orphan_log")
+
+
+def test_a_non_hex_log_id_is_named_at_its_own_position() -> None:
+    """The index counts every entry of the list, as the trace bodies' do (a non-object entry
+    before the bad record does not shift it)."""
+    records = [5, {"traceId": "zz"}]
+    body = {"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]}
+    with pytest.raises(BodyDecodeError) as info:
+        parse_json_logs(json.dumps(body).encode())
+    assert str(info.value) == (
+        "resourceLogs[0].scopeLogs[0].logRecords[1].traceId: id 'zz' is not hex-encoded"
+    )
