@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.audit import AuditRun
-    from groundtrace.analyzer.gate._run import GateReport
+    from groundtrace.analyzer.gate import GateReport
     from groundtrace.analyzer.interventions import InterventionSummary
     from groundtrace.analyzer.judge import JudgeValidation
     from groundtrace.analyzer.paths import PathReport

@@ -34,8 +34,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.gate import CaseDecision
-    from groundtrace.analyzer.gate._run import GateReport
+    from groundtrace.analyzer.gate import CaseDecision, GateReport
     from groundtrace.analyzer.paths import PathReport
 
 __all__ = [
@@ -53,7 +52,7 @@ SHOWN = 20
 def _clear_errors(what: str) -> Iterator[None]:
     """Turn a missing extra or an unreadable report into a one-line test failure."""
     __tracebackhide__ = True
-    from groundtrace.analyzer.cli._extras import missing_extra
+    from groundtrace.analyzer._extras import missing_extra
     from groundtrace.collectors.errors import GroundtraceError
 
     try:
@@ -76,7 +75,7 @@ def load_gate_report(path: str | Path) -> GateReport:
     __tracebackhide__ = True
     with _clear_errors(f"the gate report {path}"):
         from groundtrace.analyzer._results import read
-        from groundtrace.analyzer.gate._run import GateReport
+        from groundtrace.analyzer.gate import GateReport
 
         return read(Path(path), GateReport)
 

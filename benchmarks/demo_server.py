@@ -29,9 +29,9 @@ from typing import Any
 
 import openai
 
-from groundtrace.analyzer._demo_backend import PROMPT_CACHE_BYTES
 from groundtrace.analyzer.backends import LlamaServer
 from groundtrace.analyzer.cases import Case
+from groundtrace.analyzer.demo._backend import PROMPT_CACHE_BYTES
 from groundtrace.examples.hotpot_rag import app
 from groundtrace.examples.hotpot_rag.cases import load_cases
 

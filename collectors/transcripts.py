@@ -37,8 +37,7 @@ from groundtrace.sdk import semconv as sc
 
 from .errors import TraceReadError
 from .model import Finding, FindingKind, LLMCall, Message, Request, Step, ToolCall, Trace
-from .normalize import Convention
-from .normalize._messages import message_from_obj
+from .normalize import Convention, message_from_obj
 from .readers import ReadReport, iter_input_files
 
 __all__ = ["ERROR_PREFIX", "read_transcripts", "transcript_to_trace"]

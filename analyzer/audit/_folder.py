@@ -29,7 +29,7 @@ from pathlib import Path
 from groundtrace.analyzer.errors import InputError, NothingMeasuredError
 from groundtrace.analyzer.executor import Executor, UnitJournal
 from groundtrace.analyzer.llm import ClientCounts
-from groundtrace.analyzer.replay._prune import keep_traces
+from groundtrace.analyzer.replay import keep_traces
 from groundtrace.collectors import ReadReport, Trace, read_traces
 
 from ._inputs import answer_stance

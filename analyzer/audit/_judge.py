@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from groundtrace.analyzer.judge import ProtocolErrorKind, Rubric
-from groundtrace.analyzer.judge._fingerprint import fingerprint, fingerprint_digest
+from groundtrace.analyzer.judge import ProtocolErrorKind, Rubric, fingerprint, fingerprint_digest
 from groundtrace.analyzer.llm import ModelClient
 
 from ._model import LABELS, Answer, PairLabel, Question

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from ._extras import missing_extra
+from groundtrace.analyzer._extras import missing_extra
 
 if TYPE_CHECKING:
     import typer

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ._extras import missing_extra
+from groundtrace.analyzer._extras import missing_extra
 
 __all__ = ["console", "err_console", "handle_errors", "print_reading", "root_options"]
 

@@ -315,11 +315,11 @@ def run_command(
         return
 
     async def main(runner: LocalExecutor | RayExecutor) -> AuditRun:
-        from groundtrace.analyzer._demo_audit import run_shipped
+        from groundtrace.analyzer.demo import run_shipped_audit
 
         try:
             if user is None:
-                return await run_shipped(
+                return await run_shipped_audit(
                     out=out, judge_validation=_validation(validation), progress=progress,
                     model_calls=model_calls, executor=runner, **options,
                 )  # fmt: skip
@@ -445,12 +445,12 @@ async def _estimate(
     answer_fn: AnswerFn, answer_name: str, labeller: PairLabeller | None, units: int,
     options: dict[str, Any],
 ) -> AuditRun:  # fmt: skip
-    from groundtrace.analyzer._demo_audit import estimate_shipped
     from groundtrace.analyzer.audit import AuditSettings, TracedAnswering, run_audit
+    from groundtrace.analyzer.demo import estimate_shipped_audit
     from groundtrace.analyzer.executor import LocalExecutor
 
     if user is None:
-        return await estimate_shipped(**options)
+        return await estimate_shipped_audit(**options)
     inputs = _user_inputs(user, questions)
     given = _given(inputs, answers, traces)
     one, traced, name = _user_answering(Path("."), inputs, given, answer_fn, answer_name,

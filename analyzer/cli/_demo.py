@@ -61,7 +61,7 @@ def _print_summary(result: DemoResult) -> None:
 def _print_gate_and_paths(result: DemoResult) -> None:
     from groundtrace.analyzer._readings import gate_reading, paths_reading
     from groundtrace.analyzer._results import read
-    from groundtrace.analyzer.gate._run import GateReport
+    from groundtrace.analyzer.gate import GateReport
     from groundtrace.analyzer.paths import PathReport
 
     gate, paths = result.report.gate, result.report.paths
@@ -198,11 +198,8 @@ def register(app: typer.Typer) -> None:
         else:
             _print_summary(result)
             if result.report.interventions is not None:
-                from groundtrace.analyzer._demo_tables import (
-                    interventions_table,
-                    roles_and_joint_lines,
-                )
                 from groundtrace.analyzer._readings import interventions_reading
+                from groundtrace.analyzer.demo import interventions_table, roles_and_joint_lines
 
                 console.print(
                     f"\n[bold]Evidence interventions[/] on {config.interventions} traces "

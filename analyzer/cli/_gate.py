@@ -19,8 +19,7 @@ from ._runfolder import holds_out_folder
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.cases import Case
-    from groundtrace.analyzer.gate import CaseOutcome, Profile
-    from groundtrace.analyzer.gate._judge_layer import JudgeSnapshot
+    from groundtrace.analyzer.gate import CaseOutcome, JudgeSnapshot, Profile
 
 __all__ = ["register"]
 
@@ -126,11 +125,14 @@ def run_command(
     from groundtrace.analyzer._results import encode
     from groundtrace.analyzer.cases import read_cases
     from groundtrace.analyzer.errors import InputError
-    from groundtrace.analyzer.gate import load_profile
-    from groundtrace.analyzer.gate._checks import gold_unmatched
-    from groundtrace.analyzer.gate._curate import scan_case_file
-    from groundtrace.analyzer.gate._report import write_report
-    from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces
+    from groundtrace.analyzer.gate import (
+        evaluate,
+        gold_unmatched,
+        load_profile,
+        outcomes_from_traces,
+        scan_case_file,
+        write_report,
+    )
     from groundtrace.collectors.readers import ReadReport, read_traces
 
     blocking = [f for f in scan_case_file(cases) if f.blocking] if cases.is_file() else []
@@ -196,7 +198,7 @@ def _judge_data(
     outcomes: dict[str, dict[str, CaseOutcome]],
 ) -> JudgeSnapshot:
     from groundtrace.analyzer.errors import InputError
-    from groundtrace.analyzer.gate._judge_layer import (
+    from groundtrace.analyzer.gate import (
         JUDGE_MODES,
         JudgeLayer,
         JudgeSnapshot,
@@ -233,7 +235,7 @@ def verify_command(
     report: Annotated[Path, typer.Argument(help="report.json of a gate run.")],
 ) -> None:
     """Re-derive a gate decision from its stored snapshots; exit 1 if it differs."""
-    from groundtrace.analyzer.gate._run import verify_report
+    from groundtrace.analyzer.gate import verify_report
 
     same, explanation = verify_report(report)
     console.print(("verified: " if same else "MISMATCH: ") + explanation, markup=False)
@@ -249,7 +251,7 @@ def curate_command(
 ) -> None:
     """Draft gate cases from traces: PII/secrets redacted before storing, findings flagged."""
     from groundtrace.analyzer._results import encode, write
-    from groundtrace.analyzer.gate._curate import CurationReport, curate
+    from groundtrace.analyzer.gate import CurationReport, curate
     from groundtrace.collectors.readers import ReadReport, read_traces
 
     read = ReadReport()

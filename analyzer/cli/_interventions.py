@@ -177,7 +177,7 @@ def register(app: typer.Typer) -> None:
         if strict:
             check_unreadable(scan_unreadable(map(str, traces)), strict=True)
         if estimate:
-            from groundtrace.analyzer.interventions._estimate import estimate_requests
+            from groundtrace.analyzer.interventions import estimate_requests
 
             requests, done = estimate_requests(
                 traces, config, cases_path=cases, pool_dataset=pool_dataset

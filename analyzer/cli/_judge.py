@@ -38,10 +38,10 @@ if TYPE_CHECKING:
         Judge,
         JudgeCase,
         JudgeResult,
+        JudgeRunSummary,
         Metric,
         NotJudgeable,
     )
-    from groundtrace.analyzer.judge._records import JudgeRunSummary
     from groundtrace.analyzer.llm import ModelClient
     from groundtrace.collectors import Trace
 
@@ -446,8 +446,12 @@ def run_command(
     """
     from groundtrace.analyzer._results import encode, write
     from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.analyzer.judge import NotJudgeable, load_cases, summarize_results
-    from groundtrace.analyzer.judge._cases import cases_from_traces
+    from groundtrace.analyzer.judge import (
+        NotJudgeable,
+        cases_from_traces,
+        load_cases,
+        summarize_results,
+    )
     from groundtrace.collectors.readers import ReadReport, read_traces
 
     if not traces and cases_file is None:

@@ -27,16 +27,37 @@ from ._bayes import (
 )
 from ._cases import CaseOutcome, CheckResult, CheckStatus, RetrievedItem
 from ._changes import CaseChange, ChangeKind, FailureChanges, compare_cases
-from ._checks import deterministic_checks
+from ._checks import deterministic_checks, gold_unmatched
+from ._curate import CurationFinding, CurationReport, curate, scan_case_file
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import BUILTIN_RULES, Rule, run_guardrails
+from ._judge_layer import (
+    JUDGE_MODES,
+    JudgeLayer,
+    JudgeSnapshot,
+    JudgeVerdict,
+    eligibility,
+    judge_verdicts,
+)
 from ._match import SynonymMatcher
 from ._profile import BUILTIN_PROFILES, Profile, load_profile
+from ._report import write_report
+from ._run import (
+    DatasetSnapshot,
+    GateReport,
+    GateRun,
+    Snapshots,
+    code_version,
+    evaluate,
+    outcomes_from_traces,
+    verify_report,
+)
 from ._simulate import SCENARIOS, Scenario, SimulationCell, simulate
 
 __all__ = [
     "BUILTIN_PROFILES",
     "BUILTIN_RULES",
+    "JUDGE_MODES",
     "SCENARIOS",
     "BayesSettings",
     "CaseChange",
@@ -45,9 +66,17 @@ __all__ = [
     "ChangeKind",
     "CheckResult",
     "CheckStatus",
+    "CurationFinding",
+    "CurationReport",
+    "DatasetSnapshot",
     "Decision",
     "FailureChanges",
+    "GateReport",
+    "GateRun",
     "Histogram",
+    "JudgeLayer",
+    "JudgeSnapshot",
+    "JudgeVerdict",
     "Profile",
     "RetrievedItem",
     "RiskResult",
@@ -55,16 +84,27 @@ __all__ = [
     "RunDecision",
     "Scenario",
     "SimulationCell",
+    "Snapshots",
     "StratumCounts",
     "StratumRisk",
     "StratumThresholds",
     "SynonymMatcher",
+    "code_version",
     "compare",
     "compare_cases",
+    "curate",
     "decide_case",
     "decide_run",
     "deterministic_checks",
+    "eligibility",
+    "evaluate",
+    "gold_unmatched",
+    "judge_verdicts",
     "load_profile",
+    "outcomes_from_traces",
     "run_guardrails",
+    "scan_case_file",
     "simulate",
+    "verify_report",
+    "write_report",
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ._axes import DELTA_AXES, DIVERGENCE, REPORTED_AXES, AxisSettings, SensitivityRow
 from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, parse_operators
+from ._estimate import estimate_requests
 from ._joint import MAX_SHAPLEY_PLAYERS
 from ._pool import Hardness, PoolCandidate
 from ._records import (
@@ -45,7 +46,6 @@ from ._records import (
 from ._report import operator_table_md, write_reports
 from ._roles import Role, RoleThresholds
 from ._run import RunConfig, RunResult, run_interventions, run_interventions_async
-from ._run_demo import run_interventions_for_demo
 from ._targets import EvidenceChunk, TargetChoice, TargetRule
 
 __all__ = [
@@ -87,10 +87,10 @@ __all__ = [
     "TargetRule",
     "UnitError",
     "UnitRow",
+    "estimate_requests",
     "operator_table_md",
     "parse_operators",
     "run_interventions",
     "run_interventions_async",
-    "run_interventions_for_demo",
     "write_reports",
 ]

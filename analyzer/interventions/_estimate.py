@@ -12,8 +12,7 @@ from pathlib import Path
 
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.llm import ChatRequest
-from groundtrace.analyzer.replay import Journal
-from groundtrace.analyzer.replay._endpoint import unit_request
+from groundtrace.analyzer.replay import Journal, unit_request
 
 from ._run import RunConfig, plan_run
 

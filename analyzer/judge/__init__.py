@@ -32,6 +32,8 @@ from ._agreement import (
     mcc_batch,
     raw_agreement_batch,
 )
+from ._cases import Unjudgeable, cases_from_traces
+from ._fingerprint import fingerprint, fingerprint_digest
 from ._gold import GoldItem, GoldSet, RowFilter, load_cases, load_gold
 from ._lexical import LEXICAL_VERSION, LexicalJudge
 from ._llm_judge import LLMJudge
@@ -115,13 +117,17 @@ __all__ = [
     "Rubric",
     "Statistic",
     "SweepPoint",
+    "Unjudgeable",
     "ValidationRecord",
     "auroc_batch",
     "bootstrap_statistic",
     "build_record",
+    "cases_from_traces",
     "check_record",
     "cohen_kappa_batch",
     "failure_errors",
+    "fingerprint",
+    "fingerprint_digest",
     "grade_set",
     "judge_all",
     "load_cases",

@@ -24,9 +24,10 @@ Usage::
 from __future__ import annotations
 
 from ._capture import CounterfactualRecorder
-from ._endpoint import EndpointReplayer
+from ._endpoint import EndpointReplayer, unit_request
 from ._function import FunctionReplayer
 from ._journal import Journal
+from ._prune import keep_traces
 from ._types import ReplayChunk, ReplayUnit, UnitResult, UnitStatus
 
 __all__ = [
@@ -38,4 +39,6 @@ __all__ = [
     "ReplayUnit",
     "UnitResult",
     "UnitStatus",
+    "keep_traces",
+    "unit_request",
 ]

@@ -10,7 +10,7 @@ from groundtrace.sdk import semconv as sc
 from ._verdict import Linked, Target, Verdict, link
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.gate._run import GateReport
+    from groundtrace.analyzer.gate import GateReport
     from groundtrace.analyzer.interventions import RunResult
     from groundtrace.analyzer.judge import JudgeResult
     from groundtrace.analyzer.paths import PathReport

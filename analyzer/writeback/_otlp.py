@@ -49,7 +49,7 @@ _VERSION = re.compile(r"\d+\.\d+(\.\d+)?[\w.+-]{0,20}")
 
 
 def _version() -> str:
-    from groundtrace.analyzer.gate._run import code_version
+    from groundtrace.analyzer.gate import code_version
 
     return code_version()
 

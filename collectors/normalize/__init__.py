@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ._build import build_trace
 from ._convention import Convention, detect_convention
+from ._messages import message_from_obj
 from ._stream import DEFAULT_MAX_PENDING_SPANS, DEFAULT_WINDOW, build_traces
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "build_trace",
     "build_traces",
     "detect_convention",
+    "message_from_obj",
 ]

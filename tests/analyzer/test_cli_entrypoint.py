@@ -20,9 +20,9 @@ import pytest
 import typer
 
 import groundtrace.analyzer.cli as cli
+from groundtrace.analyzer._extras import missing_extra
 from groundtrace.analyzer.cli import _registry
 from groundtrace.analyzer.cli._app import handle_errors
-from groundtrace.analyzer.cli._extras import missing_extra
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collectors"
 
@@ -181,7 +181,6 @@ def test_every_command_module_is_in_the_one_table() -> None:
         "_app",
         "_budget",
         "_executor",
-        "_extras",
         "_progress",
         "_reading",
         "_registry",

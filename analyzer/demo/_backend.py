@@ -10,9 +10,8 @@ from typing import Final
 
 import httpx
 
+from groundtrace.analyzer.backends import LEXICAL_MODEL, MODELS, LlamaServer
 from groundtrace.analyzer.errors import BackendUnavailableError, ConfigError
-
-from .backends import LEXICAL_MODEL, MODELS, LlamaServer
 
 __all__ = ["PROMPT_CACHE_BYTES", "Backend", "open_backend"]
 

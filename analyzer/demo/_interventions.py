@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
 from groundtrace.analyzer.errors import ConfigError
-
-from ._engine import PlanSettings, parse_operators
-from ._records import InterventionSummary
-from ._run import Progress, RunConfig, run_interventions
+from groundtrace.analyzer.interventions import (
+    InterventionSummary,
+    PlanSettings,
+    RunConfig,
+    parse_operators,
+    run_interventions,
+)
 
 __all__ = ["CUE_R_OPERATORS", "run_interventions_for_demo"]
+
+#: Called with (done, total) as replay units complete.
+Progress = Callable[[int, int], None]
 
 #: The demo's default operators: the CUE-R set (REMOVE, REPLACE and DUPLICATE the target).
 CUE_R_OPERATORS: Final = ("REMOVE", "REPLACE", "DUPLICATE")

@@ -74,9 +74,12 @@ def gate_phase(
 ) -> DemoGate:
     """Decide whether the candidate run may replace the baseline (``groundtrace gate run``)."""
     from groundtrace.analyzer.cases import read_cases
-    from groundtrace.analyzer.gate import load_profile
-    from groundtrace.analyzer.gate._report import write_report
-    from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces
+    from groundtrace.analyzer.gate import (
+        evaluate,
+        load_profile,
+        outcomes_from_traces,
+        write_report,
+    )
     from groundtrace.collectors.readers import ReadReport
 
     outcomes = {}

@@ -1,19 +1,4 @@
-"""The demo job: run the instrumented HotpotQA RAG app, capture its traces, read them back.
-
-Steps: configure the SDK (content capture on, OTLP-JSON file exporter to ``OUT/traces/``),
-instrument ``openai``, run the example app (:mod:`groundtrace.examples.hotpot_rag`) on N
-questions against the chosen model, shut the SDK down (flush + fsync), write the case file
-``OUT/cases.jsonl`` (case_id, question, reference_answer, gold_support_titles, type, level),
-then read the traces back with the collectors and score the recorded answers against the
-cases (soft EM/F1).
-
-Usage::
-
-    from groundtrace.analyzer.demo import DemoConfig, run_demo
-
-    result = run_demo(DemoConfig(model="lexical", questions=5, out=Path("runs/demo")))
-    print(result.report.accuracy)           # the record `groundtrace demo --json` prints
-"""
+"""The demo job (:func:`run_demo`): its settings, its report and the run of each phase."""
 
 from __future__ import annotations
 
@@ -27,8 +12,9 @@ from pathlib import Path
 import msgspec
 import openai
 
-from groundtrace.analyzer._results import Result
+from groundtrace.analyzer import Result
 from groundtrace.analyzer.audit import AuditSummary
+from groundtrace.analyzer.backends import DEFAULT_MODEL
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import (
     BackendUnavailableError,
@@ -37,11 +23,11 @@ from groundtrace.analyzer.errors import (
 )
 from groundtrace.analyzer.interventions import InterventionSummary
 
-from ._demo_backend import Backend, open_backend
-from ._demo_phases import DemoGate, DemoPaths, gate_phase, paths_phase
-from ._demo_summary import TraceSummary, summarise_traces
-from .backends import DEFAULT_MODEL
-from .interventions._run_demo import CUE_R_OPERATORS
+from ._audit import run_shipped_audit
+from ._backend import Backend, open_backend
+from ._interventions import CUE_R_OPERATORS, run_interventions_for_demo
+from ._phases import DemoGate, DemoPaths, gate_phase, paths_phase
+from ._summary import TraceSummary, summarise_traces
 
 __all__ = ["DemoBackend", "DemoConfig", "DemoReport", "DemoResult", "ExportCounts", "run_demo"]
 
@@ -286,10 +272,8 @@ def _audit(config: DemoConfig, progress: Progress | None) -> AuditSummary:
     """The offline licence audit over the first ``config.audit_sources`` licences."""
     import asyncio
 
-    from groundtrace.examples.license_audit.audit import run_licence_audit
-
     run = asyncio.run(
-        run_licence_audit(
+        run_shipped_audit(
             out=config.out / "audit", max_sources=config.audit_sources, progress=progress
         )
     )
@@ -306,10 +290,10 @@ def _run_app(
 ) -> tuple[float, ExportCounts]:
     """Run the instrumented app on every case into ``traces_dir``; wall time and counters."""
     from groundtrace.examples.hotpot_rag import app
-    from groundtrace.sdk import _config
+    from groundtrace.sdk import configure, shutdown
     from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
 
-    provider = _config.configure(
+    provider = configure(
         service_name=app.APP_NAME,
         app_version=app.app_version(top_k),
         exporter="file",
@@ -333,7 +317,7 @@ def _run_app(
     finally:
         elapsed = time.perf_counter() - started
         instrumentor.uninstrument()
-        _config.shutdown()
+        shutdown()
     return elapsed, _export_stats()
 
 
@@ -393,8 +377,6 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
         interventions = None
         if config.interventions > 0:
             # replayed through the recorded entry point, against the server still running
-            from groundtrace.analyzer.interventions import run_interventions_for_demo
-
             def units(done: int, total: int) -> None:
                 if progress is not None:
                     progress("interventions", done, total)

@@ -1,7 +1,7 @@
 """Which extra provides each optional import, so a missing one is named, not a traceback.
 
 Kept free of third-party imports: the console-script entry point uses it before typer and
-rich are known to be installed.
+rich are known to be installed (and the pytest plugin, to name the extra its readers need).
 """
 
 from __future__ import annotations

@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from groundtrace.analyzer.metrics import score_answer
 from groundtrace.collectors import Trace
 from groundtrace.collectors.readers import ReadReport, read_traces
-
-from .metrics._text import score_answer
 
 __all__ = ["TraceSummary", "summarise_traces"]
 

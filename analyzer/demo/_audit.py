@@ -5,7 +5,7 @@ this module is the one place the command reaches it, like the demo's other phase
 
 Usage::
 
-    run = asyncio.run(run_shipped(out=Path("runs/audit"), answerer=extractive_answer))
+    run = asyncio.run(run_shipped_audit(out=Path("runs/audit"), answerer=extractive_answer))
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from typing import Any
 
 from groundtrace.analyzer.audit import AuditRun
 
-__all__ = ["estimate_shipped", "run_shipped"]
+__all__ = ["estimate_shipped_audit", "run_shipped_audit"]
 
 
-async def run_shipped(**options: Any) -> AuditRun:
+async def run_shipped_audit(**options: Any) -> AuditRun:
     """``run_licence_audit`` of the licence example with ``options``."""
     from groundtrace.examples.license_audit.audit import run_licence_audit
 
     return await run_licence_audit(**options)
 
 
-async def estimate_shipped(**options: Any) -> AuditRun:
+async def estimate_shipped_audit(**options: Any) -> AuditRun:
     """``estimate_licence_audit`` of the licence example with ``options``."""
     from groundtrace.examples.license_audit.audit import estimate_licence_audit
 

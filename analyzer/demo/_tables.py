@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Final
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.interventions import InterventionSummary
-    from groundtrace.analyzer.interventions._records import Estimate
+    from groundtrace.analyzer.interventions import Estimate, InterventionSummary
 
 __all__ = ["interventions_table", "roles_and_joint_lines"]
 
