@@ -15,6 +15,9 @@ Usage::
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._bayes import (
     BayesSettings,
     Decision,
@@ -31,28 +34,47 @@ from ._checks import deterministic_checks, gold_unmatched
 from ._curate import CurationFinding, CurationReport, curate, scan_case_file
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import BUILTIN_RULES, Rule, run_guardrails
-from ._judge_layer import (
-    JUDGE_MODES,
-    JudgeLayer,
-    JudgeSnapshot,
-    JudgeVerdict,
-    eligibility,
-    judge_verdicts,
-)
 from ._match import SynonymMatcher
 from ._profile import BUILTIN_PROFILES, Profile, load_profile
-from ._report import write_report
-from ._run import (
-    DatasetSnapshot,
-    GateReport,
-    GateRun,
-    Snapshots,
-    code_version,
-    evaluate,
-    outcomes_from_traces,
-    verify_report,
-)
 from ._simulate import SCENARIOS, Scenario, SimulationCell, simulate
+
+if TYPE_CHECKING:
+    from ._judge_layer import (
+        JUDGE_MODES,
+        JudgeLayer,
+        JudgeSnapshot,
+        JudgeVerdict,
+        eligibility,
+        judge_verdicts,
+    )
+    from ._report import write_report
+    from ._run import (
+        DatasetSnapshot,
+        GateReport,
+        GateRun,
+        Snapshots,
+        code_version,
+        evaluate,
+        outcomes_from_traces,
+        verify_report,
+    )
+
+# The run of the gate and its judge layer are imported on first use (PEP 562): they load the
+# judges' and the executors' stacks, which the profiles, the Bayes rule and the simulation
+# do not need.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(
+        ("JUDGE_MODES", "JudgeLayer", "JudgeSnapshot", "JudgeVerdict", "eligibility",
+         "judge_verdicts"),
+        "._judge_layer",
+    ),
+    "write_report": "._report",
+    **dict.fromkeys(
+        ("DatasetSnapshot", "GateReport", "GateRun", "Snapshots", "code_version", "evaluate",
+         "outcomes_from_traces", "verify_report"),
+        "._run",
+    ),
+}  # fmt: skip
 
 __all__ = [
     "BUILTIN_PROFILES",
@@ -108,3 +130,16 @@ __all__ = [
     "verify_report",
     "write_report",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
