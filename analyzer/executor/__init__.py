@@ -9,13 +9,22 @@ ones finish and are journaled, then ``RunStoppedError`` is raised (a re-run resu
 
 Usage::
 
+    import asyncio
+
     from groundtrace.analyzer.executor import executor_for
 
-    executor = executor_for("ray", address="auto", concurrency=4)  # or "local"
-    try:
-        results = await executor.map(work, units, on_result=lambda i, r: journal.put(keys[i], r))
-    finally:
-        executor.close()
+    async def work(unit: int) -> int:  # one unit: a replay, a judged case, an answer...
+        return unit * unit
+
+    async def main() -> list[int]:
+        executor = executor_for("local", concurrency=4)  # or "ray", address="auto"
+        try:
+            # on_result runs on the driver as each result arrives: where it is journaled
+            return await executor.map(work, [1, 2, 3], on_result=lambda i, r: print(i, r))
+        finally:
+            executor.close()
+
+    print(asyncio.run(main()))  # [1, 4, 9], in the units' order
 """
 
 from __future__ import annotations

@@ -17,10 +17,15 @@ The results files are written first; a failed write-back is a :class:`WriteBackE
 
 Usage::
 
-    from groundtrace.analyzer.writeback import Verdict, annotate_phoenix, export_otlp
+    from groundtrace.analyzer.writeback import Verdict, export_otlp
 
     verdicts = [Verdict(trace_id, span_id, "groundtrace.gate.case", label="block")]
-    export_otlp(verdicts, "http://127.0.0.1:4318")
+    export_otlp(verdicts, "http://127.0.0.1:4318")  # e.g. to `groundtrace collect serve`
+
+and to Arize Phoenix (through its REST API)::
+
+    from groundtrace.analyzer.writeback import annotate_phoenix
+
     annotate_phoenix(verdicts, "http://127.0.0.1:6006")
 """
 
