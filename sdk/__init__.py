@@ -5,6 +5,7 @@ Usage::
     import groundtrace.sdk as gt
 
     gt.configure(service_name="hotpot-rag", exporter="file", capture_content=True)
+    # every keyword, its environment variables and default: gt.Settings.options()
 
     @gt.retrieve(retriever="bm25", k=5)
     def search(query: str) -> list[dict]:
@@ -45,6 +46,7 @@ if _typing.TYPE_CHECKING:
     from ._context import StepHandle, StepScope, request_context, step
     from ._decorators import answer, infer, request, rerank, retrieve, select, tool, verify
     from ._evidence import register_evidence_mapper, unregister_evidence_mapper
+    from ._settings import Content, Settings
     from ._threads import instrument_threads, uninstrument_threads, with_current_context
     from .redaction import Redactor
     from .rendering import (
@@ -72,6 +74,7 @@ _SURFACE: dict[str, tuple[str, ...]] = {
         "verify",
     ),
     "._evidence": ("register_evidence_mapper", "unregister_evidence_mapper"),
+    "._settings": ("Content", "Settings"),
     "._threads": ("instrument_threads", "uninstrument_threads", "with_current_context"),
     ".redaction": ("Redactor",),
     ".rendering": (
@@ -102,10 +105,12 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Action",
+    "Content",
     "ExportStats",
     "ParsedAnswer",
     "Prompt",
     "Redactor",
+    "Settings",
     "StepHandle",
     "StepScope",
     "ToolStatus",

@@ -25,6 +25,7 @@ from . import semconv as sc
 from ._attributes import NATIVE_JSON_OPTIONS, safe_json
 from ._evidence import evidence_fields
 from ._record import Recorder, as_sequence, content_hash
+from ._settings import Content
 from ._step import Step, find_query, record_query
 
 __all__ = ["document_attributes", "list_attributes", "record_evidence"]
@@ -186,7 +187,7 @@ def record_evidence(
     if count > limit:
         rec.note_truncated(_EVIDENCE)
     items = seq if len(seq) <= limit else seq[:limit]
-    capture = "evidence" in settings.capture
+    capture = settings.captures(Content.EVIDENCE)
     prefix = sc.OI_RERANKER_OUTPUT_DOCUMENTS if action is _RERANK else sc.OI_RETRIEVAL_DOCUMENTS
     entries: list[dict[str, Any]] | None = (
         [] if capture and action is _RETRIEVE and settings.genai_latest else None

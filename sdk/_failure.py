@@ -34,7 +34,7 @@ def record_exception(span: Span, rec: Recorder, exc: BaseException) -> None:
         sc.EXCEPTION_TYPE: name if module == "builtins" else f"{module}.{name}"
     }
     description = name
-    if rec.settings.capture:
+    if rec.settings.captures_any():
         message = event[_MESSAGE] = rec.text(_MESSAGE, safe_str(exc))
         description = f"{name}: {message}"
         event[_STACKTRACE] = rec.text(_STACKTRACE, "".join(traceback.format_exception(exc)))

@@ -19,6 +19,7 @@ from . import semconv as sc
 from ._attributes import json_list
 from ._evidence import evidence_ids
 from ._record import Recorder, as_float, as_sequence, field_getter, first_field, text_of
+from ._settings import Content
 from ._step import Step, arguments_of, find_query, record_query
 
 __all__ = [
@@ -111,7 +112,7 @@ def record_answer(rec: Recorder, value: object) -> None:
     """Record an answer value: text, confidence, cited ids, quotes (+ ``output.value``)."""
     text, confidence, cited_ids, quotes = _answer_fields(value)
     attrs = rec.attrs
-    capture = "answer" in rec.settings.capture
+    capture = rec.settings.captures(Content.ANSWER)
     if text is not None and capture:
         text = rec.text(_ANSWER_TEXT, text)
         attrs[_ANSWER_TEXT] = text
@@ -164,7 +165,7 @@ def answer_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) 
         if not spec.replay_extra:  # the function takes nothing but the query and the evidence
             step.attrs[sc.GT_REPLAY_KWARGS] = "{}"
             return
-        if "io" not in step.settings.capture:
+        if not step.settings.captures(Content.IO):
             return
         skip = spec.replay_skip
         extra = {k: v for k, v in arguments_of(spec, args, kwargs).items() if k not in skip}

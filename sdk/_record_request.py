@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from . import semconv as sc
 from ._record import Recorder, text_of
+from ._settings import Content
 from ._step import Step, arguments_of, find_query, io_result
 
 __all__ = [
@@ -95,7 +96,7 @@ def record_request(
     if static.get(_SCHEMA) != sc.SCHEMA_VERSION:
         attrs[_SCHEMA] = sc.SCHEMA_VERSION
     query = fields.query
-    if query is not None and "query" in rec.settings.capture:
+    if query is not None and rec.settings.captures(Content.QUERY):
         query = rec.text(_QUERY, query if type(query) is str else text_of(query) or "")
         attrs[_QUERY] = query
         attrs[_INPUT] = query
@@ -174,7 +175,7 @@ def request_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any])
 
 def request_result(step: Step, result: Any, total: int | None) -> None:
     """REQUEST: the returned answer (``answer`` capture; a non-string with ``io`` too)."""
-    if "answer" not in step.settings.capture:
+    if not step.settings.captures(Content.ANSWER):
         return
     if isinstance(result, str):
         step.attrs[_OUTPUT] = step.text(_OUTPUT, result)

@@ -18,6 +18,7 @@ from . import semconv as sc
 from ._attributes import safe_json
 from ._record import AttributeValue, Recorder, content_hash, text_of
 from ._runtime import logger
+from ._settings import Content
 from ._step import PathsHook, Step, arguments_of
 
 __all__ = [
@@ -109,7 +110,7 @@ def record_tool_arguments(
         attrs[sc.GT_TOOL_CALL_ID] = call
         attrs[sc.GENAI_TOOL_CALL_ID] = call
     settings = rec.settings
-    if "tool_arguments" in settings.capture:
+    if settings.captures(Content.TOOL_ARGUMENTS):
         text = rec.json(_ARGUMENTS, arguments)
         attrs[_ARGUMENTS] = text
         if settings.genai_latest:
@@ -151,7 +152,7 @@ def record_tool_result(
     attrs = rec.attrs
     attrs[_STATUS] = _OK
     paths: list[str] = []
-    if "tool_arguments" in rec.settings.capture:  # the paths are argument values: content
+    if rec.settings.captures(Content.TOOL_ARGUMENTS):  # the paths are argument values: content
         if arguments is not None:
             for name in path_params:
                 paths.extend(_paths(arguments.get(name)))
@@ -166,7 +167,7 @@ def record_tool_result(
     attrs[_SIZE] = len(text)
     attrs[_HASH] = content_hash(text)
     settings = rec.settings
-    if "tool_results" in settings.capture:
+    if settings.captures(Content.TOOL_RESULTS):
         shown = rec.text(_CONTENT, text, json_text=mime == "application/json")
         attrs[_CONTENT] = shown
         if settings.genai_latest:

@@ -1,16 +1,15 @@
 """Process-wide SDK state shared by decorators, instrumentors and ``configure()``.
 
-Everything on the per-span hot path reads one immutable :class:`Settings` object through
-:func:`settings` (an attribute load) and a tracer through :func:`get_tracer`. ``configure()``
-swaps both atomically; nothing here ever raises into the application.
+Everything on the per-span hot path reads one immutable settings record
+(:class:`~groundtrace.sdk.Settings`) through :func:`settings` (an attribute load) and a tracer
+through :func:`get_tracer`. ``configure()`` swaps both atomically; nothing here ever raises
+into the application.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Final
 
 from opentelemetry import trace
@@ -19,11 +18,12 @@ from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from opentelemetry.trace import NoOpTracer, NoOpTracerProvider, Tracer, TracerProvider
 
 from . import semconv as sc
-from ._env import genai_conventions
+from ._settings import CONTENT_FIELDS, Content, Settings
 from ._version import __version__
 
 __all__ = [
     "CONTENT_FIELDS",
+    "Content",
     "Settings",
     "active_tracer",
     "get_tracer",
@@ -35,62 +35,8 @@ __all__ = [
 
 logger: Final = logging.getLogger("groundtrace.sdk")
 
-#: Text fields whose capture can be switched on/off one by one.
-CONTENT_FIELDS: Final = frozenset(
-    {"query", "evidence", "answer", "messages", "tool_arguments", "tool_results", "io"}
-)
-
 _INSTRUMENTATION_NAME: Final = "groundtrace"
 _INSTRUMENTATION_VERSION: Final = __version__
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Immutable SDK settings; replaced as a whole by ``configure()``.
-
-    Attributes:
-        enabled: master switch; when False decorators call straight through.
-        capture: the content fields captured (see :data:`CONTENT_FIELDS`); none by default,
-            as the GenAI conventions ask (evidence is still recorded by reference).
-        max_attribute_length: strings longer than this are truncated (and listed in
-            ``groundtrace.truncated``).
-        max_evidence_items: evidence lists are cut to this many items.
-        redact: text masker applied to every captured text field before it is recorded;
-            returns the masked text and the names of the maskers that fired.
-        propagate_threads: propagate the OTel context into executor/thread work started
-            inside a traced step.
-        genai: the GenAI attribute set written, read from ``OTEL_SEMCONV_STABILITY_OPT_IN``
-            when the settings are made (by ``configure()``; see
-            :class:`~groundtrace.sdk.semconv.GenAIConventions`).
-        genai_latest: the current GenAI set is written (``LATEST`` or ``BOTH``).
-        genai_previous: the previous (v1.36.0) GenAI set is written (``PREVIOUS`` or ``BOTH``).
-    """
-
-    enabled: bool = True
-    capture: frozenset[str] = frozenset()
-    max_attribute_length: int = 32_768
-    max_evidence_items: int = 100
-    redact: Callable[[str], tuple[str, tuple[str, ...]]] | None = None
-    propagate_threads: bool = True
-    extra: dict[str, object] = field(default_factory=dict)
-    genai: sc.GenAIConventions = field(default_factory=genai_conventions)
-    genai_latest: bool = field(init=False, repr=False)
-    genai_previous: bool = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        genai = self.genai
-        object.__setattr__(self, "genai_latest", genai is not sc.GenAIConventions.PREVIOUS)
-        object.__setattr__(self, "genai_previous", genai is not sc.GenAIConventions.LATEST)
-
-    @property
-    def scope_schema_url(self) -> str:
-        """Schema URL of the instrumentation scope: that of the GenAI set written (the
-        current one when both are)."""
-        return sc.GENAI_SCHEMA_URL if self.genai_latest else sc.GENAI_PREVIOUS_SCHEMA_URL
-
-    def captures(self, field_name: str) -> bool:
-        """Whether the named content field is captured."""
-        return field_name in self.capture
 
 
 class _State:

@@ -25,6 +25,7 @@ from . import semconv as sc
 from ._failure import record_exception
 from ._record import AttributeValue, Recorder, text_of
 from ._runtime import Settings, logger
+from ._settings import Content
 
 __all__ = [
     "ErrorRecorder",
@@ -283,7 +284,7 @@ def find_query(spec: StepSpec, args: tuple[Any, ...], kwargs: Mapping[str, Any])
 
 def record_query(rec: Recorder, action: sc.Action, query: object) -> None:
     """Record the query a RETRIEVE/RERANK/ANSWER step works on (query capture only)."""
-    if query is None or "query" not in rec.settings.capture:
+    if query is None or not rec.settings.captures(Content.QUERY):
         return
     text = rec.text(_INPUT, query if type(query) is str else text_of(query) or "")
     attrs = rec.attrs
@@ -300,8 +301,7 @@ def record_query(rec: Recorder, action: sc.Action, query: object) -> None:
 
 def io_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
     """VERIFY / INFER / SELECT: the arguments as JSON (``io`` and ``evidence`` capture)."""
-    capture = step.settings.capture
-    if "io" in capture and "evidence" in capture:
+    if step.settings.captures(Content.IO, Content.EVIDENCE):
         attrs = step.attrs
         attrs[_INPUT] = step.json(_INPUT, arguments_of(step.spec, args, kwargs))
         attrs[_INPUT_MIME] = _JSON
@@ -309,6 +309,6 @@ def io_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> N
 
 def io_result(step: Step, result: Any, total: int | None) -> None:
     """VERIFY / INFER: the return value as JSON (``io`` capture)."""
-    if result is not None and "io" in step.settings.capture:
+    if result is not None and step.settings.captures(Content.IO):
         step.attrs[_OUTPUT] = step.json(_OUTPUT, result)
         step.attrs[_OUTPUT_MIME] = _JSON

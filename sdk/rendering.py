@@ -46,6 +46,7 @@ from ._attributes import SCAN_MARGIN, mask, safe_str
 from ._evidence import EvidenceItem, normalize_evidence
 from ._record import as_float, text_of
 from ._runtime import logger, settings
+from ._settings import Content
 
 __all__ = [
     "BLOCK_END",
@@ -126,7 +127,7 @@ def record_prompt_evidence(block: str, evidence_ids: Sequence[str]) -> None:
         current = settings()
         span.set_attribute(sc.GT_PROMPT_EVIDENCE_IDS, list(evidence_ids))
         span.set_attribute(sc.GT_PROMPT_FORMAT, EVIDENCE_FORMAT)
-        if current.captures("evidence"):
+        if current.captures(Content.EVIDENCE):
             # Masked as the captured messages that contain it are (so replay finds it there
             # again), never clipped: a cut block could not be found.
             limit = current.max_attribute_length

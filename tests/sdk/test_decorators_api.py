@@ -6,13 +6,16 @@ import groundtrace.sdk as gt
 
 EXPECTED = {
     "Action",
+    "Content",
     "ExportStats",
     "ParsedAnswer",
     "Prompt",
     "Redactor",
+    "Settings",
     "StepHandle",
     "StepScope",
     "ToolStatus",
+    "__version__",
     "answer",
     "build_prompt",
     "configure",
@@ -52,4 +55,4 @@ def test_no_other_public_names_leak() -> None:
     public = {n for n in vars(gt) if not n.startswith("_")}
     # submodules imported as a side effect of the package import are not API
     modules = {n for n in public if type(getattr(gt, n)).__name__ == "module"}
-    assert public - modules - {"annotations"} == EXPECTED - {"semconv"}
+    assert public - modules - {"annotations"} == EXPECTED - {"semconv", "__version__"}

@@ -13,6 +13,7 @@ from opentelemetry.trace import Span, SpanKind, Tracer
 from groundtrace.sdk import semconv as sc
 from groundtrace.sdk._record import Recorder
 from groundtrace.sdk._runtime import logger
+from groundtrace.sdk._settings import Content
 from groundtrace.sdk.instrumentation._base import active_settings, record_failure
 
 from ._request import PROVIDER, endpoint_attrs, request_attrs, sent_request
@@ -81,7 +82,7 @@ class LLMCall:
             logger.debug("openai request not traced", exc_info=True)
             return None
         rec = Recorder(current)
-        capture = current.captures("messages")
+        capture = current.captures(Content.MESSAGES)
         call = cls(span, rec, capture)
         try:
             attrs = rec.attrs

@@ -24,6 +24,7 @@ from groundtrace.sdk._evidence import normalize_item
 from groundtrace.sdk._evidence_attributes import record_evidence
 from groundtrace.sdk._record import AttributeValue, Recorder
 from groundtrace.sdk._runtime import Settings, logger
+from groundtrace.sdk._settings import Content
 from groundtrace.sdk.instrumentation._base import Wrapper, active_settings, record_failure
 
 __all__ = ["get_scores_wrapper", "get_top_n_wrapper"]
@@ -103,7 +104,7 @@ class _Retrieval:
 
     def query(self, query: Any) -> None:
         rec = self.rec
-        if not rec.settings.captures("query"):
+        if not rec.settings.captures(Content.QUERY):
             return
         text = rec.text(sc.OI_INPUT_VALUE, _query_text(query))
         attrs = rec.attrs
