@@ -158,3 +158,34 @@ def test_models_refuses_an_unknown_model_before_serving_any() -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "unknown model(s) no-such-model" in done.stderr
+
+
+@pytest.mark.timeout(300)
+def test_audit_prefilters_reports_each_rules_precision() -> None:
+    report = json.loads(_run("audit_prefilters.py", "--json"))
+    assert report["pairs"] > 0 and report["min_precision"] == 0.95
+    for rule in report["rules"].values():
+        assert rule["decided"] >= rule["right"] >= 0
+        if rule["decided"] and rule["decides"] and rule["precision"] is not None:
+            assert rule["precision"] >= report["min_precision"]
+
+
+@pytest.mark.timeout(300)
+def test_audit_scale_reports_sizes_and_peak_memory() -> None:
+    report = json.loads(_run("audit_scale.py", "--sources", "60", "--group-size", "20", "--json"))
+    after = report["after"]
+    assert after["sources"] == 60 and after["pairs"] > 0
+    assert all(_positive(v) for v in after["bytes"].values())
+    assert _positive(after["peak_rss_kb_after_reports"])
+
+
+@pytest.mark.timeout(300)
+def test_new_user_times_every_phase() -> None:
+    report = json.loads(_run("new_user.py", "--rounds", "1", module=True))
+    assert report["rounds"] == 1 and _positive(report["own_traces_seconds"])
+    phases = report["analysis_seconds"]
+    assert set(phases) == {
+        "traces_summary", "gate_run", "interventions", "judge_run", "paths", "audit_run"
+    }  # fmt: skip
+    assert all(_positive(v) for v in phases.values())
+    assert _positive(report["model_calls"])
