@@ -453,8 +453,14 @@ class Redactor:
 
     @classmethod
     def default(cls) -> Redactor:
-        """A redactor with every built-in masker."""
-        return cls()
+        """A redactor with every built-in masker (one shared instance: a redactor never
+        changes, and what is cached per redactor, such as masked mapping keys, survives a
+        new ``configure()``)."""
+        if cls is not Redactor:
+            return cls()
+        if _DEFAULT.redactor is None:
+            _DEFAULT.redactor = cls()
+        return _DEFAULT.redactor
 
     @classmethod
     def builtins(cls, names: Iterable[str]) -> Redactor:
@@ -514,3 +520,15 @@ class Redactor:
                 fired.add(masker.name)
                 text = masked
         return text, tuple(sorted(fired))
+
+
+class _Default:
+    """Holds the shared default redactor, built on first use."""
+
+    __slots__ = ("redactor",)
+
+    def __init__(self) -> None:
+        self.redactor: Redactor | None = None
+
+
+_DEFAULT: Final = _Default()

@@ -117,3 +117,10 @@ def test_a_masked_key_is_the_same_in_both_recordings_and_differs_from_another() 
     assert len(structured) == 2
     assert all(key.startswith("[REDACTED:email]#") for key in structured)
     assert rec.fired == {"email"}
+
+
+def test_the_default_redactor_is_shared_so_its_masked_keys_survive_a_new_configure() -> None:
+    assert Redactor.default() is Redactor.default()
+    first = Recorder(Settings(redact=Redactor.default())).masked("k", {"bob@example.com": 1})
+    again = Recorder(Settings(redact=Redactor.default())).masked("k", {"bob@example.com": 1})
+    assert first == again
