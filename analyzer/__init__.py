@@ -10,7 +10,10 @@ Usage::
 
     from groundtrace.analyzer.gate import load_profile, simulate
 
-    cells = simulate(profiles={"balanced_default": load_profile("balanced_default").bayes})
+    # one sample size, 20 runs per scenario (the default grid, 4 sizes x 1000 runs, takes minutes)
+    profiles = {"balanced_default": load_profile("balanced_default").bayes}
+    cells = simulate(profiles=profiles, sizes=(50,), reps=20)
+    print([(c.scenario, c.promote_rate, c.block_rate) for c in cells])
 
 Every analysis writes its results as typed records with a format version (:class:`Result`);
 read one back with :func:`read`::
