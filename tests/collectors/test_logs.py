@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from google.protobuf.internal.encoder import _VarintBytes
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -235,17 +236,8 @@ def _proto_frames() -> bytes:
     unjoinable.event_name = sc.GENAI_EVENT_USER_MESSAGE
     out = b""
     for message_bytes in (logs.SerializeToString(), spans.SerializeToString()):
-        out += _varint(len(message_bytes)) + message_bytes
+        out += _VarintBytes(len(message_bytes)) + message_bytes
     return out
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def test_protobuf_logs_messages_are_told_from_trace_messages(tmp_path: Path) -> None:

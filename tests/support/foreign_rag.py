@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+from google.protobuf.internal.encoder import _VarintBytes
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
@@ -131,21 +132,11 @@ def write_path_cases(path: Path) -> Path:
     return path
 
 
-def _varint(n: int) -> bytes:
-    """``n`` as a protobuf varint (the length prefix of a delimited message)."""
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def _write(out: Path, spans: InMemorySpanExporter, logs: InMemoryLogRecordExporter | None) -> Path:
     frames = [encode_spans(spans.get_finished_spans()).SerializeToString()]
     if logs is not None:
         frames.append(encode_logs(list(logs.get_finished_logs())).SerializeToString())
-    out.write_bytes(b"".join(_varint(len(f)) + f for f in frames))
+    out.write_bytes(b"".join(_VarintBytes(len(f)) + f for f in frames))
     return out
 
 
