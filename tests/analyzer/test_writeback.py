@@ -110,15 +110,21 @@ def test_paths_write_back_sends_each_status(tmp_path: Path) -> None:
     assert all(sc.GENAI_EVALUATION_EXPLANATION in sent[c["id"]]["attributes"] for c in failing)
 
 
-def test_judge_run_write_back_sends_scores_per_metric(tmp_path: Path) -> None:
-    spans = JUDGE_TRACES / "groundtrace.spans.jsonl"
+def _judge_written_back(spans: Path, out: Path) -> list[dict[str, Any]]:
+    """``judge run`` of ``spans`` into ``out`` with ``--write-back otlp``: the records sent."""
     with OTLPLogsServer() as srv:
         result = CliRunner().invoke(
             app,
-            ["judge", "run", str(spans), "--out", str(tmp_path / "j"), "--write-back", "otlp",
+            ["judge", "run", str(spans), "--out", str(out), "--write-back", "otlp",
              "--otlp-endpoint", srv.url],
         )  # fmt: skip
     assert result.exit_code == 0, result.output
+    return srv.records
+
+
+def test_judge_run_write_back_sends_scores_per_metric(tmp_path: Path) -> None:
+    spans = JUDGE_TRACES / "groundtrace.spans.jsonl"
+    records = _judge_written_back(spans, tmp_path / "j")
     judged = [json.loads(line) for line in (tmp_path / "j" / "judgments.jsonl").open()]
     expected = {
         (j["case_id"], f"{sc.GT_EVALUATION_JUDGE}.{m}", s)
@@ -131,15 +137,15 @@ def test_judge_run_write_back_sends_scores_per_metric(tmp_path: Path) -> None:
             r["attributes"][sc.GENAI_EVALUATION_NAME],
             r["attributes"].get(sc.GENAI_EVALUATION_SCORE_VALUE),
         )
-        for r in srv.records
+        for r in records
         if sc.ERROR_TYPE not in r["attributes"]
     }
     assert got == expected and expected
-    errors = [r for r in srv.records if sc.ERROR_TYPE in r["attributes"]]
+    errors = [r for r in records if sc.ERROR_TYPE in r["attributes"]]
     assert len(errors) == sum(len(j["errors"]) for j in judged)
     assert all(r["attributes"][sc.GENAI_EVALUATION_SCORE_LABEL] == "protocol_error" for r in errors)
     traces = {t.trace_id: t for t in read_traces([str(spans)], report=ReadReport())}
-    for record in srv.records:  # on the ANSWER step (no LLM call below it here), not the root
+    for record in records:  # on the ANSWER step (no LLM call below it here), not the root
         trace = traces[record["trace_id"]]
         step = next(s for s in trace.steps if s.span_id == record["span_id"])
         assert step.action == sc.Action.ANSWER.value
@@ -160,15 +166,9 @@ def test_judge_scores_go_to_the_llm_call_with_its_response_id(tmp_path: Path) ->
     spans = tmp_path / "rag.jsonl"
     traces = {t.trace_id: t for t in _rag_traces(spans)}
     assert len(traces) == 3
-    with OTLPLogsServer() as srv:
-        result = CliRunner().invoke(
-            app,
-            ["judge", "run", str(spans), "--out", str(tmp_path / "j"), "--write-back", "otlp",
-             "--otlp-endpoint", srv.url],
-        )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert len(srv.records) == 3 * 3  # three metrics per trace
-    for record in srv.records:
+    records = _judge_written_back(spans, tmp_path / "j")
+    assert len(records) == 3 * 3  # three metrics per trace
+    for record in records:
         trace = traces[record["trace_id"]]
         (llm,) = [s for s in trace.steps if s.action == sc.Action.LLM.value]
         assert record["span_id"] == llm.span_id
@@ -178,7 +178,7 @@ def test_judge_scores_go_to_the_llm_call_with_its_response_id(tmp_path: Path) ->
     from groundtrace.analyzer.writeback import answer_spans
 
     targets = answer_spans(traces.values())
-    assert {t.span_id for t in targets.values()} == {r["span_id"] for r in srv.records}
+    assert {t.span_id for t in targets.values()} == {r["span_id"] for r in records}
 
 
 def _phoenix(handler: Any) -> httpx.Client:
