@@ -11,6 +11,8 @@ with zero repeated units; the model-call cache makes repeated calls impossible a
 
 Usage::
 
+    import asyncio
+
     from groundtrace.analyzer.replay import (
         CounterfactualRecorder, FunctionReplayer, Journal, ReplayChunk, ReplayUnit,
     )
