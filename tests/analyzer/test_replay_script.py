@@ -85,14 +85,16 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def _script_app(tmp_path: Path) -> tuple[Path, Path]:
+def _script_app(tmp_path: Path, *run: str) -> tuple[Path, Path]:
+    """The app written to ``<tmp>/bike`` and run there (``python [run] TRACES``, by default
+    ``app.py``): its folder and the traces it wrote."""
     app_dir = tmp_path / "bike"
     app_dir.mkdir()
     (app_dir / "app.py").write_text(APP, encoding="utf-8")
     (app_dir / "chunks.py").write_text(CHUNKS, encoding="utf-8")
     traces = tmp_path / "traces"
     subprocess.run(
-        [sys.executable, "app.py", str(traces)],
+        [sys.executable, *(run or ("app.py",)), str(traces)],
         cwd=app_dir, check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     return app_dir, traces
@@ -144,14 +146,6 @@ def test_missing_script_names_the_replay_fix(tmp_path: Path) -> None:
 
 
 def test_app_run_with_dash_m_records_its_module_name(tmp_path: Path) -> None:
-    app_dir = tmp_path / "bike"
-    app_dir.mkdir()
-    (app_dir / "app.py").write_text(APP, encoding="utf-8")
-    (app_dir / "chunks.py").write_text(CHUNKS, encoding="utf-8")
-    traces = tmp_path / "traces"
-    subprocess.run(
-        [sys.executable, "-m", "app", str(traces)],
-        cwd=app_dir, check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+    _, traces = _script_app(tmp_path, "-m", "app")
     recorded = {t.entrypoint.entrypoint for t in read_traces([str(traces)]) if t.entrypoint}
     assert recorded == {"app:respond"}
