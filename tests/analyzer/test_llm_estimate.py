@@ -65,8 +65,11 @@ def test_audit_estimate_sends_nothing_and_predicts_the_run(tmp_path: Path) -> No
     n = len(answers)
     assert (before["requests"], before["cached"], before["calls"]) == (n, 0, n)
     assert before["dependent"] > 0
-    # after: the answers are cached, so the pair requests are known exactly: those sent
-    assert after["requests"] == after["cached"] == len(set(sent)) > len(answers)
+    # after: the answers are cached, so the pair requests are known exactly: those the run
+    # made; identical ones (two pairs of the same two answers) are sent once
+    made = json.loads((out / "run.json").read_text())["model_calls"]
+    assert after["requests"] == sum(c["requests"] for c in made.values())
+    assert after["distinct"] == after["cached"] == len(sent) == len(set(sent)) > len(answers)
     assert after["calls"] == after["dependent"] == 0
 
 
