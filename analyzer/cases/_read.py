@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -18,6 +18,8 @@ from ._model import STRATA, Case, RequiredCall, normalise_resource
 from ._multiturn import MultiTurnError, bfcl_turns, class_tools
 
 __all__ = ["parse_case", "read_cases"]
+
+_T = TypeVar("_T")
 
 #: Field of :class:`Case` -> the keys a case file may name it by (first: the field itself).
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -181,6 +183,22 @@ def _with_turns(case: Case, truth: tuple[int, Any], answers: Path, folder: Path)
     return msgspec.structs.replace(case, turns=turns, tools=tuple(tools.values()))
 
 
+def _truth_of(case: Case, table: Mapping[str, _T], answers: Path, name: str, line: int) -> _T:
+    """The ground truth of ``case`` in ``table`` (read from ``answers``).
+
+    Raises:
+        InputError: ``answers`` has none for the case (named at its line of ``name``).
+    """
+    if case.case_id not in table:
+        raise InputError(
+            f"no ground truth for {case.case_id!r} in {answers}",
+            path=name,
+            line=line,
+            field="id",
+        )
+    return table[case.case_id]
+
+
 def read_cases(
     path: str | os.PathLike[str], *, ground_truth: str | os.PathLike[str] | None = None
 ) -> Iterator[Case]:
@@ -195,6 +213,7 @@ def read_cases(
             item without ground truth (file, line and field named).
     """
     name = os.fspath(path)
+    answers = Path(ground_truth or Path(name).parent / "possible_answer" / Path(name).name)
     seen: dict[str, int] = {}
     truth: dict[str, tuple[RequiredCall, ...]] | None = None
     raw: dict[str, tuple[int, Any]] | None = None
@@ -210,26 +229,13 @@ def read_cases(
                 field="id",
             )
         seen[case.case_id] = line
-        if layout_of(row) == "bfcl-multi-turn":
-            answers = Path(ground_truth or Path(name).parent / "possible_answer" / Path(name).name)
+        layout = layout_of(row)
+        if layout == "bfcl-multi-turn":
             raw = _raw_truth(answers) if raw is None else raw
-            if case.case_id not in raw:
-                raise InputError(
-                    f"no ground truth for {case.case_id!r} in {answers}",
-                    path=name,
-                    line=line,
-                    field="id",
-                )
-            case = _with_turns(case, raw[case.case_id], answers, Path(name).parent)
-        if layout_of(row) == "bfcl":
-            answers = Path(ground_truth or Path(name).parent / "possible_answer" / Path(name).name)
+            found = _truth_of(case, raw, answers, name, line)
+            case = _with_turns(case, found, answers, Path(name).parent)
+        if layout == "bfcl":
             truth = _ground_truth(answers) if truth is None else truth
-            if case.case_id not in truth:
-                raise InputError(
-                    f"no ground truth for {case.case_id!r} in {answers}",
-                    path=name,
-                    line=line,
-                    field="id",
-                )
-            case = msgspec.structs.replace(case, required_calls=truth[case.case_id])
+            found_calls = _truth_of(case, truth, answers, name, line)
+            case = msgspec.structs.replace(case, required_calls=found_calls)
         yield case
