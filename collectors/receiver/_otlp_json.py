@@ -66,13 +66,10 @@ class IdRule:
     size: int
     optional: bool
 
-    def problem(self, item: Any) -> str:
-        """What is wrong with ``item``'s id, or ``""``."""
-        value = getattr(item, self.field)
-        if len(value) == self.size or (self.optional and not value):
-            return ""
+    def problem(self, size: int) -> str:
+        """What is wrong with an id of ``size`` bytes that breaks the rule."""
         empty = "empty or " if self.optional else ""
-        return f"{self.key} must be {empty}{self.size} bytes, got {len(value)}"
+        return f"{self.key} must be {empty}{self.size} bytes, got {size}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,11 +156,11 @@ class Signal(Generic[M]):
                 items = getattr(scope, i_field)
                 for i, item in enumerate(items):
                     for rule in self.ids:
-                        problem = rule.problem(item)
-                        if problem:
+                        size = len(getattr(item, rule.field))
+                        if size != rule.size and (size or not rule.optional):
                             r_key, s_key, i_key = self.keys
                             where = f"{r_key}[{r}].{s_key}[{s}].{i_key}[{i}]"
-                            raise BodyDecodeError(f"{where}: {problem}")
+                            raise BodyDecodeError(f"{where}: {rule.problem(size)}")
                 count += len(items)
         return count
 
