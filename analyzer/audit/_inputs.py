@@ -52,18 +52,9 @@ _FIELD: Final = re.compile(r"`\$\.([A-Za-z_][\w.]*)|field `([A-Za-z_]\w*)`")
 _ABSENT_OPENINGS: Final = ("not addressed", "the source does not say", "not stated", "unknown")
 
 
-class _SourceLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    id: str
-    text: str
-    title: str | None = None
-    group: str = DEFAULT_GROUP
-    author: str | None = None
-    institution: str | None = None
-    version: str | None = None
-    metadata: dict[str, str] = msgspec.field(default_factory=dict)
-
-
 class _SourceMeta(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A source's fields in its front matter or sidecar file (the id defaults to the name)."""
+
     id: str | None = None
     title: str | None = None
     group: str = DEFAULT_GROUP
@@ -71,6 +62,13 @@ class _SourceMeta(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     institution: str | None = None
     version: str | None = None
     metadata: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class _SourceLine(_SourceMeta, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One line of a sources JSON lines file: the same fields, with its id and text."""
+
+    id: str
+    text: str
 
 
 class _GoldAnswer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -148,9 +146,7 @@ def _need(value: str, path: Path, line: int | None, field: str, what: str) -> No
         raise InputError(f"the {what} has an empty {field}", path=str(path), line=line, field=field)
 
 
-def _source(
-    meta: _SourceLine | _SourceMeta, ident: str, text: str, path: Path, line: int | None
-) -> Source:
+def _source(meta: _SourceMeta, ident: str, text: str, path: Path, line: int | None) -> Source:
     _need(ident, path, line, "id", "source")
     _need(text, path, line, "text", "source")
     _need(meta.group, path, line, "group", "source")
