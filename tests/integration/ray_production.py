@@ -40,7 +40,14 @@ from groundtrace.analyzer.executor import RayExecutor
 from groundtrace.analyzer.llm import CallCache, ChatRequest, ModelClient, RetryPolicy
 from groundtrace.analyzer.llm._limit import RateLimiter
 from tests.analyzer.test_audit_models import _reply
-from tests.integration.ray_scenario import RAY_ENV, ray_cluster, run_scenario
+from tests.integration.ray_scenario import (
+    DRIVERS,
+    RAY_ENV,
+    driver_ready,
+    ray_cluster,
+    run_drivers,
+    scenario_main,
+)
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
 
 #: The shared rate (calls/s) and the calls each of the two drivers makes.
@@ -51,8 +58,6 @@ DISTINCT = 4
 ASKS = 2
 #: Seconds the server takes per coalesced call (the second asker arrives meanwhile).
 LATENCY = 0.5
-#: Seconds a driver waits for the other one (bounded: the test fails, never hangs).
-WAIT = 300.0
 
 
 def _audit(out: Path, url: str) -> list[str]:
@@ -171,16 +176,12 @@ async def _pid(_: int) -> int:
 
 
 def drive(address: str, url: str, name: str, folder: Path) -> None:
-    """One driver: warm its worker up, say it is ready, wait for ``go``, make its calls."""
+    """One driver: ready with the other one, then its calls and their starts."""
     executor = RayExecutor(address=address, workers=1, concurrency=4)
     client = ModelClient(url, concurrency=4, timeout=60.0, rate_limit=RATE,
                          retry=RetryPolicy(seed=1, max_attempts=4))  # fmt: skip
     try:
-        asyncio.run(executor.map(_pid, [0]))  # the worker is up before the clock starts
-        (folder / f"ready-{name}").touch()
-        deadline = time.monotonic() + WAIT
-        while not (folder / "go").exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        driver_ready(executor, folder, name)
         ok = asyncio.run(executor.map(_Call(client, name), list(range(CALLS))))
         (starts,) = asyncio.run(executor.map(_starts, [0]))
     finally:
@@ -201,32 +202,19 @@ def schedule(address: str, folder: Path) -> dict[str, Any]:
         stamps.append((time.monotonic(), str(req.body.get("model"))))
         return Reply(content="ok", delay=0.05)
 
-    env = {**os.environ, **RAY_ENV}
     with OpenAICompatServer(handler=handler) as server:
-        module = [sys.executable, "-m", "tests.integration.ray_production", "--drive", address]
-        procs = [
-            subprocess.Popen([*module, server.base_url, name, str(folder)], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for name in ("d0", "d1")
-        ]  # fmt: skip
-        deadline = time.monotonic() + WAIT
-        ready = [folder / "ready-d0", folder / "ready-d1"]
-        while not all(p.exists() for p in ready) and time.monotonic() < deadline:
-            if any(p.poll() is not None for p in procs):
-                break
-            time.sleep(0.1)
-        (folder / "go").touch()
-        outputs = [p.communicate(timeout=WAIT) for p in procs]
+        codes, outputs = run_drivers("tests.integration.ray_production", address,
+                                     server.base_url, folder)  # fmt: skip
     times = sorted(t for t, _ in stamps)
     gaps = [b - a for a, b in itertools.pairwise(times)]
     lines = [json.loads(o.splitlines()[-1]) for o, _ in outputs if o.strip()]
     starts = sorted(t for line in lines for t in line["starts"])
     start_gaps = [b - a for a, b in itertools.pairwise(starts)]
     return {
-        "exit_codes": [p.returncode for p in procs],
+        "exit_codes": codes,
         "stderr_tail": [err[-500:] for _, err in outputs if err],
         "calls": len(times),
-        "per_driver": {n: sum(m == n for _, m in stamps) for n in ("d0", "d1")},
+        "per_driver": {n: sum(m == n for _, m in stamps) for n in DRIVERS},
         "limit": RATE, "min_gap_s": min(gaps) if gaps else None,
         "most_in_a_second": _most_in_a_second(times),
         # as the workers saw them: the moment the limiter let each call start
@@ -244,15 +232,6 @@ def _measure(temp: Path, out: dict[str, Any]) -> None:
         out["joins"] = joins(temp, address)
 
 
-def main() -> None:
-    run_scenario("gtprod", _measure)
-
-
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--drive"]:
-        # by its module name: the workers' copies of _Call and _starts share one _STARTS
-        from tests.integration.ray_production import drive as _drive
-
-        _drive(sys.argv[2], sys.argv[3], sys.argv[4], Path(sys.argv[5]))
-    else:
-        main()
+    # drive() by its module name: the workers' copies of _Call and _starts share one _STARTS
+    scenario_main("tests.integration.ray_production", "gtprod", _measure)

@@ -18,6 +18,7 @@ SIGTERMed mid-run, then resumed (calls repeated). It prints one JSON line.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 import json
 import os
@@ -422,6 +423,63 @@ def run_scenario(prefix: str, measure: Callable[[Path, dict[str, Any]], None]) -
     finally:
         subprocess.run(["rm", "-rf", str(temp)], check=False)
     print(json.dumps(out))
+
+
+#: Seconds the drivers of :func:`run_drivers` wait for each other (bounded: the test fails,
+#: never hangs).
+DRIVER_WAIT = 300.0
+#: The drivers :func:`run_drivers` starts, by name.
+DRIVERS = ("d0", "d1")
+
+
+async def _up(_: int) -> int:
+    return os.getpid()
+
+
+def driver_ready(executor: RayExecutor, folder: Path, name: str) -> None:
+    """In the driver ``name``: warm its worker up, say it is ready, wait for ``go``."""
+    asyncio.run(executor.map(_up, [0]))  # the worker is up before the clock starts
+    (folder / f"ready-{name}").touch()
+    deadline = time.monotonic() + DRIVER_WAIT
+    while not (folder / "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def run_drivers(
+    module: str, address: str, url: str, folder: Path
+) -> tuple[list[int], list[tuple[str, str]]]:
+    """Run ``python -m module --drive ADDRESS URL NAME FOLDER`` for each of :data:`DRIVERS`,
+    say ``go`` once every one is ready (or one has ended), and wait for them: their exit codes
+    and (stdout, stderr)."""
+    env = {**os.environ, **RAY_ENV}
+    command = [sys.executable, "-m", module, "--drive", address, url]
+    procs = [
+        subprocess.Popen([*command, name, str(folder)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for name in DRIVERS
+    ]  # fmt: skip
+    deadline = time.monotonic() + DRIVER_WAIT
+    ready = [folder / f"ready-{name}" for name in DRIVERS]
+    while not all(p.exists() for p in ready) and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break
+        time.sleep(0.1)
+    (folder / "go").touch()
+    outputs = [p.communicate(timeout=DRIVER_WAIT) for p in procs]
+    return [p.returncode for p in procs], outputs
+
+
+def scenario_main(
+    module: str, prefix: str, measure: Callable[[Path, dict[str, Any]], None]
+) -> None:
+    """A driver scenario's command line: ``--drive ADDRESS URL NAME FOLDER`` runs the driver
+    (``module``'s ``drive``, imported by its module name: the workers import the functions it
+    sends them from there, not from ``__main__``), else :func:`run_scenario`."""
+    if sys.argv[1:2] == ["--drive"]:
+        drive = importlib.import_module(module).drive
+        drive(sys.argv[2], sys.argv[3], sys.argv[4], Path(sys.argv[5]))
+    else:
+        run_scenario(prefix, measure)
 
 
 def _measure(temp: Path, out: dict[str, Any]) -> None:

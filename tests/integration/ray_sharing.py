@@ -17,8 +17,6 @@ import asyncio
 import itertools
 import json
 import os
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,15 +24,19 @@ from typing import Any
 
 from groundtrace.analyzer.executor import RayExecutor
 from groundtrace.analyzer.llm import ChatRequest, ModelClient, RetryPolicy
-from tests.integration.ray_scenario import RAY_ENV, ray_cluster, run_scenario
+from tests.integration.ray_scenario import (
+    DRIVERS,
+    driver_ready,
+    ray_cluster,
+    run_drivers,
+    scenario_main,
+)
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
 
 #: The shared rate (calls/s), calls per driver, the 429's Retry-After (s).
 RATE = 4.0
 CALLS = 8
 RETRY_AFTER = 1.0
-#: Seconds a driver waits for the other one (bounded: the test fails, never hangs).
-WAIT = 300.0
 
 
 async def _pid(_: int) -> int:
@@ -70,16 +72,12 @@ class _Call:
 
 
 def drive(address: str, url: str, name: str, folder: Path) -> None:
-    """One driver: warm its worker up, say it is ready, wait for ``go``, make its calls."""
+    """One driver: ready with the other one, then its calls."""
     executor = RayExecutor(address=address, workers=1, concurrency=2)
     client = ModelClient(url, concurrency=2, timeout=60.0, rate_limit=RATE,
                          retry=RetryPolicy(seed=1, max_attempts=4))  # fmt: skip
     try:
-        asyncio.run(executor.map(_pid, [0]))  # the worker is up before the clock starts
-        (folder / f"ready-{name}").touch()
-        deadline = time.monotonic() + WAIT
-        while not (folder / "go").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        driver_ready(executor, folder, name)
         ok = asyncio.run(executor.map(_Call(client, name), list(range(CALLS))))
     finally:
         executor.close()
@@ -98,33 +96,15 @@ def two_drivers(address: str, folder: Path) -> dict[str, Any]:
             return Reply(status=429, retry_after=RETRY_AFTER)
         return Reply(content="ok")
 
-    env = {**os.environ, **RAY_ENV}
     with OpenAICompatServer(handler=handler) as server:
-        module = [sys.executable, "-m", "tests.integration.ray_sharing", "--drive", address]
-        procs = [
-            subprocess.Popen(
-                [*module, server.base_url, name, str(folder)],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for name in ("d0", "d1")
-        ]
-        deadline = time.monotonic() + WAIT
-        ready = [folder / "ready-d0", folder / "ready-d1"]
-        while not all(p.exists() for p in ready) and time.monotonic() < deadline:
-            if any(p.poll() is not None for p in procs):
-                break
-            time.sleep(0.1)
-        (folder / "go").touch()
-        outputs = [p.communicate(timeout=WAIT) for p in procs]
+        codes, outputs = run_drivers("tests.integration.ray_sharing", address, server.base_url,
+                                     folder)  # fmt: skip
     times = [t for t, _ in stamps]
     after = {name: min((t - limited[0] for t, n in stamps if n == name and t > limited[0]),
-                       default=None) for name in ("d0", "d1")} if limited else {}  # fmt: skip
+                       default=None) for name in DRIVERS} if limited else {}  # fmt: skip
     gaps = [b - a for a, b in itertools.pairwise(times)]
     return {
-        "exit_codes": [p.returncode for p in procs],
+        "exit_codes": codes,
         "stderr_tail": [err[-500:] for _, err in outputs if err],
         "calls": len(stamps), "per_driver": {n: sum(m == n for _, m in stamps) for n in after},
         "limit": RATE, "retry_after": RETRY_AFTER,
@@ -140,12 +120,5 @@ def _measure(temp: Path, out: dict[str, Any]) -> None:
         out["drivers"] = two_drivers(address, temp)
 
 
-def main() -> None:
-    run_scenario("gtshare", _measure)
-
-
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--drive"]:
-        drive(sys.argv[2], sys.argv[3], sys.argv[4], Path(sys.argv[5]))
-    else:
-        main()
+    scenario_main("tests.integration.ray_sharing", "gtshare", _measure)

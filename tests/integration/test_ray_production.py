@@ -9,13 +9,11 @@ stops everything and prints one JSON line, asserted on here.
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 import pytest
 
-from tests.support.namespace import require_ray, run_in_private_network
+from tests.support.namespace import run_ray_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
@@ -26,11 +24,7 @@ LATE = 0.1
 
 @pytest.fixture(scope="module")
 def result() -> dict[str, Any]:
-    require_ray()
-    out = run_in_private_network([sys.executable, "-m", "tests.integration.ray_production"],
-                                 timeout=1100)  # fmt: skip
-    assert out["ok"], json.dumps(out, indent=1)[:6000]
-    return out
+    return run_ray_scenario("tests.integration.ray_production", timeout=1100)
 
 
 @pytest.mark.parametrize("found_by", ["RAY_ADDRESS", "ray start"])

@@ -6,24 +6,18 @@ starts the cluster, a counting server and two driver processes, and prints one J
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 import pytest
 
-from tests.support.namespace import require_ray, run_in_private_network
+from tests.support.namespace import run_ray_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
 
 @pytest.fixture(scope="module")
 def result() -> dict[str, Any]:
-    require_ray()
-    out = run_in_private_network([sys.executable, "-m", "tests.integration.ray_sharing"],
-                                 timeout=1100)  # fmt: skip
-    assert out["ok"], json.dumps(out, indent=1)[:6000]
-    return out
+    return run_ray_scenario("tests.integration.ray_sharing", timeout=1100)
 
 
 def test_every_map_of_a_run_reuses_its_workers(result: dict[str, Any]) -> None:

@@ -12,13 +12,14 @@ import json
 import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-__all__ = ["require_ray", "run_in_private_network"]
+__all__ = ["require_ray", "run_in_private_network", "run_ray_scenario"]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,4 +49,15 @@ def run_in_private_network(command: Sequence[str], *, timeout: float) -> dict[st
         f"scenario failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     )
     out: dict[str, Any] = json.loads(lines[-1])
+    return out
+
+
+def run_ray_scenario(module: str, *, timeout: float) -> dict[str, Any]:
+    """``python -m module`` (a Ray scenario) in a private network namespace: its JSON line.
+
+    Fails the test when Ray is missing or the line does not say ``ok`` (with what it says).
+    """
+    require_ray()
+    out = run_in_private_network([sys.executable, "-m", module], timeout=timeout)
+    assert out["ok"], json.dumps(out, indent=1)[:6000]
     return out
