@@ -11,15 +11,13 @@ until :meth:`UnitJournal.close`: a second driver into the folder is refused whil
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import TypeVar
 
 import msgspec
 
-from groundtrace.analyzer._runlock import RunFolderLock
-from groundtrace.analyzer._store import open_store
+from groundtrace.analyzer._store import RunStore
 
 __all__ = ["UnitJournal"]
 
@@ -35,7 +33,7 @@ CREATE TABLE IF NOT EXISTS results (
 """
 
 
-class UnitJournal:
+class UnitJournal(RunStore):
     """Finished units by content key (sqlite, WAL, ``synchronous=FULL``).
 
     Args:
@@ -49,15 +47,7 @@ class UnitJournal:
     """
 
     def __init__(self, path: str | Path, *, lock: bool = True) -> None:
-        self.path = Path(path)
-        self._folder = RunFolderLock.acquire(self.path.parent) if lock else None
-        try:
-            self._conn = open_store(self.path, _SCHEMA, what="unit journal", durable=True)
-        except BaseException:
-            if self._folder is not None:
-                self._folder.release()
-            raise
-        self._lock = threading.Lock()
+        super().__init__(path, _SCHEMA, what="unit journal", lock=lock)
 
     def get(self, key: str, kind: type[T]) -> T | None:
         """The journaled result of ``key`` decoded as ``kind``, if any."""
@@ -78,10 +68,3 @@ class UnitJournal:
         with self._lock:
             (count,) = self._conn.execute("SELECT COUNT(*) FROM results").fetchone()
         return int(count)
-
-    def close(self) -> None:
-        """Close the connection and release the run folder."""
-        with self._lock:
-            self._conn.close()
-        if self._folder is not None:
-            self._folder.release()

@@ -11,12 +11,10 @@ until :meth:`Journal.close`: a second run into the folder is refused while this 
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 
-from groundtrace.analyzer._runlock import RunFolderLock
-from groundtrace.analyzer._store import open_store
+from groundtrace.analyzer._store import RunStore
 
 from ._types import ReplayUnit, UnitResult, UnitStatus
 
@@ -40,7 +38,7 @@ CREATE TABLE IF NOT EXISTS units (
 """
 
 
-class Journal:
+class Journal(RunStore):
     """Completed and failed units of one run folder (sqlite, WAL, safe across threads).
 
     Args:
@@ -54,15 +52,7 @@ class Journal:
     """
 
     def __init__(self, path: str | Path, *, lock: bool = True) -> None:
-        self.path = Path(path)
-        self._folder = RunFolderLock.acquire(self.path.parent) if lock else None
-        try:
-            self._conn = open_store(self.path, _SCHEMA, what="replay journal", durable=True)
-        except BaseException:
-            if self._folder is not None:
-                self._folder.release()
-            raise
-        self._lock = threading.Lock()
+        super().__init__(path, _SCHEMA, what="replay journal", lock=lock)
 
     def get(self, key: str) -> UnitResult | None:
         """The journaled result of ``key`` (completed or failed), if any."""
@@ -114,10 +104,3 @@ class Journal:
         with self._lock:
             rows = self._conn.execute("SELECT status, COUNT(*) FROM units GROUP BY status")
             return {str(status): int(n) for status, n in rows.fetchall()}
-
-    def close(self) -> None:
-        """Close the connection and release the run folder."""
-        with self._lock:
-            self._conn.close()
-        if self._folder is not None:
-            self._folder.release()
