@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_GROUP",
     "AuditInputs",
     "answer_stance",
+    "front_matter",
     "load_answers",
     "load_inputs",
     "load_questions",
@@ -162,8 +163,14 @@ def _source(meta: _SourceMeta, ident: str, text: str, path: Path, line: int | No
     )  # fmt: skip
 
 
-def _front_matter(text: str, path: Path) -> tuple[Any, str, int]:
-    """(YAML mapping or None, body, line of the body's start)."""
+def front_matter(text: str, path: Path) -> tuple[Any, str, int]:
+    """The YAML front matter of a source file's ``text`` (between a first line ``---`` and
+    the next ``---``), read from ``path``: (what the YAML holds, or ``None`` without front
+    matter; the body after it; the line the body starts on).
+
+    Raises:
+        InputError: front matter not closed, or not YAML (its file line named).
+    """
     if not text.startswith("---"):
         return None, text, 1
     head, sep, body = text[3:].partition("\n---")
@@ -221,7 +228,7 @@ def _folder_sources(folder: Path) -> list[Source]:
             text = path.read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the source: {exc}", path=str(path)) from None
-        raw, body, body_line = _front_matter(text, path)
+        raw, body, body_line = front_matter(text, path)
         meta = _meta(raw, path, 1 if raw is not None else None)
         if (side := _sidecar(path)) is not None:
             if raw is not None:

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Final
 
 import msgspec
-import yaml
 
 from groundtrace.analyzer.audit import (
     GENERAL_SCOPE,
@@ -35,6 +34,7 @@ from groundtrace.analyzer.audit import (
     Question,
     Source,
     Stance,
+    front_matter,
     in_scope,
     render_answer,
 )
@@ -101,21 +101,14 @@ class LicenceQuestion(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return Question(id=self.id, text=self.text, scope=self.scope, topics=self.topics)
 
 
-def _split_front_matter(text: str, path: Path) -> tuple[dict[str, object], str]:
+def _split_front_matter(text: str, path: Path) -> tuple[dict[str, object], str, int]:
+    """(front matter, body, the body's first line) of a licence file."""
     if not text.startswith("---"):
         raise InputError("no YAML front matter (the file must start with ---)", path=str(path))
-    head, sep, body = text[3:].partition("\n---")
-    if not sep:
-        raise InputError("YAML front matter is not closed by ---", path=str(path))
-    try:
-        meta = yaml.safe_load(head)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else None
-        raise InputError(f"invalid YAML front matter: {exc}", path=str(path), line=line) from None
+    meta, body, body_line = front_matter(text, path)
     if not isinstance(meta, dict):
         raise InputError("YAML front matter is not a mapping", path=str(path), line=2)
-    return meta, body.strip()
+    return meta, body.strip(), body_line
 
 
 def licence_tags(meta: dict[str, object]) -> frozenset[str]:
@@ -142,15 +135,14 @@ def _read_source(path: Path) -> Source:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read licence text: {exc}", path=str(path)) from None
-    meta, body = _split_front_matter(text, path)
+    meta, body, body_line = _split_front_matter(text, path)
     spdx = meta.get("spdx-id")
     if not isinstance(spdx, str) or not spdx:
         raise InputError("front matter has no spdx-id", path=str(path), field="spdx-id")
     if not body:
-        closing = text.index("\n---", 3) + 1  # where the closing --- starts
         raise InputError(
-            "the licence has no text after its front matter", path=str(path),
-            line=text.count("\n", 0, closing) + 2, field="text",
+            "the licence has no text after its front matter", path=str(path), line=body_line,
+            field="text",
         )  # fmt: skip
     tags = licence_tags(meta)
     return Source(

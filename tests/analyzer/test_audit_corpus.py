@@ -77,6 +77,15 @@ def test_a_licence_without_text_names_its_file(tmp_path: Path) -> None:
     )
 
 
+def test_a_licence_with_invalid_front_matter_names_the_line_of_the_error(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "bad.txt").write_text("---\nspdx-id: BAD\ntitle: : x\n---\ntext\n", "utf-8")
+    with pytest.raises(InputError, match="invalid YAML front matter") as info:
+        load_sources(tmp_path)
+    assert info.value.line == 3  # the line of ``title: : x``
+
+
 def test_a_question_file_scoped_to_an_unknown_group_names_file_line_and_field(
     tmp_path: Path,
 ) -> None:
