@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from ._model import Case, Passage, RequiredCall, SupportingFact, ToolSpec
-from ._multiturn import multi_turn_case
+from ._multiturn import BfclMessage, multi_turn_case
 
 __all__ = ["LAYOUTS", "LayoutError", "bfcl_calls", "layout_of", "to_case"]
 
@@ -83,14 +83,9 @@ class _Tau2(msgspec.Struct, frozen=True):
     user_scenario: _Tau2Scenario | None = None
 
 
-class _Message(msgspec.Struct, frozen=True):
-    role: str
-    content: str
-
-
 class _Bfcl(msgspec.Struct, frozen=True):
     id: str
-    question: list[list[_Message]]
+    question: list[list[BfclMessage]]
     function: list[ToolSpec]
 
 

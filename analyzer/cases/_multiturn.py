@@ -22,6 +22,7 @@ from ._model import Case, RequiredCall, ToolSpec, Turn
 
 __all__ = [
     "CLASS_DOCS",
+    "BfclMessage",
     "MultiTurnError",
     "bfcl_turns",
     "class_tools",
@@ -51,14 +52,16 @@ class MultiTurnError(ValueError):
         self.field = field
 
 
-class _Message(msgspec.Struct, frozen=True):
+class BfclMessage(msgspec.Struct, frozen=True):
+    """One message of a BFCL item's question (single- and multi-turn files alike)."""
+
     role: str
     content: str
 
 
 class _BfclMultiTurn(msgspec.Struct, frozen=True):
     id: str
-    question: list[list[_Message]]
+    question: list[list[BfclMessage]]
     involved_classes: list[str] = []
 
 
