@@ -83,6 +83,7 @@ def _groundtrace(*args: str, blocked: tuple[str, ...] = ()) -> dict[str, Any]:
             text=True,
             timeout=120,
             check=False,
+            cwd=folder,  # relative --out folders land here, not in the checkout
             env={**os.environ, "COLUMNS": "100"},
         )
         report: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
