@@ -30,6 +30,7 @@ from ._step import Step, find_query, record_query
 
 __all__ = ["document_attributes", "list_attributes", "record_evidence"]
 
+_CAPTURE_EVIDENCE: Final = Content.EVIDENCE
 _EVIDENCE: Final = sc.GT_EVIDENCE
 _EVIDENCE_COUNT: Final = sc.GT_EVIDENCE_COUNT
 _GENAI_DOCUMENTS: Final = sc.GENAI_RETRIEVAL_DOCUMENTS
@@ -187,7 +188,7 @@ def record_evidence(
     if count > limit:
         rec.note_truncated(_EVIDENCE)
     items = seq if len(seq) <= limit else seq[:limit]
-    capture = settings.captures(Content.EVIDENCE)
+    capture = settings.captures(_CAPTURE_EVIDENCE)
     prefix = sc.OI_RERANKER_OUTPUT_DOCUMENTS if action is _RERANK else sc.OI_RETRIEVAL_DOCUMENTS
     entries: list[dict[str, Any]] | None = (
         [] if capture and action is _RETRIEVE and settings.genai_latest else None

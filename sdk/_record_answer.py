@@ -32,6 +32,8 @@ __all__ = [
     "select_result",
 ]
 
+_CAPTURE_ANSWER: Final = Content.ANSWER
+_CAPTURE_IO: Final = Content.IO
 _TEXT_KEYS: Final = ("answer", "text", "response", "output", "final_answer")
 _CONFIDENCE_KEYS: Final = ("confidence", "score", "probability")
 _CITED_KEYS: Final = (
@@ -112,7 +114,7 @@ def record_answer(rec: Recorder, value: object) -> None:
     """Record an answer value: text, confidence, cited ids, quotes (+ ``output.value``)."""
     text, confidence, cited_ids, quotes = _answer_fields(value)
     attrs = rec.attrs
-    capture = rec.settings.captures(Content.ANSWER)
+    capture = rec.settings.captures(_CAPTURE_ANSWER)
     if text is not None and capture:
         text = rec.text(_ANSWER_TEXT, text)
         attrs[_ANSWER_TEXT] = text
@@ -165,7 +167,7 @@ def answer_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) 
         if not spec.replay_extra:  # the function takes nothing but the query and the evidence
             step.attrs[sc.GT_REPLAY_KWARGS] = "{}"
             return
-        if not step.settings.captures(Content.IO):
+        if not step.settings.captures(_CAPTURE_IO):
             return
         skip = spec.replay_skip
         extra = {k: v for k, v in arguments_of(spec, args, kwargs).items() if k not in skip}

@@ -19,6 +19,8 @@ __all__ = [
     "request_result",
 ]
 
+_CAPTURE_ANSWER: Final = Content.ANSWER
+_CAPTURE_QUERY: Final = Content.QUERY
 _NOTHING: Final[Mapping[str, object]] = MappingProxyType({})
 _SCHEMA: Final = sc.GT_SCHEMA_VERSION
 _QUERY: Final = sc.GT_REQUEST_QUERY
@@ -96,7 +98,7 @@ def record_request(
     if static.get(_SCHEMA) != sc.SCHEMA_VERSION:
         attrs[_SCHEMA] = sc.SCHEMA_VERSION
     query = fields.query
-    if query is not None and rec.settings.captures(Content.QUERY):
+    if query is not None and rec.settings.captures(_CAPTURE_QUERY):
         query = rec.text(_QUERY, query if type(query) is str else text_of(query) or "")
         attrs[_QUERY] = query
         attrs[_INPUT] = query
@@ -175,7 +177,7 @@ def request_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any])
 
 def request_result(step: Step, result: Any, total: int | None) -> None:
     """REQUEST: the returned answer (``answer`` capture; a non-string with ``io`` too)."""
-    if not step.settings.captures(Content.ANSWER):
+    if not step.settings.captures(_CAPTURE_ANSWER):
         return
     if isinstance(result, str):
         step.attrs[_OUTPUT] = step.text(_OUTPUT, result)

@@ -34,6 +34,8 @@ __all__ = [
 ]
 
 
+_CAPTURE_TOOL_ARGUMENTS: Final = Content.TOOL_ARGUMENTS
+_CAPTURE_TOOL_RESULTS: Final = Content.TOOL_RESULTS
 _OK: Final = sc.ToolStatus.OK.value
 _STATUS: Final = sc.GT_TOOL_STATUS
 _PATHS_READ: Final = sc.GT_TOOL_PATHS_READ
@@ -110,7 +112,7 @@ def record_tool_arguments(
         attrs[sc.GT_TOOL_CALL_ID] = call
         attrs[sc.GENAI_TOOL_CALL_ID] = call
     settings = rec.settings
-    if settings.captures(Content.TOOL_ARGUMENTS):
+    if settings.captures(_CAPTURE_TOOL_ARGUMENTS):
         text = rec.json(_ARGUMENTS, arguments)
         attrs[_ARGUMENTS] = text
         if settings.genai_latest:
@@ -152,7 +154,7 @@ def record_tool_result(
     attrs = rec.attrs
     attrs[_STATUS] = _OK
     paths: list[str] = []
-    if rec.settings.captures(Content.TOOL_ARGUMENTS):  # the paths are argument values: content
+    if rec.settings.captures(_CAPTURE_TOOL_ARGUMENTS):  # the paths are argument values: content
         if arguments is not None:
             for name in path_params:
                 paths.extend(_paths(arguments.get(name)))
@@ -167,7 +169,7 @@ def record_tool_result(
     attrs[_SIZE] = len(text)
     attrs[_HASH] = content_hash(text)
     settings = rec.settings
-    if settings.captures(Content.TOOL_RESULTS):
+    if settings.captures(_CAPTURE_TOOL_RESULTS):
         shown = rec.text(_CONTENT, text, json_text=mime == "application/json")
         attrs[_CONTENT] = shown
         if settings.genai_latest:

@@ -549,13 +549,11 @@ class Settings:
         current one when both are)."""
         return sc.GENAI_SCHEMA_URL if self.genai_latest else sc.GENAI_PREVIOUS_SCHEMA_URL
 
-    def captures(self, kind: Content | str, *also: Content | str) -> bool:
-        """Whether content of ``kind`` (and of every kind in ``also``) is recorded: the one
-        place the SDK decides whether application text goes on a span."""
-        capture = self.capture
-        if kind not in capture:
-            return False
-        return not also or all(other in capture for other in also)
+    def captures(self, kind: Content | str) -> bool:
+        """Whether content of ``kind`` is recorded: the one place the SDK decides whether
+        application text goes on a span (callers bind the member to a module constant: an
+        enum member's lookup costs more than this call)."""
+        return kind in self.capture
 
     def captures_any(self) -> bool:
         """Whether any content is recorded (exception messages and stack traces then are)."""

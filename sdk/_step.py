@@ -52,6 +52,9 @@ ErrorRecorder = Callable[["Step", BaseException], None]
 #: ``paths_hook(arguments, result) -> paths``: the paths/resources a tool call read.
 PathsHook = Callable[[Mapping[str, Any], Any], Iterable[Any]]
 
+_CAPTURE_EVIDENCE: Final = Content.EVIDENCE
+_CAPTURE_IO: Final = Content.IO
+_CAPTURE_QUERY: Final = Content.QUERY
 _RETRIEVE: Final = sc.Action.RETRIEVE
 _RERANK: Final = sc.Action.RERANK
 _QUERY_NAMES: Final = ("query", "question")
@@ -284,7 +287,7 @@ def find_query(spec: StepSpec, args: tuple[Any, ...], kwargs: Mapping[str, Any])
 
 def record_query(rec: Recorder, action: sc.Action, query: object) -> None:
     """Record the query a RETRIEVE/RERANK/ANSWER step works on (query capture only)."""
-    if query is None or not rec.settings.captures(Content.QUERY):
+    if query is None or not rec.settings.captures(_CAPTURE_QUERY):
         return
     text = rec.text(_INPUT, query if type(query) is str else text_of(query) or "")
     attrs = rec.attrs
@@ -301,7 +304,8 @@ def record_query(rec: Recorder, action: sc.Action, query: object) -> None:
 
 def io_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
     """VERIFY / INFER / SELECT: the arguments as JSON (``io`` and ``evidence`` capture)."""
-    if step.settings.captures(Content.IO, Content.EVIDENCE):
+    settings = step.settings
+    if settings.captures(_CAPTURE_IO) and settings.captures(_CAPTURE_EVIDENCE):
         attrs = step.attrs
         attrs[_INPUT] = step.json(_INPUT, arguments_of(step.spec, args, kwargs))
         attrs[_INPUT_MIME] = _JSON
@@ -309,6 +313,6 @@ def io_inputs(step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> N
 
 def io_result(step: Step, result: Any, total: int | None) -> None:
     """VERIFY / INFER: the return value as JSON (``io`` capture)."""
-    if result is not None and step.settings.captures(Content.IO):
+    if result is not None and step.settings.captures(_CAPTURE_IO):
         step.attrs[_OUTPUT] = step.json(_OUTPUT, result)
         step.attrs[_OUTPUT_MIME] = _JSON

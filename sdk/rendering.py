@@ -68,6 +68,7 @@ EVIDENCE_FORMAT: Final = "groundtrace.chunks/1"
 BLOCK_START: Final = "<<<EVIDENCE>>>"
 #: Last line of a rendered evidence block.
 BLOCK_END: Final = "<<<END EVIDENCE>>>"
+_CAPTURE_EVIDENCE: Final = Content.EVIDENCE
 _EMPTY: Final = "(no evidence)"
 
 #: System instructions used by :func:`build_prompt` unless others are given.
@@ -127,7 +128,7 @@ def record_prompt_evidence(block: str, evidence_ids: Sequence[str]) -> None:
         current = settings()
         span.set_attribute(sc.GT_PROMPT_EVIDENCE_IDS, list(evidence_ids))
         span.set_attribute(sc.GT_PROMPT_FORMAT, EVIDENCE_FORMAT)
-        if current.captures(Content.EVIDENCE):
+        if current.captures(_CAPTURE_EVIDENCE):
             # Masked as the captured messages that contain it are (so replay finds it there
             # again), never clipped: a cut block could not be found.
             limit = current.max_attribute_length

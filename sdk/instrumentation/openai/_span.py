@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -20,6 +20,8 @@ from ._request import PROVIDER, endpoint_attrs, request_attrs, sent_request
 from ._response import Output, output_attrs
 
 __all__ = ["LLMCall"]
+
+_CAPTURE_MESSAGES: Final = Content.MESSAGES
 
 _BASE_ATTRS: dict[str, Any] = {
     sc.GT_ACTION: sc.Action.LLM.value,
@@ -82,7 +84,7 @@ class LLMCall:
             logger.debug("openai request not traced", exc_info=True)
             return None
         rec = Recorder(current)
-        capture = current.captures(Content.MESSAGES)
+        capture = current.captures(_CAPTURE_MESSAGES)
         call = cls(span, rec, capture)
         try:
             attrs = rec.attrs

@@ -29,6 +29,7 @@ from groundtrace.sdk.instrumentation._base import Wrapper, active_settings, reco
 
 __all__ = ["get_scores_wrapper", "get_top_n_wrapper"]
 
+_CAPTURE_QUERY: Final = Content.QUERY
 _MODE: Final = "full_text"
 
 
@@ -104,7 +105,7 @@ class _Retrieval:
 
     def query(self, query: Any) -> None:
         rec = self.rec
-        if not rec.settings.captures(Content.QUERY):
+        if not rec.settings.captures(_CAPTURE_QUERY):
             return
         text = rec.text(sc.OI_INPUT_VALUE, _query_text(query))
         attrs = rec.attrs
