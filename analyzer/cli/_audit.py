@@ -382,7 +382,7 @@ def _given(
     report = ReadReport()
     found, unused = answers_from_traces(traces, inputs.corpus, report)
     for error in report.errors[:10]:
-        err_console.print(f"unreadable trace input skipped: {error}", highlight=False)
+        err_console.print(f"unreadable trace input skipped: {error}", highlight=False, markup=False)
     if report.errors:
         err_console.print(f"{len(report.errors)} unreadable trace line(s) skipped", highlight=False)
     if unused:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Final
 
 import typer
+from rich.markup import escape
 
 from groundtrace.sdk import semconv as sc
 
@@ -104,7 +105,9 @@ def serve_command(
             allow_unauthenticated=allow_unauthenticated,
         )
     for warning in caught:  # shown loudly, not as a one-line Python warning
-        err_console.print(f"[bold red]WARNING:[/] {warning.message}", markup=True, highlight=False)
+        err_console.print(
+            f"[bold red]WARNING:[/] {escape(str(warning.message))}", markup=True, highlight=False
+        )
 
     def ready(bound: Receiver) -> None:
         auth = " (bearer token required)" if token else ""

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
@@ -138,7 +139,7 @@ def run_command(
     blocking = [f for f in scan_case_file(cases) if f.blocking] if cases.is_file() else []
     if blocking:
         for finding in blocking[:20]:
-            err_console.print(f"[bold red]blocking:[/] {finding.message}", highlight=False)
+            err_console.print(f"[bold red]blocking:[/] {escape(finding.message)}", highlight=False)
         raise InputError(
             f"{len(blocking)} blocking curation finding(s): redact the case file first "
             "(groundtrace gate curate)",

@@ -203,8 +203,8 @@ def register(app: typer.Typer) -> None:
         else:
             console.print(operator_table_md(s))
             print_reading(interventions_reading(s))
-            console.print(f"calls: {to_builtins(s.calls)}")
-            console.print(f"failed units: {s.failed_units or 'none'}")
+            console.print(f"calls: {to_builtins(s.calls)}", markup=False)
+            console.print(f"failed units: {s.failed_units or 'none'}", markup=False)
             for trace_id, why in list(left_out.items())[:10]:
                 console.print(f"  trace {trace_id} left out: {why}", highlight=False, markup=False)
             if len(left_out) > 10:
