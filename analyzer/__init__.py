@@ -29,15 +29,45 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._analysis import (
+        ENTRY_POINT_GROUP,
+        Analysis,
+        DemoInputs,
+        analyses,
+        get_analysis,
+        load_config,
+        register_analysis,
+    )
     from ._results import RESULT_FORMAT_VERSION, Result, decode, encode, read, to_builtins, write
 
-__all__ = ["RESULT_FORMAT_VERSION", "Result", "decode", "encode", "read", "to_builtins", "write"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "RESULT_FORMAT_VERSION",
+    "Analysis",
+    "DemoInputs",
+    "Result",
+    "analyses",
+    "decode",
+    "encode",
+    "get_analysis",
+    "load_config",
+    "read",
+    "register_analysis",
+    "to_builtins",
+    "write",
+]
+
+_ANALYSIS_NAMES = frozenset(
+    {"ENTRY_POINT_GROUP", "Analysis", "DemoInputs", "analyses", "get_analysis", "load_config",
+     "register_analysis"}
+)  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:
-    """Import the result helpers on first use (``import groundtrace.analyzer`` stays cheap)."""
+    """Import the result helpers and the analysis table on first use (``import
+    groundtrace.analyzer`` stays cheap)."""
     if name in __all__:
-        from . import _results
+        from . import _analysis, _results
 
-        return getattr(_results, name)
+        return getattr(_analysis if name in _ANALYSIS_NAMES else _results, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,207 @@
+"""The one shape every analysis has, and the table of analyses the CLI, demo and write-back use.
+
+An analysis is an :class:`Analysis` record of a few public names from its package:
+
+* ``config``: its configuration record (a ``msgspec.Struct``; ``groundtrace analyze NAME
+  --config FILE`` reads it from TOML or JSON, errors naming the file and the field);
+* ``plan(config)`` → its units (what it will measure, read from the config's inputs);
+* ``run(units, config, executor)`` → its :class:`~groundtrace.analyzer.Result` (the units run
+  on an :class:`~groundtrace.analyzer.executor.Executor`: this process or a Ray cluster);
+* ``write_report(result, out)`` → the main report file it wrote into the folder ``out``;
+* ``reading(result)`` → the one-paragraph plain-language reading of the result;
+* ``nothing_measured(result)`` → why nothing was measured (``None`` when something was): the
+  callers then exit 6 with that reason, the reports written;
+* ``verdicts(result, config)`` → the per-case results linked to their spans, for
+  ``--write-back`` (``None``: the analysis has no per-span results);
+* ``demo(inputs)`` → its config on the demo's traces and cases (``None``: not in the demo).
+
+The built-in analyses live in their packages (``groundtrace.analyzer.paths:ANALYSIS``...).
+Others are added without touching groundtrace: an installed distribution names its record in
+the ``groundtrace.analyses`` entry-point group (``name = "package.module:ANALYSIS"``), or a
+program calls :func:`register_analysis`.
+
+Usage::
+
+    from groundtrace.analyzer import get_analysis
+    from groundtrace.analyzer.executor import executor_for
+
+    paths = get_analysis("paths")
+    config = paths.config(traces=("runs/demo/traces",), cases="runs/demo/path_cases.jsonl")
+    executor = executor_for("local", concurrency=1)
+    try:
+        result = paths.run(paths.plan(config), config, executor)
+    finally:
+        executor.close()
+    paths.write_report(result, Path("out/paths"))
+    print(paths.reading(result))
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+
+import msgspec
+
+from groundtrace.analyzer.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.executor import Executor
+    from groundtrace.analyzer.writeback import Linked
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Analysis",
+    "DemoInputs",
+    "analyses",
+    "get_analysis",
+    "load_config",
+    "register_analysis",
+]
+
+C = TypeVar("C", bound=msgspec.Struct)
+U = TypeVar("U")
+R = TypeVar("R")
+
+#: The entry-point group an installed distribution names its analyses in.
+ENTRY_POINT_GROUP: Final = "groundtrace.analyses"
+
+#: The built-in analyses, by name: where each one's :class:`Analysis` record is (imported on
+#: first use, so ``groundtrace --help`` loads no analysis).
+_BUILTIN: Final[Mapping[str, str]] = {
+    "interventions": "groundtrace.analyzer.interventions:ANALYSIS",
+    "paths": "groundtrace.analyzer.paths:ANALYSIS",
+    "judge": "groundtrace.analyzer.judge:ANALYSIS",
+    "gate": "groundtrace.analyzer.gate:ANALYSIS",
+    "audit": "groundtrace.analyzer.audit:ANALYSIS",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class DemoInputs:
+    """What the demo hands an analysis: the traces it captured and its cases.
+
+    Attributes:
+        traces: the folder of the demo app's OTLP trace files.
+        cases: the demo's case file (JSON lines, ``docs/cases.md``).
+        out: the folder this analysis writes its report into.
+    """
+
+    traces: Path
+    cases: Path
+    out: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis(Generic[C, U, R]):
+    """One analysis, in the shape every analysis has (see the module docstring).
+
+    Attributes:
+        name: the analysis's name (``groundtrace analyze NAME``), lower case.
+        title: one line saying what it measures.
+        config: its configuration record type.
+        plan: ``plan(config)`` → its units.
+        run: ``run(units, config, executor)`` → its result.
+        write_report: ``write_report(result, out)`` → the main report file written in ``out``.
+        reading: ``reading(result)`` → the plain-language reading.
+        nothing_measured: ``nothing_measured(result)`` → why nothing was measured, else None.
+        verdicts: ``verdicts(result, config)`` → per-case results for ``--write-back``.
+        demo: ``demo(inputs)`` → its config on the demo's data.
+    """
+
+    name: str
+    title: str
+    config: type[C]
+    plan: Callable[[C], Sequence[U]]
+    run: Callable[[Sequence[U], C, Executor], R]
+    write_report: Callable[[R, Path], Path]
+    reading: Callable[[R], str]
+    nothing_measured: Callable[[R], str | None]
+    verdicts: Callable[[R, C], Linked] | None = None
+    demo: Callable[[DemoInputs], C] | None = None
+
+
+#: Analyses registered in this process, by name (after the built-ins and entry points).
+_REGISTERED: dict[str, Analysis[Any, Any, Any]] = {}
+
+
+def register_analysis(analysis: Analysis[Any, Any, Any]) -> None:
+    """Add ``analysis`` to this process's table (replacing one of the same name).
+
+    Raises:
+        ConfigError: the name is not a lower-case word (``[a-z][a-z0-9_-]*``).
+    """
+    name = analysis.name
+    if not name or not name[0].isalpha() or not all(c.isalnum() or c in "-_" for c in name):
+        raise ConfigError(f"analysis name {name!r} is not a lower-case word")
+    if name != name.lower():
+        raise ConfigError(f"analysis name {name!r} is not a lower-case word")
+    _REGISTERED[name] = analysis
+
+
+def _locations() -> dict[str, str]:
+    """Name -> ``module:attribute`` of every analysis not registered in-process."""
+    found = dict(_BUILTIN)
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(point.name, point.value)  # a plugin never shadows a built-in
+    return found
+
+
+def _load(name: str, location: str) -> Analysis[Any, Any, Any]:
+    module_name, _, attribute = location.partition(":")
+    try:
+        value = getattr(importlib.import_module(module_name), attribute or "ANALYSIS")
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"analysis {name!r} cannot be loaded from {location!r}: {exc}") from exc
+    if not isinstance(value, Analysis):
+        raise ConfigError(f"analysis {name!r}: {location!r} is not an Analysis record")
+    return value
+
+
+def analyses() -> list[str]:
+    """The names of every analysis this process can run, sorted."""
+    return sorted({*_locations(), *_REGISTERED})
+
+
+def get_analysis(name: str) -> Analysis[Any, Any, Any]:
+    """The analysis called ``name``.
+
+    Raises:
+        ConfigError: no analysis has that name, or its record cannot be loaded.
+    """
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    location = _locations().get(name)
+    if location is None:
+        raise ConfigError(f"no analysis {name!r}; known: {', '.join(analyses())}")
+    return _load(name, location)
+
+
+def load_config(analysis: Analysis[C, Any, Any], path: str | Path) -> C:
+    """Read ``analysis``'s config record from a TOML or JSON file.
+
+    Raises:
+        InputError: the file cannot be read, is not TOML/JSON, or a field is missing, unknown
+            or of the wrong type (the message names the file and the field).
+    """
+    source = Path(path)
+    try:
+        data = source.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=str(source)) from None
+    decode = msgspec.json.decode if source.suffix == ".json" else msgspec.toml.decode
+    try:
+        return decode(data, type=analysis.config)
+    except msgspec.ValidationError as exc:
+        message, _, where = str(exc).partition(" - at `$.")
+        field = where.rstrip("`") or None
+        raise InputError(
+            f"{message} in the {analysis.name} config", path=str(source), field=field
+        ) from None
+    except msgspec.DecodeError as exc:
+        raise InputError(f"not valid {'JSON' if decode is msgspec.json.decode else 'TOML'}: {exc}",
+                         path=str(source)) from None  # fmt: skip

@@ -1,0 +1,44 @@
+"""Old public names kept working for a release, with a warning that names the new one.
+
+A package that renames a public name keeps the old one in a table and serves it from its
+module ``__getattr__``::
+
+    __getattr__ = renamed(__name__, {"write_reports": "write_report"}, since="0.2.0")
+
+``from package import write_reports`` then still works, warns once per call site with a
+:class:`DeprecationWarning` naming the replacement and the release that deprecated it, and
+returns the new object; the old name is not in ``__all__``.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["renamed"]
+
+
+def renamed(module: str, names: Mapping[str, str], *, since: str) -> Callable[[str], Any]:
+    """A module ``__getattr__`` serving each old name of ``names`` (old -> new) as the new one.
+
+    Args:
+        module: the module's ``__name__``.
+        names: old public name -> its new name in the same module.
+        since: the release that deprecated the old names.
+    """
+    table = dict(names)
+
+    def __getattr__(name: str) -> Any:
+        new = table.get(name)
+        if new is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{module}.{name} is deprecated since groundtrace {since}: use {module}.{new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(sys.modules[module], new)
+
+    return __getattr__
