@@ -39,6 +39,7 @@ Usage::
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -125,6 +126,8 @@ class Analysis(Generic[C, U, R]):
     demo: Callable[[DemoInputs], C] | None = None
 
 
+_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+
 #: Analyses registered in this process, by name (after the built-ins and entry points).
 _REGISTERED: dict[str, Analysis[Any, Any, Any]] = {}
 
@@ -135,12 +138,9 @@ def register_analysis(analysis: Analysis[Any, Any, Any]) -> None:
     Raises:
         ConfigError: the name is not a lower-case word (``[a-z][a-z0-9_-]*``).
     """
-    name = analysis.name
-    if not name or not name[0].isalpha() or not all(c.isalnum() or c in "-_" for c in name):
-        raise ConfigError(f"analysis name {name!r} is not a lower-case word")
-    if name != name.lower():
-        raise ConfigError(f"analysis name {name!r} is not a lower-case word")
-    _REGISTERED[name] = analysis
+    if _NAME.fullmatch(analysis.name) is None:
+        raise ConfigError(f"analysis name {analysis.name!r} is not a lower-case word")
+    _REGISTERED[analysis.name] = analysis
 
 
 def _locations() -> dict[str, str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ._app import console, err_console, handle_errors, print_reading
@@ -222,5 +223,10 @@ def register(app: typer.Typer) -> None:
                 run = read(folder / "run.json", AuditRun)
                 _print_headline(run)
                 print_reading(audit_reading(run))
+            for name, hooked in result.report.analyses.items():
+                console.print(f"\n[bold]{escape(name)}[/] ({escape(hooked.report)}):")
+                print_reading(hooked.reading)
+                if hooked.nothing_measured is not None:
+                    console.print(f"nothing measured: {hooked.nothing_measured}", markup=False)
             _print_phases(result)
         _check_complete(result)

@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from . import _audit, _collect, _demo, _gate, _interventions, _judge, _paths, _traces
+from . import _analyze, _audit, _collect, _demo, _gate, _interventions, _judge, _paths, _traces
 from ._app import root_options
 
 __all__ = ["COMMANDS", "CommandModule", "build_app"]
@@ -40,6 +40,7 @@ COMMANDS: Final[tuple[CommandModule, ...]] = (
     _paths,
     _interventions,
     _audit,
+    _analyze,
 )
 
 

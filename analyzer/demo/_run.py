@@ -25,6 +25,7 @@ from groundtrace.analyzer.interventions import InterventionSummary
 
 from ._audit import run_shipped_audit
 from ._backend import Backend, open_backend
+from ._hooks import DemoAnalysis, run_hooked
 from ._interventions import CUE_R_OPERATORS, run_interventions_for_demo
 from ._phases import DemoGate, DemoPaths, gate_phase, paths_phase
 from ._summary import TraceSummary, summarise_traces
@@ -123,8 +124,9 @@ class DemoReport(Result, frozen=True, kw_only=True):
         gate: the release gate between the app run and the ``gate_top_k`` run, if run.
         paths: the document agent's command-path report, if run.
         phase_seconds: wall time of each phase run, in run order (``model server``, ``app``,
-            ``gate``, ``interventions``, ``paths``, ``audit``; each includes writing its
-            reports).
+            ``gate``, ``interventions``, ``paths``, ``audit``, ``analyses``; each includes
+            writing its reports).
+        analyses: the analyses run through their demo hook (plugins'), by name.
     """
 
     model: str
@@ -157,6 +159,7 @@ class DemoReport(Result, frozen=True, kw_only=True):
     gate: DemoGate | None = None
     paths: DemoPaths | None = None
     phase_seconds: dict[str, float] = msgspec.field(default_factory=dict)
+    analyses: dict[str, DemoAnalysis] = msgspec.field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +220,7 @@ def _report(
     gate: DemoGate | None = None,
     paths: DemoPaths | None = None,
     phase_seconds: dict[str, float] | None = None,
+    hooked: dict[str, DemoAnalysis] | None = None,
 ) -> DemoReport:
     n, with_confidence = summary.answered, summary.with_confidence
     return DemoReport(
@@ -250,6 +254,7 @@ def _report(
         gate=gate,
         paths=paths,
         phase_seconds=dict(phase_seconds or {}),
+        analyses=dict(hooked or {}),
     )
 
 
@@ -396,10 +401,14 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
     if config.audit_sources > 0:
         with phases("audit"):
             audit = _audit(config, progress)
+    with phases("analyses"):
+        hooked = run_hooked(traces_dir, cases_path, config.out)
+    if not hooked:
+        del phases.seconds["analyses"]
     report = _report(
         config, backend, traces_dir=traces_dir, cases_path=cases_path, version=version,
         questions=len(cases), seconds=elapsed, stats=stats, summary=summary,
         interventions=interventions, audit=audit, gate=gate, paths=paths,
-        phase_seconds=phases.seconds,
+        phase_seconds=phases.seconds, hooked=hooked,
     )  # fmt: skip
     return DemoResult(config, backend, traces_dir, cases_path, summary, report)

@@ -1,0 +1,55 @@
+"""The analyses the demo runs through their demo hook (``Analysis.demo``): plugins' and others.
+
+After its own phases, the demo hands every analysis that has a ``demo`` hook and no phase of
+its own the traces and cases it captured (:class:`~groundtrace.analyzer.DemoInputs`), then
+runs it through its public shape: ``plan`` → ``run`` on a local executor → ``write_report``
+into ``OUT/<name>/`` → ``reading``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from groundtrace.analyzer import DemoInputs, analyses, get_analysis
+from groundtrace.analyzer.executor import executor_for
+
+__all__ = ["OWN_PHASES", "DemoAnalysis", "run_hooked"]
+
+#: The analyses the demo runs in phases of its own (their hooks, if any, are not used again).
+OWN_PHASES = frozenset({"interventions", "gate", "paths", "audit"})
+
+
+class DemoAnalysis(msgspec.Struct, frozen=True):
+    """One analysis run through its demo hook.
+
+    Attributes:
+        report: the main report file it wrote.
+        reading: its plain-language reading.
+        nothing_measured: why it measured nothing, else ``None``.
+    """
+
+    report: str
+    reading: str
+    nothing_measured: str | None = None
+
+
+def run_hooked(traces: Path, cases: Path, out: Path) -> dict[str, DemoAnalysis]:
+    """Run every hooked analysis on the demo's ``traces`` and ``cases``; results by name."""
+    done: dict[str, DemoAnalysis] = {}
+    for name in analyses():
+        analysis = get_analysis(name)
+        if analysis.demo is None or name in OWN_PHASES:
+            continue
+        config = analysis.demo(DemoInputs(traces=traces, cases=cases, out=out / name))
+        executor = executor_for("local", concurrency=4)
+        try:
+            result = analysis.run(analysis.plan(config), config, executor)
+        finally:
+            executor.close()
+        report = analysis.write_report(result, out / name)
+        done[name] = DemoAnalysis(
+            str(report), analysis.reading(result), analysis.nothing_measured(result)
+        )
+    return done

@@ -1,0 +1,66 @@
+"""Every built-in analysis has the one public shape, and its table is what the CLI sees.
+
+Each analysis package exposes the same public names (``Config``, ``plan``, ``run``,
+``write_report``, ``reading``, ``ANALYSIS``), its ``ANALYSIS`` record ties exactly those names
+together, and every field of its config record is documented where users read it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+
+import msgspec
+import pytest
+
+from groundtrace.analyzer import Analysis, analyses, get_analysis, register_analysis
+from groundtrace.analyzer.errors import ConfigError
+
+BUILT_IN = ("audit", "gate", "interventions", "judge", "paths")
+SHAPE = ("ANALYSIS", "Config", "plan", "run", "write_report", "reading")
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_each_package_exposes_the_same_public_names(name: str) -> None:
+    package = importlib.import_module(f"groundtrace.analyzer.{name}")
+    assert set(SHAPE) <= set(package.__all__)
+    record = get_analysis(name)
+    assert isinstance(record, Analysis) and record is package.ANALYSIS
+    assert record.name == name and record.title
+    assert record.config is package.Config
+    assert (record.plan, record.run) == (package.plan, package.run)
+    assert (record.write_report, record.reading) == (package.write_report, package.reading)
+    assert issubclass(record.config, msgspec.Struct)
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_every_config_field_is_documented(name: str) -> None:
+    config = get_analysis(name).config
+    doc = config.__doc__ or ""
+    missing = [f for f in config.__struct_fields__ if f"{f}:" not in doc]
+    assert not missing, f"{name}.Config documents no {missing}"
+
+
+def test_the_table_lists_the_built_ins_and_refuses_unknown_names() -> None:
+    assert set(BUILT_IN) <= set(analyses())
+    with pytest.raises(ConfigError, match="no analysis 'nosuch'; known: audit"):
+        get_analysis("nosuch")
+
+
+def test_a_registered_analysis_is_found_and_a_bad_name_is_refused() -> None:
+    paths = get_analysis("paths")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mine = Analysis(**{f: getattr(paths, f) for f in paths.__slots__} | {"name": "mine"})
+    register_analysis(mine)
+    try:
+        assert get_analysis("mine") is mine and "mine" in analyses()
+    finally:
+        from groundtrace.analyzer import _analysis
+
+        _analysis._REGISTERED.pop("mine")
+    for bad in ("", "Mine", "9lives", "a b"):
+        with pytest.raises(ConfigError, match="not a lower-case word"):
+            register_analysis(
+                Analysis(**{f: getattr(paths, f) for f in paths.__slots__} | {"name": bad})
+            )
