@@ -26,7 +26,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
     BaseInstrumentor,
 )
 
-from groundtrace.sdk.instrumentation._base import Layers, tracer_source
+from groundtrace.sdk.instrumentation import Layers, tracer_source
 
 __all__ = ["OpenAIInstrumentor"]
 

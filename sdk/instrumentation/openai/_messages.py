@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groundtrace.sdk import semconv as sc
-from groundtrace.sdk._attributes import safe_json
-from groundtrace.sdk._record import AttributeValue, Recorder
+from groundtrace.sdk.instrumentation import AttributeValue, Recorder, safe_json
 
 __all__ = [
     "Message",

@@ -7,7 +7,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from groundtrace.sdk import semconv as sc
-from groundtrace.sdk._record import AttributeValue, Recorder
+from groundtrace.sdk.instrumentation import AttributeValue, Recorder
 
 from ._messages import (
     Message,

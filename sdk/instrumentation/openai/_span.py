@@ -11,10 +11,13 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Tracer
 
 from groundtrace.sdk import semconv as sc
-from groundtrace.sdk._record import Recorder
-from groundtrace.sdk._runtime import logger
-from groundtrace.sdk._settings import Content
-from groundtrace.sdk.instrumentation._base import active_settings, record_failure
+from groundtrace.sdk.instrumentation import (
+    Content,
+    Recorder,
+    active_settings,
+    logger,
+    record_failure,
+)
 
 from ._request import PROVIDER, endpoint_attrs, request_attrs, sent_request
 from ._response import Output, output_attrs

@@ -23,7 +23,7 @@ from openai.types.responses import (
 )
 from wrapt import ObjectProxy
 
-from groundtrace.sdk._runtime import logger
+from groundtrace.sdk.instrumentation import logger
 
 from ._messages import Message, ToolCall
 from ._response import Output, output_from_response

@@ -14,8 +14,7 @@ from typing import Any
 
 from opentelemetry.trace import Tracer
 
-from groundtrace.sdk._runtime import logger
-from groundtrace.sdk.instrumentation._base import Wrapper
+from groundtrace.sdk.instrumentation import Wrapper, logger
 
 from ._request import API_CHAT
 from ._response import Output, output_from_chat, output_from_response

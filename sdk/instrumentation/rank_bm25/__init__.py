@@ -27,7 +27,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
     BaseInstrumentor,
 )
 
-from groundtrace.sdk.instrumentation._base import Layers, tracer_source
+from groundtrace.sdk.instrumentation import Layers, tracer_source
 
 __all__ = ["RankBM25Instrumentor"]
 

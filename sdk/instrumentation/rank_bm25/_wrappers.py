@@ -19,13 +19,20 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Tracer
 
 from groundtrace.sdk import semconv as sc
-from groundtrace.sdk._attributes import safe_json, safe_str
-from groundtrace.sdk._evidence import normalize_item
-from groundtrace.sdk._evidence_attributes import record_evidence
-from groundtrace.sdk._record import AttributeValue, Recorder
-from groundtrace.sdk._runtime import Settings, logger
-from groundtrace.sdk._settings import Content
-from groundtrace.sdk.instrumentation._base import Wrapper, active_settings, record_failure
+from groundtrace.sdk.instrumentation import (
+    AttributeValue,
+    Content,
+    Recorder,
+    Settings,
+    Wrapper,
+    active_settings,
+    logger,
+    normalize_item,
+    record_evidence,
+    record_failure,
+    safe_json,
+    safe_str,
+)
 
 __all__ = ["get_scores_wrapper", "get_top_n_wrapper"]
 
