@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -17,10 +17,6 @@ from ._app import console, err_console, handle_errors, print_reading
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
-
-if TYPE_CHECKING:
-    from groundtrace.analyzer.cases import Case
-    from groundtrace.analyzer.gate import CaseOutcome, JudgeSnapshot, Profile
 
 __all__ = ["register"]
 
@@ -123,111 +119,48 @@ def run_command(
     report is the same on Ray). Unreadable trace lines are skipped, named and noted in the
     report (--strict refuses them, exit 2).
     """
-    from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.cases import read_cases
-    from groundtrace.analyzer.errors import InputError
+    from groundtrace.analyzer import encode
     from groundtrace.analyzer.gate import (
-        evaluate,
-        gold_unmatched,
-        load_profile,
-        outcomes_from_traces,
-        scan_case_file,
+        Config,
+        blocking_findings,
+        plan,
+        reading,
+        run,
+        verdicts,
         write_report,
     )
-    from groundtrace.collectors.readers import ReadReport, read_traces
 
-    blocking = [f for f in scan_case_file(cases) if f.blocking] if cases.is_file() else []
-    if blocking:
-        for finding in blocking[:20]:
-            err_console.print(f"[bold red]blocking:[/] {escape(finding.message)}", highlight=False)
-        raise InputError(
-            f"{len(blocking)} blocking curation finding(s): redact the case file first "
-            "(groundtrace gate curate)",
-            path=str(cases),
-        )
-    case_list = list(read_cases(cases))
-    loaded = load_profile(profile)
-    notes: list[str] = []
-    outcomes = {}
-    unreadable = []
-    for label, paths in (("baseline", baseline), ("candidate", candidate)):
-        read = ReadReport()
-        outcomes[label], run_notes = outcomes_from_traces(paths, read, case_list)
-        notes += [f"{label}: {n}" for n in run_notes]
-        notes += [f"{label}: read error {e}" for e in read.errors]
-        unreadable += read.errors
-        for case in case_list:
-            outcome = outcomes[label].get(case.case_id)
-            unmatched = None if outcome is None else gold_unmatched(case, outcome)
-            if unmatched is not None:
-                notes.append(f"{label}: {unmatched}")
-                err_console.print(f"finding: {label}: {unmatched}", highlight=False, markup=False)
-    check_unreadable(unreadable, strict)
-    judge_data = None
-    if judge is not None:
-        judge_data = _judge_data(judge, judge_record or [], loaded, case_list, outcomes)
+    for finding in blocking_findings(cases)[:20]:  # plan refuses them: say which first
+        err_console.print(f"[bold red]blocking:[/] {escape(finding.message)}", highlight=False)
+    config = Config(
+        baseline=tuple(baseline),
+        candidate=tuple(candidate),
+        cases=str(cases),
+        profile=profile,
+        judge=judge,
+        judge_records=tuple(str(r) for r in judge_record or ()),
+        junit=None if junit is None else str(junit),
+    )
+    # Unreadable lines are refused (--strict) or warned about by the CLI's one rule for every
+    # command that reads traces, after the findings are said: the config leaves strict off.
+    units = plan(config)
+    for found in units.findings:
+        err_console.print(f"finding: {found}", highlight=False, markup=False)
+    check_unreadable(units.unreadable, strict)
     with open_executor(executor, ray_address, ray_workers, 1) as runner:
-        run = evaluate(
-            case_list, outcomes["baseline"], outcomes["candidate"], loaded, notes, judge_data,
-            runner,
-        )  # fmt: skip
-    report = run.report
-    path = write_report(run, out, junit)
+        result = run(units, config, runner)
+    report = result.report
+    path = write_report(result, out)
     if write_back_to is not None:
-        from groundtrace.analyzer.writeback import gate_verdicts, root_spans
-
-        trace_ids = {k: o.trace_id for k, o in outcomes["candidate"].items()}
-        roots = root_spans(read_traces(candidate, report=ReadReport()))
-        linked = gate_verdicts(report, trace_ids, roots)
+        linked = verdicts(result, config)
         wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
         typer.echo(encode(report).decode())
     else:
-        from groundtrace.analyzer._readings import gate_reading
-
         console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
-        print_reading(gate_reading(report))
+        print_reading(reading(result))
         console.print(f"report: {path}  (exit code {report.exit_code})")
     raise typer.Exit(report.exit_code)
-
-
-def _judge_data(
-    name: str,
-    records: list[Path],
-    profile: Profile,
-    cases: list[Case],
-    outcomes: dict[str, dict[str, CaseOutcome]],
-) -> JudgeSnapshot:
-    from groundtrace.analyzer.errors import InputError
-    from groundtrace.analyzer.gate import (
-        JUDGE_MODES,
-        JudgeLayer,
-        JudgeSnapshot,
-        eligibility,
-        judge_verdicts,
-    )
-    from groundtrace.analyzer.judge import DEFAULT_THRESHOLD, LexicalJudge, load_record
-
-    if name != "lexical":
-        raise InputError(f"unknown judge {name!r} (the gate runs the offline 'lexical' judge)")
-    judge = LexicalJudge()
-    settings = profile.data.get("judge", {})
-    threshold = float(settings.get("threshold", DEFAULT_THRESHOLD))
-    modes = dict(settings.get("modes", {"adherence": "review"}))
-    bad = {m: v for m, v in modes.items() if v not in JUDGE_MODES}
-    if bad:
-        raise InputError(f"unknown judge modes {bad}", path=profile.source, field="judge.modes")
-    layer = JudgeLayer(
-        threshold=threshold,
-        modes=modes,
-        eligible=eligibility([load_record(r) for r in records], judge, threshold),
-        judge=judge.name,
-    )
-    return JudgeSnapshot(
-        layer,
-        judge_verdicts(judge, cases, outcomes["baseline"]),
-        judge_verdicts(judge, cases, outcomes["candidate"]),
-    )
 
 
 @gate_app.command("verify")

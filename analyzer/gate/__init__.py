@@ -11,6 +11,9 @@ Usage::
         profile.bayes,
     )
     print(result.decision, result.rho)
+
+A whole gate run (``groundtrace gate run``) goes through the one analysis shape: ``Config``,
+``plan``, ``run``, ``write_report``, ``reading`` and ``ANALYSIS``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from ._bayes import (
     StratumRisk,
     StratumThresholds,
     compare,
+    decide,
+    most_severe,
 )
 from ._cases import CaseOutcome, CheckResult, CheckStatus, RetrievedItem
 from ._changes import CaseChange, ChangeKind, FailureChanges, compare_cases
@@ -34,7 +39,7 @@ from ._checks import deterministic_checks, gold_unmatched
 from ._curate import CurationFinding, CurationReport, curate, scan_case_file
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import BUILTIN_RULES, Rule, run_guardrails
-from ._match import SynonymMatcher
+from ._match import SynonymMatcher, fold
 from ._profile import BUILTIN_PROFILES, Profile, load_profile
 from ._simulate import SCENARIOS, Scenario, SimulationCell, simulate
 
@@ -44,11 +49,16 @@ if TYPE_CHECKING:
         JudgeLayer,
         JudgeSnapshot,
         JudgeVerdict,
+        VerdictError,
         eligibility,
+        judge_checks,
+        judge_snapshot,
         judge_verdicts,
     )
+    from ._reading import reading
     from ._report import write_report
     from ._run import (
+        EXIT_CODES,
         DatasetSnapshot,
         GateReport,
         GateRun,
@@ -58,27 +68,46 @@ if TYPE_CHECKING:
         outcomes_from_traces,
         verify_report,
     )
+    from ._shape import (
+        ANALYSIS,
+        Config,
+        GateCase,
+        GatePlan,
+        blocking_findings,
+        nothing_measured,
+        plan,
+        run,
+        verdicts,
+    )
 
 # The run of the gate and its judge layer are imported on first use (PEP 562): they load the
 # judges' and the executors' stacks, which the profiles, the Bayes rule and the simulation
 # do not need.
 _LAZY: dict[str, str] = {
     **dict.fromkeys(
-        ("JUDGE_MODES", "JudgeLayer", "JudgeSnapshot", "JudgeVerdict", "eligibility",
-         "judge_verdicts"),
+        ("JUDGE_MODES", "JudgeLayer", "JudgeSnapshot", "JudgeVerdict", "VerdictError",
+         "eligibility", "judge_checks", "judge_snapshot", "judge_verdicts"),
         "._judge_layer",
     ),
+    "reading": "._reading",
     "write_report": "._report",
     **dict.fromkeys(
-        ("DatasetSnapshot", "GateReport", "GateRun", "Snapshots", "code_version", "evaluate",
-         "outcomes_from_traces", "verify_report"),
+        ("EXIT_CODES", "DatasetSnapshot", "GateReport", "GateRun", "Snapshots", "code_version",
+         "evaluate", "outcomes_from_traces", "verify_report"),
         "._run",
+    ),
+    **dict.fromkeys(
+        ("ANALYSIS", "Config", "GateCase", "GatePlan", "blocking_findings", "nothing_measured",
+         "plan", "run", "verdicts"),
+        "._shape",
     ),
 }  # fmt: skip
 
 __all__ = [
+    "ANALYSIS",
     "BUILTIN_PROFILES",
     "BUILTIN_RULES",
+    "EXIT_CODES",
     "JUDGE_MODES",
     "SCENARIOS",
     "BayesSettings",
@@ -88,11 +117,14 @@ __all__ = [
     "ChangeKind",
     "CheckResult",
     "CheckStatus",
+    "Config",
     "CurationFinding",
     "CurationReport",
     "DatasetSnapshot",
     "Decision",
     "FailureChanges",
+    "GateCase",
+    "GatePlan",
     "GateReport",
     "GateRun",
     "Histogram",
@@ -111,22 +143,34 @@ __all__ = [
     "StratumRisk",
     "StratumThresholds",
     "SynonymMatcher",
+    "VerdictError",
+    "blocking_findings",
     "code_version",
     "compare",
     "compare_cases",
     "curate",
+    "decide",
     "decide_case",
     "decide_run",
     "deterministic_checks",
     "eligibility",
     "evaluate",
+    "fold",
     "gold_unmatched",
+    "judge_checks",
+    "judge_snapshot",
     "judge_verdicts",
     "load_profile",
+    "most_severe",
+    "nothing_measured",
     "outcomes_from_traces",
+    "plan",
+    "reading",
+    "run",
     "run_guardrails",
     "scan_case_file",
     "simulate",
+    "verdicts",
     "verify_report",
     "write_report",
 ]

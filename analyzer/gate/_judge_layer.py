@@ -12,10 +12,12 @@ the decision from the recorded scores without calling a judge again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import msgspec
 
 from groundtrace.analyzer.cases import Case
+from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.judge import (
     Judge,
     JudgeCase,
@@ -25,6 +27,7 @@ from groundtrace.analyzer.judge import (
 )
 
 from ._cases import CaseOutcome, CheckResult, CheckStatus
+from ._profile import Profile
 
 __all__ = [
     "JUDGE_MODES",
@@ -32,7 +35,9 @@ __all__ = [
     "JudgeSnapshot",
     "JudgeVerdict",
     "VerdictError",
+    "eligibility",
     "judge_checks",
+    "judge_snapshot",
     "judge_verdicts",
 ]
 
@@ -170,3 +175,42 @@ def judge_checks(verdict: JudgeVerdict | None, layer: JudgeLayer) -> list[CheckR
             )
         )
     return results
+
+
+def judge_snapshot(
+    name: str,
+    records: Sequence[str | Path],
+    profile: Profile,
+    cases: Sequence[Case],
+    baseline: Mapping[str, CaseOutcome],
+    candidate: Mapping[str, CaseOutcome],
+) -> JudgeSnapshot:
+    """The judge layer of ``profile`` and judge ``name``'s verdicts on both runs.
+
+    ``records`` are the judge's validation records (``groundtrace judge validate``): a
+    ``block`` metric blocks only when one of them makes it gate-eligible.
+
+    Raises:
+        InputError: ``name`` is not ``lexical`` (the offline judge), a record cannot be read,
+            or the profile's ``judge.modes`` names an unknown mode.
+    """
+    from groundtrace.analyzer.judge import DEFAULT_THRESHOLD, LexicalJudge, load_record
+
+    if name != "lexical":
+        raise InputError(f"unknown judge {name!r} (the gate runs the offline 'lexical' judge)")
+    judge = LexicalJudge()
+    settings = profile.data.get("judge", {})
+    threshold = float(settings.get("threshold", DEFAULT_THRESHOLD))
+    modes = dict(settings.get("modes", {"adherence": "review"}))
+    bad = {m: v for m, v in modes.items() if v not in JUDGE_MODES}
+    if bad:
+        raise InputError(f"unknown judge modes {bad}", path=profile.source, field="judge.modes")
+    layer = JudgeLayer(
+        threshold=threshold,
+        modes=modes,
+        eligible=eligibility([load_record(r) for r in records], judge, threshold),
+        judge=judge.name,
+    )
+    return JudgeSnapshot(
+        layer, judge_verdicts(judge, cases, baseline), judge_verdicts(judge, cases, candidate)
+    )

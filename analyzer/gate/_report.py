@@ -149,8 +149,12 @@ def _junit(report: GateReport) -> bytes:
 
 
 def write_report(run: GateRun, out_dir: Path, junit: Path | None = None) -> Path:
-    """Write report.json, summary.md, report.html and the snapshots; return report.json."""
+    """Write report.json, summary.md, report.html and the snapshots; return report.json.
+
+    The JUnit XML is written to ``junit``, by default the run's (its config's ``junit``).
+    """
     report = run.report
+    junit = run.junit if junit is None else junit
     snapshots = out_dir / "snapshots"
     snapshots.mkdir(parents=True, exist_ok=True)
     (snapshots / f"dataset-{report.snapshots.dataset_sha256}.json").write_text(

@@ -13,11 +13,11 @@ from typing import Any
 import msgspec
 
 from groundtrace.analyzer import _html as h
-from groundtrace.analyzer._readings import gate_reading
 
 from ._bayes import Decision, RiskResult
 from ._changes import CaseChange
 from ._decision import CaseDecision
+from ._reading import reading
 from ._run import GateReport
 
 __all__ = ["render_html"]
@@ -192,7 +192,7 @@ def render_html(report: GateReport) -> str:
     return h.page(
         f"groundtrace gate: {report.decision.value.replace('_', ' ')}",
         _banner(report),
-        h.reading(gate_reading(report)),
+        h.reading(reading(report)),
         _snapshots(report),
         _layers(report),
         _statistics(report),

@@ -175,11 +175,14 @@ class GateRun:
         report: the record written to ``report.json``.
         dataset_json: the dataset snapshot as written (its SHA-256 is in the report).
         profile: the profile (its exact text is the profile snapshot).
+        junit: where :func:`~groundtrace.analyzer.gate.write_report` also writes the JUnit
+            XML of the case decisions (the config's ``junit``; None: not written).
     """
 
     report: GateReport
     dataset_json: str
     profile: Profile
+    junit: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,266 @@
+"""The gate in the one analysis shape: ``Config`` → ``plan`` → ``run`` → ``write_report``.
+
+``plan`` reads the config's case file and the two runs' traces into one :class:`GateCase` per
+case (what the baseline's and the candidate's traces showed for it), within a
+:class:`GatePlan` that also keeps every outcome read, the notes on the traces and the
+profile. ``run`` decides the release (:func:`~groundtrace.analyzer.gate.evaluate`), the
+judge layer included when the config names a judge; its :class:`GateRun` is what
+``write_report``, ``reading``, ``nothing_measured`` and ``verdicts`` take. ``groundtrace gate
+run`` and ``groundtrace analyze gate --config FILE`` both go through these names::
+
+    from pathlib import Path
+
+    from groundtrace.analyzer import gate
+    from groundtrace.analyzer.executor import executor_for
+
+    config = gate.Config(baseline=("runs/v1",), candidate=("runs/v2",), cases="cases.jsonl")
+    executor = executor_for("local", concurrency=1)
+    try:
+        result = gate.run(gate.plan(config), config, executor)
+    finally:
+        executor.close()
+    gate.write_report(result, Path("out/gate"))
+    print(gate.reading(result), result.report.exit_code)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, overload
+
+import msgspec
+
+from groundtrace.analyzer._analysis import Analysis
+from groundtrace.analyzer.cases import Case, read_cases
+from groundtrace.analyzer.errors import InputError, TraceReadError
+from groundtrace.analyzer.executor import Executor
+from groundtrace.collectors.readers import ReadReport, read_traces
+
+from ._cases import CaseOutcome
+from ._checks import gold_unmatched
+from ._curate import CurationFinding, scan_case_file
+from ._judge_layer import JudgeSnapshot, judge_snapshot
+from ._profile import Profile, load_profile
+from ._reading import reading
+from ._report import write_report
+from ._run import DatasetSnapshot, GateReport, GateRun, evaluate, outcomes_from_traces
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.writeback import Linked
+
+__all__ = [
+    "ANALYSIS",
+    "Config",
+    "GateCase",
+    "GatePlan",
+    "blocking_findings",
+    "nothing_measured",
+    "plan",
+    "run",
+    "verdicts",
+]
+
+
+class Config(msgspec.Struct, frozen=True, kw_only=True):
+    """What a gate run compares and how (``groundtrace analyze gate --config FILE``).
+
+    Attributes:
+        baseline: trace files or folders of the baseline run (the version in production).
+        candidate: trace files or folders of the candidate run (the version to ship).
+        cases: the case file (JSON lines, ``docs/cases.md``); a case file that still holds PII
+            or secrets is refused (``groundtrace gate curate`` redacts it).
+        profile: a built-in profile name (``balanced_default``, ``decision_grade``) or the
+            path of a profile TOML file.
+        judge: the judge layer's judge: ``"lexical"`` (the offline baseline judge), or None
+            for no judge layer.
+        judge_records: validation records of the judge (``groundtrace judge validate``); a
+            ``block`` metric blocks only with a gate-eligible record.
+        junit: where to also write the JUnit XML of the case decisions (None: not written).
+        strict: refuse the traces when any line cannot be read (else the line is skipped
+            and noted in the report).
+    """
+
+    baseline: tuple[str, ...]
+    candidate: tuple[str, ...]
+    cases: str
+    profile: str = "balanced_default"
+    judge: str | None = None
+    judge_records: tuple[str, ...] = ()
+    junit: str | None = None
+    strict: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GateCase:
+    """One case to decide: what each run's trace showed for it (None: no trace).
+
+    Attributes:
+        case: the case (its checks, stratum and criticality).
+        baseline: the baseline run's outcome of the case.
+        candidate: the candidate run's outcome of the case.
+    """
+
+    case: Case
+    baseline: CaseOutcome | None
+    candidate: CaseOutcome | None
+
+
+@dataclass(frozen=True, slots=True)
+class GatePlan(Sequence[GateCase]):
+    """What :func:`plan` read: a sequence of one :class:`GateCase` per case, in file order.
+
+    Attributes:
+        cases: the case file's cases.
+        baseline: case id -> the baseline's outcome, for every case id a trace named.
+        candidate: case id -> the candidate's outcome, likewise.
+        profile: the profile the decision is made under.
+        notes: what reading the traces found (skipped, joined or unreadable traces, gold
+            answers no trace matched), kept in the report.
+        findings: the gold answers no trace matched (``run: case ...``), also in ``notes``.
+        unreadable: the trace lines that could not be read (skipped).
+    """
+
+    cases: tuple[Case, ...]
+    baseline: Mapping[str, CaseOutcome]
+    candidate: Mapping[str, CaseOutcome]
+    profile: Profile
+    notes: tuple[str, ...] = ()
+    findings: tuple[str, ...] = ()
+    unreadable: tuple[TraceReadError, ...] = field(default=())
+
+    @overload
+    def __getitem__(self, index: int) -> GateCase: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[GateCase]: ...
+    def __getitem__(self, index: int | slice) -> GateCase | Sequence[GateCase]:
+        if isinstance(index, slice):
+            return [self._unit(c) for c in self.cases[index]]
+        return self._unit(self.cases[index])
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def __iter__(self) -> Iterator[GateCase]:
+        return map(self._unit, self.cases)
+
+    def _unit(self, case: Case) -> GateCase:
+        return GateCase(case, self.baseline.get(case.case_id), self.candidate.get(case.case_id))
+
+
+def blocking_findings(cases: str | Path) -> list[CurationFinding]:
+    """The blocking curation findings of a case file (PII or secrets left in it); none when
+    the file does not exist (reading it then says so)."""
+    path = Path(cases)
+    return [f for f in scan_case_file(path) if f.blocking] if path.is_file() else []
+
+
+def plan(config: Config) -> GatePlan:
+    """Read the config's cases, profile and both runs' traces: the cases to decide.
+
+    Raises:
+        InputError: the case file holds blocking curation findings, cannot be read or is
+            invalid (file, line and field named); the profile is invalid (``ConfigError``);
+            ``strict`` and a trace line cannot be read (``TraceReadError``).
+    """
+    blocking = blocking_findings(config.cases)
+    if blocking:
+        raise InputError(
+            f"{len(blocking)} blocking curation finding(s): redact the case file first "
+            "(groundtrace gate curate)",
+            path=config.cases,
+        )
+    cases = tuple(read_cases(config.cases))
+    profile = load_profile(config.profile)
+    notes: list[str] = []
+    findings: list[str] = []
+    unreadable: list[TraceReadError] = []
+    outcomes: dict[str, dict[str, CaseOutcome]] = {}
+    for label, paths in (("baseline", config.baseline), ("candidate", config.candidate)):
+        read = ReadReport()
+        outcomes[label], run_notes = outcomes_from_traces(list(paths), read, cases)
+        notes += [f"{label}: {n}" for n in run_notes]
+        notes += [f"{label}: read error {e}" for e in read.errors]
+        unreadable += read.errors
+        for case in cases:
+            outcome = outcomes[label].get(case.case_id)
+            unmatched = None if outcome is None else gold_unmatched(case, outcome)
+            if unmatched is not None:
+                notes.append(f"{label}: {unmatched}")
+                findings.append(f"{label}: {unmatched}")
+    if config.strict and unreadable:
+        first = unreadable[0]
+        raise TraceReadError(
+            f"{len(unreadable)} unreadable trace line(s) (strict); first: {first}",
+            path=first.path,
+        )
+    return GatePlan(
+        cases, outcomes["baseline"], outcomes["candidate"], profile, tuple(notes),
+        tuple(findings), tuple(unreadable),
+    )  # fmt: skip
+
+
+def run(units: Sequence[GateCase], config: Config, executor: Executor) -> GateRun:
+    """Decide the release on ``units``: each case's layers 1-2 run on ``executor``.
+
+    ``units`` is normally :func:`plan`'s :class:`GatePlan` (its notes go into the report);
+    any other sequence of cases is decided under ``config.profile`` with no notes. With
+    ``config.judge``, the judge layer scores both runs first. Call it outside a running
+    event loop.
+
+    Raises:
+        InputError: no case, an unknown judge or an unreadable validation record.
+    """
+    if not isinstance(units, GatePlan):
+        units = GatePlan(
+            tuple(u.case for u in units),
+            {u.case.case_id: u.baseline for u in units if u.baseline is not None},
+            {u.case.case_id: u.candidate for u in units if u.candidate is not None},
+            load_profile(config.profile),
+        )
+    judge: JudgeSnapshot | None = None
+    if config.judge is not None:
+        judge = judge_snapshot(config.judge, config.judge_records, units.profile,
+                               units.cases, units.baseline, units.candidate)  # fmt: skip
+    result = evaluate(units.cases, units.baseline, units.candidate, units.profile,
+                      units.notes, judge, executor)  # fmt: skip
+    return result if config.junit is None else replace(result, junit=Path(config.junit))
+
+
+def nothing_measured(result: GateRun | GateReport) -> str | None:
+    """Why the gate measured nothing: no case of the candidate could be evaluated.
+
+    ``groundtrace gate run`` exits 30 (not evaluable) then, its decision code;
+    ``groundtrace analyze gate`` exits 6 with this reason. None when a case was evaluated.
+    """
+    report = result.report if isinstance(result, GateRun) else result
+    counts = report.case_level.counts
+    if sum(counts.values()) - counts.get("not_evaluable", 0):
+        return None
+    why = "; ".join(report.case_level.reasons) or "the case file has no case"
+    return f"no case of the candidate could be evaluated ({why})"
+
+
+def verdicts(result: GateRun, config: Config) -> Linked:
+    """The candidate's case decisions linked to the root spans of its traces (write-back)."""
+    from groundtrace.analyzer.writeback import gate_verdicts, root_spans
+
+    dataset = msgspec.json.decode(result.dataset_json, type=DatasetSnapshot)
+    trace_ids = {k: o.trace_id for k, o in dataset.candidate.items()}
+    roots = root_spans(read_traces(list(config.candidate), report=ReadReport()))
+    return gate_verdicts(result.report, trace_ids, roots)
+
+
+#: The gate in the table of analyses (``groundtrace.analyzer.get_analysis("gate")``).
+ANALYSIS: Analysis[Config, GateCase, GateRun] = Analysis(
+    name="gate",
+    title="Release gate: promote / manual review / block / not evaluable, candidate vs baseline",
+    config=Config,
+    plan=plan,
+    run=run,
+    write_report=write_report,
+    reading=reading,
+    nothing_measured=nothing_measured,
+    verdicts=verdicts,
+)
