@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Final
+from typing import Annotated, Final
 
 import typer
 
@@ -16,15 +17,14 @@ from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, 
 from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
 
-if TYPE_CHECKING:
-    from groundtrace.analyzer.cases import Case
-    from groundtrace.collectors import ReadReport, Trace
-
 __all__ = ["register"]
 
 #: Minimum fuzzy ratio of a quote: ``analyzer.paths.DEFAULT_QUOTE_THRESHOLD``, spelled out so
 #: that --help imports no analysis (a test keeps the two equal).
 QUOTE_THRESHOLD: Final = 0.9
+
+#: The option each field of ``analyzer.paths.Config`` that ``plan`` checks comes from.
+_OPTIONS: Final = {"quote_threshold": "--quote-threshold", "resamples": "--resamples"}
 
 
 class TraceFormat(StrEnum):
@@ -39,24 +39,6 @@ class CasesFormat(StrEnum):
 
     GROUNDTRACE = "groundtrace"
     TAU_BENCH = "tau-bench"
-
-
-def _traces(paths: list[str], fmt: TraceFormat, report: ReadReport) -> Iterator[Trace]:
-    from groundtrace.collectors import read_traces
-    from groundtrace.collectors.transcripts import read_transcripts
-
-    if fmt is TraceFormat.TRANSCRIPT:
-        return read_transcripts(paths, report=report)
-    return read_traces(paths, report=report)
-
-
-def _cases(path: Path, fmt: CasesFormat) -> list[Case]:
-    from groundtrace.analyzer.cases import read_cases
-    from groundtrace.analyzer.paths import tau_bench_cases
-
-    if fmt is CasesFormat.TAU_BENCH:
-        return list(tau_bench_cases(path))
-    return list(read_cases(path))
 
 
 @handle_errors
@@ -109,53 +91,42 @@ def paths_command(
     them, exit 2).
     """
     from groundtrace.analyzer._results import to_builtins
-    from groundtrace.analyzer.errors import InputError
-    from groundtrace.analyzer.paths import load_tools_config, validate_traces, write_report
-    from groundtrace.analyzer.stats import StatsSettings
-    from groundtrace.collectors import ReadReport
+    from groundtrace.analyzer.paths import Config, nothing_measured, plan, run, write_report
 
-    if not 0.0 < quote_threshold <= 1.0:
-        raise InputError("must lie in (0, 1]", field="--quote-threshold")
-    case_list = _cases(cases, cases_format)
-    tools = load_tools_config(tools_config) if tools_config is not None else None
-    read = ReadReport()
-    roots: dict[str, str] = {}  # trace id -> root span id, kept only for --write-back
+    config = Config(
+        traces=tuple(traces),
+        cases=str(cases),
+        tools_config=None if tools_config is None else str(tools_config),
+        trace_format=trace_format.value,
+        cases_format=cases_format.value,
+        quote_threshold=quote_threshold,
+        resamples=resamples,
+        seed=seed,
+    )
+    with _options_named():
+        units = plan(config)
     # streamed: each trace is validated as it is read, none is held
     with open_executor(executor, ray_address, ray_workers, 1) as runner:
-        report = validate_traces(
-            _noting_roots(_traces(traces, trace_format, read), roots if write_back_to else None),
-            case_list,
-            tools,
-            settings=StatsSettings(n_resamples=resamples, seed=seed),
-            quote_threshold=quote_threshold,
-            executor=runner,
-        )
-    check_unreadable(read.errors, strict)  # --strict refuses before the report is written
-    if read.errors:
-        import msgspec
-
-        from ._reading import unreadable_message
-
-        report = msgspec.structs.replace(
-            report, notes=(*report.notes, unreadable_message(read.errors))
-        )
-    path = write_report(report, out)
+        result = run(units, config, runner)
+    check_unreadable(result.read_errors, strict)  # --strict refuses before the report is written
+    path = write_report(result, out)
     if write_back_to is not None:
-        from groundtrace.analyzer.writeback import path_verdicts
+        from groundtrace.analyzer.paths import verdicts
 
-        linked = path_verdicts(report, roots)
+        linked = verdicts(result, config)
         wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
-        payload = to_builtins(report)
+        payload = to_builtins(result.report)
         typer.echo(json.dumps({"cases": payload["cases"], "metrics": payload["metrics"]}))
-    else:
+    else:  # the summary holds the reading (paths.reading)
         console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
         console.print(f"report: {path}", markup=False)
-    if report.nothing_measured is not None:
+    reason = nothing_measured(result)
+    if reason is not None:
         from groundtrace.analyzer.errors import NothingMeasuredError
 
-        raise NothingMeasuredError(f"nothing measured: {report.nothing_measured} (report: {path})")
-    if fail_on_failure and any(v.path_pass is False for v in report.verdicts):
+        raise NothingMeasuredError(f"nothing measured: {reason} (report: {path})")
+    if fail_on_failure and any(v.path_pass is False for v in result.report.verdicts):
         raise typer.Exit(1)
 
 
@@ -164,14 +135,15 @@ def register(app: typer.Typer) -> None:
     app.command("paths")(paths_command)
 
 
-def _noting_roots(traces: Iterable[Trace], roots: dict[str, str] | None) -> Iterator[Trace]:
-    """Pass ``traces`` through, noting each one's root span id in ``roots`` (when given)."""
-    if roots is None:
-        yield from traces
-        return
-    from groundtrace.analyzer.writeback import root_spans
+@contextmanager
+def _options_named() -> Iterator[None]:
+    """Name a bad config field by the option it came from (``[--quote-threshold]``)."""
+    from groundtrace.analyzer.errors import ConfigError
 
-    for trace in traces:
-        for trace_id, span_id in root_spans((trace,)).items():
-            roots.setdefault(trace_id, span_id)  # a split trace keeps its first root
-        yield trace
+    try:
+        yield
+    except ConfigError as exc:
+        option = _OPTIONS.get(exc.field or "")
+        if exc.path is not None or option is None:
+            raise
+        raise ConfigError(exc.reason, field=option) from None

@@ -23,6 +23,23 @@ Usage::
     )
     print(report.metrics.path_pass_rate.value, report.metrics.masked_failures)
 
+The same run in the one analysis shape (what ``groundtrace paths`` and ``groundtrace analyze
+paths --config FILE.toml`` call): the units are the cases, the traces are streamed by ``run``::
+
+    from pathlib import Path
+
+    from groundtrace.analyzer.executor import executor_for
+    from groundtrace.analyzer.paths import Config, plan, reading, run, write_report
+
+    config = Config(traces=("runs/agent/traces",), cases="cases.jsonl", tools_config="tools.toml")
+    executor = executor_for("local", concurrency=1)
+    try:
+        result = run(plan(config), config, executor)
+    finally:
+        executor.close()
+    write_report(result, Path("out/paths"))
+    print(reading(result), result.read_errors)
+
 The BFCL-style call checker works on its own::
 
     from groundtrace.analyzer.cases import RequiredCall
@@ -36,10 +53,13 @@ from __future__ import annotations
 
 from ._bfcl import check_item, concrete_calls
 from ._calls import CallMatch, ExecutedCall, check_calls
+from ._config import Config
 from ._metrics import MetricValue, PathMetrics, compute_metrics
 from ._quotes import DEFAULT_QUOTE_THRESHOLD, QuoteMatch, best_quote_match
+from ._reading import reading
 from ._report import write_report
-from ._run import PathReport, validate_traces
+from ._run import PathReport, PathRun, validate_traces
+from ._shape import ANALYSIS, nothing_measured, plan, run, verdicts
 from ._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
 from ._tools_config import ToolsConfig, load_tools_config
 from ._turns import validate_conversation
@@ -54,6 +74,7 @@ from ._validate import CITATION_STATUSES, COMMAND_STATUSES, validate_case
 
 __all__ = [
     "AIRLINE_WRITE_TOOLS",
+    "ANALYSIS",
     "CITATION_STATUSES",
     "COMMAND_STATUSES",
     "DEFAULT_QUOTE_THRESHOLD",
@@ -62,10 +83,12 @@ __all__ = [
     "CallErrorCode",
     "CallMatch",
     "CaseVerdict",
+    "Config",
     "ExecutedCall",
     "MetricValue",
     "PathMetrics",
     "PathReport",
+    "PathRun",
     "PathStatus",
     "QuoteMatch",
     "ToolsConfig",
@@ -75,9 +98,14 @@ __all__ = [
     "compute_metrics",
     "concrete_calls",
     "load_tools_config",
+    "nothing_measured",
+    "plan",
+    "reading",
+    "run",
     "tau_bench_cases",
     "validate_case",
     "validate_conversation",
     "validate_traces",
+    "verdicts",
     "write_report",
 ]

@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundtrace.analyzer import _html as h
-from groundtrace.analyzer._readings import paths_reading
 from groundtrace.analyzer._results import write
 
 from ._applies import NO_TOOL_CALLS
 from ._metrics import MetricValue
-from ._run import PathReport
+from ._reading import reading
+from ._run import PathReport, PathRun
 from ._types import CaseVerdict, PathStatus
 
 __all__ = ["write_report"]
@@ -92,7 +92,7 @@ def _markdown(report: PathReport) -> str:
         _run_line(report),
         "",
         *[line for text in _applicability(report) for line in (text, "")],
-        paths_reading(report),
+        reading(report),
         "",
         "| metric | value [CI] (num/den) |",
         "|---|---|",
@@ -187,7 +187,7 @@ def _html(report: PathReport) -> str:
         "groundtrace paths: command-path validation",
         h.paragraphs([_run_line(report)], cls="muted"),
         h.paragraphs([t.replace("**", "") for t in _applicability(report)]),
-        h.reading(paths_reading(report)),
+        h.reading(reading(report)),
         h.section("Text correct × path pass", h.Html(_svg(report))),
         h.section("Metrics", h.table(("metric", "value [CI] (num/den)"), _metric_rows(report))),
         h.section("Statuses", h.table(("status", "cases"), sorted(m.status_counts.items()))),
@@ -200,12 +200,18 @@ def _html(report: PathReport) -> str:
     )
 
 
-def write_report(report: PathReport, out_dir: Path) -> Path:
+def write_report(result: PathRun | PathReport, out_dir: Path) -> Path:
     """Write ``report.json``, ``summary.md`` and ``report.html`` into ``out_dir``.
+
+    Args:
+        result: a run (:func:`~groundtrace.analyzer.paths.run`) or its report
+            (:func:`~groundtrace.analyzer.paths.validate_traces`).
+        out_dir: the report folder (created if absent).
 
     Returns:
         The path of ``report.json``.
     """
+    report = result if isinstance(result, PathReport) else result.report
     out_dir.mkdir(parents=True, exist_ok=True)
     markdown = _markdown(report)
     (out_dir / "summary.md").write_text(markdown, encoding="utf-8")

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import msgspec
 
 from groundtrace.analyzer._foreign import case_by_question, question_index
 from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.cases import Case
+from groundtrace.analyzer.errors import TraceReadError
 from groundtrace.analyzer.executor import Executor, LocalExecutor
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import Trace
@@ -22,7 +23,7 @@ from ._tools_config import ToolsConfig
 from ._turns import conversation_order, validate_conversation
 from ._types import CaseVerdict, PathStatus
 
-__all__ = ["UNMATCHED_SAMPLE", "PathReport", "validate_traces"]
+__all__ = ["UNMATCHED_SAMPLE", "PathReport", "PathRun", "validate_traces"]
 
 #: How many ids of unmatched traces a report lists (it counts them all): a production input
 #: is mostly traffic without a case, and its ids must not grow the report with the input.
@@ -62,6 +63,25 @@ class PathReport(Result, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
     not_applicable: int = 0
     nothing_measured: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PathRun:
+    """A run of the ``paths`` analysis (:func:`groundtrace.analyzer.paths.run`): its report
+    and what the report does not keep.
+
+    Attributes:
+        report: the record written to ``report.json`` (the unreadable trace lines, when
+            any, are one of its ``notes``).
+        read_errors: every trace line (or record) that could not be read and was skipped,
+            in reading order (``groundtrace paths --strict`` refuses the run when any).
+        roots: trace id -> root span id of every trace with a verdict: where a write-back
+            puts its path status (:func:`groundtrace.analyzer.paths.verdicts`).
+    """
+
+    report: PathReport
+    read_errors: tuple[TraceReadError, ...] = ()
+    roots: Mapping[str, str] = field(default_factory=dict)
 
 
 def _nothing_measured(verdicts: Sequence[CaseVerdict], n_cases: int, n_traces: int) -> str | None:
@@ -112,6 +132,7 @@ def validate_traces(
     quote_threshold: float = DEFAULT_QUOTE_THRESHOLD,
     notes: Sequence[str] = (),
     executor: Executor | None = None,
+    on_match: Callable[[Trace], object] | None = None,
 ) -> PathReport:
     """Join traces to cases by ``request.case_id`` (a trace of another instrumentation that
     records none, to the one case of its question) and validate every pair.
@@ -128,6 +149,9 @@ def validate_traces(
     (unmatched traces are counted, and the first :data:`UNMATCHED_SAMPLE` of their ids
     kept). Verdicts come in case-file order, the runs of one case in arrival order. Call it
     outside a running event loop.
+
+    ``on_match`` (when given) is called with every trace joined to a case, as it arrives
+    (e.g. to note its root span for a write-back, :func:`groundtrace.analyzer.paths.run`).
     """
     entries: dict[str, list[tuple[int, Case]]] = {}
     for position, case in enumerate(cases):
@@ -159,6 +183,8 @@ def validate_traces(
             if len(unmatched) < UNMATCHED_SAMPLE:
                 unmatched.append(trace.trace_id)
             continue
+        if on_match is not None:
+            on_match(trace)
         session = trace.request.session_id
         if session is not None or any(case.turns for _, case in matching):
             turn = (conversation_order(trace), arrival, trace)
