@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -22,10 +22,10 @@ from ._budget import (
 )
 from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
 from ._progress import ProgressReporter
-from ._reading import StrictOpt, check_unreadable, scan_unreadable
+from ._reading import StrictOpt, check_unreadable
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.interventions import Hardness, RunResult
+    from groundtrace.analyzer.interventions import Config, HardnessLevel, RunResult
 
 
 __all__ = ["register"]
@@ -43,25 +43,25 @@ def _kwargs(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _hardness(value: str) -> Hardness | None:
+def _hardness(value: str) -> HardnessLevel:
     from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.analyzer.interventions import Hardness
 
-    if value == "any":
-        return None
-    try:
-        return Hardness(value)
-    except ValueError:
-        raise ConfigError(f"use any, easy, medium or hard, got {value!r}") from None
+    if value not in ("any", "easy", "medium", "hard"):
+        raise ConfigError(f"use any, easy, medium or hard, got {value!r}")
+    return cast("HardnessLevel", value)
 
 
 def _write_back(
-    result: RunResult, target: wb.WriteBack | None, otlp_endpoint: str, phoenix_url: str
+    result: RunResult,
+    config: Config,
+    target: wb.WriteBack | None,
+    otlp_endpoint: str,
+    phoenix_url: str,
 ) -> None:
     if target is not None:
-        from groundtrace.analyzer.writeback import role_verdicts
+        from groundtrace.analyzer.interventions import verdicts
 
-        linked = role_verdicts(result)
+        linked = verdicts(result, config)
         wb.write_back(target, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
 
 
@@ -138,19 +138,19 @@ def register(app: typer.Typer) -> None:
         nothing was measured (no usable item, every replay unit failed) the reports are
         written and the command exits 6, naming why.
         """
-        from groundtrace.analyzer._readings import interventions_reading
         from groundtrace.analyzer._results import encode, to_builtins
         from groundtrace.analyzer.errors import ConfigError
         from groundtrace.analyzer.interventions import (
-            PlanSettings,
-            RunConfig,
+            Config,
+            estimate_run,
+            nothing_measured,
             operator_table_md,
-            parse_operators,
-            run_interventions,
+            plan,
+            reading,
+            run,
+            write_report,
         )
 
-        if replay is None and endpoint is None:
-            replay = "recorded"
         calls = call_settings(
             call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
             max_calls=max_calls, max_cost=max_cost,
@@ -161,27 +161,20 @@ def register(app: typer.Typer) -> None:
                 field="--endpoint",
             )
         units = calls.concurrency(endpoint, 4)  # one endpoint: its bound is the units' too
-        plan = PlanSettings(
-            operators=parse_operators(operators),
-            model_seed=seed,
-            similarity=_hardness(similarity),
-            relevance=_hardness(relevance),
-            recompute_original=recompute_original,
-        )
-        config = RunConfig(
-            out_dir=out, replay=replay, endpoint=endpoint, model=model,
-            kwarg_overrides=_kwargs(replay_kwarg or []), plan=plan, limit=limit,
-            concurrency=units,
-            rate_limit=None if endpoint is None else calls.rate_limit(endpoint),
+        config = Config(
+            out=str(out), traces=tuple(map(str, traces)),
+            cases=None if cases is None else str(cases),
+            pool_dataset=None if pool_dataset is None else str(pool_dataset),
+            replay=replay, endpoint=endpoint, model=model,
+            replay_kwargs=_kwargs(replay_kwarg or []), operators=tuple(operators or ()),
+            limit=limit, concurrency=units,
+            rate_limit=None if endpoint is None else calls.rate_limit(endpoint), seed=seed,
+            similarity=_hardness(similarity), relevance=_hardness(relevance),
+            recompute_original=recompute_original, strict=strict,
         )  # fmt: skip
-        if strict:
-            check_unreadable(scan_unreadable(map(str, traces)), strict=True)
+        items = plan(config)
         if estimate:
-            from groundtrace.analyzer.interventions import estimate_requests
-
-            requests, done = estimate_requests(
-                traces, config, cases_path=cases, pool_dataset=pool_dataset
-            )
+            requests, done = estimate_run(items, config)
             with existing_cache(out / "llm_cache.sqlite") as cache:
                 print_estimate(requests, cache, calls.prices, as_json=as_json, units_done=done)
             return
@@ -189,20 +182,19 @@ def register(app: typer.Typer) -> None:
             ProgressReporter(err_console) as progress,
             open_executor(executor, ray_address, ray_workers, units, calls.budget) as runner,
         ):
-            result = run_interventions(
-                traces, config, cases_path=cases, pool_dataset=pool_dataset, executor=runner,
-                progress=progress.phase("replay units"),
-            )  # fmt: skip
+            result = run(items, config, runner, progress=progress.phase("replay units"))
+        write_report(result, out)
         s = result.summary
         check_unreadable(s.input.read_errors, strict=False)
-        if s.nothing_measured is None:
-            _write_back(result, write_back_to, otlp_endpoint, phoenix_url)
+        why_nothing = nothing_measured(result)
+        if why_nothing is None:
+            _write_back(result, config, write_back_to, otlp_endpoint, phoenix_url)
         left_out = {**s.input.traces_not_usable, **s.input.not_replayable}
         if as_json:
             typer.echo(encode(result.summary).decode())
         else:
             console.print(operator_table_md(s))
-            print_reading(interventions_reading(s))
+            print_reading(reading(result))
             console.print(f"calls: {to_builtins(s.calls)}", markup=False)
             console.print(f"failed units: {s.failed_units or 'none'}", markup=False)
             for trace_id, why in list(left_out.items())[:10]:
@@ -216,12 +208,7 @@ def register(app: typer.Typer) -> None:
             if len(s.findings) > 10:
                 console.print(f"... and {len(s.findings) - 10} more findings (summary.json)")
             console.print(f"reports: {out / 'summary.md'}  {out / 'report.html'}")
-        if s.nothing_measured is not None:
+        if why_nothing is not None:
             from groundtrace.analyzer.errors import NothingMeasuredError
 
-            why = "; ".join(f"{t}: {r}" for t, r in list(left_out.items())[:3])
-            raise NothingMeasuredError(
-                f"nothing measured: {s.nothing_measured}"
-                + (f" ({len(left_out)} trace(s) not usable: {why})" if left_out else "")
-                + f"; reports in {out}"
-            )
+            raise NothingMeasuredError(f"nothing measured: {why_nothing}; reports in {out}")

@@ -1,26 +1,45 @@
 """Evidence utility by intervention (SPEC 4.2): axes, statistics, roles, targets, pools.
 
+The analysis in its shape (``groundtrace analyze interventions``): a :class:`Config`, then
+:func:`plan` → :func:`run` → :func:`write_report` → :func:`reading`.
+
 Usage::
 
     from pathlib import Path
 
-    from groundtrace.analyzer.interventions import PlanSettings, RunConfig, run_interventions
+    from groundtrace.analyzer.executor import executor_for
+    from groundtrace.analyzer.interventions import (
+        Config, nothing_measured, plan, reading, run, write_report,
+    )
 
-    config = RunConfig(Path("runs/interventions"), plan=PlanSettings(operators=("REMOVE",)))
-    result = run_interventions(["runs/demo/traces"], config, cases_path="runs/demo/cases.jsonl")
+    config = Config(out="runs/interventions", traces=("runs/demo/traces",),
+                    cases="runs/demo/cases.jsonl", operators=("REMOVE",))
+    executor = executor_for("local", concurrency=config.concurrency)
+    try:
+        result = run(plan(config), config, executor)
+    finally:
+        executor.close()
+    write_report(result, Path(config.out))
     print(result.summary.operators["REMOVE"].axes["correctness"].mean_delta)
+    print(nothing_measured(result) or reading(result))
 
+:func:`run_interventions` does the same from a :class:`RunConfig` (the run folder plus the
+plan, replay, axis and statistics settings) and writes the reports into the run folder.
 The steps behind the run (axes and comparisons, targets, the replacement pool, roles,
 joint ablation) live in the private modules of this package.
 """
 
 from __future__ import annotations
 
+from groundtrace.analyzer._deprecation import renamed
+
 from ._axes import DELTA_AXES, DIVERGENCE, REPORTED_AXES, AxisSettings, SensitivityRow
+from ._config import Config, HardnessLevel
 from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, parse_operators
 from ._estimate import estimate_requests
 from ._joint import MAX_SHAPLEY_PLAYERS
 from ._pool import Hardness, PoolCandidate
+from ._reading import reading
 from ._records import (
     AxisEffect,
     CallCounts,
@@ -43,13 +62,15 @@ from ._records import (
     UnitError,
     UnitRow,
 )
-from ._report import operator_table_md, write_reports
+from ._report import operator_table_md, write_report
 from ._roles import Role, RoleThresholds
-from ._run import RunConfig, RunResult, run_interventions, run_interventions_async
+from ._run import Items, RunConfig, RunResult, run_interventions, run_interventions_async
+from ._shape import ANALYSIS, estimate_run, nothing_measured, plan, run, verdicts
 from ._targets import EvidenceChunk, TargetChoice, TargetRule
 
 __all__ = [
     "ALL_OPERATORS",
+    "ANALYSIS",
     "DELTA_AXES",
     "DIVERGENCE",
     "MAX_SHAPLEY_PLAYERS",
@@ -57,15 +78,18 @@ __all__ = [
     "AxisEffect",
     "AxisSettings",
     "CallCounts",
+    "Config",
     "CounterfactualAnswer",
     "DivergenceParts",
     "Estimate",
     "EvidenceChunk",
     "Hardness",
+    "HardnessLevel",
     "InputCounts",
     "InterventionStatistics",
     "InterventionSummary",
     "ItemPlan",
+    "Items",
     "JointResult",
     "OperatorResult",
     "OriginalAnswer",
@@ -88,9 +112,18 @@ __all__ = [
     "UnitError",
     "UnitRow",
     "estimate_requests",
+    "estimate_run",
+    "nothing_measured",
     "operator_table_md",
     "parse_operators",
+    "plan",
+    "reading",
+    "run",
     "run_interventions",
     "run_interventions_async",
-    "write_reports",
+    "verdicts",
+    "write_report",
 ]
+
+#: Old names, kept working for a release with a DeprecationWarning naming the new one.
+__getattr__ = renamed(__name__, {"write_reports": "write_report"}, since="0.2.0")

@@ -11,12 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from groundtrace.analyzer.errors import ConfigError
+from groundtrace.analyzer.executor import UnitJournal
 from groundtrace.analyzer.llm import ChatRequest
-from groundtrace.analyzer.replay import Journal, unit_request
+from groundtrace.analyzer.replay import UnitResult, unit_request
 
+from ._engine import ItemPlan
 from ._run import RunConfig, plan_run
 
-__all__ = ["estimate_requests"]
+__all__ = ["estimate_requests", "unit_requests"]
 
 
 def estimate_requests(
@@ -42,14 +44,19 @@ def estimate_requests(
             field="--estimate",
         )
     plans = plan_run(traces, config, cases_path=cases_path, pool_dataset=pool_dataset)
+    return unit_requests(plans, config)
+
+
+def unit_requests(plans: Sequence[ItemPlan], config: RunConfig) -> tuple[list[ChatRequest], int]:
+    """The requests of the units of ``plans`` still to run, and how many the journal holds."""
     path = Path(config.out_dir) / "journal.sqlite"
-    journal = Journal(path, lock=False) if path.exists() else None  # read only
+    journal = UnitJournal(path, lock=False) if path.exists() else None  # read only
     requests: list[ChatRequest] = []
     done = 0
     try:
         for plan in plans:
             for unit in plan.units:
-                if journal is not None and journal.completed(unit.key) is not None:
+                if journal is not None and journal.get(unit.key, UnitResult) is not None:
                     done += 1
                     continue
                 request = unit_request(unit, plan.trace, config.model)

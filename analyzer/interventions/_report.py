@@ -1,4 +1,5 @@
-"""Reports of an intervention run: ``summary.md`` (PR comment) and ``report.html``.
+"""Reports of an intervention run: ``results.jsonl``, ``summary.json``, ``summary.md`` (PR
+comment) and ``report.html``.
 
 The HTML page is self-contained: plots are rendered with matplotlib (Agg) to inline PNGs --
 mean Δ with its 95% CI per operator and axis, the role distribution -- followed by the
@@ -11,15 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groundtrace.analyzer import _html as h
-from groundtrace.analyzer._readings import interventions_reading
-from groundtrace.analyzer._results import to_builtins
+from groundtrace.analyzer._results import encode, to_builtins, write
+from groundtrace.analyzer.errors import ConfigError
 
+from ._reading import summary_reading
 from ._records import Estimate, InterventionSummary, JointResult, UnitRow
 
-__all__ = ["operator_table_md", "write_reports"]
+if TYPE_CHECKING:
+    from ._run import RunResult
+
+__all__ = ["operator_table_md", "write_report"]
 
 _AXES = ("correctness", "f1", "grounding", "calibration_error", "divergence")
 
@@ -238,7 +243,7 @@ def report_html(summary: InterventionSummary, rows: Sequence[UnitRow]) -> str:
     return h.page(
         "Evidence interventions",
         h.paragraphs([line for line in md.splitlines()[2:6] if line], cls="muted"),
-        h.reading(interventions_reading(summary)),
+        h.reading(summary_reading(summary)),
         *_plots(summary),
         h.section("Operators", h.table(_OPERATOR_HEADER, _operator_rows(summary))),
         h.section("Weight sensitivity of D", h.table(_WEIGHTS_HEADER, _weight_rows(summary))),
@@ -250,7 +255,27 @@ def report_html(summary: InterventionSummary, rows: Sequence[UnitRow]) -> str:
     )
 
 
-def write_reports(out: Path, summary: InterventionSummary, rows: Sequence[UnitRow]) -> None:
-    """Write ``summary.md`` and ``report.html`` into ``out``."""
-    (out / "summary.md").write_text(summary_markdown(summary), encoding="utf-8")
-    (out / "report.html").write_text(report_html(summary, rows), encoding="utf-8")
+def write_report(result: RunResult, out: Path) -> Path:
+    """Write the run's records and reports into the folder ``out`` (created): ``results.jsonl``
+    (one row per unit), ``summary.json``, ``summary.md`` and ``report.html``.
+
+    Returns:
+        ``out / "summary.json"``, the run's summary (read it back with
+        :func:`groundtrace.analyzer.read` and :class:`InterventionSummary`).
+
+    Raises:
+        ConfigError: the folder cannot be created or written.
+    """
+    folder = Path(out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with (folder / "results.jsonl").open("wb") as handle:
+            for row in result.rows:
+                handle.write(encode(row) + b"\n")
+        write(folder / "summary.json", result.summary)
+        (folder / "summary.md").write_text(summary_markdown(result.summary), encoding="utf-8")
+        html = report_html(result.summary, result.rows)
+        (folder / "report.html").write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write the reports: {exc}", path=str(folder)) from exc
+    return folder / "summary.json"

@@ -22,26 +22,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import msgspec
 
 from groundtrace.analyzer._foreign import analysable, case_by_question, question_index
-from groundtrace.analyzer._results import encode, write
 from groundtrace.analyzer.cases import Case, read_cases
-from groundtrace.analyzer.errors import ConfigError, InputError
-from groundtrace.analyzer.executor import Executor, LocalExecutor
+from groundtrace.analyzer.errors import ConfigError, InputError, TraceReadError
+from groundtrace.analyzer.executor import Executor, LocalExecutor, UnitJournal
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from groundtrace.analyzer.replay import (
     CounterfactualRecorder,
     EndpointReplayer,
     FunctionReplayer,
-    Journal,
     ReplayUnit,
     UnitResult,
+    journaled_trace_ids,
     keep_traces,
 )
 from groundtrace.analyzer.stats import StatsSettings
@@ -60,7 +60,17 @@ from ._records import (
 from ._roles import ItemRoles, RoleThresholds
 from ._run_summary import analyse
 
-__all__ = ["Progress", "RunConfig", "RunResult", "run_interventions", "run_interventions_async"]
+__all__ = [
+    "Items",
+    "Progress",
+    "RunConfig",
+    "RunResult",
+    "plan_items",
+    "plan_run",
+    "replay_items",
+    "run_interventions",
+    "run_interventions_async",
+]
 
 #: Called after each unit with (done, total).
 Progress = Callable[[int, int], None]
@@ -144,11 +154,58 @@ class RunResult:
     roles: list[tuple[ItemPlan, ItemRoles]] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class Items(Sequence[ItemPlan]):
+    """The items a run plans (one :class:`ItemPlan` per usable trace, each with its units),
+    and the counts of what was read to find them (the summary's ``input``).
+
+    Attributes:
+        plans: the item plans, in run order.
+        input: traces read, counterfactual traces ignored, unreadable lines, traces not usable.
+    """
+
+    plans: tuple[ItemPlan, ...]
+    input: InputCounts
+
+    @overload
+    def __getitem__(self, index: int) -> ItemPlan: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ItemPlan]: ...
+    def __getitem__(self, index: int | slice) -> ItemPlan | Sequence[ItemPlan]:
+        return self.plans[index]
+
+    def __len__(self) -> int:
+        return len(self.plans)
+
+    def __iter__(self) -> Iterator[ItemPlan]:
+        return iter(self.plans)
+
+    @classmethod
+    def of(cls, plans: Sequence[ItemPlan]) -> Items:
+        """``plans`` as :class:`Items`: their own counts when they are, else counts of them
+        alone (one trace read per plan, nothing left out)."""
+        if isinstance(plans, Items):
+            return plans
+        return cls(tuple(plans), InputCounts(len(plans), 0, (), {}, 0))
+
+
+def _strict(report: ReadReport) -> None:
+    """Refuse unreadable trace lines (``--strict``)."""
+    if report.errors:
+        first = report.errors[0]
+        raise TraceReadError(
+            f"{len(report.errors)} unreadable trace line(s) (--strict); first: {first}",
+            path=first.path,
+        )
+
+
 def _load(
-    paths: Sequence[str | Path], cases: Mapping[str, Case], config: RunConfig
+    paths: Sequence[str | Path], cases: Mapping[str, Case], config: RunConfig, strict: bool
 ) -> tuple[list[ItemPlan], InputCounts]:
     report = ReadReport()
     traces: list[Trace] = list(read_traces([str(p) for p in paths], report=report))
+    if strict:
+        _strict(report)
     if not traces:
         errors = "; ".join(str(e) for e in report.errors[:3])
         raise InputError(
@@ -197,19 +254,35 @@ def _cases(cases_path: str | Path | None, pool_dataset: str | Path | None) -> di
     return cases
 
 
-def _plans(
+def plan_items(
     traces: Sequence[str | Path],
     config: RunConfig,
-    cases_path: str | Path | None,
-    pool_dataset: str | Path | None,
-) -> tuple[list[ItemPlan], InputCounts]:
+    *,
+    cases_path: str | Path | None = None,
+    pool_dataset: str | Path | None = None,
+    strict: bool = False,
+) -> Items:
+    """The items a run of ``traces`` makes, with their units; nothing is written.
+
+    Args:
+        traces: trace files or folders.
+        config: the run's settings (operators, seeds, hardness, limit).
+        cases_path: the case file joined by case id (gold labels).
+        pool_dataset: a HotpotQA-layout file of replacement candidates.
+        strict: refuse unreadable trace lines (else they are skipped and counted).
+
+    Raises:
+        TraceReadError: ``strict`` and a trace line cannot be read.
+        InputError: no trace read; unreadable case file or pool dataset.
+    """
     cases = _cases(cases_path, pool_dataset)
-    plans, info = _load(traces, cases if cases_path is not None or pool_dataset else {}, config)
+    joined = cases if cases_path is not None or pool_dataset else {}
+    plans, info = _load(traces, joined, config, strict)
     if cases_path is None:
         for plan in plans:  # candidates only: no gold labels
             if plan.gold is not None:
                 plan.gold = Case(plan.gold.case_id, passages=plan.gold.passages)
-    return plans, info
+    return Items(tuple(plans), info)
 
 
 def plan_run(
@@ -224,7 +297,74 @@ def plan_run(
     Raises:
         InputError: unreadable traces, case file or pool dataset.
     """
-    return _plans(traces, config, cases_path, pool_dataset)[0]
+    return list(plan_items(traces, config, cases_path=cases_path, pool_dataset=pool_dataset))
+
+
+def _mode(config: RunConfig) -> str:
+    """The replay mode, the options checked."""
+    mode = config.mode()
+    if config.concurrency < 1:
+        raise ConfigError("must be >= 1", field="--concurrency")
+    return mode
+
+
+@asynccontextmanager
+async def _run_folder(config: RunConfig) -> AsyncIterator[UnitJournal]:
+    """The run folder, created and locked (its journal open), for the time of the block.
+
+    The counterfactual traces of units its journal does not hold are dropped first (they run
+    again).
+    """
+    out = Path(config.out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the run folder: {exc}", path=str(out)) from exc
+    journal = UnitJournal(out / "journal.sqlite")  # locks the folder until it is closed
+    try:
+        dropped = keep_traces(out / COUNTERFACTUALS, journaled_trace_ids(journal))
+        if dropped:
+            _log.warning(
+                "dropped %d counterfactual traces of units that did not complete in %s (they "
+                "run again)", dropped, out,
+            )  # fmt: skip
+        yield journal
+    finally:
+        journal.close()
+
+
+async def replay_items(
+    items: Sequence[ItemPlan],
+    config: RunConfig,
+    *,
+    has_gold: bool,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Replay the units of ``items`` that the run folder's journal does not hold, and analyse.
+
+    The run folder holds the journal, the model-call cache and the counterfactual traces; it
+    is locked while the units run. No report is written (:func:`write_report` writes them).
+
+    Args:
+        items: the planned items (:func:`plan_items`; a plain sequence of plans counts only
+            those plans as read).
+        config: the run's settings.
+        has_gold: whether the items' cases came from a case file (the summary says so).
+        executor: where the units run (default: local, ``config.concurrency`` in flight).
+        progress: called after each unit with (done, total).
+
+    Raises:
+        RunFolderBusyError: another run holds the run folder.
+        ConfigError: bad options or run folder.
+        ReplayError: the replay cannot be set up (e.g. entry point not importable).
+    """
+    mode = _mode(config)
+    async with _run_folder(config) as journal:
+        return await _run(
+            Items.of(items), config, mode, journal, has_gold=has_gold, progress=progress,
+            executor=executor,
+        )  # fmt: skip
 
 
 async def run_interventions_async(
@@ -248,65 +388,54 @@ async def run_interventions_async(
         InputError: unreadable traces, case file or pool dataset.
         ReplayError: the replay cannot be set up (e.g. entry point not importable).
     """
-    mode = config.mode()
-    if config.concurrency < 1:
-        raise ConfigError("must be >= 1", field="--concurrency")
-    out = Path(config.out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the run folder: {exc}", path=str(out)) from exc
-    journal = Journal(out / "journal.sqlite")  # locks the folder until the reports are written
-    try:
-        dropped = keep_traces(out / COUNTERFACTUALS, journal.completed_trace_ids())
-        if dropped:
-            _log.warning(
-                "dropped %d counterfactual traces of units that did not complete in %s (they "
-                "run again)", dropped, out,
-            )  # fmt: skip
-        return await _run(
-            traces, config, mode, journal, cases_path=cases_path, pool_dataset=pool_dataset,
-            progress=progress, executor=executor,
+    from ._report import write_report
+
+    mode = _mode(config)
+    async with _run_folder(config) as journal:
+        items = plan_items(traces, config, cases_path=cases_path, pool_dataset=pool_dataset)
+        result = await _run(
+            items, config, mode, journal, has_gold=cases_path is not None, progress=progress,
+            executor=executor,
         )  # fmt: skip
-    finally:
-        journal.close()
+        write_report(result, result.out_dir)
+        return result
 
 
-async def _run(
-    traces: Sequence[str | Path],
-    config: RunConfig,
-    mode: str,
-    journal: Journal,
-    *,
-    cases_path: str | Path | None,
-    pool_dataset: str | Path | None,
-    progress: Progress | None,
-    executor: Executor | None,
-) -> RunResult:
-    out = Path(config.out_dir)
-    has_gold = cases_path is not None
-    plans, info = _plans(traces, config, cases_path, pool_dataset)
-    recorder = CounterfactualRecorder(out / COUNTERFACTUALS)
-    cache: CallCache | None = None
-    replayer: FunctionReplayer | EndpointReplayer
+def _replayer(
+    config: RunConfig, mode: str, recorder: CounterfactualRecorder, cache: CallCache | None
+) -> FunctionReplayer | EndpointReplayer:
     if mode == "endpoint":
-        assert config.endpoint is not None
-        cache = CallCache(out / "llm_cache.sqlite")
+        assert config.endpoint is not None and cache is not None
         client = ModelClient(
             config.endpoint, api_key=config.api_key, cache=cache,
             concurrency=config.concurrency, timeout=config.timeout, retry=config.retry,
             rate_limit=config.rate_limit,
         )  # fmt: skip
-        replayer = EndpointReplayer(recorder, client, model=config.model)
-    else:
-        entry = None if config.replay in (None, RECORDED) else config.replay
-        replayer = FunctionReplayer(
-            recorder, entrypoint=entry, kwarg_overrides=config.kwarg_overrides,
-            concurrency=config.concurrency,
-        )  # fmt: skip
+        return EndpointReplayer(recorder, client, model=config.model)
+    entry = None if config.replay in (None, RECORDED) else config.replay
+    return FunctionReplayer(
+        recorder, entrypoint=entry, kwarg_overrides=config.kwarg_overrides,
+        concurrency=config.concurrency,
+    )  # fmt: skip
+
+
+async def _run(
+    items: Items,
+    config: RunConfig,
+    mode: str,
+    journal: UnitJournal,
+    *,
+    has_gold: bool,
+    progress: Progress | None,
+    executor: Executor | None,
+) -> RunResult:
+    out = Path(config.out_dir)
+    recorder = CounterfactualRecorder(out / COUNTERFACTUALS)
+    cache = CallCache(out / "llm_cache.sqlite") if mode == "endpoint" else None
+    replayer = _replayer(config, mode, recorder, cache)
     not_replayable: dict[str, str] = {}
     usable: list[ItemPlan] = []
-    for plan in plans:
+    for plan in items:
         why = replayer.check(plan.trace)
         if why is None:
             usable.append(plan)
@@ -319,7 +448,7 @@ async def _run(
     total = len(units)
     todo: list[tuple[ReplayUnit, ItemPlan]] = []
     for unit, plan in units:
-        prior = journal.completed(unit.key)
+        prior = journal.get(unit.key, UnitResult)
         if prior is not None:
             results[unit.key] = prior
             counters["from_journal"] += 1
@@ -336,7 +465,7 @@ async def _run(
     def arrived(index: int, result: UnitResult) -> None:
         nonlocal done
         unit = todo[index][0]
-        journal.record(unit, result)
+        journal.record(unit.key, result, ok=result.ok)
         results[unit.key] = result
         counters["run_now"] += 1
         fresh_calls.append(result.model_calls)
@@ -369,7 +498,7 @@ async def _run(
     summary = InterventionSummary(
         **msgspec.structs.asdict(analysis.statistics),
         items=len(usable),
-        input=msgspec.structs.replace(info, not_replayable=not_replayable),
+        input=msgspec.structs.replace(items.input, not_replayable=not_replayable),
         gold="joined from the case file" if has_gold else "none (no --cases)",
         replay=ReplaySettings(
             mode, config.replay if mode == "function" else None, config.endpoint, config.model,
@@ -383,7 +512,6 @@ async def _run(
             config.stats.seed, config.stats.permutation_seed, config.stats.n_resamples,
         ),
     )  # fmt: skip
-    _write(out, summary, analysis.rows)
     return RunResult(summary, analysis.rows, usable, out, analysis.roles)
 
 
@@ -412,16 +540,6 @@ class _Replaying:
         if self.started_in == os.getpid():
             self.replayer.recorder.close()
             self.started_in = 0
-
-
-def _write(out: Path, summary: InterventionSummary, rows: Sequence[UnitRow]) -> None:
-    from ._report import write_reports
-
-    with (out / "results.jsonl").open("wb") as handle:
-        for row in rows:
-            handle.write(encode(row) + b"\n")
-    write(out / "summary.json", summary)
-    write_reports(out, summary, rows)
 
 
 def run_interventions(

@@ -1,0 +1,129 @@
+"""The interventions in the one analysis shape: ``plan`` → ``run`` → ``write_report``.
+
+:func:`plan` reads the config's traces and cases into the items (each with its replay units);
+:func:`run` replays the units on an executor into the config's run folder (its journal makes a
+re-run resume) and analyses them; :func:`write_report` writes the records and reports;
+:func:`nothing_measured` and :func:`verdicts` are what the callers exit 6 with and write back.
+``ANALYSIS`` ties them together for ``groundtrace analyze interventions``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from groundtrace.analyzer._analysis import Analysis
+from groundtrace.analyzer.errors import ConfigError
+from groundtrace.analyzer.llm import ChatRequest
+
+from ._config import Config
+from ._engine import ItemPlan
+from ._estimate import unit_requests
+from ._reading import reading
+from ._report import write_report
+from ._run import Items, Progress, RunResult, plan_items, replay_items
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.executor import Executor
+    from groundtrace.analyzer.writeback import Linked
+
+__all__ = ["ANALYSIS", "estimate_run", "nothing_measured", "plan", "run", "verdicts"]
+
+
+def plan(config: Config) -> Items:
+    """The items the run makes (each with its replay units), read from the config's inputs.
+
+    The config is checked first; nothing is written.
+
+    Raises:
+        ConfigError: a bad setting (:meth:`Config.run_config`).
+        TraceReadError: ``strict`` and a trace line cannot be read.
+        InputError: no trace read; an unreadable case file or pool dataset.
+    """
+    settings = config.run_config()
+    return plan_items(
+        config.traces, settings, cases_path=config.cases, pool_dataset=config.pool_dataset,
+        strict=config.strict,
+    )  # fmt: skip
+
+
+def run(
+    units: Sequence[ItemPlan],
+    config: Config,
+    executor: Executor,
+    *,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Replay the items' units on ``executor`` into the config's run folder, and analyse them.
+
+    Units the run folder's journal holds are not run again; each result is journaled as it
+    arrives, so a killed run resumes. The run folder is locked while the units run (a second
+    run into it is refused). No report is written: :func:`write_report` writes them.
+
+    Args:
+        units: the items of :func:`plan` (a plain sequence of plans counts only those).
+        config: the run's config.
+        executor: where the units run.
+        progress: called after each unit with (done, total).
+
+    Raises:
+        RunFolderBusyError: another run holds the run folder.
+        ConfigError: a bad setting, or the run folder cannot be created.
+        ReplayError: the replay cannot be set up (e.g. the entry point does not import).
+    """
+    settings = config.run_config()
+    has_gold = config.cases is not None
+    work = replay_items(units, settings, has_gold=has_gold, executor=executor, progress=progress)
+    return asyncio.run(work)
+
+
+def nothing_measured(result: RunResult) -> str | None:
+    """Why the run measured nothing (with the traces left out, first three named), else
+    ``None``."""
+    why = result.summary.nothing_measured
+    if why is None:
+        return None
+    counts = result.summary.input
+    left_out = {**counts.traces_not_usable, **counts.not_replayable}
+    named = "; ".join(f"{t}: {r}" for t, r in list(left_out.items())[:3])
+    return why + (f" ({len(left_out)} trace(s) not usable: {named})" if left_out else "")
+
+
+def verdicts(result: RunResult, config: Config) -> Linked:
+    """The evidence roles of each item's target, on the retrieval span that returned it."""
+    from groundtrace.analyzer.writeback import role_verdicts
+
+    return role_verdicts(result)
+
+
+def estimate_run(units: Sequence[ItemPlan], config: Config) -> tuple[list[ChatRequest], int]:
+    """The endpoint requests of the units the run folder's journal does not hold yet, and
+    how many units it holds; nothing is called or written.
+
+    Raises:
+        ConfigError: not endpoint replay (in function replay the app makes its own calls).
+    """
+    if config.endpoint is None:
+        raise ConfigError(
+            "--estimate needs endpoint replay (--endpoint): in function replay the app makes "
+            "its own model calls",
+            field="--estimate",
+        )
+    return unit_requests(units, config.run_config())
+
+
+#: The interventions, for ``groundtrace analyze interventions`` and
+#: ``get_analysis("interventions")``.
+ANALYSIS: Analysis[Config, ItemPlan, RunResult] = Analysis(
+    name="interventions",
+    title="evidence utility by counterfactual replay: what removing, replacing, duplicating "
+    "or zeroing each piece of evidence does to the answer",
+    config=Config,
+    plan=plan,
+    run=run,
+    write_report=write_report,
+    reading=reading,
+    nothing_measured=nothing_measured,
+    verdicts=verdicts,
+)
