@@ -1,6 +1,7 @@
 """Shared plumbing of the instrumentors: wrapper layers, tracer choice, gating, failures.
 
-Nothing here raises into the application.
+Instrumentors take these names from :mod:`groundtrace.sdk.instrumentation`, which exports them
+with the other helpers an instrumentor needs. Nothing here raises into the application.
 """
 
 from __future__ import annotations
