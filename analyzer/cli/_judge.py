@@ -1,19 +1,24 @@
-"""``groundtrace judge ...``: validate a judge on a gold set, check its record, run it."""
+"""``groundtrace judge ...``: validate a judge on a gold set, check its record, run it.
+
+``judge run`` and ``judge validate`` are front-ends over the judge analysis's shape
+(``groundtrace.analyzer.judge``): their options make its :class:`Config`, then ``plan`` ->
+``run`` on the executor -> ``write_report`` -> ``reading``; ``--estimate``, ``--json`` and
+``--write-back`` are theirs.
+"""
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Annotated, Final
 
-import msgspec
 import typer
 
 from . import _writeback as wb
-from ._app import console, err_console, handle_errors
+from ._app import console, err_console, handle_errors, print_reading
 from ._budget import (
     CallProfileOpt,
     CallSettings,
@@ -33,31 +38,26 @@ from ._runfolder import holds_out_folder
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.executor import Executor
-    from groundtrace.analyzer.judge import (
-        AcceptanceProfile,
-        Judge,
-        JudgeCase,
-        JudgeResult,
-        JudgeRunSummary,
-        Metric,
-        NotJudgeable,
-    )
-    from groundtrace.analyzer.llm import ModelClient
-    from groundtrace.collectors import Trace
+    from groundtrace.analyzer.judge import Config, JudgeCase, JudgeReport, JudgeRunSummary
 
-__all__ = ["API_KEY_ENV", "register"]
+__all__ = ["register"]
 
-#: The run folder's model-call cache.
-CACHE_FILE: Final = "llm_cache.sqlite"
-#: Environment variable read for the judge endpoint's API key (optional).
-API_KEY_ENV: Final = "GROUNDTRACE_JUDGE_API_KEY"
+#: The option each field of ``analyzer.judge.Config`` that ``plan`` or ``run`` checks comes from.
+_OPTIONS: Final = {
+    "judge": "--judge",
+    "model": "--model",
+    "rubric": "--rubric",
+    "threshold": "--threshold",
+    "dimension": "--dimension",
+    "traces": "TRACES",
+    "concurrency": "--concurrency",
+    "rate_limit": "--rate-limit",
+}
 
 judge_app = typer.Typer(
     help="LLM-judge checks and judge meta-evaluation (validate before a judge may gate).",
     no_args_is_help=True,
 )
-
-T = TypeVar("T")
 
 JudgeOpt = Annotated[
     str,
@@ -74,8 +74,6 @@ ConcurrencyOpt = Annotated[
     int | None,
     typer.Option(help="Model calls in flight (default: the --call-profile's, else 2)."),
 ]
-#: Model calls in flight when neither --concurrency nor the call profile says.
-DEFAULT_CONCURRENCY: Final = 2
 TimeoutOpt = Annotated[float, typer.Option(help="Seconds per model call attempt.")]
 SeedOpt = Annotated[int, typer.Option("--judge-seed", help="Sampling seed sent to the model.")]
 MaxTokensOpt = Annotated[int, typer.Option(help="Reply token budget of the judge.")]
@@ -100,124 +98,74 @@ ProfileOpt = Annotated[
 ]
 
 
-def _run(coro: Coroutine[Any, Any, T]) -> T:
-    import asyncio
-
-    return asyncio.run(coro)
+def _path(path: Path | None) -> str | None:
+    return None if path is None else str(path)
 
 
-def _settings(
-    profile_file: Path | None, threshold: float | None
-) -> tuple[AcceptanceProfile, float]:
-    """The acceptance profile and the working threshold, resolved alike by every command."""
+@contextmanager
+def _options_named() -> Iterator[None]:
+    """Name a bad config field by the option it came from (``[--model]``)."""
     from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.analyzer.judge import AcceptanceProfile
-
-    profile = AcceptanceProfile.from_file(profile_file) if profile_file else AcceptanceProfile()
-    working = profile.threshold if threshold is None else threshold
-    if not 0.0 <= working <= 1.0:
-        raise ConfigError("--threshold must be within [0, 1]", field="--threshold")
-    return profile, working
-
-
-def _make_judge(
-    spec: str,
-    model: str | None,
-    out: Path | None,
-    *,
-    rubric: str | None,
-    calls: CallSettings,
-    timeout: float,
-    seed: int,
-    max_tokens: int,
-) -> tuple[Judge, ModelClient | None]:
-    """The judge as the options describe it (``out``: where the call cache lives, if any)."""
-    from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.analyzer.judge import DEFAULT_RUBRIC, LexicalJudge, LLMJudge, load_rubric
-    from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
-
-    if spec == "lexical":
-        if rubric is not None:
-            raise ConfigError(
-                "--rubric applies to an endpoint judge; the lexical judge has no rubric",
-                field="--rubric",
-            )
-        return LexicalJudge(), None
-    if not spec.startswith(("http://", "https://")):
-        raise ConfigError("--judge must be 'lexical' or an http(s) URL", field="--judge")
-    if not model:
-        raise ConfigError("--model is required with an endpoint judge", field="--model")
-    client = ModelClient(
-        spec,
-        api_key=os.environ.get(API_KEY_ENV),
-        cache=None if out is None else CallCache(out / CACHE_FILE),
-        concurrency=calls.concurrency(spec, DEFAULT_CONCURRENCY),
-        timeout=timeout,
-        retry=RetryPolicy(seed=seed),
-        rate_limit=calls.rate_limit(spec),
-    )
-    chosen = DEFAULT_RUBRIC if rubric is None else load_rubric(rubric)
-    return LLMJudge(client, model, rubric=chosen, seed=seed, max_tokens=max_tokens), client
-
-
-async def _judge_with_progress(
-    judge: Judge,
-    cases: Sequence[JudgeCase],
-    client: ModelClient | None,
-    executor: Executor | None = None,
-) -> list[JudgeResult]:
-    from groundtrace.analyzer.judge import judge_all
-
-    done = 0
-
-    def tick(_: JudgeResult) -> None:
-        nonlocal done
-        done += 1
-        progress("judging", done, len(cases))
 
     try:
-        with ProgressReporter(err_console) as progress:
-            return await judge_all(judge, cases, on_done=tick, executor=executor)
-    finally:
-        if client is not None:
-            await client.aclose()
+        yield
+    except ConfigError as exc:
+        option = _OPTIONS.get(exc.field or "")
+        if exc.path is not None or option is None:
+            raise
+        raise ConfigError(exc.reason, field=option) from None
+
+
+def _cache(out: Path, estimate: bool) -> str | None:
+    """The run folder's model-call cache (none for an estimate: it creates nothing)."""
+    from groundtrace.analyzer.judge import CACHE_FILE
+
+    return None if estimate else str(out / CACHE_FILE)
+
+
+def _judge_with_progress(
+    units: Sequence[JudgeCase], config: Config, executor: Executor
+) -> JudgeReport:
+    """``judge.run`` with a progress line on stderr as each case is judged."""
+    from groundtrace.analyzer.judge import JudgeResult, run
+
+    done = 0
+    with ProgressReporter(err_console) as progress:
+
+        def tick(_: JudgeResult) -> None:
+            nonlocal done
+            done += 1
+            progress("judging", done, len(units))
+
+        with _options_named():
+            return run(units, config, executor, on_result=tick)
 
 
 def _estimate(
-    judge: Judge, cases: Sequence[JudgeCase], out: Path, calls: CallSettings, *, as_json: bool
+    config: Config, units: Sequence[JudgeCase], out: Path, calls: CallSettings, *, as_json: bool
 ) -> None:
-    """``--estimate``: the judge's requests for ``cases`` against the cache in ``out``."""
-    from groundtrace.analyzer.judge import LLMJudge
+    """``--estimate``: the judge's requests for ``units`` against the cache in ``out``."""
+    import asyncio
 
-    requests = [judge.request(c) for c in cases] if isinstance(judge, LLMJudge) else []
+    from groundtrace.analyzer.judge import CACHE_FILE, LLMJudge, build_judge
+
+    with _options_named():
+        judge, client = build_judge(config, cache=False)
+    requests = [judge.request(c) for c in units] if isinstance(judge, LLMJudge) else []
+    if client is not None:
+        asyncio.run(client.aclose())  # nothing was sent
     with existing_cache(out / CACHE_FILE) as cache:
         print_estimate(requests, cache, calls.prices, as_json=as_json)
 
 
-def _write_judgments(path: Path, results: Sequence[JudgeResult]) -> None:
-    from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.errors import InputError
+def _stop_if_nothing_measured(report: JudgeReport, out: Path) -> None:
+    from groundtrace.analyzer.judge import nothing_measured
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8") as handle:
-            for result in results:
-                handle.write(encode(result).decode() + "\n")
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc}", path=str(path)) from exc
+    why = nothing_measured(report)
+    if why is not None:
+        from groundtrace.analyzer.errors import NothingMeasuredError
 
-
-def _metric(name: str) -> Metric:
-    from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.analyzer.judge import Metric
-
-    try:
-        return Metric(name)
-    except ValueError:
-        choices = ", ".join(m.value for m in Metric)
-        raise ConfigError(
-            f"unknown dimension {name!r} (one of {choices})", field="--dimension"
-        ) from None
+        raise NothingMeasuredError(f"nothing measured: {why}; files in {out}")
 
 
 @judge_app.command("validate")
@@ -264,85 +212,47 @@ def validate_command(
     or written: the calls it would make, those the cache in OUT answers and their cost are
     printed.
     """
-    from groundtrace.analyzer._results import encode, write
-    from groundtrace.analyzer.errors import InputError
-    from groundtrace.analyzer.judge import (
-        RowFilter,
-        build_record,
-        load_gold,
-        meta_evaluate,
-        render_validation_markdown,
-    )
+    from groundtrace.analyzer._results import encode
+    from groundtrace.analyzer.judge import Config, plan, write_report
 
-    metric = _metric(dimension)
-    profile, working = _settings(profile_file, threshold)
-    gold_set = load_gold(
-        gold,
-        dimension=metric.value,
+    config = Config(
+        judge=judge,
+        model=model,
+        rubric=rubric,
+        threshold=threshold,
+        profile=_path(profile_file),
+        gold=str(gold),
+        dimension=dimension,
         label_field=label_field,
-        filters=tuple(RowFilter.parse(f) for f in filters or ()),
+        filters=tuple(filters or ()),
         sample=sample,
         stratify=stratify,
-        seed=sample_seed,
+        sample_seed=sample_seed,
+        concurrency=concurrency,
+        timeout=timeout,
+        judge_seed=judge_seed,
+        max_tokens=max_tokens,
+        call_profile=_path(call_profile),
+        rate_limit=rate_limit,
+        cache=_cache(out, estimate),
     )
-    if not gold_set.items:
-        raise InputError("no gold items left after filtering", path=str(gold))
+    with _options_named():
+        units = plan(config)
     calls = call_settings(call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
                           max_calls=None, max_cost=None)  # fmt: skip
-    the_judge, client = _make_judge(
-        judge,
-        model,
-        None if estimate else out,
-        rubric=rubric,
-        calls=calls,
-        timeout=timeout,
-        seed=judge_seed,
-        max_tokens=max_tokens,
-    )
-    cases = [item.case for item in gold_set.items]
     if estimate:
-        _estimate(the_judge, cases, out, calls, as_json=as_json)
+        _estimate(config, units, out, calls, as_json=as_json)
         return
-    results = _run(_judge_with_progress(the_judge, cases, client))
-    validation = meta_evaluate(
-        gold_set,
-        results,
-        metric=metric,
-        threshold=working,
-        n_resamples=profile.n_resamples,
-        seed=profile.seed,
-        smoke_min=profile.smoke_min,
-        decision_min=profile.decision_min,
-        minority_min=profile.minority_min,
-    )
-    fingerprint = dict(the_judge.fingerprint(working))
-    record = build_record(validation, fingerprint, profile)
-    validation = msgspec.structs.replace(
-        validation, mode=record.mode, fingerprint=fingerprint,
-        client=None if client is None else client.stats.snapshot(),
-    )  # fmt: skip
-    command = shlex.join(["groundtrace", *sys.argv[1:]])
-    write(out / "validation.json", validation)
-    write(out / f"validation_record_{metric.value}.json", record)
-    _write_judgments(out / "judgments.jsonl", results)
-    markdown = render_validation_markdown(validation, record, command=command)
-    try:
-        (out / "report.md").write_text(markdown, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc}", path=str(out / "report.md")) from exc
+    # every item at once: the model client bounds the calls
+    with open_executor(ExecutorName.LOCAL, None, 1, max(1, len(units))) as runner:
+        report = _judge_with_progress(units, config, runner)
+    main = write_report(report, out, command=shlex.join(["groundtrace", *sys.argv[1:]]))
+    assert report.validation is not None  # a config with gold is a validation
     if as_json:
-        typer.echo(encode(validation).decode())
+        typer.echo(encode(report.validation).decode())
     else:
-        typer.echo(markdown, nl=False)
-    if validation.n == 0:
-        from groundtrace.analyzer.errors import NothingMeasuredError
-
-        errors = validation.protocol_errors
-        kinds = ", ".join(f"{k} {n}" for k, n in errors.by_kind.items()) or "none scored"
-        raise NothingMeasuredError(
-            f"nothing measured: every judgment of the {validation.n_items} gold item(s) was a "
-            f"protocol error ({kinds}); files in {out}"
-        )
+        typer.echo(main.read_text(encoding="utf-8"), nl=False)
+    _stop_if_nothing_measured(report, out)
 
 
 @judge_app.command("check")
@@ -364,25 +274,31 @@ def check_command(
     and the metric is gate-eligible, 1 when the metric must run review-only (criteria not
     met, or the fingerprint changed).
     """
-    from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.judge import check_record, load_record
+    import asyncio
 
-    _NO_CALLS = CallSettings(None, None, None, None, 1)  # only the fingerprint is needed
+    from groundtrace.analyzer._results import encode
+    from groundtrace.analyzer.judge import (
+        Config,
+        acceptance,
+        build_judge,
+        check_record,
+        load_record,
+    )
 
     record = load_record(record_path)
-    _, working = _settings(profile_file, threshold)
-    the_judge, client = _make_judge(
-        judge,
-        model,
-        None,
+    config = Config(
+        judge=judge,
+        model=model,
         rubric=rubric,
-        calls=_NO_CALLS,
-        timeout=1.0,
-        seed=judge_seed,
-        max_tokens=1,
+        threshold=threshold,
+        profile=_path(profile_file),
+        judge_seed=judge_seed,
     )
+    with _options_named():
+        _, working = acceptance(config)
+        the_judge, client = build_judge(config, cache=False)
     if client is not None:
-        _run(client.aclose())  # only the fingerprint is needed: no model call is made
+        asyncio.run(client.aclose())  # only the fingerprint is needed: no model call is made
     result = check_record(record, the_judge.fingerprint(working))
     if as_json:
         typer.echo(encode(result).decode())
@@ -444,82 +360,60 @@ def run_command(
     refuses them, exit 2). When nothing was measured (no case to judge, every judgment a
     protocol error) the files are written and the command exits 6, naming why.
     """
-    from groundtrace.analyzer._results import encode, write
-    from groundtrace.analyzer.errors import ConfigError
+    from groundtrace.analyzer._results import encode
     from groundtrace.analyzer.judge import (
-        NotJudgeable,
-        cases_from_traces,
-        load_cases,
-        summarize_results,
+        DEFAULT_CONCURRENCY,
+        Config,
+        plan,
+        reading,
+        verdicts,
+        write_report,
     )
-    from groundtrace.collectors.readers import ReadReport, read_traces
 
-    if not traces and cases_file is None:
-        raise ConfigError("give trace paths and/or --cases", field="TRACES")
-    _, working = _settings(profile_file, threshold)
-    cases: list[JudgeCase] = []
-    skipped: list[NotJudgeable] = []
-    read_errors: list[str] = []
-    trace_list: list[Trace] = []
-    if traces:
-        report = ReadReport()
-        trace_list = list(read_traces(traces, report=report))
-        found, unjudgeable = cases_from_traces(trace_list)
-        cases.extend(found)
-        skipped = [NotJudgeable(u.case_id, tuple(u.missing)) for u in unjudgeable]
-        read_errors = [str(e) for e in report.errors]
-        check_unreadable(report.errors, strict)
-    if cases_file is not None:
-        cases.extend(load_cases(cases_file))
+    config = Config(
+        judge=judge,
+        model=model,
+        rubric=rubric,
+        threshold=threshold,
+        profile=_path(profile_file),
+        traces=tuple(str(p) for p in traces or ()),
+        cases=_path(cases_file),
+        strict=strict,
+        concurrency=concurrency,
+        timeout=timeout,
+        judge_seed=judge_seed,
+        max_tokens=max_tokens,
+        call_profile=_path(call_profile),
+        rate_limit=rate_limit,
+        cache=_cache(out, estimate),
+    )
+    with _options_named():
+        units = plan(config)  # --strict refuses unreadable trace lines here
+    check_unreadable(units.read_errors, False)
     calls = call_settings(call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
                           max_calls=max_calls, max_cost=max_cost)  # fmt: skip
-    the_judge, client = _make_judge(
-        judge,
-        model,
-        None if estimate else out,
-        rubric=rubric,
-        calls=calls,
-        timeout=timeout,
-        seed=judge_seed,
-        max_tokens=max_tokens,
-    )
     if estimate:
-        _estimate(the_judge, cases, out, calls, as_json=as_json)
+        _estimate(config, units, out, calls, as_json=as_json)
         return
-    units = calls.concurrency(judge if client is not None else None, DEFAULT_CONCURRENCY)
-    with open_executor(executor, ray_address, ray_workers, units, calls.budget) as runner:
-        results = _run(_judge_with_progress(the_judge, cases, client, runner))
-    summary = msgspec.structs.replace(
-        summarize_results(results, working),
-        not_judgeable=tuple(skipped),
-        read_errors=tuple(read_errors),
-        fingerprint=dict(the_judge.fingerprint(working)),
-        client=None if client is None else client.stats.snapshot(),
-    )
-    write(out / "summary.json", summary)
-    _write_judgments(out / "judgments.jsonl", results)
+    endpoint = None if judge == "lexical" else judge
+    in_flight = calls.concurrency(endpoint, DEFAULT_CONCURRENCY)
+    with open_executor(executor, ray_address, ray_workers, in_flight, calls.budget) as runner:
+        report = _judge_with_progress(units, config, runner)
+    write_report(report, out)
     if write_back_to is not None:
-        from groundtrace.analyzer.writeback import answer_spans, judge_verdicts
-
-        trace_ids = {t.request.case_id or t.trace_id: t.trace_id for t in trace_list}
-        linked = judge_verdicts(results, trace_ids, answer_spans(trace_list), working)
+        linked = verdicts(report, config)
         wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
     if as_json:
-        typer.echo(encode(summary).decode())
+        typer.echo(encode(report.summary).decode())
     else:
-        _print_run(summary, skipped, working)
-    if summary.nothing_measured is not None:
-        from groundtrace.analyzer.errors import NothingMeasuredError
-
-        why = "; ".join(f"{u.case_id}: {', '.join(u.missing)}" for u in skipped[:3])
-        raise NothingMeasuredError(
-            f"nothing measured: {summary.nothing_measured}"
-            + (f" ({len(skipped)} trace(s) not judgeable: {why})" if skipped else "")
-            + f"; files in {out}"
-        )
+        _print_run(report.summary)
+        print_reading(reading(report))
+    _stop_if_nothing_measured(report, out)
 
 
-def _print_run(summary: JudgeRunSummary, skipped: list[NotJudgeable], working: float) -> None:
+def _print_run(summary: JudgeRunSummary) -> None:
+    skipped = summary.not_judgeable
+    working = summary.threshold
     console.print(
         f"{summary.cases} cases judged, {summary.needs_review} need review "
         f"(protocol errors), {len(skipped)} traces not judgeable",

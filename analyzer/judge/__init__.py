@@ -33,11 +33,14 @@ from ._agreement import (
     raw_agreement_batch,
 )
 from ._cases import Unjudgeable, cases_from_traces
+from ._config import API_KEY_ENV, CACHE_FILE, DEFAULT_CONCURRENCY, Config, acceptance, build_judge
 from ._fingerprint import fingerprint, fingerprint_digest
 from ._gold import GoldItem, GoldSet, RowFilter, load_cases, load_gold
 from ._lexical import LEXICAL_VERSION, LexicalJudge
 from ._llm_judge import LLMJudge
+from ._plan import JudgePlan, plan
 from ._protocol import SCORE_MAX, SCORE_MIN, failure_errors, parse_judge_reply
+from ._reading import reading
 from ._record import (
     GATE_ELIGIBLE,
     RECORD_SCHEMA,
@@ -67,6 +70,7 @@ from ._records import (
 from ._report import render_validation_markdown
 from ._rubric import DEFAULT_RUBRIC, OUTPUT_SCHEMA, Rubric, load_rubric
 from ._run import judge_all, summarize_results
+from ._shape import ANALYSIS, JudgeReport, nothing_measured, run, verdicts, write_report
 from ._types import (
     DEFAULT_THRESHOLD,
     Judge,
@@ -79,6 +83,10 @@ from ._types import (
 from ._validate import SWEEP_THRESHOLDS, grade_set, meta_evaluate
 
 __all__ = [
+    "ANALYSIS",
+    "API_KEY_ENV",
+    "CACHE_FILE",
+    "DEFAULT_CONCURRENCY",
     "DEFAULT_RUBRIC",
     "DEFAULT_THRESHOLD",
     "GATE_ELIGIBLE",
@@ -92,6 +100,7 @@ __all__ = [
     "VALIDATION_SCHEMA",
     "AcceptanceProfile",
     "BootstrapSettings",
+    "Config",
     "Criterion",
     "GoldItem",
     "GoldSet",
@@ -100,6 +109,8 @@ __all__ = [
     "InterAnnotator",
     "Judge",
     "JudgeCase",
+    "JudgePlan",
+    "JudgeReport",
     "JudgeResult",
     "JudgeRunSummary",
     "JudgeValidation",
@@ -119,8 +130,10 @@ __all__ = [
     "SweepPoint",
     "Unjudgeable",
     "ValidationRecord",
+    "acceptance",
     "auroc_batch",
     "bootstrap_statistic",
+    "build_judge",
     "build_record",
     "cases_from_traces",
     "check_record",
@@ -136,8 +149,14 @@ __all__ = [
     "load_rubric",
     "mcc_batch",
     "meta_evaluate",
+    "nothing_measured",
     "parse_judge_reply",
+    "plan",
     "raw_agreement_batch",
+    "reading",
     "render_validation_markdown",
+    "run",
     "summarize_results",
+    "verdicts",
+    "write_report",
 ]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from groundtrace.analyzer._readings import judge_reading
-
 from ._agreement import Statistic
+from ._reading import judge_reading
 from ._record import ValidationRecord
 from ._records import JudgeValidation
 

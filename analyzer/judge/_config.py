@@ -1,0 +1,226 @@
+"""The judge analysis's configuration record, and the judge and settings it resolves to."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+
+from groundtrace.analyzer.errors import ConfigError
+
+from ._lexical import LexicalJudge
+from ._llm_judge import LLMJudge
+from ._record import AcceptanceProfile
+from ._rubric import DEFAULT_RUBRIC, Rubric, load_rubric
+from ._types import Judge, Metric
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer.llm import ModelClient
+
+__all__ = [
+    "API_KEY_ENV",
+    "CACHE_FILE",
+    "DEFAULT_CONCURRENCY",
+    "Config",
+    "EndpointSettings",
+    "acceptance",
+    "build_judge",
+    "endpoint_settings",
+    "metric_of",
+]
+
+#: Environment variable read for the judge endpoint's API key (optional).
+API_KEY_ENV: Final = "GROUNDTRACE_JUDGE_API_KEY"
+#: File name of a run folder's model-call cache (``judge run`` / ``validate`` put it in OUT).
+CACHE_FILE: Final = "llm_cache.sqlite"
+#: Model calls in flight when neither ``concurrency`` nor the call profile says.
+DEFAULT_CONCURRENCY: Final = 2
+
+
+class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What the judge analysis judges, with which judge, and how it is validated.
+
+    Without ``gold`` it is ``judge run``: the cases of ``traces`` and/or ``cases`` are scored
+    on the RAG triad. With ``gold`` it is ``judge validate``: the gold items are scored and
+    the judge's agreement with their labels is measured (``traces`` and ``cases`` stay empty).
+
+    Attributes:
+        judge: ``lexical`` (the built-in baseline) or the base URL of an OpenAI-compatible
+            endpoint, e.g. ``http://127.0.0.1:8080/v1``.
+        model: model id at the endpoint (required with a URL).
+        rubric: rubric of an endpoint judge: a shipped version or a file (None:
+            ``rag_triad_v1``). Part of the judge fingerprint.
+        threshold: working threshold, a score >= it passes (None: the profile's, else 0.8).
+            Part of the judge fingerprint.
+        profile: acceptance profile file (TOML or JSON; None: the default profile). It holds
+            the acceptance criteria, the gold-set grades and the bootstrap settings (B, seed).
+        traces: trace files or folders (OTLP) whose judgeable traces are scored.
+        cases: a JSONL case file (question, context, answer) to score.
+        strict: refuse unreadable trace lines (else they are skipped and listed).
+        gold: the gold set JSONL of a validation.
+        dimension: the metric the gold labels grade (``adherence``, ``context_relevance``,
+            ``answer_relevance``).
+        label_field: single-label column of the gold set (None: the layout is detected).
+        filters: gold row filters ``FIELD~TEXT``, ``FIELD!~TEXT``, ``FIELD=V``, ``FIELD!=V``.
+        sample: a seeded random sample of this many gold rows (None: every row).
+        stratify: sample half of ``sample`` from each class.
+        sample_seed: seed of the sample.
+        concurrency: model calls in flight (None: the call profile's, else 2).
+        timeout: seconds per model call attempt.
+        judge_seed: sampling seed sent to the model.
+        max_tokens: reply token budget of the judge.
+        call_profile: model-call settings TOML (``[endpoints.URL]`` rate limit, concurrency).
+        rate_limit: calls per second to the endpoint (None: the call profile's, else none).
+        cache: the model-call cache file (None: no cache); the CLI keeps it in OUT.
+    """
+
+    judge: str = "lexical"
+    model: str | None = None
+    rubric: str | None = None
+    threshold: float | None = None
+    profile: str | None = None
+    traces: tuple[str, ...] = ()
+    cases: str | None = None
+    strict: bool = False
+    gold: str | None = None
+    dimension: str = "adherence"
+    label_field: str | None = None
+    filters: tuple[str, ...] = ()
+    sample: int | None = None
+    stratify: bool = False
+    sample_seed: int = 20260709
+    concurrency: int | None = None
+    timeout: float = 120.0
+    judge_seed: int = 0
+    max_tokens: int = 256
+    call_profile: str | None = None
+    rate_limit: float | None = None
+    cache: str | None = None
+
+
+def acceptance(config: Config) -> tuple[AcceptanceProfile, float]:
+    """The acceptance profile and the working threshold ``config`` names.
+
+    Raises:
+        ConfigError: an unreadable or invalid profile, or a threshold outside [0, 1].
+    """
+    profile = AcceptanceProfile.from_file(config.profile) if config.profile else AcceptanceProfile()
+    working = profile.threshold if config.threshold is None else config.threshold
+    if not 0.0 <= working <= 1.0:
+        raise ConfigError("--threshold must be within [0, 1]", field="threshold")
+    return profile, working
+
+
+def metric_of(config: Config) -> Metric:
+    """The metric ``config.dimension`` names.
+
+    Raises:
+        ConfigError: no metric of that name.
+    """
+    try:
+        return Metric(config.dimension)
+    except ValueError:
+        choices = ", ".join(m.value for m in Metric)
+        raise ConfigError(
+            f"unknown dimension {config.dimension!r} (one of {choices})", field="dimension"
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointSettings:
+    """What an endpoint judge is built with, resolved from a config.
+
+    Attributes:
+        rubric: the rubric sent to the model.
+        concurrency: model calls in flight.
+        rate_limit: calls per second to the endpoint (None: no limit).
+    """
+
+    rubric: Rubric
+    concurrency: int
+    rate_limit: float | None
+
+
+def endpoint_settings(config: Config) -> EndpointSettings | None:
+    """The settings of ``config``'s endpoint judge (None: the lexical judge), all checked.
+
+    Raises:
+        ConfigError: a rubric for the lexical judge, a judge that is neither ``lexical`` nor
+            an http(s) URL, an endpoint without a model, or a bad rubric or call setting.
+    """
+    from groundtrace.analyzer.llm import CallProfile
+
+    spec = config.judge
+    if spec == "lexical":
+        if config.rubric is not None:
+            raise ConfigError(
+                "--rubric applies to an endpoint judge; the lexical judge has no rubric",
+                field="rubric",
+            )
+        return None
+    if not spec.startswith(("http://", "https://")):
+        raise ConfigError("--judge must be 'lexical' or an http(s) URL", field="judge")
+    if not config.model:
+        raise ConfigError("--model is required with an endpoint judge", field="model")
+    if config.concurrency is not None and config.concurrency < 1:
+        raise ConfigError(
+            f"--concurrency must be >= 1, got {config.concurrency}", field="concurrency"
+        )
+    if config.rate_limit is not None and not config.rate_limit > 0:
+        raise ConfigError(
+            f"--rate-limit must be > 0 calls per second, got {config.rate_limit}",
+            field="rate_limit",
+        )
+    rubric = DEFAULT_RUBRIC if config.rubric is None else load_rubric(config.rubric)
+    found = None
+    if config.call_profile is not None:
+        found = CallProfile.from_file(config.call_profile).endpoint(spec)
+    concurrency = config.concurrency
+    if concurrency is None:
+        concurrency = DEFAULT_CONCURRENCY
+        if found is not None and found.concurrency is not None:
+            concurrency = found.concurrency
+    rate_limit = config.rate_limit
+    if rate_limit is None and found is not None:
+        rate_limit = found.rate_limit
+    return EndpointSettings(rubric, concurrency, rate_limit)
+
+
+def build_judge(config: Config, *, cache: bool = True) -> tuple[Judge, ModelClient | None]:
+    """The judge ``config`` describes, and the model client of an endpoint judge.
+
+    The caller closes the client (``await client.aclose()``, and its cache).
+
+    Args:
+        config: the configuration.
+        cache: open ``config.cache`` (False: no cache, e.g. to compute a fingerprint or the
+            requests of an estimate without creating one).
+
+    Raises:
+        ConfigError: as :func:`endpoint_settings`.
+    """
+    from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
+
+    settings = endpoint_settings(config)
+    if settings is None:
+        return LexicalJudge(), None
+    assert config.model is not None  # endpoint_settings refuses an endpoint without one
+    client = ModelClient(
+        config.judge,
+        api_key=os.environ.get(API_KEY_ENV),
+        cache=CallCache(config.cache) if cache and config.cache is not None else None,
+        concurrency=settings.concurrency,
+        timeout=config.timeout,
+        retry=RetryPolicy(seed=config.judge_seed),
+        rate_limit=settings.rate_limit,
+    )
+    judge = LLMJudge(
+        client,
+        config.model,
+        rubric=settings.rubric,
+        seed=config.judge_seed,
+        max_tokens=config.max_tokens,
+    )
+    return judge, client
