@@ -5,7 +5,7 @@ licences (``<spdx>-<n>``), in groups of ``--group-size`` (default 50); each grou
 of the ten licence questions (scoped to the group, the questions taken in turn), and each
 source answers with its licence's gold answer (absent when the licence has none). Every pair
 is labelled by the audit's own pre-filters and baseline labeller and the run is summarised by
-:func:`summarise`, as ``groundtrace audit run`` does; then :func:`write_reports` writes
+:func:`summarise`, as ``groundtrace audit run`` does; then :func:`write_report` writes
 ``run.json``, ``report.md`` and ``report.html``. Measured in a child process per interpreter
 (so ``--before /tmp/old/.venv/bin/python`` runs the same workload on another checkout): the
 size of each report file, the peak RSS (``resource.getrusage``, kilobytes on Linux) after the
@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -83,15 +84,19 @@ def build_run(n_sources: int, group_size: int) -> Any:
 
 
 def _child(n_sources: int, group_size: int) -> dict[str, Any]:
-    from groundtrace.analyzer.audit import write_reports
+    import groundtrace.analyzer.audit as audit
 
     run = build_run(n_sources, group_size)
     built_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
-        paths = write_reports(folder, run)
+        if hasattr(audit, "write_report"):
+            audit.write_report(run, Path(folder))
+        else:  # a checkout from before write_report (--before)
+            audit.write_reports(folder, run)
         seconds = time.perf_counter() - started
-        sizes = {kind: path.stat().st_size for kind, path in paths.items()}
+        files = {"json": "run.json", "markdown": "report.md", "html": "report.html"}
+        sizes = {kind: (Path(folder) / name).stat().st_size for kind, name in files.items()}
     return {
         "sources": len(run.sources), "questions": len(run.questions),
         "answers": len(run.answers), "pairs": len(run.pairs), "bytes": sizes,

@@ -14,6 +14,10 @@ folder of text / Markdown files), questions (JSON lines, optional gold answers a
 offline extractive answerer) and, optionally, answers made elsewhere (an answers file or
 captured traces carrying the source id on their REQUEST span).
 
+In the one analysis shape (``groundtrace analyze audit --config FILE``): :class:`Config`,
+:func:`plan` (the answer units), :func:`run`, :func:`write_report`, :func:`reading`,
+:func:`nothing_measured` and :data:`ANALYSIS` (see :mod:`groundtrace.analyzer._analysis`).
+
 Usage::
 
     import asyncio
@@ -35,6 +39,8 @@ Usage::
 
 from __future__ import annotations
 
+from groundtrace.analyzer._deprecation import renamed
+
 from ._answerers import (
     STANCES,
     AnswerFn,
@@ -54,6 +60,7 @@ from ._app import (
     whole_source,
 )
 from ._compare import AuditComparison, Delta, FlippedPair, QuestionChange, compare_runs
+from ._config import Config
 from ._folder import GivenAnswers, answers_from_traces, nothing_measured, run_audit_folder
 from ._inputs import (
     DEFAULT_GROUP,
@@ -95,13 +102,15 @@ from ._pairs import (
     rule_decides,
     significance_of,
 )
+from ._plan import AnswerUnit, AuditPlan, plan
+from ._reading import reading
 from ._records import AuditRun, AuditSettings, PairError, SourceInfo
 from ._report import (
     render_comparison_markdown,
     render_html,
     render_markdown,
     render_validation_markdown,
-    write_reports,
+    write_report,
 )
 from ._run import (
     BASELINE_FINGERPRINT,
@@ -113,6 +122,7 @@ from ._run import (
     judge_counts,
     run_audit,
 )
+from ._shape import ANALYSIS, API_KEY_ENV, estimate, run
 from ._structured import CallError, StructuredCaller
 from ._summary import (
     DISAGREEMENT_LABELS,
@@ -126,6 +136,8 @@ from ._summary import (
 from ._validate import AuditAcceptance, AuditValidation, multiclass_kappa_batch, validate_labels
 
 __all__ = [
+    "ANALYSIS",
+    "API_KEY_ENV",
     "AUDIT_APP_NAME",
     "AUDIT_APP_VERSION",
     "BASELINE_FINGERPRINT",
@@ -144,9 +156,11 @@ __all__ = [
     "Answer",
     "AnswerFn",
     "AnswerOne",
+    "AnswerUnit",
     "AuditAcceptance",
     "AuditComparison",
     "AuditInputs",
+    "AuditPlan",
     "AuditRun",
     "AuditSettings",
     "AuditSummary",
@@ -154,6 +168,7 @@ __all__ = [
     "BaselineLabeller",
     "CallError",
     "Chosen",
+    "Config",
     "Corpus",
     "Cues",
     "Delta",
@@ -185,6 +200,7 @@ __all__ = [
     "baseline_label",
     "compare_runs",
     "conflicting_quantities",
+    "estimate",
     "extractive_answer",
     "front_matter",
     "gold_pair_labels",
@@ -199,21 +215,26 @@ __all__ = [
     "normalise",
     "nothing_measured",
     "pair_id",
+    "plan",
     "prefilter",
     "prefilter_rule",
     "read_pair_reply",
     "read_stance_reply",
+    "reading",
     "render_answer",
     "render_comparison_markdown",
     "render_html",
     "render_markdown",
     "render_validation_markdown",
     "rule_decides",
+    "run",
     "run_audit",
     "run_audit_folder",
     "significance_of",
     "summarise",
     "validate_labels",
     "whole_source",
-    "write_reports",
+    "write_report",
 ]
+
+__getattr__ = renamed(__name__, {"write_reports": "write_report"}, since="0.2.0")

@@ -36,7 +36,7 @@ from ._inputs import answer_stance
 from ._model import Answer, Corpus, Question, Source, in_scope
 from ._pairs import normalise
 from ._records import AuditRun, AuditSettings
-from ._report import write_reports
+from ._report import write_report
 from ._run import AnswerOne, PairLabeller, Progress, answer_key, run_audit
 from ._validate import AuditValidation
 
@@ -186,31 +186,83 @@ async def run_audit_folder(
     Raises:
         NothingMeasuredError: no answer says anything (the files are written first).
     """
+    options = FolderRun(
+        traces=traces, before=before, labeller=labeller, judge_validation=judge_validation,
+        progress=progress, model_calls=model_calls, executor=executor, closers=tuple(closers),
+    )  # fmt: skip
+    run = await audit_in_folder(out, corpus, answer_one, settings, options, report=True)
+    if (reason := nothing_measured(run)) is not None:
+        raise NothingMeasuredError(f"{reason}; the run's files are in {out}")
+    return run
+
+
+@dataclass(frozen=True, slots=True)
+class FolderRun:
+    """How :func:`audit_in_folder` runs (see :func:`run_audit_folder` for each field).
+
+    Attributes:
+        traces: the traces folder of the traced app, pruned first.
+        before: called once the folder is locked and pruned.
+        labeller: the pair labeller (default: the baseline).
+        judge_validation: the record that lets a judge's labels count.
+        progress: progress callback.
+        model_calls: the model clients' counters, recorded in the run.
+        executor: what runs answers and pair labels.
+        closers: awaited-or-called after the run (flush traces, close clients).
+        asked: the (question, source) answers to make (default: all in scope).
+    """
+
+    traces: Path | None = None
+    before: Callable[[], None] | None = None
+    labeller: PairLabeller | None = None
+    judge_validation: AuditValidation | None = None
+    progress: Progress | None = None
+    model_calls: Callable[[], dict[str, ClientCounts]] | None = None
+    executor: Executor | None = None
+    closers: tuple[Callable[[], object], ...] = ()
+    asked: Sequence[tuple[Question, Source]] | None = None
+
+
+async def audit_in_folder(
+    out: Path,
+    corpus: Corpus,
+    answer_one: AnswerOne,
+    settings: AuditSettings,
+    options: FolderRun,
+    *,
+    report: bool,
+) -> AuditRun:
+    """The run of ``corpus`` journaled in ``out`` (its lock held throughout), reports if asked.
+
+    Raises:
+        InputError: the run folder cannot be created.
+    """
     try:
         out.mkdir(parents=True, exist_ok=True)
-        if traces is not None:
-            traces.mkdir(parents=True, exist_ok=True)
+        if options.traces is not None:
+            options.traces.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create the run folder: {exc.strerror}", path=str(out)) from None
     journal = UnitJournal(out / "units.sqlite")
     try:
-        if traces is not None:
-            keep_traces(traces, _journaled_traces(journal, corpus, settings))
-        if before is not None:
-            before()
+        if options.traces is not None:
+            keep_traces(options.traces, _journaled_traces(journal, corpus, settings))
+        if options.before is not None:
+            options.before()
         try:
             run = await run_audit(
-                corpus, answer_one, settings, labeller=labeller, judge_validation=judge_validation,
-                progress=progress, model_calls=model_calls, executor=executor, journal=journal,
+                corpus, answer_one, settings, labeller=options.labeller,
+                judge_validation=options.judge_validation, progress=options.progress,
+                model_calls=options.model_calls, executor=options.executor, journal=journal,
+                asked=options.asked,
             )  # fmt: skip
         finally:
-            for close in closers:
+            for close in options.closers:
                 result = close()
                 if hasattr(result, "__await__"):
                     await result
-        write_reports(out, run)
+        if report:
+            write_report(run, out)
     finally:
         journal.close()
-    if (reason := nothing_measured(run)) is not None:
-        raise NothingMeasuredError(f"{reason}; the run's files are in {out}")
     return run

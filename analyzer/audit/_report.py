@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from groundtrace.analyzer import _html as h
-from groundtrace.analyzer._readings import audit_reading
 from groundtrace.analyzer._results import write
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.judge import Statistic
 
 from ._compare import AuditComparison, Delta
 from ._model import LABELS, PairLabel
+from ._reading import reading
 from ._records import AuditRun
 from ._summary import AbsenceFigure, PrevalenceFigure, pair_id
 from ._validate import AuditValidation
@@ -27,7 +27,7 @@ __all__ = [
     "render_markdown",
     "render_validation_markdown",
     "review_only",
-    "write_reports",
+    "write_report",
 ]
 
 _F = TypeVar("_F", PrevalenceFigure, AbsenceFigure)
@@ -462,7 +462,7 @@ def render_html(run: AuditRun) -> str:
     listed = _listed_pairs(run)
     ids = {pair_id(p) for pairs in listed.values() for p in pairs[:MAX_PAIRS]}
     parts = [
-        h.reading(audit_reading(run)),
+        h.reading(reading(run)),
         f"<table>{head}</table>",
         _review_note(run),
         _validation_html(run),
@@ -480,19 +480,21 @@ def render_html(run: AuditRun) -> str:
     return h.page("Multi-source audit", *map(h.Html, parts), style=style)
 
 
-def write_reports(out: str | Path, run: AuditRun) -> dict[str, Path]:
+def write_report(result: AuditRun, out: str | Path) -> Path:
     """Write ``run.json`` (the record), ``report.md`` and ``report.html`` into ``out``.
+
+    Returns:
+        The main report, ``out/report.html``.
 
     Raises:
         InputError: a file cannot be written.
     """
     folder = Path(out)
-    paths = {"json": folder / "run.json", "markdown": folder / "report.md",
-             "html": folder / "report.html"}  # fmt: skip
-    write(paths["json"], run)
+    write(folder / "run.json", result)
+    html = folder / "report.html"
     try:
-        paths["markdown"].write_text(render_markdown(run), "utf-8")
-        paths["html"].write_text(render_html(run), "utf-8")
+        (folder / "report.md").write_text(render_markdown(result), "utf-8")
+        html.write_text(render_html(result), "utf-8")
     except OSError as exc:
         raise InputError(f"cannot write the report: {exc.strerror}", path=str(folder)) from None
-    return paths
+    return html

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Final, Protocol
 
 import msgspec
@@ -121,6 +121,7 @@ async def run_audit(
     model_calls: Callable[[], dict[str, ClientCounts]] | None = None,
     executor: Executor | None = None,
     journal: UnitJournal | None = None,
+    asked: Sequence[tuple[Question, Source]] | None = None,
 ) -> AuditRun:
     """Run the audit of ``corpus``.
 
@@ -140,6 +141,8 @@ async def run_audit(
         model_calls: returns the model client's counters at the end (recorded).
         executor: what runs the units (``answer_one`` and the labeller must pickle for Ray).
         journal: the run folder's unit journal.
+        asked: the (question, source) answers to make (default: every question of
+            ``corpus`` from each of its in-scope sources).
     """
     started = time.perf_counter()
     chosen: PairLabeller = labeller or BaselineLabeller()
@@ -147,7 +150,8 @@ async def run_audit(
     questions = {q.id: q for q in corpus.questions}
     sources = {s.id: s for s in corpus.sources}
     runner = executor or LocalExecutor(settings.concurrency)
-    asked = [(q, s) for q in corpus.questions for s in in_scope(q, corpus.sources)]
+    if asked is None:
+        asked = [(q, s) for q in corpus.questions for s in in_scope(q, corpus.sources)]
     answers = await run_journaled(
         runner, Spread(answer_one), asked, [answer_key(settings, q, s) for q, s in asked],
         journal=journal, kind=Answer, keep=lambda a: a.error is None,

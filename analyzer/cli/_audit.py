@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,14 +30,11 @@ from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.audit import (
-        Answer,
         AnswerFn,
-        AnswerOne,
-        AuditInputs,
         AuditRun,
         AuditValidation,
+        Config,
         PairLabeller,
-        TracedAnswering,
     )
     from groundtrace.analyzer.executor import LocalExecutor, RayExecutor
     from groundtrace.analyzer.llm import CallCache, ModelClient
@@ -99,16 +99,23 @@ def _print_estimate(
     calls: CallSettings, *, pair_calls: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """The requests the recorders saw; pairs with an answer not made yet are ``dependent``."""
-    from groundtrace.analyzer.llm import FailureKind, RequestRecorder
+    from groundtrace.analyzer.llm import RequestRecorder
 
     requests = [r for c in clients.values() if isinstance(c, RequestRecorder) for r in c.seen]
-    dependent = 0
-    if pair_calls:  # each pair of an answer still to come may need a label call
-        for question in run.questions:
-            mine = [a for a in run.answers if a.question_id == question.id]
-            later = sum(1 for a in mine if (a.error or "").startswith(FailureKind.NOT_SENT))
-            dependent += _pairs(len(mine)) - _pairs(len(mine) - later)
+    dependent = _dependent(run) if pair_calls else 0
     print_estimate(requests, cache, calls.prices, as_json=as_json, dependent=dependent)
+
+
+def _dependent(run: AuditRun) -> int:
+    """Pair label calls, at most, that wait on answers not made yet (each may need one)."""
+    from groundtrace.analyzer.llm import FailureKind
+
+    dependent = 0
+    for question in run.questions:
+        mine = [a for a in run.answers if a.question_id == question.id]
+        later = sum(1 for a in mine if (a.error or "").startswith(FailureKind.NOT_SENT))
+        dependent += _pairs(len(mine)) - _pairs(len(mine) - later)
+    return dependent
 
 
 def _pairs(n: int) -> int:
@@ -250,11 +257,11 @@ def run_command(
     import asyncio
     from contextlib import ExitStack
 
-    from groundtrace.analyzer._readings import audit_reading
     from groundtrace.analyzer.audit import (
         EndpointAnswerer,
         PairJudge,
         extractive_answer,
+        reading,
     )
     from groundtrace.analyzer.errors import ConfigError
     from groundtrace.analyzer.llm import RequestRecorder
@@ -262,6 +269,25 @@ def run_command(
     calls = call_settings(call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
                           max_calls=max_calls, max_cost=max_cost)  # fmt: skip
     units = calls.units(DEFAULT_CONCURRENCY)
+    if sources is not None and _user_corpus(sources) is not None:
+        if retrieval is not None:
+            raise ConfigError("--retrieval applies to the shipped licence corpus; sources of "
+                              "--sources are answered whole", field="--retrieval")  # fmt: skip
+        from groundtrace.analyzer.audit import Config
+
+        config = Config(
+            out=str(out), sources=sources, questions=questions,
+            answers=None if answers is None else str(answers), traces=tuple(traces or ()),
+            endpoint=endpoint, answerer=answerer, model=model, judge=judge,
+            judge_model=judge_model, validation=None if validation is None else str(validation),
+            concurrency=concurrency, timeout=timeout,
+            call_profile=None if call_profile is None else str(call_profile),
+            rate_limit=rate_limit, max_calls=max_calls, max_cost=max_cost,
+            prices=None if prices is None else str(prices),
+        )  # fmt: skip
+        run_config = _RunOptions(calls, units, executor, ray_address, ray_workers)
+        _audit_user(config, run_config, estimate=estimate, as_json=as_json)
+        return
     stack = ExitStack()
     cache = stack.enter_context(existing_cache(out / "llm_cache.sqlite")) if estimate else None
 
@@ -289,27 +315,21 @@ def run_command(
         labeller = PairJudge(connect(url), judge_model)
     model_calls = (lambda: {u: c.stats.snapshot() for u, c in clients.items()}) if clients else None
 
-    user = _user_corpus(sources)
-    if user is None:
-        if answers is not None or traces:
-            raise ConfigError("--answers and --traces need --sources and --questions",
-                              field="--sources")  # fmt: skip
-        options: dict[str, object] = {
-            "retrieval": (retrieval or Retrieval.AUTO).value, "answerer": answer_fn,
-            "answerer_name": answer_name, "labeller": labeller, "concurrency": units,
-            "questions": [q.strip() for q in questions.split(",") if q.strip()],
-            "max_sources": int(sources) if sources else None,
-        }  # fmt: skip
-    elif retrieval is not None:
-        raise ConfigError("--retrieval applies to the shipped licence corpus; sources of "
-                          "--sources are answered whole", field="--retrieval")  # fmt: skip
+    if answers is not None or traces:
+        raise ConfigError("--answers and --traces need --sources and --questions",
+                          field="--sources")  # fmt: skip
+    options: dict[str, object] = {
+        "retrieval": (retrieval or Retrieval.AUTO).value, "answerer": answer_fn,
+        "answerer_name": answer_name, "labeller": labeller, "concurrency": units,
+        "questions": [q.strip() for q in questions.split(",") if q.strip()],
+        "max_sources": int(sources) if sources else None,
+    }  # fmt: skip
 
     if estimate:
+        from groundtrace.analyzer.demo import estimate_shipped_audit
+
         with stack:
-            found = asyncio.run(
-                _estimate(user, questions, answers, traces, answer_fn, answer_name, labeller,
-                          units, options if user is None else {})
-            )  # fmt: skip
+            found = asyncio.run(estimate_shipped_audit(**options))
             _print_estimate(found, clients, cache, calls, pair_calls=labeller is not None,
                             as_json=as_json)  # fmt: skip
         return
@@ -318,15 +338,9 @@ def run_command(
         from groundtrace.analyzer.demo import run_shipped_audit
 
         try:
-            if user is None:
-                return await run_shipped_audit(
-                    out=out, judge_validation=_validation(validation), progress=progress,
-                    model_calls=model_calls, executor=runner, **options,
-                )  # fmt: skip
-            return await _run_user(
-                out, user, questions, answers, traces, answer_fn, answer_name, labeller,
-                judge_validation=_validation(validation), concurrency=units, progress=progress,
-                model_calls=model_calls, executor=runner,
+            return await run_shipped_audit(
+                out=out, judge_validation=_validation(validation), progress=progress,
+                model_calls=model_calls, executor=runner, **options,
             )  # fmt: skip
         finally:
             for client in clients.values():
@@ -338,7 +352,7 @@ def run_command(
     ):
         run = asyncio.run(main(runner))
     _print_headline(run)
-    print_reading(audit_reading(run))
+    print_reading(reading(run))
     console.print(f"report: {out / 'report.html'}", highlight=False)
 
 
@@ -354,114 +368,72 @@ def _user_corpus(sources: str | None) -> Path | None:
     return path
 
 
-def _user_inputs(sources: Path, questions: str) -> AuditInputs:
-    from groundtrace.analyzer.audit import load_inputs
+@dataclass(frozen=True, slots=True)
+class _RunOptions:
+    """The options of ``audit run`` that are not the audit's config: calls and executor."""
+
+    calls: CallSettings
+    units: int
+    executor: ExecutorName
+    ray_address: str | None
+    ray_workers: int
+
+
+#: Config fields named as the options of ``audit run`` in its messages.
+_OPTION_OF = {
+    name: "--" + name.replace("_", "-")
+    for name in ("out", "sources", "questions", "answers", "traces", "endpoint", "answerer",
+                 "model", "judge", "judge_model", "validation", "concurrency", "timeout")
+}  # fmt: skip
+
+
+@contextmanager
+def _as_options(config: Config) -> Iterator[None]:
+    """Name a bad config field as the option it came from (``endpoint`` -> ``--endpoint``)."""
     from groundtrace.analyzer.errors import InputError
 
-    if not questions:
-        raise InputError("--sources needs --questions FILE (docs/audit.md)", field="--questions")
-    if not Path(questions).is_file():
-        raise InputError("no such questions file", path=questions, field="--questions")
-    return load_inputs(sources, Path(questions))
+    try:
+        yield
+    except InputError as exc:
+        option = _OPTION_OF.get(exc.field or "")
+        given = getattr(config, exc.field or "", None)
+        if option is None or exc.line is not None or exc.path not in (None, given):
+            raise
+        raise type(exc)(exc.reason, path=exc.path, field=option) from None
 
 
-def _given(
-    inputs: AuditInputs, answers: Path | None, traces: list[str] | None
-) -> tuple[tuple[Answer, ...], str] | None:
-    """Answers made elsewhere (--answers or --traces) and the answerer name recorded."""
-    from groundtrace.analyzer.audit import answers_from_traces, load_answers
-    from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.collectors import ReadReport
-
-    if answers is not None and traces:
-        raise ConfigError("give the answers once: --answers or --traces", field="--answers")
-    if answers is not None:
-        return tuple(load_answers(answers, inputs.corpus)), f"answers:{answers.name}"
-    if not traces:
-        return None
-    report = ReadReport()
-    found, unused = answers_from_traces(traces, inputs.corpus, report)
-    for error in report.errors[:10]:
-        err_console.print(f"unreadable trace input skipped: {error}", highlight=False, markup=False)
-    if report.errors:
-        err_console.print(f"{len(report.errors)} unreadable trace line(s) skipped", highlight=False)
-    if unused:
-        err_console.print(
-            f"{unused} trace(s) not used: they name no (question, in-scope source) of the "
-            "corpus, or a later trace replaced them", highlight=False,
-        )  # fmt: skip
-    return tuple(found), "traces"
-
-
-def _user_answering(
-    out: Path, inputs: AuditInputs, given: tuple[tuple[Answer, ...], str] | None,
-    answer_fn: AnswerFn, answer_name: str, questions: str,
-) -> tuple[AnswerOne, TracedAnswering | None, str]:  # fmt: skip
-    """The run's ``answer_one``, its traced app (None for given answers), the answerer name."""
-    from groundtrace.analyzer.audit import GivenAnswers, TracedAnswering, extractive_answer
+def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json: bool) -> None:
+    """``audit run --sources``: the audit's shape (plan -> run -> write_report -> reading)."""
+    from groundtrace.analyzer import audit
+    from groundtrace.analyzer._runlock import RunFolderLock
     from groundtrace.analyzer.errors import NothingMeasuredError
 
-    if given is not None:
-        if answer_name != "extractive":
-            from groundtrace.analyzer.errors import ConfigError
-
-            raise ConfigError("answers made elsewhere (--answers / --traces) need no answerer",
-                              field="--endpoint")  # fmt: skip
-        return GivenAnswers(given[0]), None, given[1]
-    if answer_fn is extractive_answer and not inputs.answerable_offline:
-        raise NothingMeasuredError(
-            f"nothing can answer this corpus offline: the extractive answerer answers only from "
-            f"the questions' cues, and no question of {questions} has any; give --answers FILE "
-            "or --traces PATH (answers of your own app) or --endpoint URL --model NAME"
-        )
-    one = TracedAnswering(out / "traces", answer_fn, inputs.cues)
-    return one, one, answer_name
-
-
-async def _run_user(
-    out: Path, sources: Path, questions: str, answers: Path | None, traces: list[str] | None,
-    answer_fn: AnswerFn, answer_name: str, labeller: PairLabeller | None, **options: Any,
-) -> AuditRun:  # fmt: skip
-    from groundtrace.analyzer.audit import AuditSettings, run_audit_folder
-
-    inputs = _user_inputs(sources, questions)
-    given = _given(inputs, answers, traces)
-    one, traced, name = _user_answering(out, inputs, given, answer_fn, answer_name, questions)
-    settings = AuditSettings(
-        retrieval="given" if traced is None else "whole", answerer=name,
-        labeller=labeller.name if labeller is not None else "baseline",
-        concurrency=options.pop("concurrency"),
-    )  # fmt: skip
-    return await run_audit_folder(
-        out, inputs.corpus, one, settings, labeller=labeller,
-        traces=None if traced is None else traced.traces,
-        before=None if traced is None else traced.trace_here,
-        closers=() if traced is None else (traced.aclose,), **options,
-    )  # fmt: skip
-
-
-async def _estimate(
-    user: Path | None, questions: str, answers: Path | None, traces: list[str] | None,
-    answer_fn: AnswerFn, answer_name: str, labeller: PairLabeller | None, units: int,
-    options: dict[str, Any],
-) -> AuditRun:  # fmt: skip
-    from groundtrace.analyzer.audit import AuditSettings, TracedAnswering, run_audit
-    from groundtrace.analyzer.demo import estimate_shipped_audit
-    from groundtrace.analyzer.executor import LocalExecutor
-
-    if user is None:
-        return await estimate_shipped_audit(**options)
-    inputs = _user_inputs(user, questions)
-    given = _given(inputs, answers, traces)
-    one, traced, name = _user_answering(Path("."), inputs, given, answer_fn, answer_name,
-                                        questions)  # fmt: skip
-    settings = AuditSettings(
-        retrieval="given" if traced is None else "whole", answerer=name,
-        labeller=labeller.name if labeller is not None else "baseline", concurrency=units,
-    )  # fmt: skip
-    answer_one = one.untraced if isinstance(one, TracedAnswering) else one
-    return await run_audit(inputs.corpus, answer_one, settings, labeller=labeller,
-                           executor=LocalExecutor(units))  # fmt: skip
+    with _as_options(config):
+        planned = audit.plan(config)
+    for note in planned.notes:
+        err_console.print(note, highlight=False, markup=False)
+    out = Path(config.out)
+    if estimate:
+        with existing_cache(out / "llm_cache.sqlite") as cache, _as_options(config):
+            found, requests = audit.estimate(planned, config, cache)
+            dependent = _dependent(found) if config.judge_url() is not None else 0
+            print_estimate(requests, cache, options.calls.prices, as_json=as_json,
+                           dependent=dependent)  # fmt: skip
+        return
+    with (
+        ProgressReporter(err_console) as progress,
+        open_executor(options.executor, options.ray_address, options.ray_workers,
+                      options.units, options.calls.budget) as runner,
+        _as_options(config),
+    ):  # fmt: skip
+        result = audit.run(planned, config, runner, progress=progress)
+    with RunFolderLock.acquire(out):  # the run held it; the report's writer does now
+        report = audit.write_report(result, out)
+    if (reason := audit.nothing_measured(result)) is not None:
+        raise NothingMeasuredError(f"{reason}; the run's files are in {out}")
+    _print_headline(result)
+    print_reading(audit.reading(result))
+    console.print(f"report: {report}", highlight=False)
 
 
 @audit_app.command("compare")

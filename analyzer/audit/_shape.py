@@ -1,0 +1,226 @@
+"""The audit in the one analysis shape: ``plan`` -> ``run`` -> ``write_report`` -> ``reading``.
+
+:func:`run` answers the plan's units on the executor into the config's run folder (its unit
+journal ``units.sqlite`` makes a re-run resume; model calls are cached in
+``llm_cache.sqlite``; the traced app writes one trace per answer into ``traces/``), labels
+every pair and returns the :class:`AuditRun`. It writes no report and raises nothing when
+nothing was measured: the caller writes the reports (:func:`write_report`) and asks
+:func:`nothing_measured`. :func:`estimate` goes the same way without sending or writing
+anything, for ``--estimate``.
+
+Usage::
+
+    from groundtrace.analyzer.audit import Config, plan, reading, run, write_report
+    from groundtrace.analyzer.executor import executor_for
+
+    config = Config(out="runs/a", sources="guides/", questions="questions.jsonl")
+    executor = executor_for("local", concurrency=4)
+    try:
+        result = run(plan(config), config, executor)
+    finally:
+        executor.close()
+    write_report(result, Path("runs/a"))
+    print(reading(result))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from groundtrace.analyzer._analysis import Analysis
+from groundtrace.analyzer._results import read
+from groundtrace.analyzer.executor import Executor, LocalExecutor, RayExecutor
+from groundtrace.analyzer.llm import CallCache, ChatRequest, ModelClient, RequestRecorder
+
+from ._answerers import AnswerFn, EndpointAnswerer, extractive_answer
+from ._app import TracedAnswering
+from ._config import Calls, Config
+from ._folder import FolderRun, GivenAnswers, audit_in_folder, nothing_measured
+from ._judge import PairJudge
+from ._plan import AnswerUnit, AuditPlan, plan
+from ._reading import reading
+from ._records import AuditRun, AuditSettings
+from ._report import write_report
+from ._run import AnswerOne, PairLabeller, Progress, run_audit
+from ._validate import AuditValidation
+
+__all__ = ["ANALYSIS", "API_KEY_ENV", "estimate", "run"]
+
+#: Environment variable read for the endpoints' API key (optional).
+API_KEY_ENV: Final = "GROUNDTRACE_AUDIT_API_KEY"
+
+
+@dataclass(frozen=True, slots=True)
+class _Setup:
+    """A run's answering and labelling, made from its plan and config."""
+
+    answer_one: AnswerOne
+    traced: TracedAnswering | None
+    labeller: PairLabeller | None
+    settings: AuditSettings
+
+
+def _planned(units: Sequence[AnswerUnit], config: Config) -> AuditPlan:
+    return units if isinstance(units, AuditPlan) else plan(config).restricted(units)
+
+
+def _setup(
+    planned: AuditPlan, config: Config, connect: Callable[[str], ModelClient], traces: Path
+) -> _Setup:
+    """The run's ``answer_one`` (traced into ``traces`` unless given), labeller and settings."""
+    answer_url, judge_url = config.answerer_url(), config.judge_url()
+    traced: TracedAnswering | None = None
+    if planned.given is not None:
+        one: AnswerOne = GivenAnswers(planned.given)
+        name = planned.answerer
+    else:
+        answer_fn: AnswerFn = extractive_answer
+        name = "extractive"
+        if answer_url is not None and config.model:
+            made = EndpointAnswerer(connect(answer_url), config.model)
+            answer_fn, name = made, made.name
+        one = traced = TracedAnswering(traces, answer_fn, planned.inputs.cues)
+    labeller = None
+    if judge_url is not None and config.judge_model:
+        labeller = PairJudge(connect(judge_url), config.judge_model)
+    settings = AuditSettings(
+        retrieval="given" if traced is None else "whole", answerer=name,
+        labeller=labeller.name if labeller is not None else "baseline",
+        concurrency=config.units(),
+    )  # fmt: skip
+    return _Setup(one, traced, labeller, settings)
+
+
+def _validation(config: Config) -> AuditValidation | None:
+    return None if config.validation is None else read(config.validation, AuditValidation)
+
+
+def run(
+    units: Sequence[AnswerUnit],
+    config: Config,
+    executor: Executor,
+    *,
+    progress: Progress | None = None,
+) -> AuditRun:
+    """Answer ``units`` on ``executor`` into the run folder ``config.out``, label every pair.
+
+    Every answer and label is journaled in ``<out>/units.sqlite`` as it arrives (the folder's
+    lock held meanwhile): a re-run into the same folder starts none of them again. The
+    config's call ceilings apply when ``executor`` has none of its own. No report is written.
+
+    Args:
+        units: the plan (:func:`plan`), or some of its units.
+        config: the run's config.
+        executor: what runs the answers and pair labels.
+        progress: called as work completes, with (phase, done, total).
+
+    Raises:
+        InputError: a unit not of the config's plan, or an unreadable validation record.
+        RunFolderBusyError: another run holds the run folder.
+        RunStoppedError: a signal or a call ceiling stopped the run (what finished is kept).
+    """
+    planned = _planned(units, config)
+    calls = Calls.of(config)
+    validation = _validation(config)
+    # the config's ceilings, unless the executor has its own (the CLI gives them to it)
+    own = executor if isinstance(executor, LocalExecutor | RayExecutor) else None
+    lent = own is not None and own.budget is None and calls.budget is not None
+    if own is not None and lent:
+        own.budget = calls.budget
+    try:
+        return asyncio.run(_run(planned, config, executor, calls, validation, progress))
+    finally:
+        if own is not None and lent:
+            own.budget = None
+
+
+async def _run(
+    planned: AuditPlan,
+    config: Config,
+    executor: Executor,
+    calls: Calls,
+    validation: AuditValidation | None,
+    progress: Progress | None,
+) -> AuditRun:
+    out = Path(config.out)
+    clients: dict[str, ModelClient] = {}
+
+    def connect(url: str) -> ModelClient:
+        if url not in clients:
+            clients[url] = ModelClient(
+                url, api_key=os.environ.get(API_KEY_ENV), cache=CallCache(out / "llm_cache.sqlite"),
+                concurrency=calls.concurrency(url), timeout=config.timeout,
+                rate_limit=calls.rate_limit(url),
+            )  # fmt: skip
+        return clients[url]
+
+    try:
+        made = _setup(planned, config, connect, out / "traces")
+        traced = made.traced
+        options = FolderRun(
+            traces=None if traced is None else traced.traces,
+            before=None if traced is None else traced.trace_here,
+            labeller=made.labeller, judge_validation=validation, progress=progress,
+            model_calls=(lambda: {u: c.stats.snapshot() for u, c in clients.items()})
+            if clients else None,
+            executor=executor, closers=() if traced is None else (traced.aclose,),
+            asked=[(u.question, u.source) for u in planned],
+        )  # fmt: skip
+        return await audit_in_folder(
+            out, planned.inputs.corpus, made.answer_one, made.settings, options, report=False
+        )
+    finally:
+        for client in clients.values():
+            await client.aclose()
+
+
+def estimate(
+    units: Sequence[AnswerUnit], config: Config, cache: CallCache | None
+) -> tuple[AuditRun, list[ChatRequest]]:
+    """The run of ``units`` with nothing sent and nothing written, and the requests it makes.
+
+    Each model request is answered from ``cache`` (the run folder's call cache, if any) or
+    fails as not sent; the answers are made untraced, in this process, with no journal.
+
+    Args:
+        units: the plan (:func:`plan`), or some of its units.
+        config: the run's config.
+        cache: the call cache the run would use (``None``: nothing is cached yet).
+
+    Returns:
+        The run as far as the cache carries it, and every request it would send.
+    """
+    planned = _planned(units, config)
+    recorders: dict[str, RequestRecorder] = {}
+
+    def connect(url: str) -> ModelClient:
+        return recorders.setdefault(url, RequestRecorder(url, cache))
+
+    made = _setup(planned, config, connect, Path("."))  # never configured: nothing is traced
+    answer_one = made.traced.untraced if made.traced is not None else made.answer_one
+    found = asyncio.run(
+        run_audit(
+            planned.inputs.corpus, answer_one, made.settings, labeller=made.labeller,
+            executor=LocalExecutor(config.units()),
+            asked=[(u.question, u.source) for u in planned],
+        )
+    )  # fmt: skip
+    return found, [r for c in recorders.values() for r in c.seen]
+
+
+#: The audit in the one analysis shape (``groundtrace analyze audit --config FILE``).
+ANALYSIS: Final[Analysis[Config, AnswerUnit, AuditRun]] = Analysis(
+    name="audit",
+    title="Multi-source audit: same question, different sources, different answers",
+    config=Config,
+    plan=plan,
+    run=run,
+    write_report=write_report,
+    reading=reading,
+    nothing_measured=nothing_measured,
+)
