@@ -1,0 +1,258 @@
+"""The interventions in the one analysis shape: ``Config`` → ``plan`` → ``run`` →
+``write_report`` → ``reading``, the same results as ``run_interventions``.
+
+The data is an apiary's inspection notes (a domain the repository holds nowhere else): a
+small RAG app written here, run in a fresh interpreter with the SDK, its chunk ids the gold.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+import groundtrace.analyzer.interventions as iv
+import groundtrace.sdk as gt
+from groundtrace.analyzer import Analysis, get_analysis, load_config
+from groundtrace.analyzer._results import encode
+from groundtrace.analyzer.errors import ConfigError, InputError
+from groundtrace.analyzer.executor import executor_for
+from groundtrace.analyzer.writeback import role_verdicts
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = "tests.analyzer.test_interventions_shape"
+
+#: id -> note: the apiary's inspection log.
+NOTES: dict[str, str] = {
+    "ap-1": "Hive four swarmed in May after queen cells were left uncapped.",
+    "ap-2": "The north hives are fed sugar syrup at a ratio of two to one in October.",
+    "ap-3": "Varroa counts above three mites per hundred bees trigger an oxalic treatment.",
+    "ap-4": "Honey supers come off when eighty percent of the frames are capped.",
+}
+
+#: (case id, question, gold note id).
+QUESTIONS: tuple[tuple[str, str, str], ...] = (
+    ("bee-a", "When did hive four swarm?", "ap-1"),
+    ("bee-b", "What ratio of sugar syrup are the north hives fed?", "ap-2"),
+    ("bee-c", "What varroa count triggers an oxalic treatment?", "ap-3"),
+    ("bee-d", "When do honey supers come off?", "ap-4"),
+)
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+@gt.retrieve(retriever="overlap", k=2)
+def lookup(query: str) -> list[dict[str, Any]]:
+    """The two notes sharing most words with the query."""
+    q = _words(query)
+    ranked = sorted(NOTES, key=lambda i: (-len(q & _words(NOTES[i])), i))[:2]
+    return [{"id": i, "title": i, "content": NOTES[i]} for i in ranked]
+
+
+@gt.answer(replayable=True)
+def reply(question: str, evidence: list[dict[str, Any]]) -> dict[str, Any]:
+    """Extractive reader: the evidence note sharing most words with the question."""
+    gt.build_prompt(question, evidence)
+    if not evidence:
+        return {"answer": "unknown", "confidence": 0.2, "used_chunks": []}
+    q = _words(question)
+    best = max(evidence, key=lambda e: len(q & _words(str(e["content"]))))
+    return {"answer": str(best["content"]), "confidence": 0.8, "used_chunks": [best["id"]]}
+
+
+def reply_down(question: str, evidence: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A replay entry point whose every call fails."""
+    raise ConnectionError("the apiary's model is down")
+
+
+@gt.request(app_name="apiary-notes", app_version="0.1")
+def ask(question: str, case_id: str | None = None) -> str:
+    """One request: look up, reply."""
+    return str(reply(question, lookup(question))["answer"])
+
+
+def main(out: str) -> None:
+    """Ask every question with the SDK writing traces into ``out``; write the case file."""
+    folder = Path(out)
+    gt.configure(
+        service_name="apiary-notes", exporter="file", file_path=folder / "traces",
+        capture_content=True,
+    )  # fmt: skip
+    for case_id, question, _ in QUESTIONS:
+        ask(question, case_id=case_id)
+    gt.shutdown()
+    rows = [
+        {"case_id": c, "question": q, "reference_answer": NOTES[g], "support_titles": [g]}
+        for c, q, g in QUESTIONS
+    ]
+    (folder / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.fixture(scope="module")
+def apiary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("apiary")
+    code = f"from {HERE} import main; main({str(out)!r})"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
+    return out
+
+
+def _config(apiary: Path, out: Path, **changes: Any) -> iv.Config:
+    base = iv.Config(
+        out=str(out), traces=(str(apiary / "traces"),), cases=str(apiary / "cases.jsonl"),
+        operators=("REMOVE", "ZERO", "DUPLICATE"), concurrency=2,
+    )  # fmt: skip
+    return msgspec.structs.replace(base, **changes)
+
+
+def _shape_run(config: iv.Config) -> iv.RunResult:
+    executor = executor_for("local", concurrency=config.concurrency)
+    try:
+        return iv.run(iv.plan(config), config, executor)
+    finally:
+        executor.close()
+
+
+def _answers(result: iv.RunResult) -> list[tuple[object, ...]]:
+    return [
+        (r.key, r.status, r.counterfactual.answer if r.counterfactual else None, r.deltas)
+        for r in result.rows
+    ]
+
+
+def test_the_record_is_what_get_analysis_returns() -> None:
+    record = get_analysis("interventions")
+    assert record is iv.ANALYSIS and isinstance(record, Analysis)
+    assert (record.name, record.config) == ("interventions", iv.Config)
+    assert (record.plan, record.run, record.write_report) == (iv.plan, iv.run, iv.write_report)
+    assert (record.reading, record.nothing_measured) == (iv.reading, iv.nothing_measured)
+    assert record.verdicts is iv.verdicts
+
+
+def test_load_config_reads_the_toml(tmp_path: Path) -> None:
+    path = tmp_path / "apiary.toml"
+    path.write_text(
+        'out = "runs/apiary"\ntraces = ["notes/traces"]\ncases = "notes/cases.jsonl"\n'
+        'operators = ["REMOVE", "ZERO"]\nlimit = 3\nsimilarity = "hard"\n'
+        '[replay_kwargs]\nbudget = "small"\n'
+    )
+    assert load_config(iv.ANALYSIS, path) == iv.Config(
+        out="runs/apiary", traces=("notes/traces",), cases="notes/cases.jsonl",
+        operators=("REMOVE", "ZERO"), limit=3, similarity="hard",
+        replay_kwargs={"budget": "small"},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "says"),
+    [
+        ('out = "r"\ntraces = ["t"]\nlimit = "ten"\n', "limit", "Expected `int | null`"),
+        ('out = "r"\ntraces = ["t"]\nsimilarity = "extreme"\n', "similarity", "Invalid enum"),
+        ('out = "r"\ntraces = "t"\n', "traces", "Expected `array`"),
+    ],
+)
+def test_a_bad_config_names_the_file_and_the_field(
+    tmp_path: Path, text: str, field: str, says: str
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_config(iv.ANALYSIS, path)
+    assert (caught.value.path, caught.value.field) == (str(path), field)
+    assert says in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_an_unknown_or_missing_field_is_named(tmp_path: Path) -> None:
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text('out = "r"\ntraces = ["t"]\noperatorz = ["REMOVE"]\n')
+    with pytest.raises(InputError, match="unknown field `operatorz`") as caught:
+        load_config(iv.ANALYSIS, unknown)
+    assert caught.value.path == str(unknown)
+    missing = tmp_path / "missing.toml"
+    missing.write_text('traces = ["t"]\n')
+    with pytest.raises(InputError, match="missing required field `out`"):
+        load_config(iv.ANALYSIS, missing)
+
+
+def test_plan_refuses_bad_settings_naming_the_field(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        iv.plan(iv.Config(out=str(tmp_path / "r"), traces=()))
+    assert caught.value.field == "traces"
+    with pytest.raises(ConfigError, match="unknown operator 'SHUFFLE'"):
+        iv.plan(iv.Config(out=str(tmp_path / "r"), traces=("t",), operators=("SHUFFLE",)))
+    with pytest.raises(ConfigError, match="choose exactly one"):
+        iv.plan(iv.Config(out="r", traces=("t",), replay="recorded", endpoint="http://x"))
+    with pytest.raises(ConfigError) as low:
+        iv.plan(iv.Config(out="r", traces=("t",), concurrency=0))
+    assert low.value.field == "--concurrency"
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_shape_gives_what_run_interventions_gives(apiary: Path, tmp_path: Path) -> None:
+    config = _config(apiary, tmp_path / "shape")
+    items = iv.plan(config)
+    assert [p.key for p in items] == [c for c, _, _ in QUESTIONS]
+    assert items.input.traces_read == len(QUESTIONS)
+    result = _shape_run(config)
+    assert not (tmp_path / "shape" / "summary.json").exists()  # run writes no report
+    main = iv.write_report(result, tmp_path / "report")
+    assert main == tmp_path / "report" / "summary.json"
+
+    settings = iv.RunConfig(
+        out_dir=tmp_path / "entry", concurrency=2,
+        plan=iv.PlanSettings(operators=iv.parse_operators(["REMOVE,ZERO,DUPLICATE"])),
+    )  # fmt: skip
+    entry = iv.run_interventions([apiary / "traces"], settings, cases_path=apiary / "cases.jsonl")
+    assert result.summary.items == len(QUESTIONS)
+    assert result.summary.calls.run_now == result.summary.calls.units_total > len(QUESTIONS)
+    assert encode(result.summary) == encode(entry.summary)
+    assert _answers(result) == _answers(entry)
+    for name in ("summary.json", "summary.md"):
+        shape_text = (tmp_path / "report" / name).read_text()
+        assert shape_text == (tmp_path / "entry" / name).read_text()
+    assert len((tmp_path / "report" / "results.jsonl").read_text().splitlines()) == len(result.rows)
+    assert (tmp_path / "report" / "report.html").exists()
+    assert iv.reading(result) == iv.reading(entry.summary)
+    assert "The evidence interventions replayed 4 item(s)" in iv.reading(result)
+    assert iv.nothing_measured(result) is None
+    assert iv.verdicts(result, config) == role_verdicts(entry)
+
+    again = _shape_run(config)  # the journal holds every unit: nothing runs again
+    assert again.summary.calls.from_journal == again.summary.calls.units_total
+    assert again.summary.calls.run_now == 0
+    assert again.summary.operators == result.summary.operators
+
+
+def test_nothing_measured_names_why(apiary: Path, tmp_path: Path) -> None:
+    config = _config(apiary, tmp_path / "down", replay=f"{HERE}:reply_down", operators=("ZERO",))
+    result = _shape_run(config)
+    why = iv.nothing_measured(result)
+    assert why is not None and why.startswith("every replay unit failed (4 of 4")
+    assert "the apiary's model is down" in why
+    assert iv.reading(result).startswith("Nothing was measured: every replay unit failed")
+    assert iv.write_report(result, tmp_path / "down").exists()
+
+
+def test_write_reports_is_the_deprecated_name_of_write_report() -> None:
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"write_reports is deprecated since groundtrace 0.2.0: use .*\.write_report$",
+    ):
+        old = iv.write_reports
+    assert old is iv.write_report
+    assert "write_reports" not in iv.__all__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError):
+            iv.no_such_name
