@@ -74,7 +74,7 @@ def load_gate_report(path: str | Path) -> GateReport:
     """
     __tracebackhide__ = True
     with _clear_errors(f"the gate report {path}"):
-        from groundtrace.analyzer._results import read
+        from groundtrace.analyzer import read
         from groundtrace.analyzer.gate import GateReport
 
         return read(Path(path), GateReport)
@@ -87,7 +87,7 @@ def load_path_report(path: str | Path) -> PathReport:
     """
     __tracebackhide__ = True
     with _clear_errors(f"the path report {path}"):
-        from groundtrace.analyzer._results import read
+        from groundtrace.analyzer import read
         from groundtrace.analyzer.paths import PathReport
 
         return read(Path(path), PathReport)
@@ -107,7 +107,8 @@ def _lines(title: str, cases: Sequence[CaseDecision]) -> list[str]:
 
 
 def gate_message(report: GateReport, allowed: Iterable[str]) -> str:
-    """Why a gate report does not pass: decision, reasons and the failing cases by kind."""
+    """Why a gate report does not pass: decision, reasons, the failing cases by kind and the
+    gate's plain-language reading."""
     failing = {c.case_id: c for c in report.cases if not c.passed}
     changes = report.changes
     known = set() if changes is None else {c.case_id for c in changes.known}
@@ -124,6 +125,9 @@ def gate_message(report: GateReport, allowed: Iterable[str]) -> str:
     new = [c for k, c in failing.items() if k not in known]
     lines += _lines("new failures" if changes is not None else "failing cases", new)
     lines += _lines("failing in the baseline too", [failing[k] for k in failing if k in known])
+    from groundtrace.analyzer.gate import reading
+
+    lines.append(f"reading: {reading(report)}")
     return "\n".join(lines)
 
 

@@ -22,10 +22,11 @@ from groundtrace.analyzer.gate import (
     StratumCounts,
     StratumThresholds,
     compare,
+    decide,
     load_profile,
+    most_severe,
     simulate,
 )
-from groundtrace.analyzer.gate._bayes import decide, most_severe
 
 app = build_app()
 

@@ -22,9 +22,9 @@ from groundtrace.analyzer.gate import (
     decide_case,
     decide_run,
     deterministic_checks,
+    fold,
     run_guardrails,
 )
-from groundtrace.analyzer.gate._match import fold
 
 DOCS = (
     RetrievedItem(
