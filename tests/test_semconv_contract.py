@@ -44,7 +44,13 @@ PREFIXES = (
 #: A whole string that is a dotted key (or the start/middle of one, as in f-string pieces).
 KEY_LIKE = re.compile(r"^\.?(?:" + "|".join(PREFIXES) + r")\.[a-z0-9_]+(?:\.[a-z0-9_{}]*)*$")
 #: Dotted strings with these prefixes are Python module paths, not attribute keys.
-MODULE_PATHS = ("groundtrace.sdk", "groundtrace.collectors", "groundtrace.analyzer")
+#: The entry-point group of analysis plugins is a name of the same kind.
+MODULE_PATHS = (
+    "groundtrace.sdk",
+    "groundtrace.collectors",
+    "groundtrace.analyzer",
+    "groundtrace.analyses",
+)
 #: A last segment like these makes it a file name (``output.json``), not a key.
 FILE_SUFFIXES = {
     "json",
