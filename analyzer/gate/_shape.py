@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 
-class Config(msgspec.Struct, frozen=True, kw_only=True):
+class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What a gate run compares and how (``groundtrace analyze gate --config FILE``).
 
     Attributes:
