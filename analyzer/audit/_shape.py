@@ -203,13 +203,16 @@ def estimate(
 
     made = _setup(planned, config, connect, Path("."))  # never configured: nothing is traced
     answer_one = made.traced.untraced if made.traced is not None else made.answer_one
-    found = asyncio.run(
-        run_audit(
-            planned.inputs.corpus, answer_one, made.settings, labeller=made.labeller,
-            executor=LocalExecutor(config.units()),
-            asked=[(u.question, u.source) for u in planned],
-        )
-    )  # fmt: skip
+    executor = LocalExecutor(config.units())
+    try:
+        found = asyncio.run(
+            run_audit(
+                planned.inputs.corpus, answer_one, made.settings, labeller=made.labeller,
+                executor=executor, asked=[(u.question, u.source) for u in planned],
+            )
+        )  # fmt: skip
+    finally:
+        executor.close()
     return found, [r for c in recorders.values() for r in c.seen]
 
 

@@ -295,3 +295,34 @@ def test_the_old_write_reports_name_warns_and_is_write_report() -> None:
     assert [w.category for w in seen] == [DeprecationWarning]
     assert "write_report" in str(seen[0].message) and "0.2.0" in str(seen[0].message)
     assert "write_reports" not in audit.__all__
+
+
+def test_analyze_audit_runs_the_config_file(museums: Path) -> None:
+    path = museums / "audit.toml"
+    path.write_text(
+        f'out = "{museums / "run"}"\nsources = "{museums / "museums.jsonl"}"\n'
+        f'questions = "{museums / "questions.jsonl"}"\nanswers = "{museums / "answers.jsonl"}"\n',
+        "utf-8",
+    )
+    result = CliRunner().invoke(build_app(), [
+        "analyze", "audit", "--config", str(path), "--out", str(museums / "run"),
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "6 unit(s) planned" in result.output and "labelled 6 source pair(s)" in result.output
+    written = msgspec.json.decode((museums / "run" / "run.json").read_bytes())
+    assert written["settings"]["answerer"] == "answers:answers.jsonl"
+
+
+def test_the_estimate_of_a_model_answerer_sends_and_writes_nothing(museums: Path) -> None:
+    out = museums / "run"
+    result = CliRunner().invoke(build_app(), [
+        "audit", "run", "--sources", str(museums / "museums.jsonl"), "--questions",
+        str(museums / "questions.jsonl"), "--endpoint", "http://127.0.0.1:9/v1", "--model", "m",
+        "--judge", "http://127.0.0.1:9/v1", "--judge-model", "m", "--out", str(out),
+        "--estimate", "--json",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    # every answer is a call to make; each pair of them may need a label call once answered
+    assert (found["requests"], found["cached"], found["calls"], found["dependent"]) == (6, 0, 6, 6)
+    assert not out.exists()
