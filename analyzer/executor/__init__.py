@@ -29,7 +29,7 @@ Usage::
 
 from __future__ import annotations
 
-from ._journal import UnitJournal
+from ._journal import UnitJournal, UnitRecord
 from ._journaled import Spread, run_journaled
 from ._local import LocalExecutor
 from ._ray import RayExecutor
@@ -42,6 +42,7 @@ __all__ = [
     "RayExecutor",
     "Spread",
     "UnitJournal",
+    "UnitRecord",
     "Work",
     "executor_for",
     "run_journaled",

@@ -45,9 +45,9 @@ async def run_journaled(
 ) -> list[R]:
     """``work(unit)`` for the units ``journal`` does not hold yet; results in input order.
 
-    Each new result that ``keep`` accepts is journaled under its key as it arrives (in the
-    driver); results it refuses (a failed call worth retrying) are returned but not kept,
-    so a re-run tries them again.
+    Each new result is journaled under its key as it arrives (in the driver): as completed
+    when ``keep`` accepts it, else as a failure (a failed call worth retrying), which a re-run
+    tries again.
 
     Args:
         executor: what runs the units.
@@ -56,7 +56,7 @@ async def run_journaled(
         keys: each unit's content key (same length as ``units``).
         journal: where results are kept (``None``: nothing is kept).
         kind: the type journaled results decode as (a kept result is one).
-        keep: which results to journal.
+        keep: which results are completed units (the others are journaled as failures).
         on_done: called with (done, total) as results arrive (journaled ones count first).
     """
     found: dict[int, R] = {}
@@ -72,8 +72,8 @@ async def run_journaled(
 
     def arrived(j: int, result: R) -> None:
         nonlocal done
-        if journal is not None and keep(result):
-            journal.put(keys[todo[j]], result)
+        if journal is not None:
+            journal.record(keys[todo[j]], result, ok=keep(result))
         done += 1
         if on_done is not None:
             on_done(done, len(units))

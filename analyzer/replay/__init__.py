@@ -6,15 +6,17 @@ Two ways, both producing counterfactual traces τ̃ linked to their original:
 * :class:`EndpointReplayer` re-sends the captured LLM call with the evidence block edited,
   through the shared model client (cache, bounded concurrency, retries).
 
-A :class:`Journal` (sqlite in the run folder) records every unit, so a killed run resumes
-with zero repeated units; the model-call cache makes repeated calls impossible as well.
+The run folder's :class:`~groundtrace.analyzer.executor.UnitJournal` records every unit's
+:class:`UnitResult`, so a killed run resumes with zero repeated units (and
+:func:`journaled_trace_ids` names the counterfactual traces to keep); the model-call cache
+makes repeated calls impossible as well.
 
 Usage::
 
     import asyncio
 
     from groundtrace.analyzer.replay import (
-        CounterfactualRecorder, FunctionReplayer, Journal, ReplayChunk, ReplayUnit,
+        CounterfactualRecorder, FunctionReplayer, ReplayChunk, ReplayUnit,
     )
 
     with CounterfactualRecorder("runs/x/counterfactual_traces") as recorder:
@@ -28,19 +30,18 @@ from __future__ import annotations
 from ._capture import CounterfactualRecorder
 from ._endpoint import EndpointReplayer, unit_request
 from ._function import FunctionReplayer
-from ._journal import Journal
-from ._prune import keep_traces
+from ._prune import journaled_trace_ids, keep_traces
 from ._types import ReplayChunk, ReplayUnit, UnitResult, UnitStatus
 
 __all__ = [
     "CounterfactualRecorder",
     "EndpointReplayer",
     "FunctionReplayer",
-    "Journal",
     "ReplayChunk",
     "ReplayUnit",
     "UnitResult",
     "UnitStatus",
+    "journaled_trace_ids",
     "keep_traces",
     "unit_request",
 ]

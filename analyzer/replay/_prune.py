@@ -22,8 +22,25 @@ from typing import Any
 import orjson
 
 from groundtrace.analyzer.errors import ConfigError
+from groundtrace.analyzer.executor import UnitJournal
 
-__all__ = ["keep_traces"]
+from ._types import UnitResult
+
+__all__ = ["journaled_trace_ids", "keep_traces"]
+
+
+def journaled_trace_ids(journal: UnitJournal) -> set[str]:
+    """The counterfactual trace ids of the completed replay units of ``journal`` (the traces
+    a resumed run keeps).
+
+    Raises:
+        InputError: a completed replay record does not decode.
+    """
+    return {
+        r.counterfactual_trace_id
+        for r in journal.completed(UnitResult)
+        if r.counterfactual_trace_id
+    }
 
 
 def _filtered(record: Any, keep: Collection[str], dropped: set[str]) -> Any | None:

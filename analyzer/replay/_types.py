@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
+
+import msgspec
 
 __all__ = ["ReplayChunk", "ReplayUnit", "UnitResult", "UnitStatus", "restrict_ids"]
 
@@ -99,9 +101,8 @@ class UnitStatus:
     FAILED: Final = "failed"
 
 
-@dataclass(frozen=True, slots=True)
-class UnitResult:
-    """What one replay produced (or why it failed).
+class UnitResult(msgspec.Struct, frozen=True):
+    """What one replay produced (or why it failed); the record the unit journal keeps.
 
     Attributes:
         key: the unit's journal key.
@@ -115,6 +116,7 @@ class UnitResult:
         cached: whether the model reply came from the cache (endpoint replay only).
         error_kind: failure category when failed (``http_error``, ``exception``...).
         error_message: failure message when failed.
+        extra: what else the replay kept (the raw reply, a recording error...).
     """
 
     key: str
@@ -128,7 +130,7 @@ class UnitResult:
     cached: bool | None = None
     error_kind: str | None = None
     error_message: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = {}
 
     @property
     def ok(self) -> bool:
@@ -141,19 +143,6 @@ class UnitResult:
         return cls(
             key, UnitStatus.FAILED, error_kind=kind, error_message=message, model_calls=calls
         )
-
-    def to_json(self) -> str:
-        """Compact JSON text."""
-        data = asdict(self)
-        data["extra"] = dict(self.extra)
-        return json.dumps(data, ensure_ascii=False, sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> UnitResult:
-        """Rebuild from :meth:`to_json` output."""
-        data = json.loads(text)
-        data["cited_ids"] = tuple(data.get("cited_ids") or ())
-        return cls(**data)
 
 
 def restrict_ids(ids: Sequence[str], shown: Sequence[ReplayChunk]) -> tuple[str, ...]:

@@ -20,7 +20,6 @@ from groundtrace.analyzer._runlock import LOCK_NAME, RunFolderLock, read_holder
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import RunFolderBusyError
 from groundtrace.analyzer.executor import UnitJournal
-from groundtrace.analyzer.replay import Journal
 from groundtrace.analyzer.replay._prune import keep_traces
 
 
@@ -61,23 +60,18 @@ def test_the_lock_of_a_killed_holder_is_taken_over_with_a_warning(
     assert f"pid {left.pid} on {left.host}" in caplog.text
 
 
-@pytest.mark.parametrize(
-    ("name", "journal"),
-    [("journal.sqlite", Journal), ("units.sqlite", UnitJournal)],
-)
-def test_opening_a_journal_locks_its_run_folder(
-    tmp_path: Path, name: str, journal: type[Journal] | type[UnitJournal]
-) -> None:
-    first = journal(tmp_path / name)
+@pytest.mark.parametrize("name", ["journal.sqlite", "units.sqlite"])
+def test_opening_a_journal_locks_its_run_folder(tmp_path: Path, name: str) -> None:
+    first = UnitJournal(tmp_path / name)
     try:
         with pytest.raises(RunFolderBusyError):
-            journal(tmp_path / name)
-        reader = journal(tmp_path / name, lock=False)  # reading (an estimate) is not a run
+            UnitJournal(tmp_path / name)
+        reader = UnitJournal(tmp_path / name, lock=False)  # reading (an estimate) is not a run
         reader.close()
         assert (tmp_path / LOCK_NAME).exists()
     finally:
         first.close()
-    journal(tmp_path / name).close()  # closed: free again
+    UnitJournal(tmp_path / name).close()  # closed: free again
 
 
 def _dummy_inputs(tmp_path: Path) -> dict[str, list[str]]:
