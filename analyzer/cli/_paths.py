@@ -108,7 +108,9 @@ def paths_command(
     # streamed: each trace is validated as it is read, none is held
     with open_executor(executor, ray_address, ray_workers, 1) as runner:
         result = run(units, config, runner)
-    check_unreadable(result.read_errors, strict)  # --strict refuses before the report is written
+    # --strict refuses before the report is written, by the CLI's one rule for every command
+    # that reads traces (the config leaves strict off)
+    check_unreadable([line.error() for line in result.read_errors], strict)
     path = write_report(result, out)
     if write_back_to is not None:
         from groundtrace.analyzer.paths import verdicts

@@ -55,10 +55,11 @@ from ._bfcl import check_item, concrete_calls
 from ._calls import CallMatch, ExecutedCall, check_calls
 from ._config import Config
 from ._metrics import MetricValue, PathMetrics, compute_metrics
+from ._outcome import PathRun, UnreadableLine
 from ._quotes import DEFAULT_QUOTE_THRESHOLD, QuoteMatch, best_quote_match
 from ._reading import reading
 from ._report import write_report
-from ._run import PathReport, PathRun, validate_traces
+from ._run import PathReport, validate_traces
 from ._shape import ANALYSIS, nothing_measured, plan, run, verdicts
 from ._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
 from ._tools_config import ToolsConfig, load_tools_config
@@ -92,6 +93,7 @@ __all__ = [
     "PathStatus",
     "QuoteMatch",
     "ToolsConfig",
+    "UnreadableLine",
     "best_quote_match",
     "check_calls",
     "check_item",

@@ -43,6 +43,9 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
             (0, 1] (default :data:`~groundtrace.analyzer.paths.DEFAULT_QUOTE_THRESHOLD`).
         resamples: bootstrap resamples of the metrics' intervals (>= 1).
         seed: the bootstrap seed (recorded in the report).
+        strict: refuse the run when a trace line cannot be read (``TraceReadError``); else
+            the line is skipped and named (:attr:`~groundtrace.analyzer.paths.PathRun.read_errors`
+            and a note of the report). ``groundtrace paths --strict`` refuses by its own rule.
     """
 
     traces: Annotated[tuple[str, ...], msgspec.Meta(min_length=1)]
@@ -53,3 +56,4 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     quote_threshold: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = DEFAULT_QUOTE_THRESHOLD
     resamples: Annotated[int, msgspec.Meta(ge=1)] = 5000
     seed: int = 42
+    strict: bool = False

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ._run import PathReport, PathRun
+from ._outcome import PathRun
+from ._run import PathReport
 
 __all__ = ["reading"]
 

@@ -13,8 +13,9 @@ from groundtrace.analyzer._results import write
 
 from ._applies import NO_TOOL_CALLS
 from ._metrics import MetricValue
+from ._outcome import PathRun
 from ._reading import reading
-from ._run import PathReport, PathRun
+from ._run import PathReport
 from ._types import CaseVerdict, PathStatus
 
 __all__ = ["write_report"]

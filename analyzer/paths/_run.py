@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import msgspec
 
 from groundtrace.analyzer._foreign import case_by_question, question_index
 from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.cases import Case
-from groundtrace.analyzer.errors import TraceReadError
 from groundtrace.analyzer.executor import Executor, LocalExecutor
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import Trace
@@ -23,7 +22,7 @@ from ._tools_config import ToolsConfig
 from ._turns import conversation_order, validate_conversation
 from ._types import CaseVerdict, PathStatus
 
-__all__ = ["UNMATCHED_SAMPLE", "PathReport", "PathRun", "validate_traces"]
+__all__ = ["UNMATCHED_SAMPLE", "PathReport", "validate_traces"]
 
 #: How many ids of unmatched traces a report lists (it counts them all): a production input
 #: is mostly traffic without a case, and its ids must not grow the report with the input.
@@ -63,25 +62,6 @@ class PathReport(Result, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
     not_applicable: int = 0
     nothing_measured: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PathRun:
-    """A run of the ``paths`` analysis (:func:`groundtrace.analyzer.paths.run`): its report
-    and what the report does not keep.
-
-    Attributes:
-        report: the record written to ``report.json`` (the unreadable trace lines, when
-            any, are one of its ``notes``).
-        read_errors: every trace line (or record) that could not be read and was skipped,
-            in reading order (``groundtrace paths --strict`` refuses the run when any).
-        roots: trace id -> root span id of every trace with a verdict: where a write-back
-            puts its path status (:func:`groundtrace.analyzer.paths.verdicts`).
-    """
-
-    report: PathReport
-    read_errors: tuple[TraceReadError, ...] = ()
-    roots: Mapping[str, str] = field(default_factory=dict)
 
 
 def _nothing_measured(verdicts: Sequence[CaseVerdict], n_cases: int, n_traces: int) -> str | None:

@@ -21,9 +21,10 @@ from groundtrace.collectors.model import Trace
 from groundtrace.collectors.transcripts import read_transcripts
 
 from ._config import CASES_FORMATS, TRACE_FORMATS, Config
+from ._outcome import PathRun, UnreadableLine
 from ._reading import reading
 from ._report import write_report
-from ._run import PathReport, PathRun, validate_traces
+from ._run import PathReport, validate_traces
 from ._tau import tau_bench_cases
 from ._tools_config import ToolsConfig, load_tools_config
 
@@ -78,7 +79,7 @@ def _traces(config: Config, read: ReadReport) -> Iterator[Trace]:
     return read_traces(list(config.traces), report=read)
 
 
-def _unreadable_note(errors: Sequence[TraceReadError]) -> str:
+def _unreadable_note(errors: Sequence[UnreadableLine]) -> str:
     """``N unreadable trace line(s) skipped: file:line reason; ...`` (the first few named)."""
     named = "; ".join(str(e) for e in errors[:_NAMED])
     more = f"; ... and {len(errors) - _NAMED} more" if len(errors) > _NAMED else ""
@@ -90,13 +91,14 @@ def run(units: Sequence[Case], config: Config, executor: Executor) -> PathRun:
 
     The traces are read once, lazily, and each (case, trace) pair is a unit of ``executor``
     (:func:`~groundtrace.analyzer.paths.validate_traces`). A trace line that cannot be read
-    is skipped: it is in :attr:`PathRun.read_errors` and named in a note of the report. The
-    root span of every trace joined to a case is kept for :func:`verdicts`. Call it outside a
-    running event loop.
+    is skipped: it is in :attr:`PathRun.read_errors` and named in a note of the report
+    (``config.strict`` refuses the run instead). The root span of every trace joined to a
+    case is kept for :func:`verdicts`. Call it outside a running event loop.
 
     Raises:
         ConfigError: a bad tools config (file named).
-        TraceReadError: a trace file or folder that cannot be opened.
+        TraceReadError: a trace file or folder that cannot be opened, or ``config.strict``
+            and a line that cannot be read (the first one named).
     """
     from groundtrace.analyzer.writeback import root_spans
 
@@ -116,7 +118,13 @@ def run(units: Sequence[Case], config: Config, executor: Executor) -> PathRun:
         executor=executor,
         on_match=note_root,
     )
-    errors = tuple(read.errors)
+    if config.strict and read.errors:
+        first = read.errors[0]
+        raise TraceReadError(
+            f"{len(read.errors)} unreadable trace line(s) (strict); first: {first}",
+            path=first.path,
+        )
+    errors = tuple(UnreadableLine.of(error) for error in read.errors)
     if errors:
         report = msgspec.structs.replace(report, notes=(*report.notes, _unreadable_note(errors)))
     linked = {v.trace_id: roots[v.trace_id] for v in report.verdicts if v.trace_id in roots}

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from groundtrace.analyzer import get_analysis, load_config, read
 from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.errors import ConfigError, InputError
+from groundtrace.analyzer.errors import ConfigError, InputError, TraceReadError
 from groundtrace.analyzer.executor import executor_for
 from groundtrace.analyzer.paths import (
     ANALYSIS,
@@ -185,7 +185,37 @@ def test_unreadable_lines_are_kept_and_noted(inputs: Path) -> None:
     (error,) = result.read_errors
     assert error.path == str(path) and error.line == 4
     assert result.report.notes == (f"1 unreadable trace line(s) skipped: {error}",)
+    assert str(error) == str(error.error()) and error.error().path == str(path)
     assert [v.case_id for v in result.report.verdicts] == ["swarm", "harvest"]
+    with pytest.raises(TraceReadError) as err:  # strict: refused, nothing returned
+        _run(_config(inputs, strict=True))
+    assert err.value.path == str(path) and f"(strict); first: {path}:4" in str(err.value)
+
+
+def test_analyze_paths_runs_the_config_file(inputs: Path) -> None:
+    config = inputs / "paths.toml"
+    config.write_text(
+        f'traces = ["{inputs / "traces.jsonl"}"]\ncases = "{inputs / "cases.jsonl"}"\n'
+        f'tools_config = "{inputs / "tools.toml"}"\nresamples = 300\nseed = 11\n'
+    )
+    path = inputs / "traces.jsonl"
+    path.write_text(path.read_text() + "not json\n")
+    app = build_app()
+    res = CliRunner().invoke(app, ["analyze", "paths", "--config", str(config), "--out",
+                                   str(inputs / "a"), "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert [c["id"] for c in data["report"]["cases"]] == ["swarm", "harvest"]
+    assert data["read_errors"][0]["line"] == 4
+    assert data["roots"] == dict(_run(_config(inputs)).roots)
+    direct = CliRunner().invoke(app, [
+        "paths", str(path), "--cases", str(inputs / "cases.jsonl"), "--tools-config",
+        str(inputs / "tools.toml"), "--resamples", "300", "--seed", "11",
+        "--out", str(inputs / "p"),
+    ])  # fmt: skip
+    assert direct.exit_code == 0, direct.output
+    report = "report.json"
+    assert (inputs / "a" / report).read_bytes() == (inputs / "p" / report).read_bytes()
 
 
 def test_bad_config_input_names_the_file_and_the_field(inputs: Path) -> None:
