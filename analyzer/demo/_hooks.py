@@ -9,13 +9,17 @@ into ``OUT/<name>/`` → ``reading``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, TypeVar
 
 import msgspec
 
-from groundtrace.analyzer import DemoInputs, analyses, get_analysis
+from groundtrace.analyzer import Analysis, DemoInputs, analyses, get_analysis
 from groundtrace.analyzer.executor import executor_for
 
-__all__ = ["OWN_PHASES", "DemoAnalysis", "run_hooked"]
+__all__ = ["OWN_PHASES", "DemoAnalysis", "run_hooked", "run_through"]
+
+C = TypeVar("C", bound=msgspec.Struct)
+R = TypeVar("R")
 
 #: The analyses the demo runs in phases of its own (their hooks, if any, are not used again).
 OWN_PHASES = frozenset({"interventions", "gate", "paths", "audit"})
@@ -35,6 +39,16 @@ class DemoAnalysis(msgspec.Struct, frozen=True):
     nothing_measured: str | None = None
 
 
+def run_through(analysis: Analysis[C, Any, R], config: C, out: Path) -> tuple[R, Path]:
+    """``analysis`` on ``config`` through its shape (on a local executor); its report in ``out``."""
+    executor = executor_for("local", concurrency=4)
+    try:
+        result = analysis.run(analysis.plan(config), config, executor)
+    finally:
+        executor.close()
+    return result, analysis.write_report(result, out)
+
+
 def run_hooked(traces: Path, cases: Path, out: Path) -> dict[str, DemoAnalysis]:
     """Run every hooked analysis on the demo's ``traces`` and ``cases``; results by name."""
     done: dict[str, DemoAnalysis] = {}
@@ -43,12 +57,7 @@ def run_hooked(traces: Path, cases: Path, out: Path) -> dict[str, DemoAnalysis]:
         if analysis.demo is None or name in OWN_PHASES:
             continue
         config = analysis.demo(DemoInputs(traces=traces, cases=cases, out=out / name))
-        executor = executor_for("local", concurrency=4)
-        try:
-            result = analysis.run(analysis.plan(config), config, executor)
-        finally:
-            executor.close()
-        report = analysis.write_report(result, out / name)
+        result, report = run_through(analysis, config, out / name)
         done[name] = DemoAnalysis(
             str(report), analysis.reading(result), analysis.nothing_measured(result)
         )

@@ -18,6 +18,8 @@ import msgspec
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.paths import PathMetrics
 
+from ._hooks import run_through
+
 __all__ = ["DemoGate", "DemoPaths", "gate_phase", "paths_phase"]
 
 #: Gate profile the demo decides with.
@@ -73,30 +75,15 @@ def gate_phase(
     versions: tuple[str, str],
 ) -> DemoGate:
     """Decide whether the candidate run may replace the baseline (``groundtrace gate run``)."""
-    from groundtrace.analyzer.cases import read_cases
-    from groundtrace.analyzer.gate import (
-        evaluate,
-        load_profile,
-        outcomes_from_traces,
-        write_report,
-    )
-    from groundtrace.collectors.readers import ReadReport
+    from groundtrace.analyzer import gate
 
-    outcomes = {}
-    notes: list[str] = []
-    for label, traces in (("baseline", baseline_traces), ("candidate", candidate_traces)):
-        read = ReadReport()
-        outcomes[label], run_notes = outcomes_from_traces([str(traces)], read)
-        notes += [f"{label}: {n}" for n in run_notes]
-        notes += [f"{label}: read error {e}" for e in read.errors]
-    run = evaluate(
-        list(read_cases(cases_path)),
-        outcomes["baseline"],
-        outcomes["candidate"],
-        load_profile(GATE_PROFILE),
-        notes,
+    config = gate.Config(
+        baseline=(str(baseline_traces),),
+        candidate=(str(candidate_traces),),
+        cases=str(cases_path),
+        profile=GATE_PROFILE,
     )
-    path = write_report(run, out_dir)
+    run, path = run_through(gate.ANALYSIS, config, out_dir)
     report = run.report
     note = (report.statistics_note,) if report.statistics_note else ()
     return DemoGate(
