@@ -127,8 +127,10 @@ def run(units: Sequence[Case], config: Config, executor: Executor) -> PathRun:
     errors = tuple(UnreadableLine.of(error) for error in read.errors)
     if errors:
         report = msgspec.structs.replace(report, notes=(*report.notes, _unreadable_note(errors)))
-    linked = {v.trace_id: roots[v.trace_id] for v in report.verdicts if v.trace_id in roots}
-    return PathRun(report=report, read_errors=errors, roots=linked)
+    with_verdict = {v.trace_id for v in report.verdicts}
+    for trace_id in [t for t in roots if t not in with_verdict]:  # the other turns of a run
+        del roots[trace_id]
+    return PathRun(report=report, read_errors=errors, roots=roots)
 
 
 def _report(result: PathRun | PathReport) -> PathReport:
