@@ -38,6 +38,7 @@ from ._config import Config, HardnessLevel
 from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, parse_operators
 from ._estimate import estimate_requests
 from ._joint import MAX_SHAPLEY_PLAYERS
+from ._plan import Items
 from ._pool import Hardness, PoolCandidate
 from ._reading import reading
 from ._records import (
@@ -64,7 +65,7 @@ from ._records import (
 )
 from ._report import operator_table_md, write_report
 from ._roles import Role, RoleThresholds
-from ._run import Items, RunConfig, RunResult, run_interventions, run_interventions_async
+from ._run import RunConfig, RunResult, run_interventions, run_interventions_async
 from ._shape import ANALYSIS, estimate_run, nothing_measured, plan, run, verdicts
 from ._targets import EvidenceChunk, TargetChoice, TargetRule
 

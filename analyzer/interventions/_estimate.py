@@ -16,7 +16,8 @@ from groundtrace.analyzer.llm import ChatRequest
 from groundtrace.analyzer.replay import UnitResult, unit_request
 
 from ._engine import ItemPlan
-from ._run import RunConfig, plan_run
+from ._plan import plan_run
+from ._run import RunConfig
 
 __all__ = ["estimate_requests", "unit_requests"]
 

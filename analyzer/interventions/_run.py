@@ -22,17 +22,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 import msgspec
 
-from groundtrace.analyzer._foreign import analysable, case_by_question, question_index
-from groundtrace.analyzer.cases import Case, read_cases
-from groundtrace.analyzer.errors import ConfigError, InputError, TraceReadError
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.executor import Executor, LocalExecutor, UnitJournal
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from groundtrace.analyzer.replay import (
@@ -45,13 +43,13 @@ from groundtrace.analyzer.replay import (
     keep_traces,
 )
 from groundtrace.analyzer.stats import StatsSettings
-from groundtrace.collectors import ReadReport, Trace, read_traces
+from groundtrace.collectors import Trace
 
 from ._axes import AxisSettings
-from ._engine import ItemPlan, PlanSettings, plan_item
+from ._engine import ItemPlan, PlanSettings
+from ._plan import Items, plan_items
 from ._records import (
     CallCounts,
-    InputCounts,
     InterventionSummary,
     ReplaySettings,
     RunSeeds,
@@ -61,12 +59,9 @@ from ._roles import ItemRoles, RoleThresholds
 from ._run_summary import analyse
 
 __all__ = [
-    "Items",
     "Progress",
     "RunConfig",
     "RunResult",
-    "plan_items",
-    "plan_run",
     "replay_items",
     "run_interventions",
     "run_interventions_async",
@@ -152,152 +147,6 @@ class RunResult:
     plans: list[ItemPlan]
     out_dir: Path
     roles: list[tuple[ItemPlan, ItemRoles]] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class Items(Sequence[ItemPlan]):
-    """The items a run plans (one :class:`ItemPlan` per usable trace, each with its units),
-    and the counts of what was read to find them (the summary's ``input``).
-
-    Attributes:
-        plans: the item plans, in run order.
-        input: traces read, counterfactual traces ignored, unreadable lines, traces not usable.
-    """
-
-    plans: tuple[ItemPlan, ...]
-    input: InputCounts
-
-    @overload
-    def __getitem__(self, index: int) -> ItemPlan: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[ItemPlan]: ...
-    def __getitem__(self, index: int | slice) -> ItemPlan | Sequence[ItemPlan]:
-        return self.plans[index]
-
-    def __len__(self) -> int:
-        return len(self.plans)
-
-    def __iter__(self) -> Iterator[ItemPlan]:
-        return iter(self.plans)
-
-    @classmethod
-    def of(cls, plans: Sequence[ItemPlan]) -> Items:
-        """``plans`` as :class:`Items`: their own counts when they are, else counts of them
-        alone (one trace read per plan, nothing left out)."""
-        if isinstance(plans, Items):
-            return plans
-        return cls(tuple(plans), InputCounts(len(plans), 0, (), {}, 0))
-
-
-def _strict(report: ReadReport) -> None:
-    """Refuse unreadable trace lines (``--strict``)."""
-    if report.errors:
-        first = report.errors[0]
-        raise TraceReadError(
-            f"{len(report.errors)} unreadable trace line(s) (--strict); first: {first}",
-            path=first.path,
-        )
-
-
-def _load(
-    paths: Sequence[str | Path], cases: Mapping[str, Case], config: RunConfig, strict: bool
-) -> tuple[list[ItemPlan], InputCounts]:
-    report = ReadReport()
-    traces: list[Trace] = list(read_traces([str(p) for p in paths], report=report))
-    if strict:
-        _strict(report)
-    if not traces:
-        errors = "; ".join(str(e) for e in report.errors[:3])
-        raise InputError(
-            f"no traces read from {list(map(str, paths))}" + (f": {errors}" if errors else "")
-        )
-    # traces that name their case first: --limit takes items with gold before the others
-    originals = sorted(
-        (t for t in traces if t.replay is None),
-        key=lambda t: (t.request.case_id is None, t.request.case_id or "", t.trace_id),
-    )
-    not_usable: dict[str, str] = {}
-    without_case = 0
-    plans: list[ItemPlan] = []
-    by_question = question_index(cases.values()) if cases else {}
-    for original in originals:
-        trace = analysable(original)
-        if config.limit is not None and len(plans) >= config.limit:
-            break
-        gold = cases.get(trace.request.case_id or "") if cases else None
-        if gold is None and trace.request.case_id is None and by_question:
-            gold = case_by_question(trace, by_question)  # a trace of another instrumentation
-            if gold is not None:
-                request = msgspec.structs.replace(trace.request, case_id=gold.case_id)
-                trace = msgspec.structs.replace(trace, request=request)
-        if cases and gold is None:
-            without_case += 1
-        plan = plan_item(trace, gold, config.plan)
-        if isinstance(plan, str):
-            not_usable[trace.trace_id] = plan
-        else:
-            plans.append(plan)
-    info = InputCounts(
-        len(traces), len(traces) - len(originals), tuple(str(e) for e in report.errors),
-        not_usable, without_case,
-    )  # fmt: skip
-    return plans, info
-
-
-def _cases(cases_path: str | Path | None, pool_dataset: str | Path | None) -> dict[str, Case]:
-    """Cases by id: gold from the case file; candidates from it, else from the pool dataset."""
-    cases = {c.case_id: c for c in read_cases(cases_path)} if cases_path is not None else {}
-    for pool in read_cases(pool_dataset) if pool_dataset is not None else ():
-        base = cases.get(pool.case_id, Case(pool.case_id))
-        if not base.passages:
-            cases[pool.case_id] = msgspec.structs.replace(base, passages=pool.passages)
-    return cases
-
-
-def plan_items(
-    traces: Sequence[str | Path],
-    config: RunConfig,
-    *,
-    cases_path: str | Path | None = None,
-    pool_dataset: str | Path | None = None,
-    strict: bool = False,
-) -> Items:
-    """The items a run of ``traces`` makes, with their units; nothing is written.
-
-    Args:
-        traces: trace files or folders.
-        config: the run's settings (operators, seeds, hardness, limit).
-        cases_path: the case file joined by case id (gold labels).
-        pool_dataset: a HotpotQA-layout file of replacement candidates.
-        strict: refuse unreadable trace lines (else they are skipped and counted).
-
-    Raises:
-        TraceReadError: ``strict`` and a trace line cannot be read.
-        InputError: no trace read; unreadable case file or pool dataset.
-    """
-    cases = _cases(cases_path, pool_dataset)
-    joined = cases if cases_path is not None or pool_dataset else {}
-    plans, info = _load(traces, joined, config, strict)
-    if cases_path is None:
-        for plan in plans:  # candidates only: no gold labels
-            if plan.gold is not None:
-                plan.gold = Case(plan.gold.case_id, passages=plan.gold.passages)
-    return Items(tuple(plans), info)
-
-
-def plan_run(
-    traces: Sequence[str | Path],
-    config: RunConfig,
-    *,
-    cases_path: str | Path | None = None,
-    pool_dataset: str | Path | None = None,
-) -> list[ItemPlan]:
-    """The item plans (and their units) a run of ``traces`` would make; nothing is written.
-
-    Raises:
-        InputError: unreadable traces, case file or pool dataset.
-    """
-    return list(plan_items(traces, config, cases_path=cases_path, pool_dataset=pool_dataset))
 
 
 def _mode(config: RunConfig) -> str:

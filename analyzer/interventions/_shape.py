@@ -20,9 +20,10 @@ from groundtrace.analyzer.llm import ChatRequest
 from ._config import Config
 from ._engine import ItemPlan
 from ._estimate import unit_requests
+from ._plan import Items, plan_items
 from ._reading import reading
 from ._report import write_report
-from ._run import Items, Progress, RunResult, plan_items, replay_items
+from ._run import Progress, RunResult, replay_items
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.executor import Executor
