@@ -100,19 +100,20 @@ def gate_phase(
 
 def paths_phase(out_dir: Path) -> DemoPaths:
     """Run the document agent into ``out_dir`` and validate its command paths."""
-    from groundtrace.analyzer.cases import read_cases
-    from groundtrace.analyzer.paths import load_tools_config, validate_traces, write_report
-    from groundtrace.collectors.readers import ReadReport, read_traces
+    from groundtrace.analyzer import paths
     from groundtrace.examples.agent_docs.app import EXAMPLE_DIR, run
 
     run(out_dir)
-    read = ReadReport()
-    traces = list(read_traces([str(out_dir / "traces")], report=read))
-    if read.errors:
-        raise InputError(f"the agent's traces do not read back: {read.errors[0]}")
-    cases = list(read_cases(EXAMPLE_DIR / "cases.jsonl"))
-    report = validate_traces(traces, cases, load_tools_config(EXAMPLE_DIR / "tools.toml"))
-    path = write_report(report, out_dir / "paths")
-    return DemoPaths(
-        traces=str(out_dir / "traces"), report=str(path), cases=len(cases), metrics=report.metrics
+    config = paths.Config(
+        traces=(str(out_dir / "traces"),),
+        cases=str(EXAMPLE_DIR / "cases.jsonl"),
+        tools_config=str(EXAMPLE_DIR / "tools.toml"),
     )
+    result, path = run_through(paths.ANALYSIS, config, out_dir / "paths")
+    if result.read_errors:
+        raise InputError(f"the agent's traces do not read back: {result.read_errors[0]}")
+    report = result.report
+    return DemoPaths(
+        traces=str(out_dir / "traces"), report=str(path), cases=len(report.verdicts),
+        metrics=report.metrics,
+    )  # fmt: skip
