@@ -19,7 +19,7 @@ part: ``groundtrace.analyzer.gate._run.evaluate`` by ``groundtrace.analyzer.gate
 name only when its package is the owner or lies inside it: a subpackage may use the private
 modules of the packages it sits in (``groundtrace.analyzer.cli`` uses
 ``groundtrace.analyzer._results``), never those of a sibling or of its own subpackages
-(neither ``groundtrace.analyzer.cli`` nor ``groundtrace.analyzer._readings`` may use
+(neither ``groundtrace.analyzer.cli`` nor ``groundtrace.analyzer._wording`` may use
 ``groundtrace.analyzer.gate._run``: the gate's public names are in ``groundtrace.analyzer.gate``).
 The users of the library, the demo package (``groundtrace.analyzer.demo``) and the example apps
 (``groundtrace.examples``), may use no private name from outside themselves at all, not even

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from groundtrace.analyzer._wording import pct
+
 from ._records import AuditRun
 
 __all__ = ["reading"]
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
 
 
 def reading(run: AuditRun) -> str:
@@ -21,7 +19,7 @@ def reading(run: AuditRun) -> str:
     absent = sum(f.n_absent for f in s.absence_by_source)
     if s.n_answers:
         parts.append(
-            f"{absent} answer(s) ({_pct(absent / s.n_answers)}) found nothing in their source."
+            f"{absent} answer(s) ({pct(absent / s.n_answers)}) found nothing in their source."
         )
     o = s.overall
     if o.prevalence is None:
@@ -29,7 +27,7 @@ def reading(run: AuditRun) -> str:
     else:
         parts.append(
             f"Where both sources answer ({o.n_present} pairs), {o.n_disagree} disagree "
-            f"(prevalence {_pct(o.prevalence)})."
+            f"(prevalence {pct(o.prevalence)})."
         )
         measured = [f for f in s.by_question if f.prevalence is not None and f.n_disagree]
         if measured:
@@ -39,5 +37,5 @@ def reading(run: AuditRun) -> str:
                 " pairs disagree)."
             )
     if s.prefilter_share is not None:
-        parts.append(f"Pre-filters decided {_pct(s.prefilter_share)} of the pairs.")
+        parts.append(f"Pre-filters decided {pct(s.prefilter_share)} of the pairs.")
     return " ".join(parts)

@@ -60,10 +60,9 @@ def _print_summary(result: DemoResult) -> None:
 
 
 def _print_gate_and_paths(result: DemoResult) -> None:
-    from groundtrace.analyzer._readings import gate_reading, paths_reading
+    from groundtrace.analyzer import gate as gate_analysis
+    from groundtrace.analyzer import paths as paths_analysis
     from groundtrace.analyzer._results import read
-    from groundtrace.analyzer.gate import GateReport
-    from groundtrace.analyzer.paths import PathReport
 
     gate, paths = result.report.gate, result.report.paths
     if gate is not None:
@@ -73,7 +72,7 @@ def _print_gate_and_paths(result: DemoResult) -> None:
         )
         for reason in gate.reasons:
             console.print(f"  - {reason}", markup=False)
-        print_reading(gate_reading(read(Path(gate.report), GateReport)))
+        print_reading(gate_analysis.reading(read(Path(gate.report), gate_analysis.GateReport)))
     if paths is not None:
         metrics = paths.metrics
         masked = ", ".join(metrics.masked_failures) or "none"
@@ -85,7 +84,7 @@ def _print_gate_and_paths(result: DemoResult) -> None:
             f"(right text, failed path): {masked}",
             highlight=False,
         )
-        print_reading(paths_reading(read(Path(paths.report), PathReport)))
+        print_reading(paths_analysis.reading(read(Path(paths.report), paths_analysis.PathReport)))
 
 
 def _print_phases(result: DemoResult) -> None:
@@ -199,7 +198,7 @@ def register(app: typer.Typer) -> None:
         else:
             _print_summary(result)
             if result.report.interventions is not None:
-                from groundtrace.analyzer._readings import interventions_reading
+                from groundtrace.analyzer import interventions as interventions_analysis
                 from groundtrace.analyzer.demo import interventions_table, roles_and_joint_lines
 
                 console.print(
@@ -209,20 +208,19 @@ def register(app: typer.Typer) -> None:
                 console.print(interventions_table(result.report.interventions))
                 for line in roles_and_joint_lines(result.report.interventions):
                     console.print(line, markup=False, highlight=False)
-                print_reading(interventions_reading(result.report.interventions))
+                print_reading(interventions_analysis.reading(result.report.interventions))
             _print_gate_and_paths(result)
             if result.report.audit is not None:
-                from groundtrace.analyzer._readings import audit_reading
+                from groundtrace.analyzer import audit
                 from groundtrace.analyzer._results import read
-                from groundtrace.analyzer.audit import AuditRun
 
                 from ._audit import _print_headline
 
                 folder = result.config.out / "audit"
                 console.print(f"\n[bold]Multi-source audit[/] ({folder / 'report.html'}):")
-                run = read(folder / "run.json", AuditRun)
+                run = read(folder / "run.json", audit.AuditRun)
                 _print_headline(run)
-                print_reading(audit_reading(run))
+                print_reading(audit.reading(run))
             for name, hooked in result.report.analyses.items():
                 console.print(f"\n[bold]{escape(name)}[/] ({escape(hooked.report)}):")
                 print_reading(hooked.reading)

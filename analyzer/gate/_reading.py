@@ -7,7 +7,7 @@ interval of the pass-rate difference, and the main case-level reason.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from groundtrace.analyzer._wording import interval, join, num
 
 from ._run import GateReport, GateRun
 
@@ -20,26 +20,6 @@ _VERBS = {
     "manual_review": "asks for a manual review of the candidate",
     "not_evaluable": "cannot evaluate the candidate",
 }
-
-
-def _num(x: float, digits: int = 3) -> str:
-    """``x`` to ``digits`` decimals; a non-zero value that would round to 0 keeps 2 digits."""
-    shown = f"{x:.2g}" if 0 < abs(x) < 10**-digits else f"{x:.{digits}f}"
-    return shown.replace("-", "−")
-
-
-def _interval(low: float | None, high: float | None) -> str:
-    """ "95% CI a to b, which excludes 0" (or includes 0, or no interval)."""
-    if low is None or high is None:
-        return "no interval could be computed"
-    side = low > 0 or high < 0
-    return f"95% CI {_num(low)} to {_num(high)}, which {'excludes' if side else 'includes'} 0"
-
-
-def _join(items: Sequence[str]) -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def reading(result: GateRun | GateReport) -> str:
@@ -55,7 +35,7 @@ def reading(result: GateRun | GateReport) -> str:
     counts = {k: v for k, v in report.case_level.counts.items() if v}
     total = sum(report.case_level.counts.values())
     if total:
-        shown = _join([f"{v} {k.replace('_', ' ')}" for k, v in counts.items()])
+        shown = join([f"{v} {k.replace('_', ' ')}" for k, v in counts.items()])
         parts.append(f"Case by case, the candidate's {total} case(s) give {shown}.")
     s = report.statistics
     if s is None:
@@ -69,10 +49,10 @@ def reading(result: GateRun | GateReport) -> str:
         else:
             where = f"below the review threshold {s.tau_review}"
         parts.append(
-            f"The regression risk ρ = {_num(s.rho)} (the posterior probability that the "
+            f"The regression risk ρ = {num(s.rho)} (the posterior probability that the "
             f"candidate's pass rate is more than δ = {s.delta} below the baseline's) is {where}; "
-            f"the pass-rate difference (candidate − baseline) is {_num(s.difference_mean)} "
-            f"({_interval(low, high)})."
+            f"the pass-rate difference (candidate − baseline) is {num(s.difference_mean)} "
+            f"({interval(low, high)})."
         )
     reasons = list(report.case_level.reasons)
     if reasons:

@@ -8,8 +8,9 @@ the numbers it is given. ``groundtrace interventions`` prints it under its table
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from groundtrace.analyzer._wording import ci, excludes_zero, interval, join, num
 
 from ._records import InterventionSummary
 
@@ -28,38 +29,6 @@ _AXIS_WORDS = {
 }
 
 
-def _num(x: float, digits: int = 3) -> str:
-    """``x`` to ``digits`` decimals; a non-zero value that would round to 0 keeps 2 digits."""
-    shown = f"{x:.2g}" if 0 < abs(x) < 10**-digits else f"{x:.{digits}f}"
-    return shown.replace("-", "−")
-
-
-def _excludes_zero(low: float | None, high: float | None) -> bool | None:
-    if low is None or high is None:
-        return None
-    return low > 0 or high < 0
-
-
-def _ci(low: float | None, high: float | None) -> str:
-    if low is None or high is None:
-        return "no interval could be computed"
-    return f"95% CI {_num(low)} to {_num(high)}"
-
-
-def _interval(low: float | None, high: float | None) -> str:
-    """ "95% CI a to b, which excludes 0" (or includes 0, or no interval)."""
-    side = _excludes_zero(low, high)
-    if side is None or low is None or high is None:
-        return "no interval could be computed"
-    return f"95% CI {_num(low)} to {_num(high)}, which {'excludes' if side else 'includes'} 0"
-
-
-def _join(items: Sequence[str]) -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def summary_reading(summary: InterventionSummary) -> str:
     """What the evidence interventions say about the evidence the system relied on."""
     calls = summary.calls
@@ -73,15 +42,15 @@ def summary_reading(summary: InterventionSummary) -> str:
         moved = []
         for axis, word in _AXIS_WORDS.items():
             e = result.axes.get(axis)
-            if e is None or e.mean_delta is None or not _excludes_zero(e.ci_low, e.ci_high):
+            if e is None or e.mean_delta is None or not excludes_zero(e.ci_low, e.ci_high):
                 continue
-            ci = _ci(e.ci_low, e.ci_high).removeprefix("95% ")
+            shown = ci(e.ci_low, e.ci_high).removeprefix("95% ")
             if axis == "divergence" or e.original_mean is None or e.intervened_mean is None:
-                moved.append(f"{word} {_num(e.mean_delta)} ({ci})")
+                moved.append(f"{word} {num(e.mean_delta)} ({shown})")
             else:
                 moved.append(
-                    f"{word} {_num(e.original_mean)} → {_num(e.intervened_mean)} "
-                    f"(Δ {_num(e.mean_delta)}, {ci})"
+                    f"{word} {num(e.original_mean)} → {num(e.intervened_mean)} "
+                    f"(Δ {num(e.mean_delta)}, {shown})"
                 )
         if moved:
             reliable.append(f"{op}: {', '.join(moved)}")
@@ -101,19 +70,19 @@ def summary_reading(summary: InterventionSummary) -> str:
             f"not measurably depend on the evidence, or {n} item(s) are too few to tell."
         )
     if flat and reliable:
-        parts.append(f"No axis moved beyond its interval for {_join(flat)}.")
+        parts.append(f"No axis moved beyond its interval for {join(flat)}.")
     asserted = [role for role, v in summary.roles.aggregate.items() if v.asserted]
     if summary.roles.items:
         parts.append(
             f"Evidence roles over {summary.roles.items} item(s): "
-            + (f"asserted {_join(asserted)}." if asserted else "no role is asserted.")
+            + (f"asserted {join(asserted)}." if asserted else "no role is asserted.")
         )
     joint = summary.joint_ablation
     synergy = joint.mean_synergy
     if joint.n and synergy is not None and synergy.mean is not None:
         parts.append(
-            f"Joint ablation on {joint.n} item(s): mean synergy {_num(synergy.mean)} "
-            f"({_interval(synergy.ci_low, synergy.ci_high)})."
+            f"Joint ablation on {joint.n} item(s): mean synergy {num(synergy.mean)} "
+            f"({interval(synergy.ci_low, synergy.ci_high)})."
         )
     for op, why in summary.not_run.items():
         parts.append(f"{op} was asked for but {why}.")

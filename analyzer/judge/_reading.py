@@ -12,35 +12,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from groundtrace.analyzer._wording import excludes_zero, interval, num, pct
+
 if TYPE_CHECKING:
     from ._records import JudgeRunSummary, JudgeValidation
     from ._shape import JudgeReport
 
 __all__ = ["judge_reading", "reading", "run_reading"]
-
-
-def _num(x: float, digits: int = 3) -> str:
-    """``x`` to ``digits`` decimals; a non-zero value that would round to 0 keeps 2 digits."""
-    shown = f"{x:.2g}" if 0 < abs(x) < 10**-digits else f"{x:.{digits}f}"
-    return shown.replace("-", "−")
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def _excludes_zero(low: float | None, high: float | None) -> bool | None:
-    if low is None or high is None:
-        return None
-    return low > 0 or high < 0
-
-
-def _interval(low: float | None, high: float | None) -> str:
-    """ "95% CI a to b, which excludes 0" (or includes 0, or no interval)."""
-    side = _excludes_zero(low, high)
-    if side is None or low is None or high is None:
-        return "no interval could be computed"
-    return f"95% CI {_num(low)} to {_num(high)}, which {'excludes' if side else 'includes'} 0"
 
 
 def judge_reading(validation: JudgeValidation) -> str:
@@ -54,19 +32,19 @@ def judge_reading(validation: JudgeValidation) -> str:
     if kappa.value is None:
         parts.append(f"Cohen's κ is undefined here ({kappa.undefined_reason}).")
     else:
-        beyond = _excludes_zero(kappa.ci_low, kappa.ci_high)
+        beyond = excludes_zero(kappa.ci_low, kappa.ci_high)
         meaning = (
             "agreement beyond chance" if beyond and kappa.value > 0
             else "worse than chance" if beyond
             else "agreement that cannot be told from chance"
         )  # fmt: skip
         parts.append(
-            f"Cohen's κ against gold is {_num(kappa.value)} "
-            f"({_interval(kappa.ci_low, kappa.ci_high)}): {meaning}."
+            f"Cohen's κ against gold is {num(kappa.value)} "
+            f"({interval(kappa.ci_low, kappa.ci_high)}): {meaning}."
         )
     raw = validation.raw_agreement
     if raw.value is not None:
-        parts.append(f"Raw agreement is {_pct(raw.value)}.")
+        parts.append(f"Raw agreement is {pct(raw.value)}.")
     parts.append(f"The gold set grades as {validation.grade.value}.")
     if validation.mode is not None:
         mode = validation.mode.replace("_", "-")
@@ -88,8 +66,7 @@ def run_reading(summary: JudgeRunSummary) -> str:
                 scored.append(f"{words} on no case")
             else:
                 scored.append(
-                    f"{words} on {m.scored} (mean {_num(m.mean)}, {m.passed} pass / "
-                    f"{m.failed} fail)"
+                    f"{words} on {m.scored} (mean {num(m.mean)}, {m.passed} pass / {m.failed} fail)"
                 )
         parts = [
             f"The judge scored {summary.cases} case(s) at the working threshold "
@@ -117,8 +94,15 @@ def run_reading(summary: JudgeRunSummary) -> str:
     return " ".join(parts)
 
 
-def reading(report: JudgeReport) -> str:
-    """The reading of a judge result: its validation when it has one, else its run."""
+def reading(report: JudgeReport | JudgeValidation | JudgeRunSummary) -> str:
+    """The reading of a judge result (or of the ``validation.json`` / ``summary.json`` it
+    wrote): its validation when it has one, else its run."""
+    from ._records import JudgeRunSummary, JudgeValidation
+
+    if isinstance(report, JudgeValidation):
+        return judge_reading(report)
+    if isinstance(report, JudgeRunSummary):
+        return run_reading(report)
     if report.validation is not None:
         return judge_reading(report.validation)
     return run_reading(report.summary)

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
+from groundtrace.analyzer._wording import ci, num
+
 from ._outcome import PathRun
 from ._run import PathReport
 
 __all__ = ["reading"]
-
-
-def _num(x: float, digits: int = 3) -> str:
-    """``x`` to ``digits`` decimals; a non-zero value that would round to 0 keeps 2 digits."""
-    shown = f"{x:.2g}" if 0 < abs(x) < 10**-digits else f"{x:.{digits}f}"
-    return shown.replace("-", "−")
-
-
-def _ci(low: float | None, high: float | None) -> str:
-    if low is None or high is None:
-        return "no interval could be computed"
-    return f"95% CI {_num(low)} to {_num(high)}"
 
 
 def reading(result: PathRun | PathReport) -> str:
@@ -42,7 +32,7 @@ def reading(result: PathRun | PathReport) -> str:
     else:
         parts.append(
             f"The path passes in {int(rate.numerator)} of {int(rate.denominator)} "
-            f"(rate {_num(rate.value)}, {_ci(rate.ci_low, rate.ci_high)})."
+            f"(rate {num(rate.value)}, {ci(rate.ci_low, rate.ci_high)})."
         )
     masked = len(m.masked_failures)
     if masked:
@@ -55,7 +45,7 @@ def reading(result: PathRun | PathReport) -> str:
     t, c = m.text_score, m.conditional_text_score
     if t.value is not None and c.value is not None:
         parts.append(
-            f"The text score is {_num(t.value)} over all strict cases and {_num(c.value)} "
+            f"The text score is {num(t.value)} over all strict cases and {num(c.value)} "
             "where the path passes."
         )
     unchecked = ("pass", "not_required", "not_applicable")

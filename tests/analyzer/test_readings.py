@@ -1,4 +1,8 @@
-"""The plain-language readings follow the numbers they are given (nothing canned)."""
+"""The plain-language readings follow the numbers they are given (nothing canned).
+
+Each analysis's ``reading`` (its package's public name, beside its report) reads its result or
+the record its report wrote.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from groundtrace.analyzer import _readings as readings
-from groundtrace.analyzer._results import read
+from groundtrace.analyzer import audit, gate, interventions, judge, paths, read
 from groundtrace.analyzer.audit import AuditRun
-from groundtrace.analyzer.gate._run import GateReport
+from groundtrace.analyzer.gate import GateReport
 from groundtrace.analyzer.interventions import InterventionSummary
 from groundtrace.analyzer.judge import JudgeValidation
 from groundtrace.analyzer.paths import PathReport
@@ -29,26 +32,24 @@ def _axis(summary: InterventionSummary, op: str, axis: str, **changes: object):
 
 def test_interventions_reading_cites_the_effects_and_their_intervals() -> None:
     summary = read(FIXTURES / "interventions_summary.json", InterventionSummary)
-    text = readings.interventions_reading(summary)
+    text = interventions.reading(summary)
     assert "replayed 4 item(s) (5 units, 1 failed" in text
     assert "REMOVE: correctness 0.900 → 0.400 (Δ 0.625, CI 0.250 to 1.000)" in text
     assert "D 0.300 (CI 0.100 to 0.500)" in text
 
     wider = _axis(summary, "REMOVE", "correctness", mean_delta=0.2, ci_low=-0.1, ci_high=0.5)
-    changed = readings.interventions_reading(wider)
+    changed = interventions.reading(wider)
     assert "correctness" not in changed and "REMOVE: D 0.300 (CI 0.100 to 0.500)" in changed
 
     flat = _axis(wider, "REMOVE", "divergence", ci_low=0.0, ci_high=0.5)
-    assert "No operator moved any axis beyond its 95% interval" in (
-        readings.interventions_reading(flat)
-    )
+    assert "No operator moved any axis beyond its 95% interval" in (interventions.reading(flat))
     bigger = _axis(summary, "REMOVE", "divergence", mean_delta=0.71, ci_low=0.6, ci_high=0.8)
-    assert "D 0.710 (CI 0.600 to 0.800)" in readings.interventions_reading(bigger)
+    assert "D 0.710 (CI 0.600 to 0.800)" in interventions.reading(bigger)
 
 
 def test_gate_reading_places_rho_against_the_thresholds() -> None:
     report = read(FIXTURES / "gate_report.json", GateReport)
-    text = readings.gate_reading(report)
+    text = gate.reading(report)
     assert "blocks the candidate (exit code 20)" in text
     assert "ρ = 0.955" in text and "at or above the block threshold 0.8" in text
     assert "−0.375 (95% CI −0.737 to 0.030, which includes 0)" in text
@@ -57,33 +58,33 @@ def test_gate_reading_places_rho_against_the_thresholds() -> None:
     stats = report.statistics
     assert stats is not None
     calm = replace(report, statistics=replace(stats, rho=0.12, difference_ci95=(0.05, 0.3)))
-    text = readings.gate_reading(calm)
+    text = gate.reading(calm)
     assert "ρ = 0.120" in text and "below the review threshold 0.5" in text
     assert "which excludes 0" in text
 
     unmeasured = replace(report, statistics=None, statistics_note="fewer than 5 cases")
-    assert "not evaluable: fewer than 5 cases" in readings.gate_reading(unmeasured)
+    assert "not evaluable: fewer than 5 cases" in gate.reading(unmeasured)
 
 
 def test_paths_reading_counts_masked_failures() -> None:
     report = read(FIXTURES / "paths_report.json", PathReport)
-    text = readings.paths_reading(report)
+    text = paths.reading(report)
     assert "checked on 3 case(s)" in text and "passes in 1 of 2 (rate 0.500" in text
     assert "1 case(s) have a correct text answer over a failed path" in text
     assert "most frequent failure is missing_command (1 case(s))" in text
 
     clean = replace(report, metrics=replace(report.metrics, masked_failures=()))
-    assert "no masked failures" in readings.paths_reading(clean)
+    assert "no masked failures" in paths.reading(clean)
 
 
 def test_judge_reading_says_whether_kappa_is_beyond_chance() -> None:
     validation = read(FIXTURES / "judge_validation.json", JudgeValidation)
-    text = readings.judge_reading(validation)
+    text = judge.reading(validation)
     assert "validated on 40 of 40" in text and "κ against gold is 1.000" in text
     assert "agreement beyond chance" in text and "review-only" in text
 
     weak = replace(validation, kappa=replace(validation.kappa, value=0.1, ci_low=-0.2, ci_high=0.4))
-    text = readings.judge_reading(weak)
+    text = judge.reading(weak)
     assert "κ against gold is 0.100 (95% CI −0.200 to 0.400, which includes 0)" in text
     assert "cannot be told from chance" in text
 
@@ -98,14 +99,14 @@ def audit_run(tmp_path_factory: pytest.TempPathFactory) -> AuditRun:
 
 def test_audit_reading_follows_the_run(audit_run: AuditRun) -> None:
     s = audit_run.summary
-    text = readings.audit_reading(audit_run)
+    text = audit.reading(audit_run)
     assert f"{len(audit_run.questions)} question(s) from {len(audit_run.sources)} source(s)" in text
     assert f"({s.n_answers} answers) and labelled {s.n_pairs} source pair(s)" in text
 
     overall = replace(s.overall, n_present=20, n_disagree=5, prevalence=0.25)
     changed = replace(audit_run, summary=replace(s, overall=overall))
-    assert "(20 pairs), 5 disagree (prevalence 25.0%)" in readings.audit_reading(changed)
+    assert "(20 pairs), 5 disagree (prevalence 25.0%)" in audit.reading(changed)
 
     nothing = replace(s.overall, n_present=0, n_disagree=0, prevalence=None)
     silent = replace(audit_run, summary=replace(s, overall=nothing))
-    assert "disagreement is not measured" in readings.audit_reading(silent)
+    assert "disagreement is not measured" in audit.reading(silent)
