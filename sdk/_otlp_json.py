@@ -12,38 +12,32 @@ specification:
 * default values omitted, except the always-present ``resource``, ``scope`` and ``status``.
 
 :func:`encode_spans_json` builds the JSON object straight from SDK spans (no protobuf round trip,
-so it is fast); :func:`request_to_otlp_json` and :func:`otlp_json_to_request` convert between
-the protobuf message and this JSON form (used by tests and tooling).
+so it is fast). The spellings the format shares with the collectors' receiver (doubles, bytes,
+scope, resource and the resource/scope entries) come from :mod:`groundtrace.sdk.otlp_format`;
+the receiver converts protobuf requests to and from this form
+(``groundtrace.collectors.receiver.request_to_otlp_json`` / ``parse_json_request``) and writes
+the same line for the same spans.
 """
 
 from __future__ import annotations
 
-import base64
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from google.protobuf import json_format
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import SpanContext
+from .otlp_format import bytes_json, double_json, entry_json, resource_json, scope_json
 
-__all__ = [
-    "dumps_line",
-    "encode_spans_json",
-    "encode_value",
-    "otlp_json_to_request",
-    "request_to_otlp_json",
-]
+if TYPE_CHECKING:
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import SpanContext
+
+__all__ = ["dumps_line", "encode_spans_json", "encode_value"]
 
 #: Span flag bits of the OTLP proto (``SpanFlags``).
 _FLAG_HAS_IS_REMOTE: Final = 0x100
 _FLAG_IS_REMOTE: Final = 0x200
-#: Field names that carry ids (hex in OTLP/JSON, base64 in the generic protobuf JSON mapping).
-_ID_FIELDS: Final = ("traceId", "spanId", "parentSpanId")
 
 
 def encode_value(value: object) -> dict[str, Any]:
@@ -56,7 +50,7 @@ def encode_value(value: object) -> dict[str, Any]:
     if kind is int:
         return {"intValue": str(value)}
     if kind is float:
-        return {"doubleValue": _double(value)}  # type: ignore[arg-type]
+        return {"doubleValue": double_json(value)}  # type: ignore[arg-type]
     if isinstance(value, str):
         return {"stringValue": str(value)}
     if isinstance(value, bool):
@@ -64,9 +58,9 @@ def encode_value(value: object) -> dict[str, Any]:
     if isinstance(value, int):
         return {"intValue": str(int(value))}
     if isinstance(value, float):
-        return {"doubleValue": _double(float(value))}
+        return {"doubleValue": double_json(float(value))}
     if isinstance(value, bytes | bytearray):
-        return {"bytesValue": base64.b64encode(bytes(value)).decode("ascii")}
+        return {"bytesValue": bytes_json(bytes(value))}
     if isinstance(value, Mapping):
         items = [{"key": str(k), "value": encode_value(v)} for k, v in value.items()]
         return {"kvlistValue": {"values": items} if items else {}}
@@ -76,14 +70,6 @@ def encode_value(value: object) -> dict[str, Any]:
     if value is None:
         return {}
     return {"stringValue": str(value)}
-
-
-def _double(value: float) -> float | str:
-    if math.isfinite(value):
-        return value
-    if math.isnan(value):
-        return "NaN"
-    return "Infinity" if value > 0 else "-Infinity"
 
 
 def _attributes(attributes: Mapping[str, object] | None) -> list[dict[str, Any]]:
@@ -164,23 +150,12 @@ def _span(span: ReadableSpan) -> dict[str, Any]:
     return out
 
 
-def _resource(resource: Resource) -> dict[str, Any]:
-    attributes = _attributes(resource.attributes)
-    return {"attributes": attributes} if attributes else {}
-
-
-def _scope(scope: InstrumentationScope | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _scope_entry(scope: InstrumentationScope | None, spans: list[Any]) -> dict[str, Any]:
+    """One ``scopeSpans`` entry: the scope, its encoded ``spans`` and its ``schemaUrl``."""
     if scope is None:
-        return out
-    if scope.name:
-        out["name"] = scope.name
-    if scope.version:
-        out["version"] = scope.version
-    attributes = _attributes(scope.attributes)
-    if attributes:
-        out["attributes"] = attributes
-    return out
+        return entry_json("scope", {}, "spans", spans, None)
+    head = scope_json(scope.name, scope.version, _attributes(scope.attributes))
+    return entry_json("scope", head, "spans", spans, scope.schema_url)
 
 
 def encode_spans_json(spans: Iterable[ReadableSpan]) -> dict[str, Any]:
@@ -205,64 +180,14 @@ def encode_spans_json(spans: Iterable[ReadableSpan]) -> dict[str, Any]:
     resource_spans = []
     for resource_id, by_scope in groups.items():
         resource = resources[resource_id]
-        scope_spans = []
-        for scope, encoded in by_scope.values():
-            entry: dict[str, Any] = {"scope": _scope(scope), "spans": encoded}
-            if scope is not None and scope.schema_url:
-                entry["schemaUrl"] = scope.schema_url
-            scope_spans.append(entry)
-        entry_rs: dict[str, Any] = {"resource": _resource(resource), "scopeSpans": scope_spans}
-        if resource.schema_url:
-            entry_rs["schemaUrl"] = resource.schema_url
-        resource_spans.append(entry_rs)
+        scope_spans = [_scope_entry(scope, encoded) for scope, encoded in by_scope.values()]
+        head = resource_json(_attributes(resource.attributes))
+        resource_spans.append(
+            entry_json("resource", head, "scopeSpans", scope_spans, resource.schema_url)
+        )
     return {"resourceSpans": resource_spans}
 
 
 def dumps_line(request: Mapping[str, Any]) -> str:
     """Serialise an OTLP/JSON object as one compact line (no trailing newline)."""
     return json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def _convert_ids(node: Any, convert: Any) -> None:
-    """Rewrite every id field in an OTLP/JSON trace request in place with ``convert``."""
-    for resource_spans in node.get("resourceSpans", ()):
-        for scope_spans in resource_spans.get("scopeSpans", ()):
-            for span in scope_spans.get("spans", ()):
-                for name in _ID_FIELDS:
-                    if span.get(name):
-                        span[name] = convert(span[name])
-                for link in span.get("links", ()):
-                    for name in _ID_FIELDS:
-                        if link.get(name):
-                            link[name] = convert(link[name])
-
-
-def _b64_to_hex(value: str) -> str:
-    return base64.b64decode(value).hex()
-
-
-def _hex_to_b64(value: str) -> str:
-    return base64.b64encode(bytes.fromhex(value)).decode("ascii")
-
-
-def request_to_otlp_json(request: ExportTraceServiceRequest) -> dict[str, Any]:
-    """Convert a protobuf ``ExportTraceServiceRequest`` to its OTLP/JSON object (hex ids)."""
-    data: dict[str, Any] = json_format.MessageToDict(request, use_integers_for_enums=True)
-    _convert_ids(data, _b64_to_hex)
-    return data
-
-
-def otlp_json_to_request(data: str | bytes | Mapping[str, Any]) -> ExportTraceServiceRequest:
-    """Parse one OTLP/JSON line (or its decoded object) into an ``ExportTraceServiceRequest``.
-
-    Raises:
-        ValueError: the text is not valid JSON, an id is not hex, or the object does not match
-            the OTLP schema (``google.protobuf.json_format.ParseError`` is a ``ValueError``).
-    """
-    obj: Any = json.loads(data) if isinstance(data, str | bytes) else json.loads(json.dumps(data))
-    if not isinstance(obj, dict):
-        raise ValueError("an OTLP/JSON trace request must be a JSON object")
-    _convert_ids(obj, _hex_to_b64)
-    request = ExportTraceServiceRequest()
-    json_format.ParseDict(obj, request)
-    return request

@@ -11,14 +11,16 @@ validated the same way and land on disk in one canonical form.
 
 Both signals share one layout (resource, then scope, then items) and one walk of it: a
 :class:`Signal` names a signal's levels, its ids and how one item is written;
-:data:`TRACES` is defined here and ``LOGS`` in :mod:`._otlp_logs`.
+:data:`TRACES` is defined here and ``LOGS`` in :mod:`._otlp_logs`. The spellings of the
+format this walk shares with the SDK's file exporter (doubles, bytes, scope, resource and the
+resource/scope entries) come from :mod:`groundtrace.sdk.otlp_format`: the file exporter and
+the receiver write the same line for the same spans.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
@@ -32,6 +34,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from groundtrace.sdk.otlp_format import (
+    bytes_json,
+    double_json,
+    entry_json,
+    resource_json,
+    scope_json,
+)
 
 __all__ = [
     "TRACES",
@@ -171,11 +181,12 @@ class Signal(Generic[M]):
         for resource in getattr(request, r_field):
             scopes = []
             for scope in getattr(resource, s_field):
-                items = getattr(scope, i_field)
-                entry = {"scope": _scope(scope.scope), i_key: list(map(self.item_json, items))}
-                scopes.append(_envelope(entry, scope.schema_url))
-            head = {"resource": _resource(resource.resource), s_key: scopes}
-            resources.append(_envelope(head, resource.schema_url))
+                items = list(map(self.item_json, getattr(scope, i_field)))
+                scopes.append(
+                    entry_json("scope", _scope(scope.scope), i_key, items, scope.schema_url)
+                )
+            head = _resource(resource.resource)
+            resources.append(entry_json("resource", head, s_key, scopes, resource.schema_url))
         return {r_key: resources}
 
     def to_json_line(self, request: M) -> bytes:
@@ -254,17 +265,13 @@ def any_value_json(value: AnyValue) -> dict[str, Any]:
     if which == "bool_value":
         return {"boolValue": value.bool_value}
     if which == "double_value":
-        number = value.double_value
-        if math.isfinite(number):
-            return {"doubleValue": number}
-        text = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
-        return {"doubleValue": text}
+        return {"doubleValue": double_json(value.double_value)}
     if which == "array_value":
         return {"arrayValue": {"values": [any_value_json(v) for v in value.array_value.values]}}
     if which == "kvlist_value":
         return {"kvlistValue": {"values": _attributes(value.kvlist_value.values)}}
     if which == "bytes_value":
-        return {"bytesValue": base64.b64encode(value.bytes_value).decode("ascii")}
+        return {"bytesValue": bytes_json(value.bytes_value)}
     if which == "string_value_strindex":
         return {"stringValueStrindex": value.string_value_strindex}
     return {}
@@ -287,26 +294,12 @@ def put_attributes(out: dict[str, Any], item: Any) -> None:
 
 
 def _resource(resource: Resource) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    put_attributes(out, resource)
-    return out
+    return resource_json(_attributes(resource.attributes), resource.dropped_attributes_count)
 
 
 def _scope(scope: InstrumentationScope) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if scope.name:
-        out["name"] = scope.name
-    if scope.version:
-        out["version"] = scope.version
-    put_attributes(out, scope)
-    return out
-
-
-def _envelope(out: dict[str, Any], schema_url: str) -> dict[str, Any]:
-    """A resource or scope entry of an export, with its ``schemaUrl`` when it has one."""
-    if schema_url:
-        out["schemaUrl"] = schema_url
-    return out
+    attributes = _attributes(scope.attributes)
+    return scope_json(scope.name, scope.version, attributes, scope.dropped_attributes_count)
 
 
 def _span(span: Span) -> dict[str, Any]:

@@ -20,14 +20,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
+from groundtrace.collectors.receiver import parse_json_request, request_to_otlp_json
 from groundtrace.sdk import _runtime
 from groundtrace.sdk._config import configure, export_stats, shutdown
-from groundtrace.sdk._otlp_json import (
-    dumps_line,
-    encode_spans_json,
-    otlp_json_to_request,
-    request_to_otlp_json,
-)
+from groundtrace.sdk._otlp_json import dumps_line, encode_spans_json
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter, rotated_name
 
 pytestmark = pytest.mark.usefixtures("clean_config")
@@ -119,8 +115,8 @@ def test_encoding_details_match_otlp_json() -> None:
     assert values["b"] == {"boolValue": True}
     assert values["arr"] == {"arrayValue": {"values": [{"stringValue": "x"}, {"stringValue": "y"}]}}
     assert values["ints"] == {"arrayValue": {"values": [{"intValue": "1"}, {"intValue": "2"}]}}
-    assert request_to_otlp_json(encode_spans(spans)) == obj
-    assert otlp_json_to_request(obj) == encode_spans(spans)
+    assert request_to_otlp_json(encode_spans(spans)) == obj  # what the receiver writes
+    assert parse_json_request(dumps_line(obj).encode()) == encode_spans(spans)
 
 
 def test_golden_line_structure(tmp_path: Path) -> None:
