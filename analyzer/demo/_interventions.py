@@ -6,14 +6,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
+from groundtrace.analyzer import interventions
 from groundtrace.analyzer.errors import ConfigError
-from groundtrace.analyzer.interventions import (
-    InterventionSummary,
-    PlanSettings,
-    RunConfig,
-    parse_operators,
-    run_interventions,
-)
+from groundtrace.analyzer.executor import executor_for
+from groundtrace.analyzer.interventions import InterventionSummary
 
 __all__ = ["CUE_R_OPERATORS", "run_interventions_for_demo"]
 
@@ -45,7 +41,7 @@ def run_interventions_for_demo(
         out_dir: the demo's output directory.
         dataset: the HotpotQA file the demo ran on (replacement candidates).
         limit: the first N traces.
-        operators: ``--operators`` names (:func:`parse_operators`: REMOVE, REPLACE, DUPLICATE,
+        operators: ``--operators`` names (REMOVE, REPLACE, DUPLICATE,
             ZERO, RANDOM, JOINT).
         concurrency: replays in flight.
         progress: called with (done, total) as units complete.
@@ -59,17 +55,20 @@ def run_interventions_for_demo(
         from groundtrace.examples.hotpot_rag.cases import DEFAULT_DATASET
 
         dataset = DEFAULT_DATASET
-    config = RunConfig(
-        out_dir=out_dir / "interventions",
+    config = interventions.Config(
+        out=str(out_dir / "interventions"),
+        traces=(str(out_dir / "traces"),),
+        cases=str(out_dir / "cases.jsonl"),
+        pool_dataset=str(dataset),
+        operators=tuple(operators),
         limit=limit,
         concurrency=concurrency,
-        plan=PlanSettings(operators=parse_operators(operators)),
     )
-    result = run_interventions(
-        [out_dir / "traces"],
-        config,
-        cases_path=out_dir / "cases.jsonl",
-        pool_dataset=dataset,
-        progress=progress,
-    )
+    units = interventions.plan(config)
+    executor = executor_for("local", concurrency=concurrency)
+    try:
+        result = interventions.run(units, config, executor, progress=progress)
+    finally:
+        executor.close()
+    interventions.write_report(result, Path(config.out))
     return result.summary
