@@ -266,6 +266,15 @@ def test_another_major_version_names_file_and_field(tmp_path: Path) -> None:
     assert read(path, PathReport).format_version == "1.7"
 
 
+def test_a_file_of_an_earlier_minor_version_still_loads() -> None:
+    """A 1.3 demo report (before ``analyses``) reads with the new field empty."""
+    old = read(FIXTURES / "demo_report-1.3.json", DemoReport)
+    assert old.format_version == "1.3" and old.analyses == {}
+    current = f'"{RESULT_FORMAT_VERSION}"'.encode()
+    new = encode(demo_report()).replace(current, b'"1.3"').replace(b',"analyses":{}', b"")
+    assert encode(old).replace(b',"analyses":{}', b"") == new
+
+
 def test_a_file_without_version_is_not_a_record(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
     path.write_text(json.dumps({"cases": []}))
