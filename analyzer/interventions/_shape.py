@@ -118,7 +118,7 @@ def estimate_run(units: Sequence[ItemPlan], config: Config) -> tuple[list[ChatRe
 #: ``get_analysis("interventions")``.
 ANALYSIS: Analysis[Config, ItemPlan, RunResult] = Analysis(
     name="interventions",
-    title="evidence utility by counterfactual replay: what removing, replacing, duplicating "
+    title="Evidence utility by counterfactual replay: what removing, replacing, duplicating "
     "or zeroing each piece of evidence does to the answer",
     config=Config,
     plan=plan,

@@ -154,7 +154,7 @@ def verdicts(result: PathRun, config: Config) -> Linked:
 #: The ``paths`` analysis (``groundtrace.analyzer.get_analysis("paths")``).
 ANALYSIS: Final[Analysis[Config, Case, PathRun]] = Analysis(
     name="paths",
-    title="command-path validation: did the answers come from what was read?",
+    title="Command-path validation: did the answers come from what was read?",
     config=Config,
     plan=plan,
     run=run,
