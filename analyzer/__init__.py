@@ -22,6 +22,16 @@ read one back with :func:`read`::
     from groundtrace.analyzer.paths import PathReport
 
     report = read("out/paths/report.json", PathReport)
+
+Every analysis has the same public shape, an :class:`Analysis` record (its config record,
+``plan``, ``run`` on an executor, ``write_report``, ``reading``, ``nothing_measured`` and the
+write-back and demo hooks); :func:`get_analysis` finds one by name, built-in or a plugin's
+(entry-point group ``groundtrace.analyses``)::
+
+    from groundtrace.analyzer import analyses, get_analysis
+
+    print(analyses())                       # ['audit', 'gate', 'interventions', 'judge', 'paths']
+    print(get_analysis("paths").title)
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ program calls :func:`register_analysis`.
 
 Usage::
 
+    from pathlib import Path
+
     from groundtrace.analyzer import get_analysis
     from groundtrace.analyzer.executor import executor_for
 
