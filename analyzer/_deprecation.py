@@ -7,12 +7,13 @@ module ``__getattr__``::
 
 ``from package import write_reports`` then still works, warns once per call site with a
 :class:`DeprecationWarning` naming the replacement and the release that deprecated it, and
-returns the new object; the old name is not in ``__all__``.
+returns the new object; the old name is not in ``__all__``. A name that moved to another
+module is given with its module, ``{"EvidenceChunk": "groundtrace.analyzer.replay.ReplayChunk"}``.
 """
 
 from __future__ import annotations
 
-import sys
+import importlib
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -25,7 +26,8 @@ def renamed(module: str, names: Mapping[str, str], *, since: str) -> Callable[[s
 
     Args:
         module: the module's ``__name__``.
-        names: old public name -> its new name in the same module.
+        names: old public name -> its new name in the same module (or ``module.name`` when
+            it moved to another module).
         since: the release that deprecated the old names.
     """
     table = dict(names)
@@ -34,11 +36,13 @@ def renamed(module: str, names: Mapping[str, str], *, since: str) -> Callable[[s
         new = table.get(name)
         if new is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        home, _, attr = new.rpartition(".")
+        home = home or module
         warnings.warn(
-            f"{module}.{name} is deprecated since groundtrace {since}: use {module}.{new}",
+            f"{module}.{name} is deprecated since groundtrace {since}: use {home}.{attr}",
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(sys.modules[module], new)
+        return getattr(importlib.import_module(home), attr)
 
     return __getattr__

@@ -26,7 +26,8 @@ Usage::
 :func:`run_interventions` does the same from a :class:`RunConfig` (the run folder plus the
 plan, replay, axis and statistics settings) and writes the reports into the run folder.
 The steps behind the run (axes and comparisons, targets, the replacement pool, roles,
-joint ablation) live in the private modules of this package.
+joint ablation) live in the private modules of this package; they all take the evidence
+items as :class:`groundtrace.analyzer.replay.ReplayChunk`.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ from ._report import operator_table_md, write_report
 from ._roles import Role, RoleThresholds
 from ._run import RunConfig, RunResult, run_interventions, run_interventions_async
 from ._shape import ANALYSIS, estimate_run, nothing_measured, plan, run, verdicts
-from ._targets import EvidenceChunk, TargetChoice, TargetRule
+from ._targets import TargetChoice, TargetRule
 
 __all__ = [
     "ALL_OPERATORS",
@@ -83,7 +84,6 @@ __all__ = [
     "CounterfactualAnswer",
     "DivergenceParts",
     "Estimate",
-    "EvidenceChunk",
     "Hardness",
     "HardnessLevel",
     "InputCounts",
@@ -126,5 +126,13 @@ __all__ = [
     "write_report",
 ]
 
-#: Old names, kept working for a release with a DeprecationWarning naming the new one.
-__getattr__ = renamed(__name__, {"write_reports": "write_report"}, since="0.2.0")
+#: Old names, kept working for a release with a DeprecationWarning naming the new one
+#: (``EvidenceChunk``: the analyzer's one evidence record is the replay's ``ReplayChunk``).
+__getattr__ = renamed(
+    __name__,
+    {
+        "write_reports": "write_report",
+        "EvidenceChunk": "groundtrace.analyzer.replay.ReplayChunk",
+    },
+    since="0.2.0",
+)

@@ -32,7 +32,7 @@ from groundtrace.collectors import Trace
 
 from ._joint import MAX_SHAPLEY_PLAYERS, joint_support_pair
 from ._pool import Hardness, PoolCandidate, build_replacement_pool, choose_replacement
-from ._targets import EvidenceChunk, TargetChoice, random_target, select_target
+from ._targets import TargetChoice, by_rank, random_target, select_target
 
 __all__ = [
     "ALL_OPERATORS",
@@ -183,17 +183,6 @@ def evidence_set(trace: Trace) -> tuple[ReplayChunk, ...] | str:
     return tuple(ordered)
 
 
-def _chunks(evidence: Sequence[ReplayChunk]) -> list[EvidenceChunk]:
-    return [
-        EvidenceChunk(c.id, c.title, c.content, c.rank if c.rank is not None else i)
-        for i, c in enumerate(evidence)
-    ]
-
-
-def _as_replay(chunk: EvidenceChunk) -> ReplayChunk:
-    return ReplayChunk(chunk.id, chunk.title, chunk.text)
-
-
 def _unit(
     plan: ItemPlan,
     op: str,
@@ -225,15 +214,15 @@ NO_CANDIDATES = (
 
 
 def _replacement(
-    plan: ItemPlan, target: EvidenceChunk, settings: PlanSettings
+    plan: ItemPlan, target: ReplayChunk, settings: PlanSettings
 ) -> PoolCandidate | str:
     if plan.gold is None or not plan.gold.passages:
         return NO_CANDIDATES
     pool = build_replacement_pool(
         target,
         plan.trace.request.query or "",
-        tuple(EvidenceChunk(p.id, p.title, p.text, i) for i, p in enumerate(plan.gold.passages)),
-        _chunks(plan.evidence),
+        tuple(ReplayChunk(p.id, p.title, p.text) for p in plan.gold.passages),
+        plan.evidence,
         plan.gold.support_titles,
     )
     plan.pool_sizes[target.id] = len(pool.candidates)
@@ -252,7 +241,7 @@ def _replacement(
 
 
 def _operate(
-    plan: ItemPlan, suffix: str, target: EvidenceChunk, settings: PlanSettings
+    plan: ItemPlan, suffix: str, target: ReplayChunk, settings: PlanSettings
 ) -> PoolCandidate | None:
     ev = plan.evidence
     seed = settings.model_seed
@@ -266,20 +255,19 @@ def _operate(
             plan.skipped[f"REPLACE{suffix}"] = found
         else:
             chosen = found
-            swapped = [_as_replay(found.chunk) if c.id == target.id else c for c in ev]
+            swapped = [found.chunk if c.id == target.id else c for c in ev]
             _unit(plan, f"REPLACE{suffix}", target.id, found.chunk.id, seed, swapped)
     if f"DUPLICATE{suffix}" in ops:
-        copy = next(c for c in ev if c.id == target.id)
-        _unit(plan, f"DUPLICATE{suffix}", target.id, None, seed, [*ev, copy])
+        _unit(plan, f"DUPLICATE{suffix}", target.id, None, seed, [*ev, target])
     return chosen
 
 
-def _joint(plan: ItemPlan, chunks: Sequence[EvidenceChunk], settings: PlanSettings) -> None:
+def _joint(plan: ItemPlan, settings: PlanSettings) -> None:
     gold = plan.gold
     if gold is None or gold.reference_answer is None or not gold.support_titles:
         plan.skipped[JOINT] = "needs a reference answer and gold support titles (--cases)"
         return
-    pair = joint_support_pair(chunks, gold.support_titles)
+    pair = joint_support_pair(plan.evidence, gold.support_titles)
     if pair is None:
         plan.skipped[JOINT] = "fewer than two gold supporting chunks in R"
         return
@@ -287,7 +275,7 @@ def _joint(plan: ItemPlan, chunks: Sequence[EvidenceChunk], settings: PlanSettin
     support = GoldSupport(gold.support_titles)
     seen: set[str] = set()
     players: list[str] = []
-    for c in sorted(chunks, key=lambda c: c.rank):
+    for c in by_rank(plan.evidence):
         entry = support.match(c.id, c.title)
         if entry is not None and entry not in seen:
             seen.add(entry)
@@ -325,17 +313,16 @@ def plan_item(trace: Trace, gold: Case | None, settings: PlanSettings) -> ItemPl
             if op != "ZERO":
                 plan.skipped[op] = "the evidence set R is empty"
         return plan
-    chunks = _chunks(evidence)
     used = set(trace.selected_ids or ())
     support = gold.support_titles if gold is not None else ()
     matcher = GoldSupport(support)
-    if matcher and not matcher.matched((c.id, c.title) for c in chunks):
-        plan.findings.append(unmatched_note(key, matcher, len(chunks)))
-    plan.target = select_target(chunks, used, support)
+    if matcher and not matcher.matched((c.id, c.title) for c in evidence):
+        plan.findings.append(unmatched_note(key, matcher, len(evidence)))
+    plan.target = select_target(evidence, used, support)
     plan.replacement = _operate(plan, "", plan.target.chunk, settings)
     if any(op.endswith(RANDOM_SUFFIX) for op in settings.operators):
-        plan.random = random_target(chunks, settings.random_target_seed, key)
+        plan.random = random_target(evidence, settings.random_target_seed, key)
         plan.random_replacement = _operate(plan, RANDOM_SUFFIX, plan.random.chunk, settings)
     if JOINT in settings.operators:
-        _joint(plan, chunks, settings)
+        _joint(plan, settings)
     return plan

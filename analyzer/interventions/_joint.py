@@ -24,9 +24,10 @@ import numpy as np
 
 from groundtrace.analyzer._evidence_match import GoldSupport
 from groundtrace.analyzer.errors import InputError
+from groundtrace.analyzer.replay import ReplayChunk
 from groundtrace.analyzer.stats import DeltaSummary, StatsSettings, summarise_deltas
 
-from ._targets import EvidenceChunk
+from ._targets import by_rank
 
 __all__ = [
     "MAX_SHAPLEY_PLAYERS",
@@ -112,18 +113,18 @@ def summarise_joint(items: Sequence[JointItem], stats: StatsSettings | None = No
 
 
 def joint_support_pair(
-    evidence: Sequence[EvidenceChunk], support_titles: Collection[str]
-) -> tuple[EvidenceChunk, EvidenceChunk] | None:
+    evidence: Sequence[ReplayChunk], support_titles: Collection[str]
+) -> tuple[ReplayChunk, ReplayChunk] | None:
     """The two gold supporting chunks in R (best-ranked chunk of each of two gold entries,
-    matched by id or title).
+    matched by id or title; a chunk of unknown rank ranks by its position in R).
 
     Returns:
         ``(s1, s2)`` ordered by rank, or ``None`` when fewer than two distinct gold entries
         are matched in R (the item is not eligible for joint ablation).
     """
     gold = GoldSupport(support_titles)
-    by_entry: dict[str, EvidenceChunk] = {}
-    for chunk in sorted(evidence, key=lambda c: c.rank):
+    by_entry: dict[str, ReplayChunk] = {}
+    for chunk in by_rank(evidence):
         entry = gold.match(chunk.id, chunk.title)
         if entry is not None and entry not in by_entry:
             by_entry[entry] = chunk

@@ -29,8 +29,9 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from groundtrace.analyzer._evidence_match import GoldSupport
+from groundtrace.analyzer.replay import ReplayChunk
 
-from ._targets import EvidenceChunk, _key_entropy
+from ._targets import _key_entropy
 
 __all__ = [
     "Hardness",
@@ -56,9 +57,17 @@ class Hardness(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class PoolCandidate:
-    """A candidate with its scores and levels."""
+    """A candidate with its scores and levels.
 
-    chunk: EvidenceChunk
+    Attributes:
+        chunk: the candidate, as the replay shows it in place of the target.
+        similarity: token Jaccard similarity to the target.
+        relevance: BM25 score for the query over the pool.
+        similarity_level: tercile level of ``similarity``.
+        relevance_level: tercile level of ``relevance``.
+    """
+
+    chunk: ReplayChunk
     similarity: float
     relevance: float
     similarity_level: Hardness
@@ -107,10 +116,10 @@ def _levels(scores: np.ndarray) -> tuple[list[Hardness], tuple[float, float]]:
 
 
 def build_replacement_pool(
-    target: EvidenceChunk,
+    target: ReplayChunk,
     query: str,
-    candidates: Sequence[EvidenceChunk],
-    evidence: Sequence[EvidenceChunk],
+    candidates: Sequence[ReplayChunk],
+    evidence: Sequence[ReplayChunk],
     support_titles: Collection[str],
 ) -> ReplacementPool:
     """Filter the candidates and score them on similarity and relevance.
@@ -118,14 +127,15 @@ def build_replacement_pool(
     Args:
         target: e_i, the chunk to be replaced.
         query: q.
-        candidates: chunks beyond the top-k, or the case's distractors.
+        candidates: chunks beyond the top-k, or the case's distractors (their ranks are
+            not read: the pool keeps the input order).
         evidence: R (its ids are excluded; ``target`` is normally one of them).
         support_titles: S (chunks whose id or title matches an entry are excluded).
     """
     in_r = {c.id for c in evidence} | {target.id}
     gold = GoldSupport(support_titles)
     excluded: dict[str, str] = {}
-    kept: list[EvidenceChunk] = []
+    kept: list[ReplayChunk] = []
     seen: set[str] = set()
     for chunk in candidates:
         if chunk.id in in_r:
@@ -141,8 +151,8 @@ def build_replacement_pool(
             seen.add(chunk.id)
     if not kept:
         return ReplacementPool(target.id, (), excluded)
-    docs = [_tokens(c.text) for c in kept]
-    target_words = set(_tokens(target.text))
+    docs = [_tokens(c.content) for c in kept]
+    target_words = set(_tokens(target.content))
     similarity = np.array([_jaccard_similarity(target_words, set(d)) for d in docs])
     relevance = np.asarray(BM25Okapi(docs).get_scores(_tokens(query)), dtype=np.float64)
     sim_levels, sim_cuts = _levels(similarity)

@@ -8,8 +8,11 @@ Priority, first non-empty group wins, ties broken by retrieval rank (lower rank 
 3. matches S;
 4. the highest-ranked chunk.
 
-The random-target control draws uniformly from R with a generator seeded by
-``(seed, stable hash of the item key)``, so a resumed or reordered run draws the same target.
+The chunks are the replay's evidence records
+(:class:`~groundtrace.analyzer.replay.ReplayChunk`); a chunk whose retrieval rank is unknown
+ranks by its 0-based position in R (:func:`by_rank`). The random-target control draws
+uniformly from R with a generator seeded by ``(seed, stable hash of the item key)``, so a
+resumed or reordered run draws the same target.
 """
 
 from __future__ import annotations
@@ -23,25 +26,21 @@ import numpy as np
 
 from groundtrace.analyzer._evidence_match import GoldSupport
 from groundtrace.analyzer.errors import InputError
+from groundtrace.analyzer.replay import ReplayChunk
 
-__all__ = ["EvidenceChunk", "TargetChoice", "TargetRule", "random_target", "select_target"]
+__all__ = ["TargetChoice", "TargetRule", "by_rank", "random_target", "select_target"]
 
 
-@dataclass(frozen=True, slots=True)
-class EvidenceChunk:
-    """One retrieved chunk.
+def by_rank(evidence: Sequence[ReplayChunk]) -> list[ReplayChunk]:
+    """R in rank order, lower first: a chunk's retrieval rank, else its 0-based position in R.
 
-    Attributes:
-        id: chunk id.
-        title: document title (matched against the gold supporting titles S).
-        text: chunk text.
-        rank: retrieval rank, 0 = best.
+    The sort is stable, so chunks of equal rank keep their order in R.
     """
-
-    id: str
-    title: str
-    text: str = ""
-    rank: int = 0
+    ranked = sorted(
+        enumerate(evidence),
+        key=lambda item: item[0] if item[1].rank is None else item[1].rank,
+    )
+    return [chunk for _, chunk in ranked]
 
 
 class TargetRule(StrEnum):
@@ -64,19 +63,19 @@ class TargetChoice:
         seed: the seed of the random control, ``None`` for the priority rule.
     """
 
-    chunk: EvidenceChunk
+    chunk: ReplayChunk
     rule: TargetRule
     seed: int | None = None
 
 
-def _ranked(evidence: Sequence[EvidenceChunk]) -> list[EvidenceChunk]:
+def _ranked(evidence: Sequence[ReplayChunk]) -> list[ReplayChunk]:
     if not evidence:
         raise InputError("the evidence set R is empty: no target to intervene on", field="R")
-    return sorted(evidence, key=lambda chunk: chunk.rank)
+    return by_rank(evidence)
 
 
 def select_target(
-    evidence: Sequence[EvidenceChunk],
+    evidence: Sequence[ReplayChunk],
     used_ids: Collection[str],
     support_titles: Collection[str],
 ) -> TargetChoice:
@@ -108,7 +107,7 @@ def _key_entropy(key: str) -> int:
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")
 
 
-def random_target(evidence: Sequence[EvidenceChunk], seed: int, key: str) -> TargetChoice:
+def random_target(evidence: Sequence[ReplayChunk], seed: int, key: str) -> TargetChoice:
     """Random-target control: a chunk drawn uniformly from R.
 
     Args:

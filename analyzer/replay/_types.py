@@ -15,19 +15,24 @@ __all__ = ["ReplayChunk", "ReplayUnit", "UnitResult", "UnitStatus", "restrict_id
 
 @dataclass(frozen=True, slots=True)
 class ReplayChunk:
-    """One evidence item handed to the generator on replay.
+    """One evidence item of the analyzer: what the interventions plan on and the replay shows.
+
+    The one record of an evidence item inside the analyzer: the evidence set R of a trace,
+    the targets, the replacement pool, joint ablation and the replayed evidence list all use
+    it (a replacement candidate is shown as it is).
 
     Attributes:
         id: chunk id (what the prompt shows in square brackets).
-        title: document title.
+        title: document title (matched against the gold supporting titles S).
         content: chunk text.
-        rank: retrieval rank (1 = best) when known.
+        rank: retrieval rank (1 = best) when known; where R is put in rank order a chunk
+            without one ranks by its 0-based position in R.
         score: retrieval score when known.
     """
 
     id: str
     title: str
-    content: str
+    content: str = ""
     rank: int | None = None
     score: float | None = None
 

@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.interventions import EvidenceChunk
 from groundtrace.analyzer.interventions._joint import (
     JointItem,
     joint_support_pair,
     shapley_values,
     summarise_joint,
 )
+from groundtrace.analyzer.replay import ReplayChunk
 from groundtrace.analyzer.stats import StatsSettings
 
 
@@ -48,17 +48,22 @@ def test_rates_hand_worked() -> None:
 
 def test_joint_support_pair_eligibility() -> None:
     r = [
-        EvidenceChunk("a", "A", rank=2),
-        EvidenceChunk("b", "B", rank=0),
-        EvidenceChunk("a2", "A", rank=1),
-        EvidenceChunk("x", "X", rank=3),
+        ReplayChunk("a", "A", rank=2),
+        ReplayChunk("b", "B", rank=0),
+        ReplayChunk("a2", "A", rank=1),
+        ReplayChunk("x", "X", rank=3),
     ]
     pair = joint_support_pair(r, {"A", "B"})
     assert pair is not None and (pair[0].id, pair[1].id) == ("b", "a2")
     assert joint_support_pair(r, {"A", "Z"}) is None
+    unranked = [ReplayChunk("x", "X"), ReplayChunk("a", "A"), ReplayChunk("b", "B", rank=0)]
+    pair = joint_support_pair(unranked, {"A", "B"})  # a ranks by its position 1, after b
+    assert pair is not None and (pair[0].id, pair[1].id) == ("b", "a")
 
 
-def _value_table(players: list[str], weights: dict[str, float], bonus: float) -> dict:
+def _value_table(
+    players: list[str], weights: dict[str, float], bonus: float
+) -> dict[frozenset[str], float]:
     table = {}
     for size in range(len(players) + 1):
         for subset in itertools.combinations(players, size):

@@ -7,25 +7,26 @@ import re
 
 from rank_bm25 import BM25Okapi
 
-from groundtrace.analyzer.interventions import EvidenceChunk, Hardness
+from groundtrace.analyzer.interventions import Hardness
 from groundtrace.analyzer.interventions._joint import joint_support_pair
 from groundtrace.analyzer.interventions._pool import build_replacement_pool, choose_replacement
 from groundtrace.analyzer.interventions._targets import select_target
+from groundtrace.analyzer.replay import ReplayChunk
 from tests.support.data import HOTPOT
 
-TARGET = EvidenceChunk("t", "Eiffel Tower", "the eiffel tower is a wrought iron tower in paris", 0)
-R = [TARGET, EvidenceChunk("r2", "Paris", "paris is the capital of france", 1)]
+TARGET = ReplayChunk("t", "Eiffel Tower", "the eiffel tower is a wrought iron tower in paris", 0)
+R = [TARGET, ReplayChunk("r2", "Paris", "paris is the capital of france", 1)]
 QUERY = "how tall is the eiffel tower in paris"
 CANDIDATES = [
-    EvidenceChunk("r2", "Paris", "paris is the capital of france", 1),  # in R
-    EvidenceChunk("g1", "Gustave Eiffel", "gustave eiffel built the tower", 6),  # gold title
-    EvidenceChunk("k1", "Tokyo Tower", "tokyo tower is a lattice tower in tokyo", 7),
-    EvidenceChunk("k2", "Iron", "iron is a chemical element", 8),
-    EvidenceChunk("k3", "Blackpool Tower", "blackpool tower is a wrought iron tower", 9),
-    EvidenceChunk("k4", "Bananas", "bananas are yellow fruit", 10),
-    EvidenceChunk("k5", "Paris tower", "the eiffel tower in paris is tall", 11),
-    EvidenceChunk("k6", "Cheese", "cheese is made from milk", 12),
-    EvidenceChunk("k2", "Iron", "iron is a chemical element", 8),  # repeated
+    ReplayChunk("r2", "Paris", "paris is the capital of france", 1),  # in R
+    ReplayChunk("g1", "Gustave Eiffel", "gustave eiffel built the tower", 6),  # gold title
+    ReplayChunk("k1", "Tokyo Tower", "tokyo tower is a lattice tower in tokyo", 7),
+    ReplayChunk("k2", "Iron", "iron is a chemical element", 8),
+    ReplayChunk("k3", "Blackpool Tower", "blackpool tower is a wrought iron tower", 9),
+    ReplayChunk("k4", "Bananas", "bananas are yellow fruit", 10),
+    ReplayChunk("k5", "Paris tower", "the eiffel tower in paris is tall", 11),
+    ReplayChunk("k6", "Cheese", "cheese is made from milk", 12),
+    ReplayChunk("k2", "Iron", "iron is a chemical element", 8),  # repeated
 ]
 
 
@@ -38,6 +39,7 @@ def test_exclusion_rules() -> None:
         "g1": "title is a gold supporting title",
         "k2": "repeated candidate id",
     }
+    assert pool.candidates[0].chunk is CANDIDATES[2]  # the replay shows the candidate as it is
 
 
 def test_hardness_levels_follow_similarity_and_relevance() -> None:
@@ -80,15 +82,15 @@ def test_pool_on_real_hotpotqa_distractor_items() -> None:
     eligible = 0
     for row in rows:
         chunks = [
-            EvidenceChunk(f"{row['_id']}:{i}", title, "".join(sentences), i)
+            ReplayChunk(f"{row['_id']}:{i}", title, "".join(sentences), i)
             for i, (title, sentences) in enumerate(row["context"])
         ]
-        scores = BM25Okapi([re.findall(r"\w+", c.text.lower()) for c in chunks]).get_scores(
+        scores = BM25Okapi([re.findall(r"\w+", c.content.lower()) for c in chunks]).get_scores(
             re.findall(r"\w+", row["question"].lower())
         )
         order = sorted(range(len(chunks)), key=lambda i: -scores[i])
         ranked = [
-            EvidenceChunk(chunks[i].id, chunks[i].title, chunks[i].text, r)
+            ReplayChunk(chunks[i].id, chunks[i].title, chunks[i].content, r)
             for r, i in enumerate(order)
         ]
         evidence, beyond = ranked[:5], ranked[5:]
