@@ -15,14 +15,16 @@ from typing import Annotated
 
 import typer
 
-from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
-from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
+from ._executor import ExecutorOptions
+from ._options import uses
+from ._writeback import WriteBackOptions
 
 __all__ = ["register"]
 
 
 @handle_errors
+@uses(WriteBackOptions, ExecutorOptions)
 def analyze_command(
     name: Annotated[
         str | None, typer.Argument(help="The analysis (see --list), e.g. paths.")
@@ -39,12 +41,9 @@ def analyze_command(
     list_them: Annotated[
         bool, typer.Option("--list", help="List the analyses this installation can run.")
     ] = False,
-    write_back_to: wb.WriteBackOpt = None,
-    otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
-    phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
-    executor: ExecutorOpt = ExecutorName.LOCAL,
-    ray_address: RayAddressOpt = None,
-    ray_workers: RayWorkersOpt = 2,
+    *,
+    write_back: WriteBackOptions,
+    executor: ExecutorOptions,
 ) -> None:
     """Run any analysis (built-in or a plugin's) from its config file; write its report.
 
@@ -70,21 +69,20 @@ def analyze_command(
         ]
         raise ConfigError(f"analyze needs {', '.join(missing)} (or --list)")
     analysis = get_analysis(name)
-    if write_back_to is not None and analysis.verdicts is None:
+    if write_back.requested and analysis.verdicts is None:
         raise ConfigError(f"{analysis.name} has no per-case results to write back",
                           field="--write-back")  # fmt: skip
     settings = load_config(analysis, config)
     units = analysis.plan(settings)
     err_console.print(f"{analysis.name}: {len(units)} unit(s) planned", highlight=False)
-    with open_executor(executor, ray_address, ray_workers, concurrency) as runner:
+    with executor.open(concurrency) as runner:
         result = analysis.run(units, settings, runner)
     from groundtrace.analyzer._runlock import RunFolderLock
 
     with RunFolderLock.acquire(out):  # the run may have held it; the report's writer does now
         report = analysis.write_report(result, out)
-    if write_back_to is not None and analysis.verdicts is not None:
-        linked = analysis.verdicts(result, settings)
-        wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
+    if (verdicts := analysis.verdicts) is not None:
+        write_back.send(lambda: verdicts(result, settings))
     if as_json:
         typer.echo(json.dumps(to_builtins(result)))
     else:

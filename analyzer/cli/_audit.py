@@ -13,19 +13,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ._app import console, err_console, handle_errors, print_reading
-from ._budget import (
-    CallProfileOpt,
-    CallSettings,
-    EstimateOpt,
-    MaxCallsOpt,
-    MaxCostOpt,
-    PricesOpt,
-    RateLimitOpt,
-    call_settings,
-    existing_cache,
-    print_estimate,
-)
-from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
+from ._budget import CallOptions, CallSettings, existing_cache, print_estimate
+from ._executor import ExecutorOptions
+from ._options import uses
 from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
@@ -167,6 +157,7 @@ def _print_headline(run: AuditRun) -> None:
 
 @audit_app.command("run")
 @handle_errors
+@uses(ExecutorOptions, CallOptions)
 def run_command(
     out: Annotated[Path, typer.Option(help="Run folder (run.json, report.md/.html, traces/).")],
     sources: Annotated[
@@ -224,15 +215,9 @@ def run_command(
         ),
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per model call attempt.")] = 120.0,
-    executor: ExecutorOpt = ExecutorName.LOCAL,
-    ray_address: RayAddressOpt = None,
-    ray_workers: RayWorkersOpt = 2,
-    call_profile: CallProfileOpt = None,
-    rate_limit: RateLimitOpt = None,
-    max_calls: MaxCallsOpt = None,
-    max_cost: MaxCostOpt = None,
-    prices: PricesOpt = None,
-    estimate: EstimateOpt = False,
+    *,
+    executor: ExecutorOptions,
+    calls: CallOptions,
     as_json: Annotated[
         bool, typer.Option("--json", help="With --estimate: print one JSON object.")
     ] = False,
@@ -266,9 +251,9 @@ def run_command(
     from groundtrace.analyzer.errors import ConfigError
     from groundtrace.analyzer.llm import RequestRecorder
 
-    calls = call_settings(call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
-                          max_calls=max_calls, max_cost=max_cost)  # fmt: skip
-    units = calls.units(DEFAULT_CONCURRENCY)
+    settings = calls.settings(concurrency)
+    units = settings.units(DEFAULT_CONCURRENCY)
+    estimate = calls.estimate
     if sources is not None and _user_corpus(sources) is not None:
         if retrieval is not None:
             raise ConfigError("--retrieval applies to the shipped licence corpus; sources of "
@@ -281,12 +266,12 @@ def run_command(
             endpoint=endpoint, answerer=answerer, model=model, judge=judge,
             judge_model=judge_model, validation=None if validation is None else str(validation),
             concurrency=concurrency, timeout=timeout,
-            call_profile=None if call_profile is None else str(call_profile),
-            rate_limit=rate_limit, max_calls=max_calls, max_cost=max_cost,
-            prices=None if prices is None else str(prices),
+            call_profile=None if calls.call_profile is None else str(calls.call_profile),
+            rate_limit=calls.rate_limit, max_calls=calls.max_calls, max_cost=calls.max_cost,
+            prices=None if calls.prices is None else str(calls.prices),
         )  # fmt: skip
-        run_config = _RunOptions(calls, units, executor, ray_address, ray_workers)
-        _audit_user(config, run_config, estimate=estimate, as_json=as_json)
+        _audit_user(config, _RunOptions(settings, units, executor), estimate=estimate,
+                    as_json=as_json)  # fmt: skip
         return
     stack = ExitStack()
     cache = stack.enter_context(existing_cache(out / "llm_cache.sqlite")) if estimate else None
@@ -294,7 +279,7 @@ def run_command(
     def connect(url: str) -> ModelClient:
         if url not in clients:
             clients[url] = (
-                RequestRecorder(url, cache) if estimate else _client(url, out, calls, timeout)
+                RequestRecorder(url, cache) if estimate else _client(url, out, settings, timeout)
             )
         return clients[url]
 
@@ -330,7 +315,7 @@ def run_command(
 
         with stack:
             found = asyncio.run(estimate_shipped_audit(**options))
-            _print_estimate(found, clients, cache, calls, pair_calls=labeller is not None,
+            _print_estimate(found, clients, cache, settings, pair_calls=labeller is not None,
                             as_json=as_json)  # fmt: skip
         return
 
@@ -346,10 +331,7 @@ def run_command(
             for client in clients.values():
                 await client.aclose()
 
-    with (
-        ProgressReporter(err_console) as progress,
-        open_executor(executor, ray_address, ray_workers, units, calls.budget) as runner,
-    ):
+    with ProgressReporter(err_console) as progress, executor.open(units, settings.budget) as runner:
         run = asyncio.run(main(runner))
     _print_headline(run)
     print_reading(reading(run))
@@ -374,9 +356,7 @@ class _RunOptions:
 
     calls: CallSettings
     units: int
-    executor: ExecutorName
-    ray_address: str | None
-    ray_workers: int
+    executor: ExecutorOptions
 
 
 #: Config fields named as the options of ``audit run`` in its messages.
@@ -422,10 +402,9 @@ def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json
         return
     with (
         ProgressReporter(err_console) as progress,
-        open_executor(options.executor, options.ray_address, options.ray_workers,
-                      options.units, options.calls.budget) as runner,
+        options.executor.open(options.units, options.calls.budget) as runner,
         _as_options(config),
-    ):  # fmt: skip
+    ):
         result = audit.run(planned, config, runner, progress=progress)
     with RunFolderLock.acquire(out):  # the run held it; the report's writer does now
         report = audit.write_report(result, out)

@@ -1,5 +1,6 @@
 """``--call-profile``, ``--rate-limit``, ``--max-calls``, ``--max-cost``, ``--prices`` and
-``--estimate``: the options every model-calling command shares, and what they resolve to."""
+``--estimate``: the options every model-calling command shares (:class:`CallOptions`), and
+what they resolve to (:class:`CallSettings`)."""
 
 from __future__ import annotations
 
@@ -14,49 +15,7 @@ import typer
 if TYPE_CHECKING:
     from groundtrace.analyzer.llm import Budget, CallCache, CallProfile, ChatRequest, PriceTable
 
-__all__ = [
-    "CallProfileOpt",
-    "CallSettings",
-    "EstimateOpt",
-    "MaxCallsOpt",
-    "MaxCostOpt",
-    "PricesOpt",
-    "RateLimitOpt",
-    "call_settings",
-    "existing_cache",
-    "print_estimate",
-]
-
-CallProfileOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--call-profile",
-        help="Model-call settings TOML: [models.NAME] prices, [endpoints.URL] rate_limit and "
-        "concurrency, [budget] max_calls and max_cost. The options below override it.",
-    ),
-]
-RateLimitOpt = Annotated[
-    float | None,
-    typer.Option(
-        help="Calls per second to the endpoint, shared by every worker; a 429 pauses them all."
-    ),
-]
-MaxCallsOpt = Annotated[
-    int | None,
-    typer.Option(help="Stop issuing model calls at N (in-flight work finishes; exit 5)."),
-]
-MaxCostOpt = Annotated[
-    float | None,
-    typer.Option(help="Stop issuing model calls at this cost in USD (needs prices; exit 5)."),
-]
-PricesOpt = Annotated[
-    Path | None,
-    typer.Option(help="Price table TOML: [models.NAME] input_per_million, output_per_million."),
-]
-EstimateOpt = Annotated[
-    bool,
-    typer.Option(help="Print the calls the run would make, cached ones and cost; call nothing."),
-]
+__all__ = ["CallOptions", "CallSettings", "existing_cache", "print_estimate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,35 +54,76 @@ class CallSettings:
         return default if self.concurrency_option is None else self.concurrency_option
 
 
-def call_settings(
-    profile: Path | None,
-    prices: Path | None,
-    *,
-    rate_limit: float | None,
-    concurrency: int | None,
-    max_calls: int | None,
-    max_cost: float | None,
-) -> CallSettings:
-    """Read the call profile and resolve the options over it.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallOptions:
+    """The model-call options of a command (an option group, see :mod:`._options`).
 
-    Raises:
-        ConfigError: an unreadable or invalid profile or price table, or bad ceilings.
+    Attributes:
+        call_profile: ``--call-profile``: the model-call settings file.
+        rate_limit: ``--rate-limit``: calls per second to the endpoint.
+        max_calls: ``--max-calls``: the ceiling on model calls.
+        max_cost: ``--max-cost``: the ceiling on their cost in USD.
+        prices: ``--prices``: the price table file.
+        estimate: ``--estimate``: print the calls the run would make, call nothing.
     """
-    from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.analyzer.llm import Budget, CallProfile, PriceTable
 
-    if concurrency is not None and concurrency < 1:
-        raise ConfigError(f"--concurrency must be >= 1, got {concurrency}", field="--concurrency")
-    read = None if profile is None else CallProfile.from_file(profile)
-    table = read.prices if read is not None else None
-    calls = read.max_calls if read is not None and max_calls is None else max_calls
-    cost = read.max_cost if read is not None and max_cost is None else max_cost
-    if prices is not None:
-        table = PriceTable.from_file(prices)
-    budget = None
-    if calls is not None or cost is not None:
-        budget = Budget(max_calls=calls, max_cost=cost, prices=table)
-    return CallSettings(read, table, budget, rate_limit, concurrency)
+    call_profile: Annotated[
+        Path | None,
+        typer.Option(
+            "--call-profile",
+            help="Model-call settings TOML: [models.NAME] prices, [endpoints.URL] rate_limit "
+            "and concurrency, [budget] max_calls and max_cost. The options below override it.",
+        ),
+    ] = None
+    rate_limit: Annotated[
+        float | None,
+        typer.Option(
+            help="Calls per second to the endpoint, shared by every worker; a 429 pauses them all."
+        ),
+    ] = None
+    max_calls: Annotated[
+        int | None,
+        typer.Option(help="Stop issuing model calls at N (in-flight work finishes; exit 5)."),
+    ] = None
+    max_cost: Annotated[
+        float | None,
+        typer.Option(help="Stop issuing model calls at this cost in USD (needs prices; exit 5)."),
+    ] = None
+    prices: Annotated[
+        Path | None,
+        typer.Option(help="Price table TOML: [models.NAME] input_per_million, output_per_million."),
+    ] = None
+    estimate: Annotated[
+        bool,
+        typer.Option(
+            help="Print the calls the run would make, cached ones and cost; call nothing."
+        ),
+    ] = False
+
+    def settings(self, concurrency: int | None) -> CallSettings:
+        """Read the call profile and resolve the options (and the command's
+        ``--concurrency``) over it.
+
+        Raises:
+            ConfigError: an unreadable or invalid profile or price table, or bad ceilings.
+        """
+        from groundtrace.analyzer.errors import ConfigError
+        from groundtrace.analyzer.llm import Budget, CallProfile, PriceTable
+
+        if concurrency is not None and concurrency < 1:
+            raise ConfigError(
+                f"--concurrency must be >= 1, got {concurrency}", field="--concurrency"
+            )
+        read = None if self.call_profile is None else CallProfile.from_file(self.call_profile)
+        table = read.prices if read is not None else None
+        calls = read.max_calls if read is not None and self.max_calls is None else self.max_calls
+        cost = read.max_cost if read is not None and self.max_cost is None else self.max_cost
+        if self.prices is not None:
+            table = PriceTable.from_file(self.prices)
+        budget = None
+        if calls is not None or cost is not None:
+            budget = Budget(max_calls=calls, max_cost=cost, prices=table)
+        return CallSettings(read, table, budget, self.rate_limit, concurrency)
 
 
 @contextmanager

@@ -1,10 +1,11 @@
 """``--executor`` / ``--ray-address`` / ``--ray-workers``: the options every unit-running
-command shares, and the executor they ask for."""
+command shares (:class:`ExecutorOptions`), and the executor they ask for."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from groundtrace.analyzer.executor import LocalExecutor, RayExecutor
     from groundtrace.analyzer.llm import Budget
 
-__all__ = ["ExecutorName", "ExecutorOpt", "RayAddressOpt", "RayWorkersOpt", "open_executor"]
+__all__ = ["ExecutorName", "ExecutorOptions"]
 
 
 class ExecutorName(StrEnum):
@@ -24,36 +25,53 @@ class ExecutorName(StrEnum):
     RAY = "ray"
 
 
-ExecutorOpt = Annotated[
-    ExecutorName,
-    typer.Option(help="local: this process; ray: a Ray cluster (pip install 'groundtrace[ray]')."),
-]
-RayAddressOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="Ray cluster address (default: RAY_ADDRESS, else the cluster `ray start` left "
-        "running here, else a private one)."
-    ),
-]
-RayWorkersOpt = Annotated[
-    int, typer.Option(help="Ray worker actors (each runs --concurrency units at a time).")
-]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutorOptions:
+    """The executor options of a command (an option group, see :mod:`._options`).
 
+    Attributes:
+        executor: ``--executor``: local (this process) or ray.
+        ray_address: ``--ray-address``: the Ray cluster (``None``: found as Ray finds it).
+        ray_workers: ``--ray-workers``: Ray worker actors.
+    """
 
-@contextmanager
-def open_executor(
-    name: ExecutorName,
-    address: str | None,
-    workers: int,
-    concurrency: int,
-    budget: Budget | None = None,
-) -> Iterator[LocalExecutor | RayExecutor]:
-    """The executor the options ask for (with ``budget``'s ceilings), closed on exit."""
-    from groundtrace.analyzer.executor import executor_for
+    executor: Annotated[
+        ExecutorName,
+        typer.Option(
+            help="local: this process; ray: a Ray cluster (pip install 'groundtrace[ray]')."
+        ),
+    ] = ExecutorName.LOCAL
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="Ray cluster address (default: RAY_ADDRESS, else the cluster `ray start` left "
+            "running here, else a private one)."
+        ),
+    ] = None
+    ray_workers: Annotated[
+        int, typer.Option(help="Ray worker actors (each runs --concurrency units at a time).")
+    ] = 2
 
-    executor = executor_for(name.value, concurrency=concurrency, address=address, workers=workers)
-    executor.budget = budget
-    try:
-        yield executor
-    finally:
-        executor.close()
+    @contextmanager
+    def open(
+        self, concurrency: int, budget: Budget | None = None
+    ) -> Iterator[LocalExecutor | RayExecutor]:
+        """The executor the options ask for, running ``concurrency`` units at a time (per Ray
+        worker) under ``budget``'s ceilings; closed on exit.
+
+        Raises:
+            ConfigError: ``--ray-address`` without ``--executor ray``.
+        """
+        from groundtrace.analyzer.executor import executor_for
+
+        executor = executor_for(
+            self.executor.value,
+            concurrency=concurrency,
+            address=self.ray_address,
+            workers=self.ray_workers,
+        )
+        executor.budget = budget
+        try:
+            yield executor
+        finally:
+            executor.close()

@@ -12,11 +12,12 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
-from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
-from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
+from ._executor import ExecutorOptions
+from ._options import uses
 from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
+from ._writeback import WriteBackOptions
 
 __all__ = ["register"]
 
@@ -86,6 +87,7 @@ def simulate_command(
 @gate_app.command("run")
 @handle_errors
 @holds_out_folder
+@uses(WriteBackOptions, ExecutorOptions)
 def run_command(
     baseline: Annotated[list[str], typer.Option(help="Traces of the baseline run (file or dir).")],
     candidate: Annotated[list[str], typer.Option(help="Traces of the candidate run.")],
@@ -103,12 +105,9 @@ def run_command(
         list[Path] | None,
         typer.Option(help="Validation record(s) of the judge (groundtrace judge validate)."),
     ] = None,
-    write_back_to: wb.WriteBackOpt = None,
-    otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
-    phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
-    executor: ExecutorOpt = ExecutorName.LOCAL,
-    ray_address: RayAddressOpt = None,
-    ray_workers: RayWorkersOpt = 2,
+    *,
+    write_back: WriteBackOptions,
+    executor: ExecutorOptions,
     strict: StrictOpt = False,
 ) -> None:
     """Decide whether the candidate may ship.
@@ -147,13 +146,11 @@ def run_command(
     for found in units.findings:
         err_console.print(f"finding: {found}", highlight=False, markup=False)
     check_unreadable(units.unreadable, strict)
-    with open_executor(executor, ray_address, ray_workers, 1) as runner:
+    with executor.open(1) as runner:
         result = run(units, config, runner)
     report = result.report
     path = write_report(result, out)
-    if write_back_to is not None:
-        linked = verdicts(result, config)
-        wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
+    write_back.send(lambda: verdicts(result, config))
     if as_json:
         typer.echo(encode(report).decode())
     else:

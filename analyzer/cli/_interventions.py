@@ -7,25 +7,16 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
-from ._budget import (
-    CallProfileOpt,
-    EstimateOpt,
-    MaxCallsOpt,
-    MaxCostOpt,
-    PricesOpt,
-    RateLimitOpt,
-    call_settings,
-    existing_cache,
-    print_estimate,
-)
-from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
+from ._budget import CallOptions, existing_cache, print_estimate
+from ._executor import ExecutorOptions
+from ._options import uses
 from ._progress import ProgressReporter
 from ._reading import StrictOpt, check_unreadable
+from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.interventions import Config, HardnessLevel, RunResult
+    from groundtrace.analyzer.interventions import HardnessLevel
 
 
 __all__ = ["register"]
@@ -51,25 +42,12 @@ def _hardness(value: str) -> HardnessLevel:
     return cast("HardnessLevel", value)
 
 
-def _write_back(
-    result: RunResult,
-    config: Config,
-    target: wb.WriteBack | None,
-    otlp_endpoint: str,
-    phoenix_url: str,
-) -> None:
-    if target is not None:
-        from groundtrace.analyzer.interventions import verdicts
-
-        linked = verdicts(result, config)
-        wb.write_back(target, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
-
-
 def register(app: typer.Typer) -> None:
     """Add ``groundtrace interventions`` to ``app``."""
 
     @app.command("interventions")
     @handle_errors
+    @uses(WriteBackOptions, ExecutorOptions, CallOptions)
     def interventions(
         traces: Annotated[list[Path], typer.Argument(help="Trace files or folders.")],
         out: Annotated[Path, typer.Option(help="Run folder (created; reused to resume).")],
@@ -108,18 +86,10 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="Replay the unperturbed evidence too and use it as τ.")
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-        write_back_to: wb.WriteBackOpt = None,
-        otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
-        phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
-        executor: ExecutorOpt = ExecutorName.LOCAL,
-        ray_address: RayAddressOpt = None,
-        ray_workers: RayWorkersOpt = 2,
-        call_profile: CallProfileOpt = None,
-        rate_limit: RateLimitOpt = None,
-        max_calls: MaxCallsOpt = None,
-        max_cost: MaxCostOpt = None,
-        prices: PricesOpt = None,
-        estimate: EstimateOpt = False,
+        *,
+        write_back: WriteBackOptions,
+        executor: ExecutorOptions,
+        calls: CallOptions,
         strict: StrictOpt = False,
     ) -> None:
         """Replay each trace with evidence removed, replaced, duplicated or zeroed.
@@ -148,19 +118,17 @@ def register(app: typer.Typer) -> None:
             plan,
             reading,
             run,
+            verdicts,
             write_report,
         )
 
-        calls = call_settings(
-            call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
-            max_calls=max_calls, max_cost=max_cost,
-        )  # fmt: skip
-        if endpoint is None and (rate_limit is not None or calls.budget is not None):
+        settings = calls.settings(concurrency)
+        if endpoint is None and (calls.rate_limit is not None or settings.budget is not None):
             raise ConfigError(  # the replayed app's own calls do not go through the client
                 "--rate-limit, --max-calls and --max-cost need endpoint replay (--endpoint)",
                 field="--endpoint",
             )
-        units = calls.concurrency(endpoint, 4)  # one endpoint: its bound is the units' too
+        units = settings.concurrency(endpoint, 4)  # one endpoint: its bound is the units' too
         config = Config(
             out=str(out), traces=tuple(map(str, traces)),
             cases=None if cases is None else str(cases),
@@ -168,19 +136,19 @@ def register(app: typer.Typer) -> None:
             replay=replay, endpoint=endpoint, model=model,
             replay_kwargs=_kwargs(replay_kwarg or []), operators=tuple(operators or ()),
             limit=limit, concurrency=units,
-            rate_limit=None if endpoint is None else calls.rate_limit(endpoint), seed=seed,
+            rate_limit=None if endpoint is None else settings.rate_limit(endpoint), seed=seed,
             similarity=_hardness(similarity), relevance=_hardness(relevance),
             recompute_original=recompute_original, strict=strict,
         )  # fmt: skip
         items = plan(config)
-        if estimate:
+        if calls.estimate:
             requests, done = estimate_run(items, config)
             with existing_cache(out / "llm_cache.sqlite") as cache:
-                print_estimate(requests, cache, calls.prices, as_json=as_json, units_done=done)
+                print_estimate(requests, cache, settings.prices, as_json=as_json, units_done=done)
             return
         with (
             ProgressReporter(err_console) as progress,
-            open_executor(executor, ray_address, ray_workers, units, calls.budget) as runner,
+            executor.open(units, settings.budget) as runner,
         ):
             result = run(items, config, runner, progress=progress.phase("replay units"))
         write_report(result, out)
@@ -188,7 +156,7 @@ def register(app: typer.Typer) -> None:
         check_unreadable(s.input.read_errors, strict=False)
         why_nothing = nothing_measured(result)
         if why_nothing is None:
-            _write_back(result, config, write_back_to, otlp_endpoint, phoenix_url)
+            write_back.send(lambda: verdicts(result, config))
         left_out = {**s.input.traces_not_usable, **s.input.not_replayable}
         if as_json:
             typer.echo(encode(result.summary).decode())

@@ -17,24 +17,14 @@ from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
-from . import _writeback as wb
 from ._app import console, err_console, handle_errors, print_reading
-from ._budget import (
-    CallProfileOpt,
-    CallSettings,
-    EstimateOpt,
-    MaxCallsOpt,
-    MaxCostOpt,
-    PricesOpt,
-    RateLimitOpt,
-    call_settings,
-    existing_cache,
-    print_estimate,
-)
-from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
+from ._budget import CallOptions, CallSettings, existing_cache, print_estimate
+from ._executor import ExecutorOptions
+from ._options import uses, without
 from ._progress import ProgressReporter
 from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
+from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.executor import Executor
@@ -171,6 +161,7 @@ def _stop_if_nothing_measured(report: JudgeReport, out: Path) -> None:
 @judge_app.command("validate")
 @handle_errors
 @holds_out_folder
+@uses(without(CallOptions, "max_calls", "max_cost"))
 def validate_command(
     gold: Annotated[Path, typer.Option("--gold", help="Gold set JSONL.")],
     out: Annotated[Path, typer.Option("--out", help="Output folder.")],
@@ -196,10 +187,8 @@ def validate_command(
     judge_seed: SeedOpt = 0,
     max_tokens: MaxTokensOpt = 256,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    call_profile: CallProfileOpt = None,
-    rate_limit: RateLimitOpt = None,
-    prices: PricesOpt = None,
-    estimate: EstimateOpt = False,
+    *,
+    calls: CallOptions,
 ) -> None:
     """Measure a judge's agreement with a gold set and write its validation record.
 
@@ -232,19 +221,18 @@ def validate_command(
         timeout=timeout,
         judge_seed=judge_seed,
         max_tokens=max_tokens,
-        call_profile=_path(call_profile),
-        rate_limit=rate_limit,
-        cache=_cache(out, estimate),
+        call_profile=_path(calls.call_profile),
+        rate_limit=calls.rate_limit,
+        cache=_cache(out, calls.estimate),
     )
     with _options_named():
         units = plan(config)
-    calls = call_settings(call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
-                          max_calls=None, max_cost=None)  # fmt: skip
-    if estimate:
-        _estimate(config, units, out, calls, as_json=as_json)
+    settings = calls.settings(concurrency)
+    if calls.estimate:
+        _estimate(config, units, out, settings, as_json=as_json)
         return
-    # every item at once: the model client bounds the calls
-    with open_executor(ExecutorName.LOCAL, None, 1, max(1, len(units))) as runner:
+    # every item at once (on this process): the model client bounds the calls
+    with ExecutorOptions().open(max(1, len(units))) as runner:
         report = _judge_with_progress(units, config, runner)
     main = write_report(report, out, command=shlex.join(["groundtrace", *sys.argv[1:]]))
     assert report.validation is not None  # a config with gold is a validation
@@ -316,6 +304,7 @@ def check_command(
 @judge_app.command("run")
 @handle_errors
 @holds_out_folder
+@uses(WriteBackOptions, ExecutorOptions, CallOptions)
 def run_command(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")],
     traces: Annotated[
@@ -335,18 +324,10 @@ def run_command(
     judge_seed: SeedOpt = 0,
     max_tokens: MaxTokensOpt = 256,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    write_back_to: wb.WriteBackOpt = None,
-    otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
-    phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
-    executor: ExecutorOpt = ExecutorName.LOCAL,
-    ray_address: RayAddressOpt = None,
-    ray_workers: RayWorkersOpt = 2,
-    call_profile: CallProfileOpt = None,
-    rate_limit: RateLimitOpt = None,
-    max_calls: MaxCallsOpt = None,
-    max_cost: MaxCostOpt = None,
-    prices: PricesOpt = None,
-    estimate: EstimateOpt = False,
+    *,
+    write_back: WriteBackOptions,
+    executor: ExecutorOptions,
+    calls: CallOptions,
     strict: StrictOpt = False,
 ) -> None:
     """Score traces (and/or a case file) on the RAG triad, with protocol errors by kind.
@@ -383,26 +364,23 @@ def run_command(
         timeout=timeout,
         judge_seed=judge_seed,
         max_tokens=max_tokens,
-        call_profile=_path(call_profile),
-        rate_limit=rate_limit,
-        cache=_cache(out, estimate),
+        call_profile=_path(calls.call_profile),
+        rate_limit=calls.rate_limit,
+        cache=_cache(out, calls.estimate),
     )
     with _options_named():
         units = plan(config)  # --strict refuses unreadable trace lines here
     check_unreadable(units.read_errors, False)
-    calls = call_settings(call_profile, prices, rate_limit=rate_limit, concurrency=concurrency,
-                          max_calls=max_calls, max_cost=max_cost)  # fmt: skip
-    if estimate:
-        _estimate(config, units, out, calls, as_json=as_json)
+    settings = calls.settings(concurrency)
+    if calls.estimate:
+        _estimate(config, units, out, settings, as_json=as_json)
         return
     endpoint = None if judge == "lexical" else judge
-    in_flight = calls.concurrency(endpoint, DEFAULT_CONCURRENCY)
-    with open_executor(executor, ray_address, ray_workers, in_flight, calls.budget) as runner:
+    in_flight = settings.concurrency(endpoint, DEFAULT_CONCURRENCY)
+    with executor.open(in_flight, settings.budget) as runner:
         report = _judge_with_progress(units, config, runner)
     write_report(report, out)
-    if write_back_to is not None:
-        linked = verdicts(report, config)
-        wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
+    write_back.send(lambda: verdicts(report, config))
     if as_json:
         typer.echo(encode(report.summary).decode())
     else:

@@ -11,11 +11,12 @@ from typing import Annotated, Final
 
 import typer
 
-from . import _writeback as wb
 from ._app import console, handle_errors
-from ._executor import ExecutorName, ExecutorOpt, RayAddressOpt, RayWorkersOpt, open_executor
+from ._executor import ExecutorOptions
+from ._options import uses
 from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
+from ._writeback import WriteBackOptions
 
 __all__ = ["register"]
 
@@ -43,6 +44,7 @@ class CasesFormat(StrEnum):
 
 @handle_errors
 @holds_out_folder
+@uses(WriteBackOptions, ExecutorOptions)
 def paths_command(
     traces: Annotated[list[str], typer.Argument(help="Trace files or directories.")],
     cases: Annotated[Path, typer.Option(help="Case file (JSONL, see analyzer.paths).")],
@@ -73,12 +75,9 @@ def paths_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object (cases, metrics).")
     ] = False,
-    write_back_to: wb.WriteBackOpt = None,
-    otlp_endpoint: wb.OtlpEndpointOpt = wb.DEFAULT_OTLP_ENDPOINT,
-    phoenix_url: wb.PhoenixUrlOpt = wb.DEFAULT_PHOENIX_URL,
-    executor: ExecutorOpt = ExecutorName.LOCAL,
-    ray_address: RayAddressOpt = None,
-    ray_workers: RayWorkersOpt = 2,
+    *,
+    write_back: WriteBackOptions,
+    executor: ExecutorOptions,
     strict: StrictOpt = False,
 ) -> None:
     """Did the answers really come from what was read? Text and path channels side by side.
@@ -91,7 +90,14 @@ def paths_command(
     them, exit 2).
     """
     from groundtrace.analyzer._results import to_builtins
-    from groundtrace.analyzer.paths import Config, nothing_measured, plan, run, write_report
+    from groundtrace.analyzer.paths import (
+        Config,
+        nothing_measured,
+        plan,
+        run,
+        verdicts,
+        write_report,
+    )
 
     config = Config(
         traces=tuple(traces),
@@ -106,17 +112,13 @@ def paths_command(
     with _options_named():
         units = plan(config)
     # streamed: each trace is validated as it is read, none is held
-    with open_executor(executor, ray_address, ray_workers, 1) as runner:
+    with executor.open(1) as runner:
         result = run(units, config, runner)
     # --strict refuses before the report is written, by the CLI's one rule for every command
     # that reads traces (the config leaves strict off)
     check_unreadable([line.error() for line in result.read_errors], strict)
     path = write_report(result, out)
-    if write_back_to is not None:
-        from groundtrace.analyzer.paths import verdicts
-
-        linked = verdicts(result, config)
-        wb.write_back(write_back_to, linked, otlp_endpoint=otlp_endpoint, phoenix_url=phoenix_url)
+    write_back.send(lambda: verdicts(result, config))
     if as_json:
         payload = to_builtins(result.report)
         typer.echo(json.dumps({"cases": payload["cases"], "metrics": payload["metrics"]}))

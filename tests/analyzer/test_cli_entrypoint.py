@@ -182,6 +182,7 @@ def test_every_command_module_is_in_the_one_table() -> None:
         "_app",
         "_budget",
         "_executor",
+        "_options",
         "_progress",
         "_reading",
         "_registry",
