@@ -13,8 +13,8 @@ specification:
 
 :func:`encode_spans_json` builds the JSON object straight from SDK spans (no protobuf round trip,
 so it is fast). The spellings the format shares with the collectors' receiver (doubles, bytes,
-scope, resource and the resource/scope entries) come from :mod:`groundtrace.sdk.otlp_format`;
-the receiver converts protobuf requests to and from this form
+attributes, scope, resource and the resource/scope entries) come from
+:mod:`groundtrace.sdk.otlp_format`; the receiver converts protobuf requests to and from this form
 (``groundtrace.collectors.receiver.request_to_otlp_json`` / ``parse_json_request``) and writes
 the same line for the same spans.
 """
@@ -25,7 +25,14 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from .otlp_format import bytes_json, double_json, entry_json, resource_json, scope_json
+from .otlp_format import (
+    bytes_json,
+    double_json,
+    entry_json,
+    put_attributes,
+    resource_json,
+    scope_json,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.resources import Resource
@@ -78,17 +85,6 @@ def _attributes(attributes: Mapping[str, object] | None) -> list[dict[str, Any]]
     return [{"key": key, "value": encode_value(value)} for key, value in attributes.items()]
 
 
-def _put_attributes(
-    out: dict[str, Any], attributes: Mapping[str, object] | None, dropped: int
-) -> None:
-    """Add ``attributes`` and their ``droppedAttributesCount`` to ``out`` (when any)."""
-    encoded = _attributes(attributes)
-    if encoded:
-        out["attributes"] = encoded
-    if dropped:
-        out["droppedAttributesCount"] = dropped
-
-
 def _context(ctx: SpanContext | None) -> dict[str, Any]:
     """The ``traceId``, ``spanId`` and ``traceState`` of a span or link."""
     if ctx is None:
@@ -119,14 +115,14 @@ def _span(span: ReadableSpan) -> dict[str, Any]:
     out["kind"] = span.kind.value + 1  # SDK INTERNAL=0 ... ; OTLP SPAN_KIND_INTERNAL=1 ...
     out["startTimeUnixNano"] = str(span.start_time or 0)
     out["endTimeUnixNano"] = str(span.end_time or 0)
-    _put_attributes(out, span.attributes, span.dropped_attributes)
+    put_attributes(out, _attributes(span.attributes), span.dropped_attributes)
     if span.events:
         events = []
         for event in span.events:
             encoded: dict[str, Any] = {"timeUnixNano": str(event.timestamp)}
             if event.name:
                 encoded["name"] = event.name
-            _put_attributes(encoded, event.attributes, event.dropped_attributes)
+            put_attributes(encoded, _attributes(event.attributes), event.dropped_attributes)
             events.append(encoded)
         out["events"] = events
     if span.dropped_events:
@@ -135,7 +131,7 @@ def _span(span: ReadableSpan) -> dict[str, Any]:
         links = []
         for link in span.links:
             encoded = _context(link.context)
-            _put_attributes(encoded, link.attributes, link.dropped_attributes)
+            put_attributes(encoded, _attributes(link.attributes), link.dropped_attributes)
             encoded["flags"] = _flags(link.context)
             links.append(encoded)
         out["links"] = links

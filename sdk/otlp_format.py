@@ -5,8 +5,10 @@ line, in the OTLP/JSON encoding): the SDK's file exporter, from SDK spans
 (:mod:`groundtrace.sdk.file_exporter`), and the collectors' receiver, from the protobuf
 requests apps send it (:mod:`groundtrace.collectors.receiver`). They walk different inputs
 (SDK objects, protobuf messages), so each keeps its own walk of a span; what the format itself
-spells is here, once: doubles JSON has no number for, bytes, the instrumentation scope and
-resource objects, and the resource/scope entries of a request with their ``schemaUrl``.
+spells is here, once: doubles JSON has no number for, bytes, encoded attributes with their
+dropped count, the instrumentation scope and resource objects, and the resource/scope entries
+of a request with their ``schemaUrl``. (Each walk encodes an attribute *value* itself: a
+Python value in the SDK, a protobuf ``AnyValue`` in the receiver.)
 
 Standard library only: importing this module loads neither the OpenTelemetry SDK nor protobuf.
 
@@ -24,7 +26,14 @@ import base64
 import math
 from typing import Any
 
-__all__ = ["bytes_json", "double_json", "entry_json", "resource_json", "scope_json"]
+__all__ = [
+    "bytes_json",
+    "double_json",
+    "entry_json",
+    "put_attributes",
+    "resource_json",
+    "scope_json",
+]
 
 
 def double_json(value: float) -> float | str:
@@ -44,14 +53,21 @@ def bytes_json(value: bytes) -> str:
     return base64.b64encode(value).decode("ascii")
 
 
-def resource_json(attributes: list[dict[str, Any]], dropped: int = 0) -> dict[str, Any]:
-    """A ``Resource`` object from its already encoded ``attributes`` (``{"key", "value"}``
-    objects) and its number of dropped attributes; each field only when set."""
-    out: dict[str, Any] = {}
+def put_attributes(out: dict[str, Any], attributes: list[dict[str, Any]], dropped: int) -> None:
+    """Add the already encoded ``attributes`` (``{"key", "value"}`` objects) of a span, event,
+    link, log record, scope or resource to its object ``out``, then its
+    ``droppedAttributesCount``; each only when set."""
     if attributes:
         out["attributes"] = attributes
     if dropped:
         out["droppedAttributesCount"] = dropped
+
+
+def resource_json(attributes: list[dict[str, Any]], dropped: int = 0) -> dict[str, Any]:
+    """A ``Resource`` object from its already encoded ``attributes`` and its number of dropped
+    attributes; each field only when set."""
+    out: dict[str, Any] = {}
+    put_attributes(out, attributes, dropped)
     return out
 
 
@@ -65,10 +81,7 @@ def scope_json(
         out["name"] = name
     if version:
         out["version"] = version
-    if attributes:
-        out["attributes"] = attributes
-    if dropped:
-        out["droppedAttributesCount"] = dropped
+    put_attributes(out, attributes, dropped)
     return out
 
 

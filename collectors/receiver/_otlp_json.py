@@ -12,9 +12,9 @@ validated the same way and land on disk in one canonical form.
 Both signals share one layout (resource, then scope, then items) and one walk of it: a
 :class:`Signal` names a signal's levels, its ids and how one item is written;
 :data:`TRACES` is defined here and ``LOGS`` in :mod:`._otlp_logs`. The spellings of the
-format this walk shares with the SDK's file exporter (doubles, bytes, scope, resource and the
-resource/scope entries) come from :mod:`groundtrace.sdk.otlp_format`: the file exporter and
-the receiver write the same line for the same spans.
+format this walk shares with the SDK's file exporter (doubles, bytes, attributes, scope,
+resource and the resource/scope entries) come from :mod:`groundtrace.sdk.otlp_format`: the
+file exporter and the receiver write the same line for the same spans.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from groundtrace.sdk.otlp_format import (
     bytes_json,
     double_json,
     entry_json,
+    put_attributes,
     resource_json,
     scope_json,
 )
@@ -49,10 +50,10 @@ __all__ = [
     "IdRule",
     "Signal",
     "any_value_json",
+    "attributes_json",
     "load_json",
     "parse_json_request",
     "parse_protobuf_request",
-    "put_attributes",
     "request_to_json_line",
     "request_to_otlp_json",
     "validate_request",
@@ -269,7 +270,7 @@ def any_value_json(value: AnyValue) -> dict[str, Any]:
     if which == "array_value":
         return {"arrayValue": {"values": [any_value_json(v) for v in value.array_value.values]}}
     if which == "kvlist_value":
-        return {"kvlistValue": {"values": _attributes(value.kvlist_value.values)}}
+        return {"kvlistValue": {"values": attributes_json(value.kvlist_value.values)}}
     if which == "bytes_value":
         return {"bytesValue": bytes_json(value.bytes_value)}
     if which == "string_value_strindex":
@@ -277,7 +278,9 @@ def any_value_json(value: AnyValue) -> dict[str, Any]:
     return {}
 
 
-def _attributes(values: Any) -> list[dict[str, Any]]:
+def attributes_json(values: Any) -> list[dict[str, Any]]:
+    """Repeated ``KeyValue`` (the ``attributes`` of a span, event, link, log record, scope or
+    resource) as their OTLP/JSON ``{"key", "value"}`` objects."""
     out: list[dict[str, Any]] = []
     kv: KeyValue
     for kv in values:
@@ -285,20 +288,12 @@ def _attributes(values: Any) -> list[dict[str, Any]]:
     return out
 
 
-def put_attributes(out: dict[str, Any], item: Any) -> None:
-    """Add ``item``'s ``attributes`` and ``droppedAttributesCount`` to ``out`` (when set)."""
-    if item.attributes:
-        out["attributes"] = _attributes(item.attributes)
-    if item.dropped_attributes_count:
-        out["droppedAttributesCount"] = item.dropped_attributes_count
-
-
 def _resource(resource: Resource) -> dict[str, Any]:
-    return resource_json(_attributes(resource.attributes), resource.dropped_attributes_count)
+    return resource_json(attributes_json(resource.attributes), resource.dropped_attributes_count)
 
 
 def _scope(scope: InstrumentationScope) -> dict[str, Any]:
-    attributes = _attributes(scope.attributes)
+    attributes = attributes_json(scope.attributes)
     return scope_json(scope.name, scope.version, attributes, scope.dropped_attributes_count)
 
 
@@ -315,12 +310,12 @@ def _span(span: Span) -> dict[str, Any]:
         out["kind"] = span.kind
     out["startTimeUnixNano"] = str(span.start_time_unix_nano)
     out["endTimeUnixNano"] = str(span.end_time_unix_nano)
-    put_attributes(out, span)
+    put_attributes(out, attributes_json(span.attributes), span.dropped_attributes_count)
     if span.events:
         events = []
         for event in span.events:
             item: dict[str, Any] = {"timeUnixNano": str(event.time_unix_nano), "name": event.name}
-            put_attributes(item, event)
+            put_attributes(item, attributes_json(event.attributes), event.dropped_attributes_count)
             events.append(item)
         out["events"] = events
     if span.dropped_events_count:
@@ -331,7 +326,7 @@ def _span(span: Span) -> dict[str, Any]:
             entry: dict[str, Any] = {"traceId": link.trace_id.hex(), "spanId": link.span_id.hex()}
             if link.trace_state:
                 entry["traceState"] = link.trace_state
-            put_attributes(entry, link)
+            put_attributes(entry, attributes_json(link.attributes), link.dropped_attributes_count)
             if link.flags:
                 entry["flags"] = link.flags
             links.append(entry)

@@ -14,7 +14,9 @@ from typing import Any, Final
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
-from ._otlp_json import IdRule, Signal, any_value_json, put_attributes
+from groundtrace.sdk.otlp_format import put_attributes
+
+from ._otlp_json import IdRule, Signal, any_value_json, attributes_json
 
 __all__ = ["LOGS", "parse_json_logs"]
 
@@ -31,7 +33,7 @@ def _record(record: LogRecord) -> dict[str, Any]:
         out["severityText"] = record.severity_text
     if record.HasField("body"):
         out["body"] = any_value_json(record.body)
-    put_attributes(out, record)
+    put_attributes(out, attributes_json(record.attributes), record.dropped_attributes_count)
     if record.flags:
         out["flags"] = record.flags
     if record.trace_id:

@@ -13,6 +13,7 @@ from groundtrace.sdk.otlp_format import (
     bytes_json,
     double_json,
     entry_json,
+    put_attributes,
     resource_json,
     scope_json,
 )
@@ -56,6 +57,22 @@ def test_scope_and_resource_write_only_what_is_set() -> None:
     ]
     assert resource_json([]) == {}
     assert resource_json(attributes, 1) == {"attributes": attributes, "droppedAttributesCount": 1}
+
+
+def test_attributes_then_their_dropped_count_are_added_when_set() -> None:
+    attributes = [{"key": "k", "value": {"boolValue": True}}]
+    out: dict[str, object] = {"name": "s"}
+    put_attributes(out, [], 0)
+    assert out == {"name": "s"}
+    put_attributes(out, attributes, 3)
+    assert list(out.items()) == [
+        ("name", "s"),
+        ("attributes", attributes),
+        ("droppedAttributesCount", 3),
+    ]
+    only_dropped: dict[str, object] = {}
+    put_attributes(only_dropped, [], 2)
+    assert only_dropped == {"droppedAttributesCount": 2}
 
 
 def test_an_entry_holds_its_head_its_items_then_its_schema_url() -> None:
