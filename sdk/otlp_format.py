@@ -16,8 +16,11 @@ Usage::
 
     from groundtrace.sdk.otlp_format import double_json, entry_json, scope_json
 
-    scope = scope_json("lib", "1.0", [{"key": "k", "value": {"doubleValue": double_json(x)}}])
-    entry = entry_json("scope", scope, "spans", spans, schema_url="https://example.org/s")
+    attributes = [{"key": "score", "value": {"doubleValue": double_json(float("nan"))}}]
+    scope = scope_json("lib", "1.0", attributes)
+    entry = entry_json("scope", scope, "spans", [], schema_url="https://example.org/s")
+    # {"scope": {"name": "lib", "version": "1.0", "attributes": [...]}, "spans": [],
+    #  "schemaUrl": "https://example.org/s"}; the double is written "NaN"
 """
 
 from __future__ import annotations
