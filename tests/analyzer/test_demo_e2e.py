@@ -131,8 +131,9 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
         "spans", "spans_by_action", "findings_by_kind", "read_errors", "answered",
         "unmatched_traces", "missing_cases", "correct", "exact_match", "accuracy", "em_rate",
         "mean_f1", "mean_confidence", "interventions", "audit", "gate", "paths",
-        "phase_seconds",
+        "phase_seconds", "analyses",
     }  # fmt: skip
+    assert summary["analyses"] == {}  # no analysis with a demo hook is installed here
     assert list(summary["phase_seconds"]) == [
         "model server", "app", "gate", "interventions", "paths", "audit",
     ]  # fmt: skip
