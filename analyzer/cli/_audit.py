@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -15,7 +13,7 @@ import typer
 from ._app import console, err_console, handle_errors, print_reading
 from ._budget import CallOptions, CallSettings, existing_cache, print_estimate
 from ._executor import ExecutorOptions
-from ._options import uses
+from ._options import fields_as_options, uses
 from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
@@ -367,34 +365,20 @@ _OPTION_OF = {
 }  # fmt: skip
 
 
-@contextmanager
-def _as_options(config: Config) -> Iterator[None]:
-    """Name a bad config field as the option it came from (``endpoint`` -> ``--endpoint``)."""
-    from groundtrace.analyzer.errors import InputError
-
-    try:
-        yield
-    except InputError as exc:
-        option = _OPTION_OF.get(exc.field or "")
-        given = getattr(config, exc.field or "", None)
-        if option is None or exc.line is not None or exc.path not in (None, given):
-            raise
-        raise type(exc)(exc.reason, path=exc.path, field=option) from None
-
-
 def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json: bool) -> None:
     """``audit run --sources``: the audit's shape (plan -> run -> write_report -> reading)."""
     from groundtrace.analyzer import audit
     from groundtrace.analyzer._runlock import RunFolderLock
     from groundtrace.analyzer.errors import NothingMeasuredError
 
-    with _as_options(config):
+    with fields_as_options(_OPTION_OF, config):
         planned = audit.plan(config)
     for note in planned.notes:
         err_console.print(note, highlight=False, markup=False)
     out = Path(config.out)
     if estimate:
-        with existing_cache(out / "llm_cache.sqlite") as cache, _as_options(config):
+        named = fields_as_options(_OPTION_OF, config)
+        with existing_cache(out / "llm_cache.sqlite") as cache, named:
             found, requests = audit.estimate(planned, config, cache)
             dependent = _dependent(found) if config.judge_url() is not None else 0
             print_estimate(requests, cache, options.calls.prices, as_json=as_json,
@@ -403,7 +387,7 @@ def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json
     with (
         ProgressReporter(err_console) as progress,
         options.executor.open(options.units, options.calls.budget) as runner,
-        _as_options(config),
+        fields_as_options(_OPTION_OF, config),
     ):
         result = audit.run(planned, config, runner, progress=progress)
     with RunFolderLock.acquire(out):  # the run held it; the report's writer does now

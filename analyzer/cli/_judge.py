@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Final
 
@@ -20,7 +19,7 @@ import typer
 from ._app import console, err_console, handle_errors, print_reading
 from ._budget import CallOptions, CallSettings, existing_cache, print_estimate
 from ._executor import ExecutorOptions
-from ._options import uses, without
+from ._options import fields_as_options, uses, without
 from ._progress import ProgressReporter
 from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
@@ -92,20 +91,6 @@ def _path(path: Path | None) -> str | None:
     return None if path is None else str(path)
 
 
-@contextmanager
-def _options_named() -> Iterator[None]:
-    """Name a bad config field by the option it came from (``[--model]``)."""
-    from groundtrace.analyzer.errors import ConfigError
-
-    try:
-        yield
-    except ConfigError as exc:
-        option = _OPTIONS.get(exc.field or "")
-        if exc.path is not None or option is None:
-            raise
-        raise ConfigError(exc.reason, field=option) from None
-
-
 def _cache(out: Path, estimate: bool) -> str | None:
     """The run folder's model-call cache (none for an estimate: it creates nothing)."""
     from groundtrace.analyzer.judge import CACHE_FILE
@@ -127,7 +112,7 @@ def _judge_with_progress(
             done += 1
             progress("judging", done, len(units))
 
-        with _options_named():
+        with fields_as_options(_OPTIONS):
             return run(units, config, executor, on_result=tick)
 
 
@@ -139,7 +124,7 @@ def _estimate(
 
     from groundtrace.analyzer.judge import CACHE_FILE, LLMJudge, build_judge
 
-    with _options_named():
+    with fields_as_options(_OPTIONS):
         judge, client = build_judge(config, cache=False)
     requests = [judge.request(c) for c in units] if isinstance(judge, LLMJudge) else []
     if client is not None:
@@ -225,7 +210,7 @@ def validate_command(
         rate_limit=calls.rate_limit,
         cache=_cache(out, calls.estimate),
     )
-    with _options_named():
+    with fields_as_options(_OPTIONS):
         units = plan(config)
     settings = calls.settings(concurrency)
     if calls.estimate:
@@ -282,7 +267,7 @@ def check_command(
         profile=_path(profile_file),
         judge_seed=judge_seed,
     )
-    with _options_named():
+    with fields_as_options(_OPTIONS):
         _, working = acceptance(config)
         the_judge, client = build_judge(config, cache=False)
     if client is not None:
@@ -368,7 +353,7 @@ def run_command(
         rate_limit=calls.rate_limit,
         cache=_cache(out, calls.estimate),
     )
-    with _options_named():
+    with fields_as_options(_OPTIONS):
         units = plan(config)  # --strict refuses unreadable trace lines here
     check_unreadable(units.read_errors, False)
     settings = calls.settings(concurrency)

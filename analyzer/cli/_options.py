@@ -27,12 +27,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import wraps
 from typing import Any, TypeVar
 
-__all__ = ["OptionGroup", "uses", "without"]
+__all__ = ["OptionGroup", "fields_as_options", "uses", "without"]
 
 R = TypeVar("R")
 
@@ -134,3 +135,23 @@ def uses(*groups: type[Any] | OptionGroup) -> Callable[[Callable[..., R]], Calla
         return command
 
     return decorate
+
+
+@contextmanager
+def fields_as_options(options: Mapping[str, str], config: object | None = None) -> Iterator[None]:
+    """Name a bad config field by the option it came from (``quote_threshold`` ->
+    ``[--quote-threshold]``), for a command that builds an analysis's config from its options.
+
+    An error about a file's content (it names a line), or about another file than the one the
+    option gave (``config``'s value of the field), keeps its own naming.
+    """
+    from groundtrace.analyzer.errors import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        option = options.get(exc.field or "")
+        given = getattr(config, exc.field or "", None) if config is not None else None
+        if option is None or exc.line is not None or exc.path not in (None, given):
+            raise
+        raise type(exc)(exc.reason, path=exc.path, field=option) from None

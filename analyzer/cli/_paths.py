@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Final
@@ -13,7 +11,7 @@ import typer
 
 from ._app import console, handle_errors
 from ._executor import ExecutorOptions
-from ._options import uses
+from ._options import fields_as_options, uses
 from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
 from ._writeback import WriteBackOptions
@@ -109,7 +107,7 @@ def paths_command(
         resamples=resamples,
         seed=seed,
     )
-    with _options_named():
+    with fields_as_options(_OPTIONS):
         units = plan(config)
     # streamed: each trace is validated as it is read, none is held
     with executor.open(1) as runner:
@@ -137,17 +135,3 @@ def paths_command(
 def register(app: typer.Typer) -> None:
     """Add ``groundtrace paths`` to ``app``."""
     app.command("paths")(paths_command)
-
-
-@contextmanager
-def _options_named() -> Iterator[None]:
-    """Name a bad config field by the option it came from (``[--quote-threshold]``)."""
-    from groundtrace.analyzer.errors import ConfigError
-
-    try:
-        yield
-    except ConfigError as exc:
-        option = _OPTIONS.get(exc.field or "")
-        if exc.path is not None or option is None:
-            raise
-        raise ConfigError(exc.reason, field=option) from None

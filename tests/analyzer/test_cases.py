@@ -25,7 +25,7 @@ from groundtrace.analyzer.cases import (
     read_cases,
 )
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.interventions._run import _cases
+from groundtrace.analyzer.interventions._plan import _cases
 from groundtrace.analyzer.judge import JudgeCase, load_cases
 from groundtrace.analyzer.paths import AIRLINE_WRITE_TOOLS, tau_bench_cases
 
