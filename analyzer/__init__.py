@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         ENTRY_POINT_GROUP,
         Analysis,
         DemoInputs,
+        Plan,
         analyses,
         get_analysis,
         load_config,
@@ -55,6 +56,7 @@ __all__ = [
     "RESULT_FORMAT_VERSION",
     "Analysis",
     "DemoInputs",
+    "Plan",
     "Result",
     "analyses",
     "decode",
@@ -68,8 +70,8 @@ __all__ = [
 ]
 
 _ANALYSIS_NAMES = frozenset(
-    {"ENTRY_POINT_GROUP", "Analysis", "DemoInputs", "analyses", "get_analysis", "load_config",
-     "register_analysis"}
+    {"ENTRY_POINT_GROUP", "Analysis", "DemoInputs", "Plan", "analyses", "get_analysis",
+     "load_config", "register_analysis"}
 )  # fmt: skip
 
 

@@ -42,11 +42,11 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, overload
 
 import msgspec
 
@@ -60,6 +60,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Analysis",
     "DemoInputs",
+    "Plan",
     "analyses",
     "get_analysis",
     "load_config",
@@ -82,6 +83,39 @@ _BUILTIN: Final[Mapping[str, str]] = {
     "gate": "groundtrace.analyzer.gate:ANALYSIS",
     "audit": "groundtrace.analyzer.audit:ANALYSIS",
 }
+
+
+class Plan(Sequence[U]):
+    """What ``plan(config)`` returns: a sequence of its ``units``, and whatever else the
+    analysis read to find them (a subclass's fields: notes, read errors, counts...).
+
+    A subclass is a frozen dataclass whose ``units`` field (or property) holds the units in
+    run order; ``run`` accepts the plan or any sequence of its units.
+    """
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # a subclass's field or property (none here: a field may shadow it)
+
+        @property
+        def units(self) -> Sequence[U]:
+            """The units, in run order."""
+
+    @overload
+    def __getitem__(self, index: int) -> U: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[U]: ...
+    def __getitem__(self, index: int | slice) -> U | Sequence[U]:
+        """The unit (or units) at ``index``."""
+        return self.units[index]
+
+    def __len__(self) -> int:
+        """How many units the plan holds."""
+        return len(self.units)
+
+    def __iter__(self) -> Iterator[U]:
+        """The units, in run order."""
+        return iter(self.units)
 
 
 @dataclass(frozen=True, slots=True)

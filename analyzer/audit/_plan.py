@@ -13,13 +13,13 @@ Usage::
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import overload
 
 import msgspec
 
+from groundtrace.analyzer._analysis import Plan
 from groundtrace.analyzer.errors import ConfigError, InputError, NothingMeasuredError
 from groundtrace.collectors import ReadReport
 
@@ -47,7 +47,7 @@ class AnswerUnit(msgspec.Struct, frozen=True, kw_only=True):
 
 
 @dataclass(frozen=True, slots=True)
-class AuditPlan(Sequence[AnswerUnit]):
+class AuditPlan(Plan[AnswerUnit]):
     """The answer units of a config, with the inputs read to find them.
 
     Attributes:
@@ -64,24 +64,6 @@ class AuditPlan(Sequence[AnswerUnit]):
     given: tuple[Answer, ...] | None = None
     answerer: str = ""
     notes: tuple[str, ...] = ()
-
-    @overload
-    def __getitem__(self, index: int) -> AnswerUnit: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[AnswerUnit]: ...
-
-    def __getitem__(self, index: int | slice) -> AnswerUnit | Sequence[AnswerUnit]:
-        """The unit (or units) at ``index``."""
-        return self.units[index]
-
-    def __len__(self) -> int:
-        """How many answers the run makes."""
-        return len(self.units)
-
-    def __iter__(self) -> Iterator[AnswerUnit]:
-        """The units in order."""
-        return iter(self.units)
 
     def restricted(self, units: Sequence[AnswerUnit]) -> AuditPlan:
         """This plan with only ``units`` (each one of this plan's).

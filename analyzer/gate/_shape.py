@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, overload
 
 import msgspec
 
-from groundtrace.analyzer._analysis import Analysis
+from groundtrace.analyzer._analysis import Analysis, Plan
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.errors import InputError, TraceReadError
 from groundtrace.analyzer.executor import Executor
@@ -108,7 +108,7 @@ class GateCase:
 
 
 @dataclass(frozen=True, slots=True)
-class GatePlan(Sequence[GateCase]):
+class GatePlan(Plan[GateCase]):
     """What :func:`plan` read: a sequence of one :class:`GateCase` per case, in file order.
 
     Attributes:
@@ -144,6 +144,11 @@ class GatePlan(Sequence[GateCase]):
 
     def __iter__(self) -> Iterator[GateCase]:
         return map(self._unit, self.cases)
+
+    @property
+    def units(self) -> tuple[GateCase, ...]:
+        """One :class:`GateCase` per case, built as they are read."""
+        return tuple(self)
 
     def _unit(self, case: Case) -> GateCase:
         return GateCase(case, self.baseline.get(case.case_id), self.candidate.get(case.case_id))

@@ -7,13 +7,14 @@ its question) and plans each item (:func:`plan_item`); nothing is written.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING
 
 import msgspec
 
+from groundtrace.analyzer._analysis import Plan
 from groundtrace.analyzer._foreign import analysable, case_by_question, question_index
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.errors import InputError, TraceReadError
@@ -29,7 +30,7 @@ __all__ = ["Items", "plan_items", "plan_run"]
 
 
 @dataclass(frozen=True, slots=True)
-class Items(Sequence[ItemPlan]):
+class Items(Plan[ItemPlan]):
     """The items a run plans (one :class:`ItemPlan` per usable trace, each with its units),
     and the counts of what was read to find them (the summary's ``input``).
 
@@ -41,18 +42,10 @@ class Items(Sequence[ItemPlan]):
     plans: tuple[ItemPlan, ...]
     input: InputCounts
 
-    @overload
-    def __getitem__(self, index: int) -> ItemPlan: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[ItemPlan]: ...
-    def __getitem__(self, index: int | slice) -> ItemPlan | Sequence[ItemPlan]:
-        return self.plans[index]
-
-    def __len__(self) -> int:
-        return len(self.plans)
-
-    def __iter__(self) -> Iterator[ItemPlan]:
-        return iter(self.plans)
+    @property
+    def units(self) -> tuple[ItemPlan, ...]:
+        """The item plans (each carries its replay units)."""
+        return self.plans
 
     @classmethod
     def of(cls, plans: Sequence[ItemPlan]) -> Items:

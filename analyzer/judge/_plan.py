@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import overload
 
+from groundtrace.analyzer._analysis import Plan
 from groundtrace.analyzer.errors import ConfigError, InputError, TraceReadError
 
 from ._cases import cases_from_traces
@@ -19,7 +19,7 @@ __all__ = ["JudgePlan", "plan", "plan_of"]
 
 
 @dataclass(frozen=True, slots=True)
-class JudgePlan(Sequence[JudgeCase]):
+class JudgePlan(Plan[JudgeCase]):
     """The cases a judge run will score (a sequence of them), and what it read to find them.
 
     Attributes:
@@ -34,15 +34,10 @@ class JudgePlan(Sequence[JudgeCase]):
     read_errors: tuple[str, ...] = ()
     gold: GoldSet | None = None
 
-    @overload
-    def __getitem__(self, index: int) -> JudgeCase: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[JudgeCase, ...]: ...
-    def __getitem__(self, index: int | slice) -> JudgeCase | tuple[JudgeCase, ...]:
-        return self.cases[index]
-
-    def __len__(self) -> int:
-        return len(self.cases)
+    @property
+    def units(self) -> tuple[JudgeCase, ...]:
+        """The cases to score."""
+        return self.cases
 
 
 def _check_settings(config: Config) -> None:

@@ -13,7 +13,7 @@ import warnings
 import msgspec
 import pytest
 
-from groundtrace.analyzer import Analysis, analyses, get_analysis, register_analysis
+from groundtrace.analyzer import Analysis, Plan, analyses, get_analysis, register_analysis
 from groundtrace.analyzer.errors import ConfigError
 
 BUILT_IN = ("audit", "gate", "interventions", "judge", "paths")
@@ -39,6 +39,22 @@ def test_every_config_field_is_documented(name: str) -> None:
     doc = config.__doc__ or ""
     missing = [f for f in config.__struct_fields__ if f"{f}:" not in doc]
     assert not missing, f"{name}.Config documents no {missing}"
+
+
+def test_a_plan_is_a_sequence_of_its_units_with_or_without_slots() -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Loose(Plan[int]):
+        units: tuple[int, ...]
+        note: str = ""
+
+    @dataclass(frozen=True, slots=True)
+    class Slotted(Plan[int]):
+        units: tuple[int, ...]
+
+    for plan in (Loose((1, 2, 3), "n"), Slotted((1, 2, 3))):
+        assert (len(plan), plan[1], list(plan), tuple(plan[:2])) == (3, 2, [1, 2, 3], (1, 2))
 
 
 def test_the_table_lists_the_built_ins_and_refuses_unknown_names() -> None:
