@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from groundtrace.analyzer.github_action import COMMENT_MARKER
-from tests.analyzer.test_gate_changes import make_runs
+from tests.analyzer.gate.test_gate_changes import make_runs
 
 REPO = Path(__file__).resolve().parents[2]
 

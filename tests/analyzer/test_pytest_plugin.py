@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from groundtrace.analyzer.cli import build_app
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
 from groundtrace.examples.agent_docs.app import run as run_agent
-from tests.analyzer.test_gate_changes import gate_args, make_runs
+from tests.analyzer.gate.test_gate_changes import gate_args, make_runs
 
 pytest_plugins = ["pytester"]
 

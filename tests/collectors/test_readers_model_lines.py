@@ -17,7 +17,7 @@ from groundtrace.analyzer.cli import build_app
 from groundtrace.collectors import ReadReport, TraceReadError, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
 from groundtrace.examples.agent_docs.app import run as run_agent
-from tests.analyzer.test_gate_changes import make_runs
+from tests.analyzer.gate.test_gate_changes import make_runs
 
 app = build_app()
 SPANS = Path(__file__).resolve().parents[1] / "fixtures" / "collectors" / "groundtrace.spans.jsonl"

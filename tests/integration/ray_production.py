@@ -39,7 +39,7 @@ from typing import Any
 from groundtrace.analyzer.executor import RayExecutor
 from groundtrace.analyzer.llm import CallCache, ChatRequest, ModelClient, RetryPolicy
 from groundtrace.analyzer.llm._limit import RateLimiter
-from tests.analyzer.test_audit_models import _reply
+from tests.analyzer.audit.test_audit_models import _reply
 from tests.integration.ray_scenario import (
     DRIVERS,
     RAY_ENV,

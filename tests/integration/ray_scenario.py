@@ -42,7 +42,7 @@ from groundtrace.analyzer.judge import JudgeCase, LLMJudge, judge_all, load_case
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from groundtrace.examples.license_audit.audit import run_licence_audit
 from groundtrace.examples.license_audit.endpoint import EndpointAnswerer
-from tests.analyzer.test_audit_models import _cli, _reply
+from tests.analyzer.audit.test_audit_models import _cli, _reply
 from tests.support.data import DATA, HOTPOT
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
 

@@ -23,7 +23,7 @@ import pytest
 from groundtrace.analyzer._results import read
 from groundtrace.analyzer.interventions import InterventionSummary
 from groundtrace.collectors import ReadReport, read_traces
-from tests.analyzer.test_audit_models import _cli, _reply
+from tests.analyzer.audit.test_audit_models import _cli, _reply
 from tests.support.data import HOTPOT
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
 

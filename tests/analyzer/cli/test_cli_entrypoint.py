@@ -24,7 +24,7 @@ from groundtrace.analyzer._extras import missing_extra
 from groundtrace.analyzer.cli import _registry
 from groundtrace.analyzer.cli._app import handle_errors
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collectors"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "collectors"
 
 #: Run ``main`` with ``ARGS``, making the packages in ``BLOCKED`` unimportable; write a JSON
 #: report to the file ``REPORT`` (stdout and stderr stay the command's own).

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collectors"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "collectors"
 
 app = build_app()
 

@@ -20,7 +20,7 @@ import pytest
 from groundtrace.analyzer._results import read
 from groundtrace.analyzer.audit import AuditRun, render_html, render_markdown
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _scale_run(n_sources: int, group_size: int) -> Any:

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.llm import CallProfile, EndpointLimits
-from tests.analyzer.test_audit_models import _reply, _schema_keys
-from tests.analyzer.test_interventions_run import _answering, demo_dir
+from tests.analyzer.audit.test_audit_models import _reply, _schema_keys
+from tests.analyzer.interventions.test_interventions_run import _answering, demo_dir
 from tests.support.data import HOTPOT
 from tests.support.openai_server import OpenAICompatServer
 
@@ -159,7 +159,7 @@ def test_endpoint_limits_are_found_by_url_else_the_wildcard(tmp_path: Path) -> N
 
 
 def test_judge_validate_estimate_counts_one_call_per_gold_item(tmp_path: Path) -> None:
-    from tests.analyzer.test_judge_validate import _write_gold
+    from tests.analyzer.judge.test_judge_validate import _write_gold
 
     gold = _write_gold(tmp_path / "gold.jsonl", 12)
     out = tmp_path / "out"

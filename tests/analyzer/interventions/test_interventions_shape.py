@@ -27,8 +27,8 @@ from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.executor import executor_for
 from groundtrace.analyzer.writeback import role_verdicts
 
-ROOT = Path(__file__).resolve().parents[2]
-HERE = "tests.analyzer.test_interventions_shape"
+ROOT = Path(__file__).resolve().parents[3]
+HERE = "tests.analyzer.interventions.test_interventions_shape"
 
 #: id -> note: the apiary's inspection log.
 NOTES: dict[str, str] = {

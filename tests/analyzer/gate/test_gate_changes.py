@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.gate import CaseDecision, ChangeKind, Decision, compare_cases
-from tests.analyzer.test_gate_run import DOCS, QUESTIONS, _run_app
+from tests.analyzer.gate.test_gate_run import DOCS, QUESTIONS, _run_app
 
 app = build_app()
 

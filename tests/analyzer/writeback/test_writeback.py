@@ -24,11 +24,11 @@ from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
 from groundtrace.examples.agent_docs.app import run as run_agent
 from groundtrace.sdk import semconv as sc
-from tests.analyzer.test_gate_changes import gate_args, make_runs
+from tests.analyzer.gate.test_gate_changes import gate_args, make_runs
 from tests.support.otlp_logs_server import OTLPLogsServer
 
 app = build_app()
-JUDGE_TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "collectors"
+JUDGE_TRACES = Path(__file__).resolve().parents[2] / "fixtures" / "collectors"
 
 
 @pytest.fixture(scope="module")

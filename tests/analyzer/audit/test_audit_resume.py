@@ -15,7 +15,7 @@ from pathlib import Path
 from groundtrace.analyzer._results import read
 from groundtrace.analyzer.audit import AuditRun
 from groundtrace.analyzer.executor import UnitJournal
-from tests.analyzer.test_audit_models import _cli, _reply
+from tests.analyzer.audit.test_audit_models import _cli, _reply
 from tests.support.openai_server import OpenAICompatServer
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from groundtrace.analyzer.audit import Answer, prefilter
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _benchmark() -> ModuleType:

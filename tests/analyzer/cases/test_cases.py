@@ -30,7 +30,7 @@ from groundtrace.analyzer.judge import JudgeCase, load_cases
 from groundtrace.analyzer.paths import AIRLINE_WRITE_TOOLS, tau_bench_cases
 
 HOTPOT_SAMPLE = (
-    Path(__file__).resolve().parents[2]
+    Path(__file__).resolve().parents[3]
     / "examples"
     / "hotpot_rag"
     / "data"
