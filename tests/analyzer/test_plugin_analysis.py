@@ -24,7 +24,7 @@ import pytest
 
 from groundtrace.analyzer.writeback import root_spans
 from groundtrace.collectors import ReadReport, read_traces
-from tests.collectors.test_receiver_process import ServeProcess
+from tests.collectors.receiver.test_receiver_process import ServeProcess
 from tests.support.harbour_rag import CASES, write_run
 
 pytestmark = pytest.mark.timeout(600)

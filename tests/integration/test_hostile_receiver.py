@@ -20,13 +20,13 @@ from opentelemetry.sdk.trace.export import SpanExportResult
 import groundtrace.sdk as gt
 from groundtrace.sdk import _runtime
 from groundtrace.sdk._exporters import build_exporter
-from tests.collectors.test_receiver_process import (
+from tests.collectors.receiver.test_receiver_process import (
     ServeProcess,
     make_spans,
     span_ids,
     stored_span_ids,
 )
-from tests.collectors.test_receiver_protocol import (
+from tests.collectors.receiver.test_receiver_protocol import (
     _BAD_HEADS,
     _BOMBS,
     _connect,

@@ -32,7 +32,7 @@ from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
 from groundtrace.examples.agent_docs.app import run as run_agent
 from groundtrace.sdk import semconv as sc
-from tests.collectors.test_receiver_process import ServeProcess
+from tests.collectors.receiver.test_receiver_process import ServeProcess
 from tests.integration.phoenix_scenario import send_traces
 from tests.integration.test_hostile_receiver import _clean_config  # noqa: F401 (autouse)
 from tests.support.data import HOTPOT

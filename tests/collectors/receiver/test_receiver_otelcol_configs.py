@@ -11,7 +11,7 @@ import yaml
 
 from groundtrace.collectors.readers import JSON_SUFFIXES
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "collectors" / "otelcol"
+CONFIG_DIR = Path(__file__).resolve().parents[3] / "collectors" / "otelcol"
 SECTIONS = {"receivers": "receivers", "processors": "processors", "exporters": "exporters"}
 
 

@@ -20,7 +20,7 @@ from groundtrace.examples.agent_docs.app import run as run_agent
 from tests.analyzer.gate.test_gate_changes import make_runs
 
 app = build_app()
-SPANS = Path(__file__).resolve().parents[1] / "fixtures" / "collectors" / "groundtrace.spans.jsonl"
+SPANS = Path(__file__).resolve().parents[2] / "fixtures" / "collectors" / "groundtrace.spans.jsonl"
 
 
 def convert(source: Path, out: Path) -> Path:

@@ -25,7 +25,7 @@ from groundtrace.collectors.receiver import (
     ReceiverLimits,
     exposure_warning,
 )
-from tests.collectors.test_receiver_http import (
+from tests.collectors.receiver.test_receiver_http import (
     PROTO,
     _raw_headers,
     _read_response,

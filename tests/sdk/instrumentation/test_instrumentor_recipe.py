@@ -21,7 +21,7 @@ import pytest
 from groundtrace.sdk import semconv as sc
 from tests.sdk.conftest import Traces
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DOC = REPO / "docs" / "CONTRIBUTING.md"
 HEADING = "## Add an instrumentor"
 

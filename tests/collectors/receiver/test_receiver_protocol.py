@@ -14,7 +14,7 @@ import h11
 import pytest
 
 from groundtrace.collectors.receiver import LOGS_PATH, TRACES_PATH, Receiver, ReceiverLimits
-from tests.collectors.test_receiver_http import (
+from tests.collectors.receiver.test_receiver_http import (
     JSON,
     PROTO,
     _raw_headers,
