@@ -13,7 +13,9 @@ An analysis is an :class:`Analysis` record of a few public names from its packag
   callers then exit 6 with that reason, the reports written;
 * ``verdicts(result, config)`` → the per-case results linked to their spans, for
   ``--write-back`` (``None``: the analysis has no per-span results);
-* ``demo(inputs)`` → its config on the demo's traces and cases (``None``: not in the demo).
+* ``demo(inputs)`` → its config on the demo's traces and cases (``None``: not in the demo);
+* ``exit_code(result)`` → the exit code its verdict asks for (``None``: 0 when it measured
+  something), e.g. the gate's 10 manual review, 20 block.
 
 The built-in analyses live in their packages (``groundtrace.analyzer.paths:ANALYSIS``...).
 Others are added without touching groundtrace: an installed distribution names its record in
@@ -148,6 +150,7 @@ class Analysis(Generic[C, U, R]):
         nothing_measured: ``nothing_measured(result)`` → why nothing was measured, else None.
         verdicts: ``verdicts(result, config)`` → per-case results for ``--write-back``.
         demo: ``demo(inputs)`` → its config on the demo's data.
+        exit_code: ``exit_code(result)`` → the exit code the verdict asks for.
     """
 
     name: str
@@ -160,6 +163,7 @@ class Analysis(Generic[C, U, R]):
     nothing_measured: Callable[[R], str | None]
     verdicts: Callable[[R, C], Linked] | None = None
     demo: Callable[[DemoInputs], C] | None = None
+    exit_code: Callable[[R], int] | None = None
 
 
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")

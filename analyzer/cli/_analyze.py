@@ -50,7 +50,8 @@ def analyze_command(
     Plugins name their analysis in the groundtrace.analyses entry-point group. Exit codes:
     0 done, 2 bad input (the message names the file and field), 4 when --write-back failed
     (the report is written), 6 when nothing was measured (the report is written, the reason
-    printed).
+    printed), else the code the analysis's verdict asks for (gate: 10 manual review, 20
+    block).
     """
     from groundtrace.analyzer import analyses, get_analysis, load_config, to_builtins
     from groundtrace.analyzer.errors import ConfigError, NothingMeasuredError
@@ -91,6 +92,9 @@ def analyze_command(
     why = analysis.nothing_measured(result)
     if why is not None:
         raise NothingMeasuredError(f"nothing measured: {why} (report: {report})")
+    code = 0 if analysis.exit_code is None else analysis.exit_code(result)
+    if code:
+        raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

@@ -258,6 +258,11 @@ def verdicts(result: GateRun, config: Config) -> Linked:
 
 
 #: The gate in the table of analyses (``groundtrace.analyzer.get_analysis("gate")``).
+def _exit_code(result: GateRun) -> int:
+    """The decision's exit code (0 promote, 10 manual review, 20 block, 30 not evaluable)."""
+    return result.report.exit_code
+
+
 ANALYSIS: Analysis[Config, GateCase, GateRun] = Analysis(
     name="gate",
     title="Release gate: promote / manual review / block / not evaluable, candidate vs baseline",
@@ -268,4 +273,5 @@ ANALYSIS: Analysis[Config, GateCase, GateRun] = Analysis(
     reading=reading,
     nothing_measured=nothing_measured,
     verdicts=verdicts,
+    exit_code=_exit_code,
 )

@@ -105,3 +105,23 @@ def test_report_markdown_and_junit_separate_the_three(gate_dir: Path) -> None:
     assert "fixed: baseline was manual_review" in (cases["q1"].findtext("system-out") or "")
     verified = CliRunner().invoke(app, ["gate", "verify", str(gate_dir / "r" / "report.json")])
     assert verified.exit_code == 0, verified.output
+
+
+def test_analyze_gate_exits_with_the_decision_like_gate_run(gate_dir: Path, tmp_path: Path) -> None:
+    """``groundtrace analyze gate`` on a config file decides as ``gate run`` and exits 20."""
+    config = tmp_path / "gate.toml"
+    config.write_text(
+        f'baseline = ["{gate_dir / "baseline"}"]\ncandidate = ["{gate_dir / "candidate"}"]\n'
+        f'cases = "{gate_dir / "cases.jsonl"}"\n',
+        encoding="utf-8",
+    )
+    done = CliRunner().invoke(
+        app, ["analyze", "gate", "--config", str(config), "--out", str(tmp_path / "o")]
+    )
+    assert done.exit_code == 20, done.output
+    ran = CliRunner().invoke(app, gate_args(gate_dir, "same"))
+    assert ran.exit_code == 20
+    decided = json.loads((tmp_path / "o" / "report.json").read_text())
+    again = json.loads((gate_dir / "same" / "report.json").read_text())
+    assert decided["decision"] == again["decision"] == "block"
+    assert decided["case_level"] == again["case_level"]
