@@ -105,6 +105,13 @@ def _load_script(path: str) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:  # the app's own top-level code failed
+        del sys.modules[name]
+        raise ReplayError(
+            f"loading the replay entry point ran {file}, and its top-level code raised "
+            f"{type(exc).__name__}: {exc} (replay imports the script again: keep the code that "
+            'runs the app under `if __name__ == "__main__":`)'
+        ) from exc
     except BaseException:
         del sys.modules[name]
         raise

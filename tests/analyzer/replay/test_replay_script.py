@@ -145,6 +145,19 @@ def test_missing_script_names_the_replay_fix(tmp_path: Path) -> None:
     assert "--replay path/to/app.py:respond" in str(caught.value)
 
 
+def test_a_script_whose_top_level_code_fails_names_the_fix(tmp_path: Path) -> None:
+    """An app that runs itself at import (no ``__main__`` guard) and fails there is a clear
+    replay error naming the script, the error and the fix; nothing of it stays loaded."""
+    script = tmp_path / "app.py"
+    script.write_text("def respond(q, e):\n    return q\n\nraise ValueError('no settings')\n")
+    for _ in range(2):  # not half-loaded the first time
+        with pytest.raises(ReplayError) as caught:
+            resolve_entrypoint(f"{script}:respond")
+        message = str(caught.value)
+        assert str(script) in message and "ValueError" in message
+        assert 'if __name__ == "__main__":' in message
+
+
 def test_app_run_with_dash_m_records_its_module_name(tmp_path: Path) -> None:
     _, traces = _script_app(tmp_path, "-m", "app")
     recorded = {t.entrypoint.entrypoint for t in read_traces([str(traces)]) if t.entrypoint}
