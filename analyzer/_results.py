@@ -16,7 +16,7 @@ Usage::
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
 import msgspec
@@ -58,9 +58,17 @@ def encode(record: msgspec.Struct, *, indent: int = 0) -> bytes:
     return msgspec.json.format(data, indent=indent) if indent else data
 
 
+def _as_json(value: Any) -> Any:
+    """What a value msgspec cannot encode is in JSON: a path as its text."""
+    if isinstance(value, PurePath):
+        return str(value)
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
 def to_builtins(record: Any) -> Any:
-    """The record as plain dicts, lists and scalars: exactly what its JSON decodes to."""
-    return msgspec.json.decode(msgspec.json.encode(record))
+    """The record as plain dicts, lists and scalars: exactly what its JSON decodes to (a path
+    in an analysis's in-memory result, e.g. its run folder, as its text)."""
+    return msgspec.json.decode(msgspec.json.encode(record, enc_hook=_as_json))
 
 
 def decode(

@@ -15,7 +15,15 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from groundtrace.analyzer._results import RESULT_FORMAT_VERSION, Result, decode, encode, read, write
+from groundtrace.analyzer._results import (
+    RESULT_FORMAT_VERSION,
+    Result,
+    decode,
+    encode,
+    read,
+    to_builtins,
+    write,
+)
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.demo import DemoBackend, DemoReport, ExportCounts
 from groundtrace.analyzer.errors import InputError
@@ -273,6 +281,19 @@ def test_a_file_of_an_earlier_minor_version_still_loads() -> None:
     current = f'"{RESULT_FORMAT_VERSION}"'.encode()
     new = encode(demo_report()).replace(current, b'"1.3"').replace(b',"analyses":{}', b"")
     assert encode(old).replace(b',"analyses":{}', b"") == new
+
+
+def test_to_builtins_writes_a_path_as_its_text_and_refuses_what_has_no_json() -> None:
+    from dataclasses import dataclass
+
+    @dataclass
+    class InMemory:
+        out: Path
+        other: object = None
+
+    assert to_builtins(InMemory(Path("runs/a"))) == {"out": "runs/a", "other": None}
+    with pytest.raises(TypeError, match="cannot encode object"):
+        to_builtins(InMemory(Path("runs/a"), object()))
 
 
 def test_a_file_without_version_is_not_a_record(tmp_path: Path) -> None:
