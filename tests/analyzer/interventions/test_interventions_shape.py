@@ -256,3 +256,31 @@ def test_write_reports_is_the_deprecated_name_of_write_report() -> None:
         warnings.simplefilter("error")
         with pytest.raises(AttributeError):
             iv.no_such_name
+
+
+def test_analyze_interventions_runs_the_config_and_prints_its_result(
+    apiary: Path, tmp_path: Path
+) -> None:
+    """``groundtrace analyze interventions --json``: the run from a TOML file, its summary in
+    the JSON (the run folder's path as text) and on disk."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from groundtrace.analyzer.cli import build_app
+
+    path = tmp_path / "iv.toml"
+    path.write_text(
+        f'out = "{tmp_path / "run"}"\ntraces = ["{apiary / "traces"}"]\n'
+        f'cases = "{apiary / "cases.jsonl"}"\noperators = ["REMOVE"]\n',
+        encoding="utf-8",
+    )
+    done = CliRunner().invoke(
+        build_app(),
+        ["analyze", "interventions", "--config", str(path), "--out", str(tmp_path / "o"), "--json"],
+    )
+    assert done.exit_code == 0, done.output
+    printed = json.loads(done.stdout)
+    assert printed["out_dir"] == str(tmp_path / "run")
+    written = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert printed["summary"] == written and written["items"] == len(QUESTIONS)
