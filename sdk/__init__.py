@@ -34,10 +34,10 @@ sees: telemetry errors are logged at debug level, user exceptions pass through u
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
 
 from . import semconv
+from ._lazy import lazy_names as _lazy_names
 from ._version import __version__
 from .semconv import Action, ToolStatus
 
@@ -86,23 +86,6 @@ _SURFACE: dict[str, tuple[str, ...]] = {
         "replace_evidence_block",
     ),
 }
-#: Each lazily imported name and the module it comes from.
-_LAZY: dict[str, str] = {name: module for module, names in _SURFACE.items() for name in names}
-
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups do not come here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 __all__ = [
     "Action",
     "Content",
@@ -139,3 +122,5 @@ __all__ = [
     "verify",
     "with_current_context",
 ]
+
+__getattr__, __dir__ = _lazy_names(__name__, _SURFACE, globals(), __all__)

@@ -45,7 +45,8 @@ def test_all_is_declared_and_resolves(name: str) -> None:
 def test_the_sdk_surface_is_all_lazy_but_the_conventions() -> None:
     import groundtrace.sdk as sdk
 
-    assert set(sdk._LAZY) | {"Action", "ToolStatus", "__version__", "semconv"} == set(sdk.__all__)
+    lazy = {name for names in sdk._SURFACE.values() for name in names}
+    assert lazy | {"Action", "ToolStatus", "__version__", "semconv"} == set(sdk.__all__)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sdk.nope
 

@@ -37,8 +37,9 @@ The helpers are imported on first use, so importing an instrumentor stays as che
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
+
+from groundtrace.sdk._lazy import lazy_names as _lazy_names
 
 if _typing.TYPE_CHECKING:
     from groundtrace.sdk._attributes import safe_json, safe_str
@@ -73,22 +74,6 @@ _SURFACE: dict[str, tuple[str, ...]] = {
         "tracer_source",
     ),
 }
-_LAZY: dict[str, str] = {name: module for module, names in _SURFACE.items() for name in names}
-
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value  # later lookups do not come here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 __all__ = [
     "INSTRUMENTATION_NAME",
     "AttributeValue",
@@ -107,3 +92,5 @@ __all__ = [
     "safe_str",
     "tracer_source",
 ]
+
+__getattr__, __dir__ = _lazy_names(__name__, _SURFACE, globals(), __all__)
