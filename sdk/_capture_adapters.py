@@ -3,7 +3,8 @@
 Each adapter first asks whether any span could record (cached tracer, ``off`` flag, the global
 provider slot: a few attribute loads) and calls straight through if not; otherwise it starts a
 :class:`~._step.Step`, runs the user code with the step's context attached, records the
-result or the exception and ends the span. The span's context is attached only while the
+result or the exception (an ``Exception`` or the task's cancellation, :func:`~._step.failures`;
+re-raised unchanged) and ends the span. The span's context is attached only while the
 user's code runs: a generator's consumer never sees the generator's span as current, and an
 abandoned generator leaves nothing attached.
 """
@@ -21,7 +22,7 @@ from opentelemetry.context import detach as _detach
 from . import semconv as sc
 from ._capture import GenCollector, begin, build_spec
 from ._runtime import _STATE, active_tracer, is_suppressed
-from ._step import StepOptions, StepSpec
+from ._step import StepOptions, StepSpec, failures
 
 __all__ = ["make_decorator", "wrap"]
 
@@ -42,7 +43,7 @@ def _wrap_sync(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
             result = fn(*args, **kwargs)
             step.succeed(result)
             return result
-        except Exception as exc:
+        except failures() as exc:
             step.fail(exc)
             raise
         finally:
@@ -66,7 +67,7 @@ def _wrap_async(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
             result = await fn(*args, **kwargs)
             step.succeed(result)
             return result
-        except Exception as exc:
+        except failures() as exc:
             step.fail(exc)
             raise
         finally:
@@ -104,7 +105,7 @@ def _wrap_gen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]:
                     if collector is not None:
                         collector.finish(step)
                     return stop.value
-                except Exception as exc:
+                except failures() as exc:
                     step.fail(exc)
                     raise
                 finally:
@@ -166,7 +167,7 @@ def _wrap_asyncgen(fn: Callable[..., Any], spec: StepSpec) -> Callable[..., Any]
                     if collector is not None:
                         collector.finish(step)
                     return
-                except Exception as exc:
+                except failures() as exc:
                     step.fail(exc)
                     raise
                 finally:

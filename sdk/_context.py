@@ -21,7 +21,7 @@ from ._record_answer import record_answer, record_selected
 from ._record_request import RequestFields, record_request
 from ._record_tool import record_tool_result
 from ._runtime import logger
-from ._step import Step, StepOptions
+from ._step import Step, StepOptions, failures
 
 __all__ = ["StepHandle", "StepScope", "request_context", "step"]
 
@@ -144,7 +144,7 @@ class StepScope:
         if step is None:
             return
         self._step = None
-        if isinstance(exc, Exception):
+        if exc is not None and isinstance(exc, failures()):  # a cancellation included
             step.fail(exc)
         if self._token is not None:
             try:

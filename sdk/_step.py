@@ -13,6 +13,7 @@ as JSON) are here.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -36,6 +37,7 @@ __all__ = [
     "StepOptions",
     "StepSpec",
     "arguments_of",
+    "failures",
     "find_query",
     "io_inputs",
     "io_result",
@@ -69,6 +71,22 @@ _TEXT: Final = "text/plain"
 _JSON: Final = "application/json"
 _attach: Final = otel_context.attach
 _detach: Final = otel_context.detach
+_EXCEPTIONS: Final[tuple[type[BaseException], ...]] = (Exception,)
+
+
+def failures() -> tuple[type[BaseException], ...]:
+    """The exceptions a step records as its failure (``except failures() as exc``).
+
+    Every ``Exception`` and, once asyncio is loaded, ``asyncio.CancelledError``: a
+    ``BaseException`` raised inside the step when the task running it is cancelled
+    (``task.cancel()``, an ``asyncio.wait_for`` timeout, a failed sibling in a ``TaskGroup``).
+    ``KeyboardInterrupt``, ``SystemExit`` and ``GeneratorExit`` are no failure of the step.
+
+    Looked up only when an exception propagates: the SDK does not import asyncio (it costs
+    more to import than the SDK), and no ``CancelledError`` exists before asyncio is loaded.
+    """
+    asyncio = sys.modules.get("asyncio")
+    return _EXCEPTIONS if asyncio is None else (Exception, asyncio.CancelledError)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -206,10 +224,11 @@ class Step(Recorder):
             logger.debug("recording result of %s failed", self.spec.span_name, exc_info=True)
 
     def fail(self, exc: BaseException) -> None:
-        """Record an exception raised by the step (the caller re-raises it unchanged).
+        """Record an exception raised by the step (the caller re-raises it unchanged): one of
+        :func:`failures`, a cancellation included (``error.type`` ``CancelledError``).
 
         As :func:`~._failure.record_exception` records it: the message and traceback are
-        content, recorded (masked and clipped) only when some content field is captured.
+        content, recorded (masked and clipped) only when ``exceptions`` content is captured.
         """
         if not self.recording:
             return
