@@ -12,8 +12,9 @@ specification:
 * default values omitted, except the always-present ``resource``, ``scope`` and ``status``.
 
 :func:`encode_spans_json` builds the JSON object straight from SDK spans (no protobuf round trip,
-so it is fast). The spellings the format shares with the collectors' receiver (doubles, bytes,
-attributes, scope, resource and the resource/scope entries) come from
+so it is fast); :func:`trace_lines` writes one such line per trace (a damaged line then costs
+the spans of one trace only). The spellings the format shares with the collectors' receiver
+(doubles, bytes, attributes, scope, resource and the resource/scope entries) come from
 :mod:`groundtrace.sdk.otlp_format`; the receiver converts protobuf requests to and from this form
 (``groundtrace.collectors.receiver.request_to_otlp_json`` / ``parse_json_request``) and writes
 the same line for the same spans.
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
     from opentelemetry.trace import SpanContext
 
-__all__ = ["dumps_line", "encode_spans_json", "encode_value"]
+__all__ = ["dumps_line", "encode_spans_json", "encode_value", "trace_lines"]
 
 #: Span flag bits of the OTLP proto (``SpanFlags``).
 _FLAG_HAS_IS_REMOTE: Final = 0x100
@@ -187,3 +188,23 @@ def encode_spans_json(spans: Iterable[ReadableSpan]) -> dict[str, Any]:
 def dumps_line(request: Mapping[str, Any]) -> str:
     """Serialise an OTLP/JSON object as one compact line (no trailing newline)."""
     return json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def trace_lines(spans: Iterable[ReadableSpan]) -> bytes:
+    """The spans as UTF-8 OTLP/JSON lines, one line per trace, each ending with a newline.
+
+    Traces come in the order their first span comes in ``spans``, and each trace's spans in
+    their order there (a batch of one trace is exactly one :func:`encode_spans_json` line).
+    """
+    by_trace: dict[int, list[ReadableSpan]] = {}
+    for span in spans:
+        context = span.context
+        trace_id = context.trace_id if context is not None else 0
+        group = by_trace.get(trace_id)
+        if group is None:
+            by_trace[trace_id] = [span]
+        else:
+            group.append(span)
+    lines = [dumps_line(encode_spans_json(group)) for group in by_trace.values()]
+    lines.append("")
+    return "\n".join(lines).encode("utf-8")

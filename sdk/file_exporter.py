@@ -23,17 +23,35 @@ own file under its own pid). Any other path is the file itself, shared by every 
 writes it; parent directories are created.
 
 Whole lines, always: the file is opened with ``O_APPEND`` and each batch is one ``write`` of
-one whole line, with no buffer in the process. Several processes (a prefork server's workers)
+whole lines, with no buffer in the process. Several processes (a prefork server's workers)
 appending to one file therefore never interleave or tear each other's lines: the kernel puts
 each write at the end of the file as one piece (local POSIX file systems; NFS does not
 guarantee ``O_APPEND``). A file that does not end with a newline when it is opened (the torn
 last line of a run that was killed mid-write) first gets a newline, so the next batch is a
-readable line of its own.
+readable line of its own. A write that fails (a full disk can take the first 4,096 bytes of a
+batch and refuse the rest) closes the file: the next write opens it again, on a fresh line,
+so the fragment stays a line of its own that readers report as torn.
 
-Rotation (``max_bytes > 0``): before a line would make the file exceed ``max_bytes``, the file is
+One line per trace: a batch is written as one line per trace it holds (see
+:func:`~groundtrace.sdk._otlp_json.trace_lines`), so a damaged line (a torn write, a flipped
+byte) costs the spans of one trace in that batch, never those of the traces beside it. A
+trace whose spans arrive in several batches is on several lines; readers join them by trace id.
+
+A moved, deleted or replaced file: before each write the path is compared with the open file
+(device and inode, as :class:`logging.handlers.WatchedFileHandler` does), with or without
+rotation. A file (or its directory) deleted or moved away is created anew; a path that cannot
+be opened any more (a directory put in the file's place, a read-only or vanished volume) fails
+the batch, which the span processor counts as failed (``export_stats()``).
+
+Failures while the app runs: every failed batch is logged at debug level, and reported at
+WARNING on the ``groundtrace.sdk`` logger the first time a failure of its kind (``ENOSPC``,
+``EACCES``, ``EISDIR``...) happens, then at most once a minute per kind with the failed writes
+and spans lost since the previous report (:mod:`groundtrace.sdk._write_failures`).
+
+Rotation (``max_bytes > 0``): before a batch would make the file exceed ``max_bytes``, the file is
 rotated like :class:`logging.handlers.RotatingFileHandler`, keeping the ``.jsonl`` suffix:
 ``traces.jsonl`` -> ``traces.1.jsonl`` -> ``traces.2.jsonl`` ... up to ``backup_count`` files; the
-oldest is deleted. ``backup_count=0`` deletes the full file instead. A single line larger than
+oldest is deleted. ``backup_count=0`` deletes the full file instead. A single batch larger than
 ``max_bytes`` is still written whole (lines are never split). Processes sharing one file rotate
 it once between them: the rotating process holds an exclusive ``flock`` on the file, and one
 that finds the file already renamed reopens the new one instead of rotating again. A batch
@@ -57,7 +75,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ._fork import at_fork_reinit
-from ._otlp_json import dumps_line, encode_spans_json
+from ._otlp_json import trace_lines
+from ._write_failures import WriteFailures
 
 try:
     import fcntl
@@ -113,9 +132,9 @@ class OTLPJsonFileExporter(SpanExporter):
     """Write span batches as OTLP/JSON lines (Collector file-exporter format).
 
     Thread-safe and fork-safe: batches from several processors, threads or processes are
-    written as whole lines. Never raises into the caller: write errors are logged at debug
-    level and reported as ``SpanExportResult.FAILURE`` (so the span processor counts them as
-    failed).
+    written as whole lines, one per trace. Never raises into the caller: a write error is
+    reported as ``SpanExportResult.FAILURE`` (so the span processor counts the batch as
+    failed), logged at debug level and, rate-limited, at WARNING.
 
     Args:
         path: a file path, or a directory (then ``DIR/traces-<pid>.jsonl``, per process).
@@ -137,6 +156,7 @@ class OTLPJsonFileExporter(SpanExporter):
         self._lock = threading.Lock()
         self._fd: int | None = None
         self._closed = False
+        self._failures = WriteFailures()
         at_fork_reinit(self._after_fork)
 
     @property
@@ -148,6 +168,7 @@ class OTLPJsonFileExporter(SpanExporter):
         """In a forked child: a fresh lock, the inherited descriptor closed (the parent keeps
         its own), and for a directory the child's own ``traces-<pid>.jsonl``."""
         self._lock = threading.Lock()
+        self._failures = WriteFailures()
         fd, self._fd = self._fd, None
         if fd is not None:
             try:
@@ -180,19 +201,34 @@ class OTLPJsonFileExporter(SpanExporter):
         finally:
             os.close(fd)
 
-    def _renamed(self, fd: int) -> bool:
-        """Whether the path no longer names the open file (another process rotated it)."""
+    def _drop(self, *, sync: bool) -> None:
+        """Close the descriptor; a failing ``fsync`` of a file being left is only logged."""
         try:
-            return os.stat(self._path).st_ino != os.fstat(fd).st_ino
-        except FileNotFoundError:
+            self._close(sync=sync)
+        except OSError:
+            _logger.debug("closing %s failed", self._path, exc_info=True)
+
+    def _renamed(self, fd: int) -> bool:
+        """Whether the path no longer names the open file: moved (rotated by another
+        process), deleted (or its directory), or replaced by another file or a directory."""
+        try:
+            named = os.stat(self._path)
+        except (FileNotFoundError, NotADirectoryError):
             return True
+        opened = os.fstat(fd)
+        return (named.st_ino, named.st_dev) != (opened.st_ino, opened.st_dev)
+
+    def _current(self) -> int:
+        """The descriptor of the file the path names now (reopened if it was moved, deleted
+        or replaced: what this process wrote to the old one is synced first)."""
+        if self._fd is not None and self._renamed(self._fd):
+            self._drop(sync=True)
+            _logger.debug("%s was moved, deleted or replaced: reopening it", self._path)
+        return self._open()
 
     def _make_room(self, fd: int, size: int) -> int:
         """The descriptor to write ``size`` more bytes to: rotate (or follow another
         process's rotation) first when the file would exceed ``max_bytes``."""
-        if self._renamed(fd):  # what this process wrote there is synced, then the new file
-            self._close(sync=True)
-            fd = self._open()
         current = os.fstat(fd).st_size
         if current == 0 or current + size <= self._max_bytes:
             return fd
@@ -218,22 +254,32 @@ class OTLPJsonFileExporter(SpanExporter):
             self._path.unlink()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        """Append one line with all ``spans`` (one ``write``)."""
+        """Append ``spans`` as one line per trace (one ``write``)."""
         if self._closed:
             return SpanExportResult.FAILURE
         if not spans:
             return SpanExportResult.SUCCESS
         try:
-            data = (dumps_line(encode_spans_json(spans)) + "\n").encode("utf-8")
+            data = trace_lines(spans)
             with self._lock:
-                fd = self._open()
-                if self._max_bytes:
-                    fd = self._make_room(fd, len(data))
-                _write_all(fd, data)
-        except Exception:
+                self._write(data)
+        except Exception as exc:
             _logger.debug("OTLP-JSON file export to %s failed", self._path, exc_info=True)
+            self._failures.failed(self._path, exc, len(spans))
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
+
+    def _write(self, data: bytes) -> None:
+        """Append ``data`` (whole lines) in one ``write``; on failure the file is closed, so
+        the next write reopens it on a fresh line after whatever part of ``data`` got in."""
+        fd = self._current()
+        if self._max_bytes:
+            fd = self._make_room(fd, len(data))
+        try:
+            _write_all(fd, data)
+        except OSError:
+            self._drop(sync=False)
+            raise
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         """Fsync the current file."""
@@ -254,3 +300,4 @@ class OTLPJsonFileExporter(SpanExporter):
                 self._close(sync=True)
         except Exception:
             _logger.debug("closing %s failed", self._path, exc_info=True)
+        self._failures.flush(self._path)
