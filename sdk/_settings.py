@@ -43,6 +43,9 @@ class Content(StrEnum):
     TOOL_ARGUMENTS = "tool_arguments"
     TOOL_RESULTS = "tool_results"
     IO = "io"
+    #: the message and stack trace of an exception a step or a call raised (its type is
+    #: always recorded); they can hold any value the failing code had at hand
+    EXCEPTIONS = "exceptions"
 
 
 #: Every content kind (``capture_content=True``).
@@ -407,7 +410,8 @@ class Settings:
             doc="``True`` (all text fields), ``False`` (none: evidence is still recorded by "
             "reference -- id, version, hash, length; docs/privacy.md lists what is exported) or a "
             "set of fields from ``query, evidence, answer, messages, tool_arguments, "
-            "tool_results, io`` (:class:`Content`); ``GROUNDTRACE_CAPTURE_CONTENT`` takes "
+            "tool_results, io, exceptions`` (:class:`Content`; ``exceptions``: the messages and "
+            "stack traces of exceptions, always masked); ``GROUNDTRACE_CAPTURE_CONTENT`` takes "
             "``true``/``false``/a comma list.",
         ),
     )
@@ -554,10 +558,6 @@ class Settings:
         application text goes on a span (callers bind the member to a module constant: an
         enum member's lookup costs more than this call)."""
         return kind in self.capture
-
-    def captures_any(self) -> bool:
-        """Whether any content is recorded (exception messages and stack traces then are)."""
-        return bool(self.capture)
 
 
 def _describe(f: Field[Any]) -> Option:

@@ -10,12 +10,30 @@ Built-in maskers (all on by default; see :data:`BUILTIN_MASKERS`):
 ==================  ==========================================================================
 name                what is masked
 ==================  ==========================================================================
-``private_key``     PEM private key blocks (``-----BEGIN ... PRIVATE KEY-----`` ... ``END``)
+``private_key``     PEM private key blocks of any kind (RSA, EC, DSA, OpenSSH, PKCS#8,
+                    encrypted, PGP ``PRIVATE KEY BLOCK``), ``-----BEGIN`` to ``END``; a block
+                    whose end is missing (a clipped message) is masked to the end of the text
 ``jwt``             JSON Web Tokens (``eyJ...``.``eyJ...``.signature)
 ``bearer_token``    the token after ``Bearer`` (the word ``Bearer`` is kept)
-``openai_key``      OpenAI-style keys ``sk-...`` / ``sk-proj-...`` (20+ characters after sk-)
-``aws_access_key``  AWS access key ids ``AKIA`` / ``ASIA`` / ``ABIA`` / ``ACCA`` + 16 characters
+``basic_auth``      HTTP Basic credentials, ``Authorization: Basic <base64 of user:password>``
+                    (also quoted, as in a dict of headers; the words before it are kept)
+``openai_key``      OpenAI-style keys ``sk-...`` / ``sk-proj-...`` / Anthropic ``sk-ant-...``
+                    (20+ characters after sk-)
+``aws_access_key``  AWS access key ids ``AKIA`` / ``ASIA`` / ``ABIA`` / ``ACCA`` / ``A3T.`` +
+                    16 characters
 ``github_token``    GitHub tokens ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` ``github_pat_``
+``gitlab_token``    GitLab tokens ``glpat-`` ``glptt-`` ``gldt-`` ``glrt-`` ``glcbt-``
+                    ``glft-`` ``glimt-`` ``glsoat-`` ``gloas-`` + 20 or more characters
+``slack_token``     Slack tokens ``xoxb-`` ``xoxp-`` ``xoxa-`` ``xoxr-`` ``xoxs-`` ``xoxo-``
+                    ``xoxe-`` / ``xoxe.xoxp-`` and app tokens ``xapp-``
+``slack_webhook``   the secret path of a Slack webhook, ``hooks.slack.com/services/...``
+                    (also ``/workflows/``, ``/triggers/``; the host and kind are kept)
+``stripe_key``      Stripe secret and restricted keys ``sk_live_`` ``rk_live_`` (and
+                    ``_test_`` / ``_prod_``), webhook secrets ``whsec_``
+``google_api_key``  Google API keys ``AIza`` + 35 characters
+``huggingface``     Hugging Face tokens ``hf_`` + 34 or more letters and digits
+``package_token``   package registry tokens: npm ``npm_`` + 36, PyPI ``pypi-AgEIcHlwaS5vcmc...``
+``sendgrid_key``    SendGrid API keys ``SG.<22>.<43>``
 ``secret``          the value of a credential assignment, ``name = value`` / ``NAME=value`` /
                     ``name: value``, where the name ends in ``password``, ``passwd``, ``pwd``,
                     ``passphrase``, ``_pass``, ``secret``, ``token`` or ``api`` / ``access`` /
@@ -63,6 +81,7 @@ Usage::
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections import Counter
@@ -280,7 +299,18 @@ _NUMBERISH: Final = re.compile(r"[0-9][0-9 ().+-]{4,}[0-9]")
 _IBAN_START: Final = re.compile(r"[A-Z]{2}[0-9]{2}")
 _NINO_START: Final = re.compile(r"[A-Z]{2} ?[0-9]{2} ?[0-9]{2}")
 _SECRET_WORDS: Final = ("key", "secret", "token", "pass", "pwd")
-_AWS_PREFIXES: Final = ("AKIA", "ASIA", "ABIA", "ACCA")
+_AWS_PREFIXES: Final = ("AKIA", "ASIA", "ABIA", "ACCA", "A3T")
+#: The words before HTTP Basic credentials: the header's name, a separator (``:``, ``=``, the
+#: ``,`` of a pair), quotes (maybe escaped) and ``Basic`` (kept: only the credentials are
+#: masked).
+_BASIC_KEEP: Final = re.compile(
+    r"(?i)authorization" + _QUOTE + r"\s*[:=,]?\s*" + _QUOTE + r"\s*basic\s+"
+)
+_BASIC_PATTERN: Final = (
+    r"(?i:\bauthorization\b" + _QUOTE + r"\s*[:=,]?\s*" + _QUOTE + r"\s*basic)\s+"
+    r"[A-Za-z0-9+/]{4,}={0,2}"
+)
+_SLACK_HOOK: Final = r"hooks\.slack\.com/(?:services|workflows|triggers)/"
 
 
 def _has_digit(text: str) -> bool:
@@ -309,15 +339,45 @@ def _has_secret_word(text: str) -> bool:
     return any(word in low for word in _SECRET_WORDS)
 
 
+#: Characters from the rarest to the most common in prose and code (one not listed counts as
+#: rarer than all of them).
+_RARITY: Final = (
+    "zqxjZQXJ_|#@$%^&*~`<>[]{}\\;!?+=/:-\"'0123456789VKYWUBGFPMDCLHRNOSITAE"
+    "vkbywgpfmuclhdrsnioate,. \n"
+)
+
+
 def _has(*needles: str) -> Callable[[str], bool]:
+    """A trigger: whether ``text`` holds one of ``needles``. A search for one character is a
+    ``memchr`` (many times faster than a search for a longer needle), so each needle is
+    looked for only where its rarest character occurs."""
+    guarded = tuple((min(needle, key=_RARITY.find), needle) for needle in needles)
+
     def trigger(text: str) -> bool:
-        return any(needle in text for needle in needles)
+        return any(rare in text and needle in text for rare, needle in guarded)
 
     return trigger
 
 
 def _has_github_prefix(text: str) -> bool:
-    return "_" in text and "gh" in text  # every GitHub token prefix has both
+    # "gh" starts every prefix but that of fine-grained tokens, github_pat_
+    return "_" in text and ("gh" in text or "github_pat_" in text)
+
+
+def _basic_valid(matched: str) -> bool:
+    """Whether the credentials after ``Basic`` are base64 of ``user:password``."""
+    credentials = matched.rsplit(maxsplit=1)[-1]
+    try:
+        return b":" in base64.b64decode(credentials, validate=True)
+    except ValueError:  # binascii.Error: not base64 (a word such as "authentication")
+        return False
+
+
+_GITLAB_PREFIX: Final = re.compile(r"gl(?:pat|ptt|dt|rt|cbt|ft|imt|soat|oas)-")
+
+
+def _has_gitlab_prefix(text: str) -> bool:
+    return "-" in text and _GITLAB_PREFIX.search(text) is not None
 
 
 def _has_bearer(text: str) -> bool:
@@ -330,8 +390,10 @@ BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
     for m in (
         PatternMasker(
             "private_key",
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*"
-            r"PRIVATE KEY-----",
+            # to its END line, or to the end of the text when that is missing (a key cut
+            # off in an error message is a key all the same)
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END "
+            r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)",
             trigger=_has("PRIVATE KEY"),
         ),
         PatternMasker(
@@ -346,19 +408,59 @@ BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
             trigger=_has_bearer,
         ),
         PatternMasker(
+            "basic_auth",
+            _BASIC_PATTERN,
+            validate=_basic_valid,
+            keep=_BASIC_KEEP,
+            trigger=_has("uthorization", "UTHORIZATION"),
+        ),
+        PatternMasker(
             "openai_key",
             r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
             trigger=_has("sk-"),
         ),
         PatternMasker(
             "aws_access_key",
-            r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+            r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[0-9A-Z])[0-9A-Z]{16}\b",
             trigger=_has(*_AWS_PREFIXES),
         ),
         PatternMasker(
             "github_token",
             r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
             trigger=_has_github_prefix,
+        ),
+        PatternMasker(
+            "gitlab_token",
+            r"\b" + _GITLAB_PREFIX.pattern + r"[0-9A-Za-z_-]{20,}",
+            trigger=_has_gitlab_prefix,
+        ),
+        PatternMasker(
+            "slack_token",
+            r"\bxox[abeoprs](?:\.xox[bp])?-[0-9A-Za-z-]{10,}|\bxapp-\d-[0-9A-Za-z-]{10,}",
+            trigger=_has("xox", "xapp-"),
+        ),
+        PatternMasker(
+            "slack_webhook",
+            _SLACK_HOOK + r"[A-Za-z0-9+/_-]{20,}",
+            keep=_SLACK_HOOK,
+            trigger=_has("hooks.slack.com/"),
+        ),
+        PatternMasker(
+            "stripe_key",
+            r"\b(?:[sr]k_(?:live|test|prod)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z+/]{24,}={0,2})",
+            trigger=_has("k_live_", "k_test_", "k_prod_", "whsec_"),
+        ),
+        PatternMasker("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", trigger=_has("AIza")),
+        PatternMasker("huggingface", r"\bhf_[A-Za-z0-9]{34,}", trigger=_has("hf_")),
+        PatternMasker(
+            "package_token",
+            r"\bnpm_[A-Za-z0-9]{36}|\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
+            trigger=_has("npm_", "pypi-"),
+        ),
+        PatternMasker(
+            "sendgrid_key",
+            r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
+            trigger=_has("SG."),
         ),
         PatternMasker(
             "secret",

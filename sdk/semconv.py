@@ -740,9 +740,11 @@ ERROR_TYPE: Final = "error.type"
 EXCEPTION_EVENT: Final = "exception"
 #: str -- exception event: the exception's class, module-qualified. "json.JSONDecodeError"
 EXCEPTION_TYPE: Final = "exception.type"
-#: str -- exception event: its message, masked (only with content capture on). "bad id"
+#: str -- exception event: its message, always masked (recorded only when ``exceptions``
+#: content is captured). "bad id"
 EXCEPTION_MESSAGE: Final = "exception.message"
-#: str -- exception event: the formatted traceback, masked (only with content capture on).
+#: str -- exception event: the formatted traceback, always masked (recorded only when
+#: ``exceptions`` content is captured).
 EXCEPTION_STACKTRACE: Final = "exception.stacktrace"
 #: str -- server host of a model call. "127.0.0.1"
 SERVER_ADDRESS: Final = "server.address"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import string
@@ -260,10 +261,71 @@ ssn_area = st.integers(1, 899).filter(lambda a: a != 666)
 ssns = st.builds(
     lambda a, g, s: f"{a:03d}-{g:02d}-{s:04d}", ssn_area, st.integers(1, 99), st.integers(1, 9999)
 )
+
+
+def _basic(user: str, password: str, form: str) -> str:
+    return form.format(base64.b64encode(f"{user}:{password}".encode()).decode())
+
+
+#: The kinds of PEM private key: ``-----BEGIN <kind>PRIVATE KEY<block>-----``.
+KEY_KINDS = st.sampled_from(
+    [
+        *(("", ""), ("RSA ", ""), ("EC ", ""), ("DSA ", ""), ("OPENSSH ", "")),
+        *(("ENCRYPTED ", ""), ("PGP ", " BLOCK")),
+    ]
+)
+BASIC_FORMS = st.sampled_from(
+    [
+        "Authorization: Basic {}",
+        "{{'Authorization': 'Basic {}'}}",
+        '-H "authorization: basic {}"',
+        "('Proxy-Authorization', 'Basic {}')",
+        '{{\\"Authorization\\": \\"Basic {}\\"}}',
+    ]
+)
 POSITIVES: dict[str, st.SearchStrategy[str]] = {
     "private_key": st.builds(
-        lambda body: f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----",
+        lambda kind, body: (
+            f"-----BEGIN {kind[0]}PRIVATE KEY{kind[1]}-----\n{body}\n"
+            f"-----END {kind[0]}PRIVATE KEY{kind[1]}-----"
+        ),
+        KEY_KINDS,
         _text(ALNUM + "+/", 16, 64),
+    ),
+    "basic_auth": st.builds(_basic, _text(ALNUM, 1, 12), _text(ALNUM + "!:@", 1, 20), BASIC_FORMS),
+    "gitlab_token": st.builds(
+        lambda prefix, t: prefix + t,
+        st.sampled_from(["glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "glsoat-", "gloas-"]),
+        _text(ALNUM + "_-", 20, 40),
+    ),
+    "slack_token": st.builds(
+        lambda prefix, t: prefix + t,
+        st.sampled_from(
+            [
+                *("xoxb-", "xoxp-", "xoxa-2-", "xoxr-", "xoxs-", "xoxo-", "xoxe-1-"),
+                *("xoxe.xoxp-1-", "xapp-1-"),
+            ]
+        ),
+        _text(ALNUM, 10, 40),
+    ),
+    "slack_webhook": st.builds(
+        lambda kind, t: f"https://hooks.slack.com/{kind}/{t}",
+        st.sampled_from(["services", "workflows", "triggers"]),
+        _text(ALNUM + "/", 20, 50),
+    ),
+    "stripe_key": st.builds(
+        lambda prefix, t: prefix + t,
+        st.sampled_from(["sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "whsec_"]),
+        _text(ALNUM, 24, 48),
+    ),
+    "google_api_key": st.builds(lambda t: "AIza" + t, _text(ALNUM + "_-", 35, 35)),
+    "huggingface": st.builds(lambda t: "hf_" + t, _text(ALNUM, 34, 40)),
+    "package_token": st.one_of(
+        st.builds(lambda t: "npm_" + t, _text(ALNUM, 36, 36)),
+        st.builds(lambda t: "pypi-AgEIcHlwaS5vcmc" + t, _text(ALNUM + "_-", 50, 80)),
+    ),
+    "sendgrid_key": st.builds(
+        lambda a, b: f"SG.{a}.{b}", _text(ALNUM + "_-", 22, 22), _text(ALNUM + "_-", 43, 43)
     ),
     "jwt": st.builds(
         lambda a, b, c: f"eyJ{a}.eyJ{b}.{c}",
@@ -273,8 +335,19 @@ POSITIVES: dict[str, st.SearchStrategy[str]] = {
     ),
     "bearer_token": st.builds(lambda t: f"Bearer {t}", _text(ALNUM, 16, 40)),
     "openai_key": st.builds(lambda t: f"sk-{t}", _text(ALNUM, 20, 48)),
-    "aws_access_key": st.builds(lambda t: f"AKIA{t}", _text(UPPER_DIGITS, 16, 16)),
-    "github_token": st.builds(lambda t: f"ghp_{t}", _text(ALNUM, 36, 40)),
+    "aws_access_key": st.builds(
+        lambda prefix, t: prefix + t,
+        st.sampled_from(["AKIA", "ASIA", "ABIA", "ACCA", "A3TX"]),
+        _text(UPPER_DIGITS, 16, 16),
+    ),
+    "github_token": st.one_of(
+        st.builds(
+            lambda prefix, t: prefix + t,
+            st.sampled_from(["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]),
+            _text(ALNUM, 36, 40),
+        ),
+        st.builds(lambda t: "github_pat_" + t, _text(ALNUM + "_", 22, 82)),
+    ),
     "secret": st.builds(lambda t: f"password={t}", _text(ALNUM, 4, 20)),
     "email": st.builds(
         lambda user, host, tld: f"{user}@{host}.{tld}",
@@ -307,7 +380,43 @@ POSITIVES: dict[str, st.SearchStrategy[str]] = {
 }
 
 NEAR_MISSES: dict[str, st.SearchStrategy[str]] = {
-    "private_key": st.builds(lambda b: f"-----BEGIN PRIVATE KEY-----\n{b}", _text(ALNUM, 16, 64)),
+    "private_key": st.builds(  # a public key or a certificate is no secret
+        lambda kind, b: f"-----BEGIN {kind}-----\n{b}\n-----END {kind}-----",
+        st.sampled_from(["PUBLIC KEY", "RSA PUBLIC KEY", "CERTIFICATE", "PGP PUBLIC KEY BLOCK"]),
+        _text(ALNUM, 16, 64),
+    ),
+    "basic_auth": st.one_of(
+        # credentials that are not base64 of user:password, and Basic without the header
+        st.builds(lambda w: f"Authorization: Basic {w}", _text(string.ascii_lowercase, 4, 12)),
+        st.builds(
+            lambda user: "Authorization: Basic " + base64.b64encode(user.encode()).decode(),
+            _text(ALNUM, 1, 20),
+        ),
+        st.builds(_basic, _text(ALNUM, 1, 12), _text(ALNUM, 1, 12), st.just("Basic {}")),
+    ),
+    "gitlab_token": st.builds(lambda t: "glpat-" + t, _text(ALNUM, 1, 19)),
+    "slack_token": st.builds(
+        lambda prefix, t: prefix + t,
+        st.sampled_from(["xoxb-", "xoxz-", "xox-", "xapp-"]),
+        _text(ALNUM, 1, 9),
+    ),
+    "slack_webhook": st.builds(
+        lambda t: f"https://hooks.slack.com/services/{t}", _text(ALNUM, 1, 19)
+    ),
+    "stripe_key": st.one_of(  # a publishable key is public
+        st.builds(lambda t: "pk_live_" + t, _text(ALNUM, 10, 40)),
+        st.builds(lambda t: "sk_live_" + t, _text(ALNUM, 1, 9)),
+        st.builds(lambda t: "whsec_" + t, _text(ALNUM, 1, 23)),
+    ),
+    "google_api_key": st.builds(lambda t: "AIza" + t, _text(ALNUM, 1, 34)),
+    "huggingface": st.builds(lambda t: "hf_" + t, _text(ALNUM, 1, 33)),
+    "package_token": st.one_of(
+        st.builds(lambda t: "npm_" + t, _text(ALNUM, 1, 35)),
+        st.builds(lambda t: "pypi-AgEIcHlwaS5vcmc" + t, _text(ALNUM, 1, 49)),
+    ),
+    "sendgrid_key": st.builds(
+        lambda a, b: f"SG.{a}.{b}", _text(ALNUM, 22, 22), _text(ALNUM, 1, 42)
+    ),
     "jwt": st.builds(lambda a, b: f"eyJ{a}.xyz{b}.sig", _text(ALNUM, 5, 30), _text(ALNUM, 5, 30)),
     "bearer_token": st.builds(lambda t: f"Bearer {t}", _text(string.ascii_lowercase, 1, 15)),
     "openai_key": st.builds(lambda t: f"sk-{t}", _text(ALNUM, 1, 19)),
