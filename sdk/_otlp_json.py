@@ -147,20 +147,30 @@ def _span(span: ReadableSpan) -> dict[str, Any]:
     return out
 
 
-def _scope_entry(scope: InstrumentationScope | None, spans: list[Any]) -> dict[str, Any]:
-    """One ``scopeSpans`` entry: the scope, its encoded ``spans`` and its ``schemaUrl``."""
-    if scope is None:
-        return entry_json("scope", {}, "spans", spans, None)
-    head = scope_json(scope.name, scope.version, _attributes(scope.attributes))
-    return entry_json("scope", head, "spans", spans, scope.schema_url)
+#: Encoded resources and scopes of one batch, by ``id()`` (each is encoded once per batch,
+#: however many lines of that batch repeat it).
+_Heads = dict[int, dict[str, Any]]
 
 
-def encode_spans_json(spans: Iterable[ReadableSpan]) -> dict[str, Any]:
-    """Encode SDK spans as one OTLP/JSON ``ExportTraceServiceRequest`` object.
+def _scope_head(scope: InstrumentationScope, heads: _Heads) -> dict[str, Any]:
+    head = heads.get(id(scope))
+    if head is None:
+        head = heads[id(scope)] = scope_json(
+            scope.name, scope.version, _attributes(scope.attributes)
+        )
+    return head
 
-    Spans are grouped by resource, then by instrumentation scope, in first-seen order (the
-    same grouping as ``opentelemetry.exporter.otlp.proto.common.trace_encoder.encode_spans``).
-    """
+
+def _resource_head(resource: Resource, heads: _Heads) -> dict[str, Any]:
+    head = heads.get(id(resource))
+    if head is None:
+        head = heads[id(resource)] = resource_json(_attributes(resource.attributes))
+    return head
+
+
+def _request(spans: Iterable[ReadableSpan], heads: _Heads) -> dict[str, Any]:
+    """One ``ExportTraceServiceRequest`` object: ``spans`` grouped by resource, then by
+    instrumentation scope, in first-seen order."""
     resources: dict[int, Resource] = {}
     groups: dict[int, dict[int, tuple[InstrumentationScope | None, list[Any]]]] = {}
     for span in spans:
@@ -177,24 +187,41 @@ def encode_spans_json(spans: Iterable[ReadableSpan]) -> dict[str, Any]:
     resource_spans = []
     for resource_id, by_scope in groups.items():
         resource = resources[resource_id]
-        scope_spans = [_scope_entry(scope, encoded) for scope, encoded in by_scope.values()]
-        head = resource_json(_attributes(resource.attributes))
+        scope_spans = [
+            entry_json("scope", {}, "spans", encoded, None)
+            if scope is None
+            else entry_json("scope", _scope_head(scope, heads), "spans", encoded, scope.schema_url)
+            for scope, encoded in by_scope.values()
+        ]
+        head = _resource_head(resource, heads)
         resource_spans.append(
             entry_json("resource", head, "scopeSpans", scope_spans, resource.schema_url)
         )
     return {"resourceSpans": resource_spans}
 
 
+def encode_spans_json(spans: Iterable[ReadableSpan]) -> dict[str, Any]:
+    """Encode SDK spans as one OTLP/JSON ``ExportTraceServiceRequest`` object.
+
+    Spans are grouped by resource, then by instrumentation scope, in first-seen order (the
+    same grouping as ``opentelemetry.exporter.otlp.proto.common.trace_encoder.encode_spans``).
+    """
+    return _request(spans, {})
+
+
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def dumps_line(request: Mapping[str, Any]) -> str:
     """Serialise an OTLP/JSON object as one compact line (no trailing newline)."""
-    return json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(request)
 
 
 def trace_lines(spans: Iterable[ReadableSpan]) -> bytes:
     """The spans as UTF-8 OTLP/JSON lines, one line per trace, each ending with a newline.
 
     Traces come in the order their first span comes in ``spans``, and each trace's spans in
-    their order there (a batch of one trace is exactly one :func:`encode_spans_json` line).
+    their order there; each line is the :func:`encode_spans_json` line of its trace's spans.
     """
     by_trace: dict[int, list[ReadableSpan]] = {}
     for span in spans:
@@ -205,6 +232,7 @@ def trace_lines(spans: Iterable[ReadableSpan]) -> bytes:
             by_trace[trace_id] = [span]
         else:
             group.append(span)
-    lines = [dumps_line(encode_spans_json(group)) for group in by_trace.values()]
+    heads: _Heads = {}
+    lines = [_ENCODER.encode(_request(group, heads)) for group in by_trace.values()]
     lines.append("")
     return "\n".join(lines).encode("utf-8")
