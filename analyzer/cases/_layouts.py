@@ -195,6 +195,7 @@ def _tau(row: _Row, metadata: dict[str, Any]) -> Case:
         question=task.instruction,
         required_calls=tuple(_exact_call(a.name, a.kwargs) for a in task.actions),
         required_values=tuple(str(o) for o in task.outputs),
+        declares_path=True,
         metadata=metadata,
     )
 
@@ -212,6 +213,7 @@ def _tau2(row: _Row, metadata: dict[str, Any]) -> Case:
         question=question,
         required_calls=tuple(_exact_call(a.name, a.arguments) for a in criteria.actions or ()),
         required_values=tuple(criteria.communicate_info or ()),
+        declares_path=criteria.actions is not None,
         metadata=metadata,
     )
 

@@ -123,6 +123,11 @@ class Case(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
         critical: a failure always blocks (default: the ``critical`` stratum).
         expects_json: the answer must be JSON (gate).
         require_path: false means no strict path check (paths).
+        declares_path: the case states its expected command path, even an empty one (a row
+            naming ``required_reads``, ``required_calls``, ``required_values``,
+            ``allowed_commands`` or ``exclusive_tools``, even as ``[]``; a tau-bench task's
+            actions; BFCL ground truth): paths checks a run of it that made no tool call
+            (pass or fail) instead of calling it not applicable.
         required_reads: resources that must be read successfully (paths).
         required_calls: tool calls that must be made (paths; tau-bench, BFCL ground truth).
         ordered: the required calls must be made in order (paths).
@@ -151,6 +156,7 @@ class Case(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     critical: bool = False
     expects_json: bool = False
     require_path: bool = True
+    declares_path: bool = False
     required_reads: tuple[str, ...] = ()
     required_calls: tuple[RequiredCall, ...] = ()
     ordered: bool = False

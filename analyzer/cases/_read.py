@@ -35,6 +35,14 @@ _CASE_KEYS = (frozenset(Case.__struct_fields__) | frozenset(_FIELD_OF)) - {"meta
 #: Descriptive fields the project's own writers emit (the demo's case file, the examples'
 #: notes, the gate's curated drafts), kept in ``metadata``.
 _DESCRIPTIVE = ("type", "level", "notes", "reference_origin", "source_trace_id", "app_version")
+#: The fields that state a case's expected command path (``[]`` included: "no such call").
+_PATH_FIELDS = (
+    "required_reads",
+    "required_calls",
+    "required_values",
+    "allowed_commands",
+    "exclusive_tools",
+)
 _AT = re.compile(r" - at `\$(.*)`$")
 _NAMED = re.compile(r"field `([^`]+)`")
 
@@ -86,6 +94,7 @@ def _native(row: Mapping[str, Any], used: dict[str, str]) -> Case:
     if not isinstance(case_id, str) or not case_id:
         raise LayoutError("a case needs a non-empty id", used.get("case_id", "id"))
     fields.setdefault("critical", fields.get("stratum") == "critical")
+    fields.setdefault("declares_path", any(k in fields for k in _PATH_FIELDS))
     if isinstance(fields.get("expected_sources"), list):
         fields["expected_sources"] = [_source(s) for s in fields["expected_sources"]]
     if isinstance(fields.get("passages"), list):
@@ -237,5 +246,5 @@ def read_cases(
         if layout == "bfcl":
             truth = _ground_truth(answers) if truth is None else truth
             found_calls = _truth_of(case, truth, answers, name, line)
-            case = msgspec.structs.replace(case, required_calls=found_calls)
+            case = msgspec.structs.replace(case, required_calls=found_calls, declares_path=True)
         yield case

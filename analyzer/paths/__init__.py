@@ -5,8 +5,9 @@ and the path channel (required reads and calls ran successfully with valid argum
 every citation was read, every quote occurs in what was read, tool results reached the
 answer). Each case gets one status (most specific wins, see :data:`STATUS_PRECEDENCE`)
 with the evidence behind it; metrics carry seeded bootstrap intervals. A case run without
-tool calls whose case requires no read, call or value is ``not_applicable`` ("no tool calls":
-a RAG app retrieving without tools has no command path), never a failure. Multi-turn cases
+tool calls whose case declares no path (:attr:`Case.declares_path`: no read, call or value
+required, not even an empty list of them) is ``not_applicable`` ("no tool calls": a RAG app
+retrieving without tools has no command path), never a failure. Multi-turn cases
 (BFCL multi-turn, :attr:`Case.turns`) are checked turn by turn on a conversation: the traces
 of a case sharing a conversation id, or one trace of every turn (see :mod:`._turns`).
 

@@ -38,8 +38,9 @@ class PathStatus(StrEnum):
     MISSING_VALUE = "missing_value"
     #: the case has ``require_path = false``: no strict check, never a failure
     NOT_REQUIRED = "not_required"
-    #: no tool call ran and the case requires no read, call or value: there is no command
-    #: path to check (a RAG app that retrieves without tools); never a failure
+    #: no tool call ran and the case declares no path (no read, call or value required, not
+    #: even an empty list of them): there is no command path to check (a RAG app that
+    #: retrieves without tools); never a failure
     NOT_APPLICABLE = "not_applicable"
 
 

@@ -8,8 +8,9 @@ failed, timed out or has no recorded result read nothing.
 Path issues found (every one is kept in ``issues``, the status is the most specific, see
 :data:`STATUS_PRECEDENCE`):
 
-* ``not_applicable`` -- no tool call ran and the case requires no read, call or value: no
-  command path to check (see :mod:`._applies`); nothing else is checked, never a failure;
+* ``not_applicable`` -- no tool call ran and the case declares no path (and requires no
+  read, call or value): no command path to check (see :mod:`._applies`); nothing else is
+  checked, never a failure;
 * ``zero_call_citation`` -- the answer cites sources but no tool call ran at all (the case
   requires a read, a call or a value);
 * ``timeout`` / ``tool_error`` -- a required read or call ran but timed out / failed (a
@@ -107,7 +108,7 @@ def _text_channel(case: Case, trace: Trace) -> tuple[bool | None, float | None, 
     if trace.answer is None:
         return False, 0.0, False  # measured: the app gave no answer
     score = score_answer(trace.answer, case.reference_answer)
-    return score.em, score.f1, score.correct
+    return score.em, score.f1, score.fact_correct
 
 
 def _unique(values: Iterable[str]) -> tuple[str, ...]:
