@@ -146,6 +146,16 @@ def test_a_moved_file_is_created_again_at_its_path(tmp_path: Path) -> None:
     assert _count(_lines(path)) == 4
 
 
+def test_with_rotation_a_deleted_directory_is_created_again_too(tmp_path: Path) -> None:
+    folder = tmp_path / "traces"
+    exporter = OTLPJsonFileExporter(folder / "t.jsonl", max_bytes=1_000_000, backup_count=2)
+    assert exporter.export(_spans(1, 3)) is SpanExportResult.SUCCESS
+    shutil.rmtree(folder)
+    assert exporter.export(_spans(1, 4)) is SpanExportResult.SUCCESS
+    exporter.shutdown()
+    assert _count(_lines(folder / "t.jsonl")) == 4
+
+
 def test_a_file_replaced_by_a_directory_counts_the_spans_failed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
