@@ -69,8 +69,9 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def test_a_failing_write_is_warned_while_the_app_runs(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "600000")  # one export per force_flush
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     caplog.set_level(logging.WARNING, logger="groundtrace")
