@@ -27,7 +27,7 @@ __all__ = ["RESULT_FORMAT_VERSION", "Result", "decode", "encode", "read", "to_bu
 
 #: Format version of every result record. Bump the minor version for additions readers may
 #: ignore, the major version for changes they cannot read.
-RESULT_FORMAT_VERSION = "1.4"
+RESULT_FORMAT_VERSION = "1.5"
 
 _VERSION_FIELD = "format_version"
 _AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["ci", "excludes_zero", "interval", "join", "num", "pct"]
+__all__ = ["ci", "excludes_zero", "interval", "join", "num", "pct", "some"]
 
 
 def num(x: float, digits: int = 3) -> str:
@@ -50,3 +50,9 @@ def join(items: Sequence[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def some(items: Sequence[str], limit: int = 10, sep: str = ", ") -> str:
+    """The first ``limit`` items, then "and N more" for the rest: a list never cut silently."""
+    shown = sep.join(items[:limit])
+    return shown if len(items) <= limit else f"{shown} and {len(items) - limit} more"

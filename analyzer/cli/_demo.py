@@ -72,7 +72,10 @@ def _print_gate_and_paths(result: DemoResult) -> None:
         )
         for reason in gate.reasons:
             console.print(f"  - {reason}", markup=False)
-        print_reading(gate_analysis.reading(read(Path(gate.report), gate_analysis.GateReport)))
+        gate_report = read(Path(gate.report), gate_analysis.GateReport)
+        for line in gate_analysis.change_lines(gate_report):
+            console.print(f"  {line}", markup=False, highlight=False)
+        print_reading(gate_analysis.reading(gate_report))
     if paths is not None:
         metrics = paths.metrics
         masked = ", ".join(metrics.masked_failures) or "none"

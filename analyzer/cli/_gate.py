@@ -105,6 +105,13 @@ def run_command(
         list[Path] | None,
         typer.Option(help="Validation record(s) of the judge (groundtrace judge validate)."),
     ] = None,
+    tools_config: Annotated[
+        Path | None,
+        typer.Option(
+            help="Which tool arguments are resources read, for the command-path layer "
+            "(TOML or JSON, as groundtrace paths --tools-config; docs/agents.md)."
+        ),
+    ] = None,
     *,
     write_back: WriteBackOptions,
     executor: ExecutorOptions,
@@ -115,7 +122,10 @@ def run_command(
     Exit codes: 0 promote, 10 manual review, 20 block, 30 not evaluable; 2 on bad input or a
     blocking curation finding (the gate did not run); 4 when --write-back failed (the report
     is written). Each case's deterministic checks and guardrails run on --executor (the
-    report is the same on Ray). Unreadable trace lines are skipped, named and noted in the
+    report is the same on Ray). A case that declares a command path (required reads, calls,
+    values) and whose trace fails it (groundtrace paths) is a failed check
+    paths.command_path: manual review, or block for a critical case or with the profile's
+    paths.critical. Unreadable trace lines are skipped, named and noted in the
     report (--strict refuses them, exit 2).
     """
     from groundtrace.analyzer import encode
@@ -129,8 +139,11 @@ def run_command(
         write_report,
     )
 
-    for finding in blocking_findings(cases)[:20]:  # plan refuses them: say which first
+    blocking = blocking_findings(cases)
+    for finding in blocking[:20]:  # plan refuses them: say which first
         err_console.print(f"[bold red]blocking:[/] {escape(finding.message)}", highlight=False)
+    if len(blocking) > 20:
+        err_console.print(f"[bold red]blocking:[/] and {len(blocking) - 20} more", highlight=False)
     config = Config(
         baseline=tuple(baseline),
         candidate=tuple(candidate),
@@ -139,6 +152,7 @@ def run_command(
         judge=judge,
         judge_records=tuple(str(r) for r in judge_record or ()),
         junit=None if junit is None else str(junit),
+        tools_config=None if tools_config is None else str(tools_config),
     )
     # Unreadable lines are refused (--strict) or warned about by the CLI's one rule for every
     # command that reads traces, after the findings are said: the config leaves strict off.

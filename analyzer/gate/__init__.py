@@ -13,7 +13,9 @@ Usage::
     print(result.decision, result.rho)
 
 A whole gate run (``groundtrace gate run``) goes through the one analysis shape: ``Config``,
-``plan``, ``run``, ``write_report``, ``reading`` and ``ANALYSIS``.
+``plan``, ``run``, ``write_report``, ``reading`` and ``ANALYSIS``. Its check layers are the
+deterministic checks, the guardrails, the command paths of an agent (``path_snapshot``,
+``path_checks``: a declared path that fails is a failed check) and the judge.
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ if TYPE_CHECKING:
         judge_snapshot,
         judge_verdicts,
     )
-    from ._reading import reading
+    from ._path_layer import PathSnapshot, PathVerdict, path_checks, path_snapshot
+    from ._reading import change_lines, reading
     from ._report import write_report
     from ._run import (
         EXIT_CODES,
@@ -89,7 +92,9 @@ _LAZY: dict[str, str] = {
          "eligibility", "judge_checks", "judge_snapshot", "judge_verdicts"),
         "._judge_layer",
     ),
-    "reading": "._reading",
+    **dict.fromkeys(("change_lines", "reading"), "._reading"),
+    **dict.fromkeys(("PathSnapshot", "PathVerdict", "path_checks", "path_snapshot"),
+                    "._path_layer"),
     "write_report": "._report",
     **dict.fromkeys(
         ("EXIT_CODES", "DatasetSnapshot", "GateReport", "GateRun", "Snapshots", "code_version",
@@ -131,6 +136,8 @@ __all__ = [
     "JudgeLayer",
     "JudgeSnapshot",
     "JudgeVerdict",
+    "PathSnapshot",
+    "PathVerdict",
     "Profile",
     "RetrievedItem",
     "RiskResult",
@@ -145,6 +152,7 @@ __all__ = [
     "SynonymMatcher",
     "VerdictError",
     "blocking_findings",
+    "change_lines",
     "code_version",
     "compare",
     "compare_cases",
@@ -164,6 +172,8 @@ __all__ = [
     "most_severe",
     "nothing_measured",
     "outcomes_from_traces",
+    "path_checks",
+    "path_snapshot",
     "plan",
     "reading",
     "run",

@@ -106,7 +106,11 @@ class BayesSettings:
 
 
 class StratumRisk(msgspec.Struct, frozen=True):
-    """Per-stratum posterior summary and risk."""
+    """Per-stratum posterior summary and risk.
+
+    ``delta``, ``tau_block`` and ``tau_review`` are the thresholds ``rho`` is judged by (the
+    profile's ``bayes.strata.<stratum>``); None when the stratum has none (no ``rho``).
+    """
 
     stratum: str
     baseline: StratumCounts
@@ -116,6 +120,9 @@ class StratumRisk(msgspec.Struct, frozen=True):
     decision: Decision | None
     posterior_mean_baseline: float
     posterior_mean_candidate: float
+    delta: float | None = None
+    tau_block: float | None = None
+    tau_review: float | None = None
 
 
 class Histogram(msgspec.Struct, frozen=True):
@@ -240,6 +247,9 @@ def compare(
                 decision=decision_c,
                 posterior_mean_baseline=float(draws_a[:, j].mean()),
                 posterior_mean_candidate=float(draws_b[:, j].mean()),
+                delta=None if thresholds is None else thresholds.delta,
+                tau_block=None if thresholds is None else thresholds.tau_block,
+                tau_review=None if thresholds is None else thresholds.tau_review,
             )
         )
     counts, edges = np.histogram(diff, bins=HISTOGRAM_BINS)

@@ -7,11 +7,13 @@ it needs returns ``missing`` (never ``pass``). Failures of ``required_context``,
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from groundtrace.analyzer._evidence_match import GoldSupport, unmatched_note
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.metrics import score_answer
 
-from ._cases import CaseOutcome, CheckResult, CheckStatus
+from ._cases import CaseOutcome, CheckResult, CheckStatus, RetrievedItem
 from ._match import SynonymMatcher, fold
 
 __all__ = ["deterministic_checks", "gold_unmatched"]
@@ -54,12 +56,21 @@ def _required_context(case: Case, outcome: CaseOutcome) -> CheckResult | None:
     return CheckResult(_LAYER, "required_context", CheckStatus.PASS, critical=True)
 
 
-def gold_unmatched(case: Case, outcome: CaseOutcome) -> str | None:
-    """The finding of a case whose gold support matches nothing its trace retrieved."""
+def gold_unmatched(
+    case: Case, outcome: CaseOutcome, elsewhere: Iterable[RetrievedItem] = ()
+) -> str | None:
+    """The finding of a case whose gold support matches nothing in any trace: a format
+    problem of the gold (it names neither the ids, the titles nor the sources the app records).
+
+    ``elsewhere`` are the items every other trace retrieved (both runs, every case): a gold
+    that one of them matches is well-formed, so a trace that did not retrieve it is a
+    retrieval miss (the ``required_context`` check fails), not a finding.
+    """
     gold = GoldSupport(case.support_titles)
     if not gold or not outcome.retrieved:
         return None
-    if gold.matched((i.id, i.title, i.source) for i in outcome.retrieved):
+    items = [*outcome.retrieved, *elsewhere]
+    if gold.matched((i.id, i.title, i.source) for i in items):
         return None
     return unmatched_note(case.case_id, gold, len(outcome.retrieved))
 

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 
 import msgspec
 
+from groundtrace.analyzer._wording import some
+
 from ._bayes import Decision
 from ._cases import CheckResult, CheckStatus
 
@@ -44,7 +46,7 @@ class CaseDecision(msgspec.Struct, frozen=True):
 
 
 def _reason(result: CheckResult) -> str:
-    evidence = f" ({'; '.join(result.evidence[:3])})" if result.evidence else ""
+    evidence = f" ({some(result.evidence, 3, '; ')})" if result.evidence else ""
     detail = f": {result.detail}" if result.detail else ""
     return f"{result.layer}.{result.name} {result.status.value}{detail}{evidence}"
 
@@ -104,7 +106,7 @@ def decide_run(cases: Sequence[CaseDecision], min_evaluable: float) -> RunDecisi
         blocked = [c.case_id for c in cases if c.decision is Decision.BLOCK]
         return RunDecision(
             Decision.BLOCK,
-            (f"{len(blocked)} case(s) block: {', '.join(blocked[:10])}",),
+            (f"{len(blocked)} case(s) block: {some(blocked)}",),
             counts,
             share,
         )
@@ -121,7 +123,7 @@ def decide_run(cases: Sequence[CaseDecision], min_evaluable: float) -> RunDecisi
     if gaps:
         return RunDecision(
             Decision.MANUAL_REVIEW,
-            (f"{len(gaps)} case(s) need review or could not be evaluated: {', '.join(gaps[:10])}",),
+            (f"{len(gaps)} case(s) need review or could not be evaluated: {some(gaps)}",),
             counts,
             share,
         )

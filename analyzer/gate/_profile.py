@@ -39,6 +39,8 @@ class Profile:
         data: the parsed TOML.
         bayes: the Bayesian decision settings.
         min_evaluable: least share of evaluable cases (``coverage.min_evaluable``).
+        paths_critical: whether a failed command path always blocks (``paths.critical``;
+            default false: the case goes to manual review, or blocks when it is critical).
     """
 
     name: str
@@ -49,6 +51,7 @@ class Profile:
     data: dict[str, Any]
     bayes: BayesSettings
     min_evaluable: float
+    paths_critical: bool = False
 
 
 def _number(table: dict[str, Any], key: str, default: float, where: str) -> float:
@@ -102,6 +105,11 @@ def _parse(raw: bytes, source: str) -> Profile:
         raise ConfigError("need 0 <= tau_review <= tau_block <= 1", path=source, field="bayes")
     if settings.prior_alpha <= 0 or settings.prior_beta <= 0 or samples < 1:
         raise ConfigError("priors must be > 0 and samples >= 1", path=source, field="bayes")
+    paths_critical = data.get("paths", {}).get("critical", False)
+    if not isinstance(paths_critical, bool):
+        raise ConfigError(
+            f"expected true or false, got {paths_critical!r}", path=source, field="paths.critical"
+        )
     return Profile(
         name=name,
         version=str(meta.get("version", "0")),
@@ -111,6 +119,7 @@ def _parse(raw: bytes, source: str) -> Profile:
         data=data,
         bayes=settings,
         min_evaluable=_number(data.get("coverage", {}), "min_evaluable", 0.9, source),
+        paths_critical=paths_critical,
     )
 
 

@@ -7,11 +7,12 @@ interval of the pass-rate difference, and the main case-level reason.
 
 from __future__ import annotations
 
-from groundtrace.analyzer._wording import interval, join, num
+from groundtrace.analyzer._wording import interval, join, num, some
 
+from ._bayes import Decision, most_severe
 from ._run import GateReport, GateRun
 
-__all__ = ["reading"]
+__all__ = ["change_lines", "reading"]
 
 #: The reading's verb for each decision.
 _VERBS = {
@@ -49,12 +50,66 @@ def reading(result: GateRun | GateReport) -> str:
         else:
             where = f"below the review threshold {s.tau_review}"
         parts.append(
-            f"The regression risk ρ = {num(s.rho)} (the posterior probability that the "
+            f"The pooled regression risk ρ = {num(s.rho)} (the posterior probability that the "
             f"candidate's pass rate is more than δ = {s.delta} below the baseline's) is {where}; "
             f"the pass-rate difference (candidate − baseline) is {num(s.difference_mean)} "
             f"({interval(low, high)})."
         )
+        parts += _strata_sentences(report)
+    parts += _changes_sentence(report)
     reasons = list(report.case_level.reasons)
     if reasons:
         parts.append(f"Main reason: {reasons[0]}.")
     return " ".join(parts)
+
+
+def _strata_sentences(report: GateReport) -> list[str]:
+    """The strata whose own thresholds (``bayes.strata``) escalate beyond the pooled risk."""
+    s = report.statistics
+    if s is None:
+        return []
+    out: list[str] = []
+    for st in s.strata:
+        if st.decision is None or st.rho is None or st.decision is s.pooled_decision:
+            continue
+        if most_severe([st.decision, s.pooled_decision]) is not st.decision:
+            continue
+        blocks = st.decision is Decision.BLOCK
+        out.append(
+            f"In the stratum {st.stratum}, ρ_c = {num(st.rho)} is at or above its own "
+            f"{'block' if blocks else 'review'} threshold "
+            f"{st.tau_block if blocks else st.tau_review} (δ_c = {st.delta}): "
+            f"{st.decision.value.replace('_', ' ')}, stricter than the pooled "
+            f"{s.pooled_decision.value.replace('_', ' ')}."
+        )
+    return out
+
+
+def _changes_sentence(report: GateReport) -> list[str]:
+    changes = report.changes
+    if changes is None or not (changes.new or changes.known):
+        return []
+    failing = len(changes.new) + len(changes.known)
+    return [
+        f"Of the candidate's {failing} failing case(s), {len(changes.new)} are new (they did "
+        f"not fail in the baseline) and {len(changes.known)} failed in the baseline too."
+    ]
+
+
+def change_lines(result: GateRun | GateReport, limit: int = 10) -> list[str]:
+    """The candidate's new failures, known failures and fixed cases, one line each (with
+    the first ``limit`` case ids and how many more): what a terminal shows beside the reading.
+    """
+    report = result.report if isinstance(result, GateRun) else result
+    changes = report.changes
+    if changes is None:
+        return ["new and known failures: not recorded (a report of format 1.1)"]
+    lines = []
+    for title, items in (
+        ("new failures (did not fail in the baseline)", changes.new),
+        ("failing in the baseline too", changes.known),
+        ("fixed (failed in the baseline)", changes.fixed),
+    ):
+        if items:
+            lines.append(f"{title}: {len(items)}: {some([c.case_id for c in items], limit)}")
+    return lines

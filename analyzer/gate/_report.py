@@ -43,17 +43,25 @@ def _markdown(report: GateReport) -> str:
     if report.statistics is not None:
         s = report.statistics
         lines.append(
-            f"| statistics | {s.decision.value} | ρ = {s.rho:.3f} (δ = {s.delta}, "
-            f"τ_b = {s.tau_block}, τ_r = {s.tau_review}, S = {s.samples}, seed {s.seed}) |"
+            f"| statistics | {s.decision.value} | pooled ρ = {s.rho:.3f} → "
+            f"{s.pooled_decision.value} (δ = {s.delta}, τ_b = {s.tau_block}, "
+            f"τ_r = {s.tau_review}, S = {s.samples}, seed {s.seed}); each stratum by its own "
+            "thresholds below |"
         )
-        lines += ["", "| stratum | baseline k/n | candidate k/n | weight | ρ_c | decision |"]
-        lines.append("|---|---|---|---|---|---|")
+        lines += [
+            "",
+            "| stratum | baseline k/n | candidate k/n | weight | ρ_c | δ_c | τ_b | τ_r "
+            "| decision |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for st in s.strata:
             rho_c = "–" if st.rho is None else f"{st.rho:.3f}"
             dec = "–" if st.decision is None else st.decision.value
             lines.append(
                 f"| {st.stratum} | {st.baseline.k}/{st.baseline.n} | "
-                f"{st.candidate.k}/{st.candidate.n} | {st.weight:.2f} | {rho_c} | {dec} |"
+                f"{st.candidate.k}/{st.candidate.n} | {st.weight:.2f} | {rho_c} | "
+                f"{_threshold(st.delta)} | {_threshold(st.tau_block)} | "
+                f"{_threshold(st.tau_review)} | {dec} |"
             )
     else:
         lines.append(f"| statistics | not evaluable | {report.statistics_note} |")
@@ -66,6 +74,11 @@ def _markdown(report: GateReport) -> str:
     if report.notes:
         lines += ["", "### Notes", *[f"- {n}" for n in report.notes]]
     return "\n".join(lines) + "\n"
+
+
+def _threshold(value: float | None) -> str:
+    """A stratum's threshold; "–" when the profile gives the stratum none (no ρ_c)."""
+    return "–" if value is None else f"{value:g}"
 
 
 def _changes_markdown(report: GateReport) -> list[str]:

@@ -68,8 +68,9 @@ def _layers(report: GateReport) -> h.Html:
         low, high = s.difference_ci95
         rows.append((
             "statistics", s.decision.value,
-            f"ρ = {s.rho:.3f} (δ = {s.delta}, τ_block = {s.tau_block}, τ_review = "
-            f"{s.tau_review}); p̄_B − p̄_A = {s.difference_mean:+.3f} [{low:+.3f}, {high:+.3f}]; "
+            f"pooled ρ = {s.rho:.3f} → {s.pooled_decision.value} (δ = {s.delta}, τ_block = "
+            f"{s.tau_block}, τ_review = {s.tau_review}; each stratum by its own, per stratum "
+            f"below); p̄_B − p̄_A = {s.difference_mean:+.3f} [{low:+.3f}, {high:+.3f}]; "
             f"S = {s.samples}, seed {s.seed}",
         ))  # fmt: skip
     return h.section("Layers", h.table(("layer", "decision", "detail"), rows))
@@ -98,11 +99,12 @@ def _statistics(report: GateReport) -> h.Html:
     rows = [
         (st.stratum, f"{st.baseline.k}/{st.baseline.n}", f"{st.candidate.k}/{st.candidate.n}",
          st.weight, st.posterior_mean_baseline, st.posterior_mean_candidate, st.rho,
+         *("–" if t is None else t for t in (st.delta, st.tau_block, st.tau_review)),
          "–" if st.decision is None else st.decision.value)
         for st in s.strata
     ]  # fmt: skip
     header = ("stratum", "baseline k/n", "candidate k/n", "weight", "posterior mean A",
-              "posterior mean B", "ρ_c", "decision")  # fmt: skip
+              "posterior mean B", "ρ_c", "δ_c", "τ_block", "τ_review", "decision")  # fmt: skip
     return h.section("Per stratum", h.table(header, rows), _posterior(s))
 
 

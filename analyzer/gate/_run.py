@@ -24,6 +24,7 @@ import msgspec
 
 from groundtrace.analyzer._foreign import analysable, case_by_question, question_index
 from groundtrace.analyzer._results import Result, read
+from groundtrace.analyzer._wording import some
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.executor import Executor, LocalExecutor
@@ -38,6 +39,7 @@ from ._decision import CaseDecision, RunDecision, decide_case, decide_run
 from ._guardrails import run_guardrails
 from ._judge_layer import JudgeSnapshot, JudgeVerdict, judge_checks
 from ._match import SynonymMatcher
+from ._path_layer import PathSnapshot, PathVerdict, path_checks
 from ._profile import Profile, _parse
 
 __all__ = [
@@ -135,6 +137,7 @@ class DatasetSnapshot(msgspec.Struct, frozen=True):
     baseline: dict[str, CaseOutcome]
     candidate: dict[str, CaseOutcome]
     judge: JudgeSnapshot | None = None
+    paths: PathSnapshot | None = None
 
 
 class Snapshots(msgspec.Struct, frozen=True):
@@ -206,6 +209,7 @@ def _decide_cases(
     judge: JudgeSnapshot | None = None,
     verdicts: Mapping[str, JudgeVerdict] | None = None,
     executor: Executor | None = None,
+    paths: Mapping[str, PathVerdict] | None = None,
 ) -> list[CaseDecision]:
     checks = _CaseChecks(
         SynonymMatcher(profile.data.get("synonyms", {}).get("groups", [])),
@@ -229,6 +233,10 @@ def _decide_cases(
             results = []  # no trace: nothing produced a result
         elif judge is not None:
             results = results + judge_checks((verdicts or {}).get(case.case_id), judge.layer)
+        if paths is not None:
+            results = results + path_checks(
+                paths.get(case.case_id), critical=profile.paths_critical
+            )
         critical = case.critical or case.stratum == CRITICAL_STRATUM
         decided.append(decide_case(case.case_id, case.stratum, results, critical=critical))
     return decided
@@ -252,11 +260,13 @@ def _derive(
     notes: Sequence[str] = (),
     executor: Executor | None = None,
 ) -> GateReport:
-    judge = dataset.judge
+    judge, paths = dataset.judge, dataset.paths
     cand = _decide_cases(dataset.cases, dataset.candidate, profile, judge,
-                         None if judge is None else judge.candidate, executor)  # fmt: skip
+                         None if judge is None else judge.candidate, executor,
+                         None if paths is None else paths.candidate)  # fmt: skip
     base = _decide_cases(dataset.cases, dataset.baseline, profile, judge,
-                         None if judge is None else judge.baseline, executor)  # fmt: skip
+                         None if judge is None else judge.baseline, executor,
+                         None if paths is None else paths.baseline)  # fmt: skip
     case_level = decide_run(cand, profile.min_evaluable)
     base_level = decide_run(base, profile.min_evaluable)
     counts_b, counts_a = _counts(cand), _counts(base)
@@ -296,18 +306,24 @@ def evaluate(
     notes: Sequence[str] = (),
     judge: JudgeSnapshot | None = None,
     executor: Executor | None = None,
+    paths: PathSnapshot | None = None,
 ) -> GateRun:
     """Decide a release from the two runs' outcomes; the run carries the snapshots.
 
-    ``judge`` holds the judge layer and its verdicts on both runs; it is stored in the dataset
-    snapshot like the outcomes. Layers 1-2 of each traced case (deterministic checks and
-    guardrails) are a unit of ``executor`` (default: local, one at a time); the report is the
-    same whichever runs them. Call it outside a running event loop.
+    ``judge`` holds the judge layer and its verdicts on both runs, ``paths`` the command-path
+    verdicts of both runs (a failed declared path is a failed check ``paths.command_path``);
+    both are stored in the dataset snapshot like the outcomes. Layers 1-2 of each traced case
+    (deterministic checks and guardrails) are a unit of ``executor`` (default: local, one at
+    a time); the report is the same whichever runs them. Call it outside a running event loop.
     """
     if not cases:
         raise InputError("the case file has no cases")
     dataset = DatasetSnapshot(
-        tuple(cases), dict(sorted(baseline.items())), dict(sorted(candidate.items())), judge
+        tuple(cases),
+        dict(sorted(baseline.items())),
+        dict(sorted(candidate.items())),
+        judge,
+        paths,
     )
     dataset_json = msgspec.json.encode(dataset, order="sorted").decode()
     snapshots = Snapshots(
@@ -352,7 +368,7 @@ def verify_report(report_path: Path) -> tuple[bool, str]:
         problems.append(f"decision {derived.decision.value} != recorded {recorded.decision.value}")
     if derived_cases != recorded_cases:
         changed = sorted(k for k in derived_cases if derived_cases[k] != recorded_cases.get(k))
-        problems.append(f"case decisions differ: {', '.join(changed[:10])}")
+        problems.append(f"{len(changed)} case decision(s) differ: {some(changed)}")
     rho, recorded_rho = (None if r.statistics is None else r.statistics.rho
                          for r in (derived, recorded))  # fmt: skip
     if rho is not None and recorded_rho is not None and rho != recorded_rho:

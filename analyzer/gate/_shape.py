@@ -42,6 +42,7 @@ from ._cases import CaseOutcome
 from ._checks import gold_unmatched
 from ._curate import CurationFinding, scan_case_file
 from ._judge_layer import JudgeSnapshot, judge_snapshot
+from ._path_layer import PathSnapshot, path_snapshot
 from ._profile import Profile, load_profile
 from ._reading import reading
 from ._report import write_report
@@ -80,6 +81,9 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
         junit: where to also write the JUnit XML of the case decisions (None: not written).
         strict: refuse the traces when any line cannot be read (else the line is skipped
             and noted in the report).
+        tools_config: which tool arguments are resources read, for the command-path layer
+            (``groundtrace paths --tools-config``, ``docs/agents.md``); None: each TOOL
+            span's recorded ``paths_read``.
     """
 
     baseline: tuple[str, ...]
@@ -90,6 +94,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     judge_records: tuple[str, ...] = ()
     junit: str | None = None
     strict: bool = False
+    tools_config: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +125,7 @@ class GatePlan(Plan[GateCase]):
             answers no trace matched), kept in the report.
         findings: the gold answers no trace matched (``run: case ...``), also in ``notes``.
         unreadable: the trace lines that could not be read (skipped).
+        paths: the command-path verdicts of both runs (the gate's path layer).
     """
 
     cases: tuple[Case, ...]
@@ -129,6 +135,7 @@ class GatePlan(Plan[GateCase]):
     notes: tuple[str, ...] = ()
     findings: tuple[str, ...] = ()
     unreadable: tuple[TraceReadError, ...] = field(default=())
+    paths: PathSnapshot | None = None
 
     @overload
     def __getitem__(self, index: int) -> GateCase: ...
@@ -164,10 +171,13 @@ def blocking_findings(cases: str | Path) -> list[CurationFinding]:
 def plan(config: Config) -> GatePlan:
     """Read the config's cases, profile and both runs' traces: the cases to decide.
 
+    The command paths of both runs are validated too (``groundtrace paths``, with
+    ``config.tools_config``): the gate's path layer.
+
     Raises:
         InputError: the case file holds blocking curation findings, cannot be read or is
-            invalid (file, line and field named); the profile is invalid (``ConfigError``);
-            ``strict`` and a trace line cannot be read (``TraceReadError``).
+            invalid (file, line and field named); the profile or the tools config is invalid
+            (``ConfigError``); ``strict`` and a trace line cannot be read (``TraceReadError``).
     """
     blocking = blocking_findings(config.cases)
     if blocking:
@@ -188,9 +198,14 @@ def plan(config: Config) -> GatePlan:
         notes += [f"{label}: {n}" for n in run_notes]
         notes += [f"{label}: read error {e}" for e in read.errors]
         unreadable += read.errors
+    # A gold no trace of either run matches is a format problem; one that only this run's
+    # trace misses is a retrieval regression (required_context fails), not a finding.
+    everywhere = [i for run_outcomes in outcomes.values() for o in run_outcomes.values()
+                  for i in o.retrieved or ()]  # fmt: skip
+    for label, run_outcomes in outcomes.items():
         for case in cases:
-            outcome = outcomes[label].get(case.case_id)
-            unmatched = None if outcome is None else gold_unmatched(case, outcome)
+            outcome = run_outcomes.get(case.case_id)
+            unmatched = None if outcome is None else gold_unmatched(case, outcome, everywhere)
             if unmatched is not None:
                 notes.append(f"{label}: {unmatched}")
                 findings.append(f"{label}: {unmatched}")
@@ -200,9 +215,16 @@ def plan(config: Config) -> GatePlan:
             f"{len(unreadable)} unreadable trace line(s) (strict); first: {first}",
             path=first.path,
         )
+    path_verdicts = path_snapshot(
+        config.baseline,
+        config.candidate,
+        cases,
+        (outcomes["baseline"], outcomes["candidate"]),
+        config.tools_config,
+    )
     return GatePlan(
         cases, outcomes["baseline"], outcomes["candidate"], profile, tuple(notes),
-        tuple(findings), tuple(unreadable),
+        tuple(findings), tuple(unreadable), path_verdicts,
     )  # fmt: skip
 
 
@@ -229,7 +251,7 @@ def run(units: Sequence[GateCase], config: Config, executor: Executor) -> GateRu
         judge = judge_snapshot(config.judge, config.judge_records, units.profile,
                                units.cases, units.baseline, units.candidate)  # fmt: skip
     result = evaluate(units.cases, units.baseline, units.candidate, units.profile,
-                      units.notes, judge, executor)  # fmt: skip
+                      units.notes, judge, executor, units.paths)  # fmt: skip
     return result if config.junit is None else replace(result, junit=Path(config.junit))
 
 
