@@ -72,6 +72,19 @@ class FindingKind(StrEnum):
     UNKNOWN_SPAN_KIND = "unknown_span_kind"
     MALFORMED_FIELD = "malformed_field"
     ORPHAN_LOG = "orphan_log"
+    #: spans of the trace were on input that could not be read (see ``Trace.incomplete``)
+    LOST_SPANS = "lost_spans"
+
+
+#: The finding kinds that make a trace incomplete (see :attr:`Trace.incomplete`).
+INCOMPLETE_KINDS: Final = frozenset(
+    {
+        FindingKind.LOST_SPANS,
+        FindingKind.ORPHAN_SPAN,
+        FindingKind.NO_ROOT,
+        FindingKind.SPLIT_TRACE,
+    }
+)
 
 
 class Finding(_Model, frozen=True):
@@ -435,6 +448,20 @@ class Trace(_Model, frozen=True):
     def findings_of(self, kind: str) -> list[Finding]:
         """The findings of one kind."""
         return [f for f in self.findings if f.kind == kind]
+
+    @property
+    def incomplete(self) -> Finding | None:
+        """Why the trace lacks spans it had, or ``None`` when nothing says so.
+
+        A trace is incomplete when spans of it were on input that could not be read
+        (``lost_spans``), when a span's parent is missing (``orphan_span``), when it has no
+        root (``no_root``) or when it is the late part of a split trace (``split_trace``).
+        An analysis never gives a verdict on an incomplete trace: its case is *not
+        evaluable, incomplete trace*.
+        """
+        found = [f for f in self.findings if f.kind in INCOMPLETE_KINDS]
+        lost = [f for f in found if f.kind == FindingKind.LOST_SPANS]
+        return next(iter(lost or found), None)
 
     def to_dict(self) -> dict[str, JSON]:
         """The JSON object of :meth:`to_json` as Python values (lists, dicts, scalars)."""

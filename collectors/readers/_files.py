@@ -19,6 +19,7 @@ from groundtrace.collectors.model import Trace
 from groundtrace.collectors.normalize import DEFAULT_MAX_PENDING_SPANS, DEFAULT_WINDOW, build_traces
 from groundtrace.collectors.spans import BadField, LogRecord, SourceLocation, SpanRecord
 
+from ._losses import is_rejected_span, mark_incomplete, span_trace_id, trace_ids_in
 from ._model_lines import is_model_line, read_model_lines
 from ._otlp_json import SpanDecodeError, decode_request
 from ._otlp_logs import LOGS_KEY, decode_frame, decode_logs_request
@@ -69,6 +70,12 @@ class ReadReport:
     #: log records read (GenAI events sent as logs; joined to their spans)
     log_records: int = 0
     errors: list[TraceReadError] = field(default_factory=list)
+    #: traces some of whose spans were on input that could not be read: trace id ->
+    #: ``file:line`` of the first such loss (the ids are recovered from the damaged bytes)
+    lost_traces: dict[str, str] = field(default_factory=dict)
+    #: losses whose trace ids could not be recovered, as ``(file, line)``: the traces with
+    #: spans on the neighbouring lines of that file are marked incomplete
+    lost_unknown: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -133,9 +140,23 @@ class _Reader:
             raise err
         self.report.errors.append(err)
 
-    def decode_errors(self, errors: list[SpanDecodeError], line: int) -> None:
+    def decode_errors(self, errors: list[SpanDecodeError], line: int, obj: object = None) -> None:
         for exc in errors:
             self.error(str(exc), line, exc.where)
+            if is_rejected_span(exc.where):
+                trace_id = span_trace_id(obj, exc.where)
+                self.lost([trace_id] if trace_id else [], line)
+
+    def lost(self, trace_ids: Sequence[str], line: int | None) -> None:
+        """Record spans lost at ``line``: of these traces, or of unknown ones."""
+        report = self.report
+        if report is None:
+            return
+        if not trace_ids:
+            report.lost_unknown.append((self.name, line or 0))
+        where = f"{self.name}:{line}" if line is not None else self.name
+        for trace_id in trace_ids:
+            report.lost_traces.setdefault(trace_id, where)
 
     def count(self, records: list[SpanRecord] | list[LogRecord]) -> None:
         report = self.report
@@ -184,32 +205,39 @@ class _Reader:
                     except _JSON_ERRORS as exc:
                         yield from self.salvaged(line, location, f"invalid JSON: {exc}")
                         continue
-                    yield from self.export(obj, location)
+                    yield from self.export(obj, location, raw=line)
                     continue
                 self.count(records)
                 yield from records
         except _STREAM_ERRORS as exc:
             self.error(f"cannot read further: {exc}", number + 1)
+            self.lost([], number + 1)
 
     def export(
         self,
         obj: object,
         location: SourceLocation,
         notes: Mapping[str, Sequence[BadField]] | None = None,
+        *,
+        raw: bytes = b"",
     ) -> list[SpanRecord] | list[LogRecord]:
-        """The records of one export object (spans, or log records), its errors reported."""
+        """The records of one export object (spans, or log records), its errors reported
+        (``raw``: its text, for the trace ids of spans lost with a rejected export)."""
         number = location.line or 0
         errors: list[SpanDecodeError] = []
         records: list[SpanRecord] | list[LogRecord]
+        logs = isinstance(obj, dict) and "resourceLogs" in obj and "resourceSpans" not in obj
         try:
-            if isinstance(obj, dict) and "resourceLogs" in obj and "resourceSpans" not in obj:
+            if logs:
                 records = decode_logs_request(obj, location, errors, notes)
             else:
                 records = decode_request(obj, location, errors, notes)
         except SpanDecodeError as exc:
             self.error(str(exc), number, exc.where)
+            if not logs:
+                self.lost(trace_ids_in(raw), number)
             return []
-        self.decode_errors(errors, number)
+        self.decode_errors(errors, number, None if logs else obj)
         self.count(records)
         return records
 
@@ -223,17 +251,22 @@ class _Reader:
         pieces = parse_pieces(line, EXPORT_START)
         if not any(p.error is None for p in pieces):
             self.error(failure, number)
+            if LOGS_KEY not in line or b"resourceSpans" in line:
+                self.lost(trace_ids_in(line), number)
             return
         for piece in pieces:
+            text = line[piece.start : piece.end]
             if piece.error is not None:
                 self.error(
                     f"torn export at characters {piece.start + 1}-{piece.end} "
                     f"(a write cut short?): invalid JSON: {piece.error}; skipped",
                     number,
                 )
+                if LOGS_KEY not in text:
+                    self.lost(trace_ids_in(text), number)
                 continue
             notes = otlp_notes(piece.value, piece.repaired) if piece.repaired else None
-            yield from self.export(piece.value, location, notes)
+            yield from self.export(piece.value, location, notes, raw=text)
 
     def _proto(self, stream: IO[bytes]) -> Iterator[SpanRecord | LogRecord]:
         index = 0
@@ -245,14 +278,17 @@ class _Reader:
                     records = decode_frame(data, SourceLocation(self.name, index), errors)
                 except SpanDecodeError as exc:
                     self.error(f"message {index}: {exc}", index, exc.where)
+                    self.lost([], index)
                     continue
                 self.decode_errors(errors, index)
                 self.count(records)
                 yield from records
         except FrameError as exc:
             self.error(f"broken protobuf framing after message {index}: {exc}", index + 1)
+            self.lost([], index + 1)
         except _STREAM_ERRORS as exc:
             self.error(f"cannot read further: {exc}", index + 1)
+            self.lost([], index + 1)
 
 
 def _unwrapped(stream: IO[bytes]) -> IO[bytes]:
@@ -396,7 +432,8 @@ def _traces(
         else:
             otlp.append(_file_records(name, report))
     records = itertools.chain.from_iterable(otlp)
-    yield from build_traces(records, window=window, max_pending_spans=max_pending_spans)
+    traces = build_traces(records, window=window, max_pending_spans=max_pending_spans)
+    yield from traces if report is None else mark_incomplete(traces, report)
 
 
 def _holds_traces(name: str) -> bool:
