@@ -317,8 +317,11 @@ def run_command(
 ) -> None:
     """Score traces (and/or a case file) on the RAG triad, with protocol errors by kind.
 
-    Writes judgments.jsonl and summary.json in OUT. Traces without a query, an answer or
-    evidence content are listed as not judgeable, never scored. With --write-back, the
+    Writes judgments.jsonl and summary.json in OUT. Each answer is judged against what grounds
+    it: the retrieved documents and/or the results of the tool calls (an agent); each judgment
+    says which. Traces without a query, an answer or evidence content are listed as not
+    judgeable; traces that retrieved nothing and called no tool as not applicable (each by
+    case id, trace id beside); neither is scored. With --write-back, the
     scores and protocol errors of traced cases go to the backend too (exit 4 if that fails).
     With --estimate nothing is called or written: the calls the run would make, those the
     cache in OUT answers and their estimated cost are printed. --max-calls / --max-cost stop
@@ -375,17 +378,26 @@ def run_command(
 
 
 def _print_run(summary: JudgeRunSummary) -> None:
-    skipped = summary.not_judgeable
+    skipped, inapplicable = summary.not_judgeable, summary.not_applicable
     working = summary.threshold
+    against = ", ".join(f"{n} against {source}" for source, n in summary.contexts.items())
     console.print(
-        f"{summary.cases} cases judged, {summary.needs_review} need review "
-        f"(protocol errors), {len(skipped)} traces not judgeable",
+        f"{summary.cases} cases judged"
+        + (f" ({against})" if against else "")
+        + f", {summary.needs_review} need review (protocol errors), {len(skipped)} not "
+        f"judgeable, {len(inapplicable)} not applicable",
         highlight=False,
+        markup=False,
     )
-    for item in skipped[:10]:
-        console.print(f"  {item.case_id}: {'; '.join(item.missing)}", highlight=False, markup=False)
-    if len(skipped) > 10:
-        console.print(f"  ... {len(skipped) - 10} more in summary.json", highlight=False)
+    for label, items in (("not judgeable", skipped), ("not applicable", inapplicable)):
+        for item in items[:10]:
+            console.print(
+                f"  {label}: {item.name}: {'; '.join(item.missing)}", highlight=False, markup=False
+            )
+        if len(items) > 10:
+            console.print(
+                f"  ... and {len(items) - 10} more {label} in summary.json", highlight=False
+            )
     for name, m in summary.metrics.items():
         console.print(
             f"  {name}: scored {m.scored}, mean {m.mean}, pass {m.passed} / fail "

@@ -149,8 +149,8 @@ def _reference(case: Case, outcome: CaseOutcome, f1_threshold: float) -> CheckRe
     return CheckResult(
         _LAYER,
         "reference_answer",
-        CheckStatus.PASS if score.correct else CheckStatus.FAIL,
-        detail=f"EM {int(score.em)}, token F1 {score.f1:.2f} (threshold {f1_threshold:g})",
+        CheckStatus.PASS if score.fact_correct else CheckStatus.FAIL,
+        detail=score.describe(f1_threshold),
         evidence=(f"answer: {outcome.answer[:200]}", f"reference: {case.reference_answer[:200]}"),
     )
 
@@ -164,8 +164,10 @@ def deterministic_checks(
 ) -> list[CheckResult]:
     """Run every applicable layer-1 check of ``case`` on ``outcome``.
 
-    The reference-answer check uses the soft correctness of SPEC 4.2.1 (EM or token F1 >=
-    ``f1_threshold``); it is not in the critical set, so a wrong answer goes to review.
+    The reference-answer check uses fact correctness (EM, or token F1 >= ``f1_threshold``
+    with the distinguishing times, dates, numbers and names of the reference stated and none
+    of theirs contradicted; ``AnswerScore.fact_correct``); it is not in the critical set, so
+    a wrong answer goes to review.
     """
     matcher = matcher or SynonymMatcher()
     results = [_answer_present(outcome)]

@@ -91,6 +91,7 @@ from ._run import judge_all, summarize_results
 from ._shape import ANALYSIS, JudgeReport, nothing_measured, run, verdicts, write_report
 from ._types import (
     DEFAULT_THRESHOLD,
+    ContextSource,
     Judge,
     JudgeCase,
     JudgeResult,
@@ -119,6 +120,7 @@ __all__ = [
     "AcceptanceProfile",
     "BootstrapSettings",
     "Config",
+    "ContextSource",
     "Criterion",
     "GoldItem",
     "GoldSet",

@@ -10,7 +10,7 @@ from groundtrace.analyzer.llm import CallFailure, ChatRequest, ModelClient
 from ._fingerprint import fingerprint
 from ._protocol import failure_errors, parse_judge_reply
 from ._rubric import DEFAULT_RUBRIC, OUTPUT_SCHEMA, Rubric, schema_digest
-from ._types import JudgeCase, JudgeResult
+from ._types import ContextSource, JudgeCase, JudgeResult
 
 __all__ = ["LLMJudge", "build_prompt"]
 
@@ -19,12 +19,14 @@ def build_prompt(rubric: Rubric, case: JudgeCase) -> str:
     """The single user message sent to the judge.
 
     Instructions go in the user message (some chat templates, e.g. Gemma's, drop system
-    messages).
+    messages). A context other than retrieved documents is named in its heading
+    (``CONTEXT (tool results):``).
     """
+    label = "CONTEXT" if case.source is ContextSource.DOCUMENTS else f"CONTEXT ({case.source})"
     return (
         f"{rubric.text.strip()}\n\n"
         f"QUESTION:\n{case.query.strip()}\n\n"
-        f"CONTEXT:\n{case.context_text.strip()}\n\n"
+        f"{label}:\n{case.context_text.strip()}\n\n"
         f"ANSWER:\n{case.answer.strip()}\n\n"
         "JSON:"
     )

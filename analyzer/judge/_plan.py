@@ -27,12 +27,15 @@ class JudgePlan(Plan[JudgeCase]):
         not_judgeable: traces that cannot be judged, and what each lacks.
         read_errors: unreadable trace lines, skipped.
         gold: the gold set of a validation (its items are ``cases``), else None.
+        not_applicable: traces whose answer nothing can ground (no document retrieved, no
+            tool called).
     """
 
     cases: tuple[JudgeCase, ...]
     not_judgeable: tuple[NotJudgeable, ...] = ()
     read_errors: tuple[str, ...] = ()
     gold: GoldSet | None = None
+    not_applicable: tuple[NotJudgeable, ...] = ()
 
     @property
     def units(self) -> tuple[JudgeCase, ...]:
@@ -85,6 +88,7 @@ def plan(config: Config) -> JudgePlan:
         raise ConfigError("give trace paths and/or --cases", field="traces")
     cases: list[JudgeCase] = []
     skipped: tuple[NotJudgeable, ...] = ()
+    inapplicable: tuple[NotJudgeable, ...] = ()
     read_errors: tuple[str, ...] = ()
     if config.traces:
         from groundtrace.collectors.readers import ReadReport, read_traces
@@ -92,7 +96,11 @@ def plan(config: Config) -> JudgePlan:
         report = ReadReport()
         found, unjudgeable = cases_from_traces(read_traces(config.traces, report=report))
         cases.extend(found)
-        skipped = tuple(NotJudgeable(u.case_id, tuple(u.missing)) for u in unjudgeable)
+        listed = [
+            (u.applicable, NotJudgeable(u.case_id, u.missing, u.trace_id)) for u in unjudgeable
+        ]
+        skipped = tuple(entry for applies, entry in listed if applies)
+        inapplicable = tuple(entry for applies, entry in listed if not applies)
         read_errors = tuple(str(e) for e in report.errors)
         if read_errors and config.strict:
             first = report.errors[0]
@@ -102,12 +110,13 @@ def plan(config: Config) -> JudgePlan:
             )
     if config.cases is not None:
         cases.extend(load_cases(config.cases))
-    return JudgePlan(tuple(cases), skipped, read_errors)
+    return JudgePlan(tuple(cases), skipped, read_errors, not_applicable=inapplicable)
 
 
 def plan_of(units: Sequence[JudgeCase], config: Config) -> JudgePlan:
     """``units`` as a plan: itself when it is one; else the cases given, with the rest of
-    ``config``'s plan (traces not judgeable, read errors; the gold set cut to those cases).
+    ``config``'s plan (traces not judgeable or not applicable, read errors; the gold set cut
+    to those cases).
 
     Raises:
         ConfigError: a validation's unit that is not an item of its gold set.
@@ -117,7 +126,9 @@ def plan_of(units: Sequence[JudgeCase], config: Config) -> JudgePlan:
     full = plan(config)
     cases = tuple(units)
     if full.gold is None:
-        return JudgePlan(cases, full.not_judgeable, full.read_errors)
+        return JudgePlan(
+            cases, full.not_judgeable, full.read_errors, not_applicable=full.not_applicable
+        )
     items = {item.case.case_id: item for item in full.gold.items}
     missing = [c.case_id for c in cases if c.case_id not in items]
     if missing:

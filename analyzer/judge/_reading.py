@@ -3,8 +3,8 @@
 A validation reads as how far the judge can be trusted on its dimension (Cohen's κ against
 gold and whether its 95% interval excludes 0, raw agreement, the gold set's grade, the
 verdict); a run without a gold set reads as what the judge scored (per metric: cases scored,
-mean, pass/fail at the working threshold) and what it could not score (protocol errors, traces
-not judgeable, unreadable lines).
+mean, pass/fail at the working threshold, what the answers were judged against) and what it
+could not score (protocol errors, traces not judgeable or not applicable, unreadable lines).
 """
 
 from __future__ import annotations
@@ -89,6 +89,18 @@ def run_reading(summary: JudgeRunSummary) -> str:
         )
     if skipped:
         parts.append(f"{skipped} trace(s) could not be judged (no query, answer or evidence).")
+    inapplicable = summary.not_applicable
+    if inapplicable and summary.nothing_measured is None:
+        names = ", ".join(u.name for u in inapplicable[:5])
+        more = f" and {len(inapplicable) - 5} more" if len(inapplicable) > 5 else ""
+        parts.append(
+            f"The judge does not apply to {len(inapplicable)} trace(s) ({names}{more}): "
+            "they retrieved no document and called no tool, so nothing grounds their answers."
+        )
+    contexts = summary.contexts
+    if contexts:
+        shown = ", ".join(f"{n} against {source}" for source, n in contexts.items())
+        parts.append(f"The answers were judged {shown}.")
     if unreadable:
         parts.append(f"{unreadable} unreadable trace line(s) were skipped.")
     return " ".join(parts)

@@ -138,20 +138,44 @@ class MetricSummary(msgspec.Struct, frozen=True):
 
 
 class NotJudgeable(msgspec.Struct, frozen=True):
-    """A trace that could not be judged and what it lacks."""
+    """A trace that could not be judged (or that the judge does not apply to) and why.
+
+    Attributes:
+        case_id: the case id the trace records (``None``: it records none).
+        missing: what the trace lacks.
+        trace_id: the trace's id.
+    """
 
     case_id: str | None
     missing: tuple[str, ...]
+    trace_id: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The case, with the trace beside: ``case c1 (trace 4bf9…)``, or ``trace 4bf9…
+        (no case id)``."""
+        if self.case_id is None:
+            return f"trace {self.trace_id} (no case id)"
+        return f"case {self.case_id}" + (f" (trace {self.trace_id})" if self.trace_id else "")
 
 
 class JudgeRunSummary(Result, frozen=True, kw_only=True):
-    """``summary.json`` of ``judge run``."""
+    """``summary.json`` of ``judge run``.
+
+    ``not_judgeable`` are traces that lack their query, answer or evidence content;
+    ``not_applicable`` traces that have their query and answer but retrieved no document and
+    called no tool: nothing can ground their answer, so the judge does not apply to them.
+    """
 
     cases: int
     needs_review: int
     threshold: float
     metrics: dict[str, MetricSummary]
     not_judgeable: tuple[NotJudgeable, ...] = ()
+    not_applicable: tuple[NotJudgeable, ...] = ()
+    #: how many judgments were judged against each context (``retrieved documents``, ``tool
+    #: results``, or both)
+    contexts: dict[str, int] = msgspec.field(default_factory=dict)
     read_errors: tuple[str, ...] = ()
     fingerprint: dict[str, Any] = msgspec.field(default_factory=dict)
     client: ClientCounts | None = None

@@ -101,8 +101,12 @@ def run(
     fingerprint = dict(judge.fingerprint(working))
     counts = None if client is None else client.stats.snapshot()
     summary = msgspec.structs.replace(
-        summarize_results(results, working),
-        not_judgeable=judged.not_judgeable,
+        summarize_results(
+            results,
+            working,
+            not_judgeable=judged.not_judgeable,
+            not_applicable=judged.not_applicable,
+        ),
         read_errors=judged.read_errors,
         fingerprint=fingerprint,
         client=counts,
@@ -181,10 +185,15 @@ def nothing_measured(result: JudgeReport) -> str | None:
     summary = result.summary
     if summary.nothing_measured is None:
         return None
-    skipped = summary.not_judgeable
-    why = "; ".join(f"{u.case_id}: {', '.join(u.missing)}" for u in skipped[:3])
-    return summary.nothing_measured + (
-        f" ({len(skipped)} trace(s) not judgeable: {why})" if skipped else ""
+    skipped, inapplicable = summary.not_judgeable, summary.not_applicable
+    why = "; ".join(f"{u.name}: {', '.join(u.missing)}" for u in skipped[:3])
+    more = f"; and {len(skipped) - 3} more in summary.json" if len(skipped) > 3 else ""
+    names = ", ".join(u.name for u in inapplicable[:3])
+    rest = f", and {len(inapplicable) - 3} more in summary.json" if len(inapplicable) > 3 else ""
+    return (
+        summary.nothing_measured
+        + (f" ({len(skipped)} trace(s) not judgeable: {why}{more})" if skipped else "")
+        + (f" ({len(inapplicable)} not applicable: {names}{rest})" if inapplicable else "")
     )
 
 

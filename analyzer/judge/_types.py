@@ -11,6 +11,7 @@ import msgspec
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "ContextSource",
     "Judge",
     "JudgeCase",
     "JudgeResult",
@@ -50,6 +51,17 @@ class ProtocolErrorKind(StrEnum):
     NOT_SENT = "not_sent"
 
 
+class ContextSource(StrEnum):
+    """What the context an answer is judged against is (stated in each judgment)."""
+
+    #: the evidence a RAG app retrieved (or a case file's or gold item's passages)
+    DOCUMENTS = "retrieved documents"
+    #: the results of the tool calls an agent made
+    TOOL_RESULTS = "tool results"
+    #: both: the retrieved documents, then the tool results
+    BOTH = "retrieved documents and tool results"
+
+
 @dataclass(frozen=True, slots=True)
 class JudgeCase:
     """What a judge sees of one case.
@@ -57,14 +69,17 @@ class JudgeCase:
     Attributes:
         case_id: stable id (trace id, case id or gold item id).
         query: the user's question.
-        context: the retrieved evidence texts, in order.
+        context: the texts the answer is judged against, in order: the retrieved evidence
+            and/or the tool results.
         answer: the answer to judge.
+        source: what ``context`` is.
     """
 
     case_id: str
     query: str
     context: tuple[str, ...]
     answer: str
+    source: ContextSource = ContextSource.DOCUMENTS
 
     @property
     def context_text(self) -> str:
@@ -98,6 +113,8 @@ class JudgeResult(msgspec.Struct, frozen=True):
         errors: protocol errors, one per failed metric.
         raw: the raw judge output, for audit.
         details: what the judge reported beyond the scores.
+        context: what the answer was judged against (a :class:`ContextSource` value:
+            ``retrieved documents``, ``tool results`` or both).
     """
 
     case_id: str
@@ -106,6 +123,7 @@ class JudgeResult(msgspec.Struct, frozen=True):
     errors: tuple[ProtocolError, ...] = ()
     raw: str | None = None
     details: dict[str, Any] = msgspec.field(default_factory=dict)
+    context: str | None = None
 
     @property
     def needs_review(self) -> bool:

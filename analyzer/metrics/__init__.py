@@ -4,7 +4,8 @@ Usage::
 
     from groundtrace.analyzer.metrics import grounding, score_answer, trace_divergence
 
-    score_answer("The Beatles.", "Beatles")          # AnswerScore(em=True, f1=1.0, correct=True)
+    score_answer("The Beatles.", "Beatles").correct  # True (EM)
+    score_answer("Pickles.", "Pepper.").fact_correct  # False: the name differs
     grounding({"c1", "c2"}, {"c1": "Paris", "c2": "Rome"}, {"Paris"})  # 0.5
     trace_divergence({"c1"}, set(), "Paris", "Rome", 0.9, 0.4)         # 0.5 + 0.3 + 0.1
 """
@@ -20,6 +21,7 @@ from ._divergence import (
     trace_divergence,
 )
 from ._evidence import calibration_error, grounding, jaccard_distance
+from ._facts import Fact, distinguishing_facts
 from ._text import (
     DEFAULT_F1_THRESHOLD,
     AnswerScore,
@@ -37,7 +39,9 @@ __all__ = [
     "AnswerScore",
     "DivergenceTerms",
     "DivergenceWeights",
+    "Fact",
     "calibration_error",
+    "distinguishing_facts",
     "divergence_terms",
     "exact_match",
     "grounding",

@@ -1,32 +1,38 @@
-"""Answer normalisation and soft correctness (SPEC section 4.2.1).
+"""Exact match, token F1 and the two correctness rules (SPEC section 4.2.1).
 
-An answer is normalised by: lower-casing; reducing a yes/no answer to that word when "yes" or
-"no" is a whole answer word -- the whole answer or followed by punctuation ("Yes, both are"
--> "yes"), never the first word of a longer phrase ("No Doubt" stays "no doubt");
-removing thousands separators ("1,000" -> "1000"); stripping punctuation (a decimal point
-between digits is kept), the articles "a", "an", "the" and extra whitespace; and writing
-spelled numbers as digits, a whole number at a time ("three" -> "3", "twenty-one" -> "21",
-"one thousand" -> "1000", "seven hundred and five" -> "705", "3.5 million" -> "3500000").
+Answers are compared after normalisation (:mod:`._normalise`: lower case, no punctuation or
+articles, numbers as digits, a yes/no answer reduced to that word).
 
-A prediction is correct when it matches the reference exactly after normalisation (EM) or
-its token-level F1 with the reference is at least 0.8. As in the HotpotQA evaluation, a
-yes/no/noanswer pair that differs scores F1 = 0.
+Two rules decide whether a prediction is correct against a reference answer:
+
+- **soft correctness** (``AnswerScore.correct``, CUE-R's correctness axis): an exact match
+  after normalisation (EM) or token-level F1 at least 0.8. As in the HotpotQA evaluation, a
+  yes/no/noanswer pair that differs scores F1 = 0. It passes a sentence that differs in the
+  one word that matters ("The pet's name is Pickles." against "...Pepper." scores F1 0.8).
+- **fact correctness** (``AnswerScore.fact_correct``, the rule of the gate's
+  ``reference_answer`` check and of paths' text channel): an exact match, or F1 at least the
+  threshold *and* the distinguishing facts of the two agree -- every time, date, number and
+  name of the reference is stated in the prediction, and the prediction states no time,
+  date or number the reference does not, of a kind the reference states
+  (:mod:`._facts`). A paraphrase of the same fact still passes.
 
 Usage::
 
-    from groundtrace.analyzer.metrics._text import score_answer
+    from groundtrace.analyzer.metrics import score_answer
 
-    s = score_answer("The Beatles.", "Beatles")  # AnswerScore(em=True, f1=1.0, correct=True)
+    s = score_answer("The Beatles.", "Beatles")  # em=True, f1=1.0, correct=True, fact_correct=True
+    s = score_answer("The pet's name is Pickles.", "The pet's name is Pepper.")
+    s.correct, s.fact_correct  # (True, False): f1 0.8, the name pepper is missing
 """
 
 from __future__ import annotations
 
-import re
-import string
 from collections import Counter
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Final
+
+from ._facts import Fact, fact_differences
+from ._normalise import SPECIAL_ANSWERS, normalise_answer
 
 __all__ = [
     "DEFAULT_F1_THRESHOLD",
@@ -40,129 +46,6 @@ __all__ = [
 
 #: Token-F1 at or above which an answer counts as correct (a profile setting).
 DEFAULT_F1_THRESHOLD: Final = 0.8
-
-#: Number words with their value; ``hundred`` and the scales combine with what precedes.
-_UNITS: Final[dict[str, int]] = {
-    word: value
-    for value, word in enumerate(
-        ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-         "eighteen", "nineteen")
-    )
-}  # fmt: skip
-_TENS: Final[dict[str, int]] = {
-    word: 10 * (i + 2)
-    for i, word in enumerate(
-        ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-    )
-}
-_HUNDRED: Final = "hundred"
-_SCALES: Final[dict[str, int]] = {"thousand": 10**3, "million": 10**6, "billion": 10**9}
-#: What may follow each kind of token inside one spelled number.
-_FOLLOWS: Final[dict[str | None, frozenset[str]]] = {
-    None: frozenset({"zero", "digits", "unit", "teen", "ten", "hundred", "scale"}),
-    "digits": frozenset({"hundred", "scale"}),
-    "unit": frozenset({"hundred", "scale"}),
-    "teen": frozenset({"hundred", "scale"}),
-    "ten": frozenset({"unit", "hundred", "scale"}),
-    "hundred": frozenset({"unit", "teen", "ten", "scale", "and"}),
-    "scale": frozenset({"unit", "teen", "ten", "and"}),
-    "and": frozenset({"unit", "teen", "ten"}),
-    "zero": frozenset(),
-}
-_DIGITS_RE: Final = re.compile(r"\d+(?:\.\d+)?")
-#: "yes"/"no" as a whole answer word: the whole answer, or followed by clause punctuation
-#: (not by a hyphen that joins a word: "no-one", "yes-man").
-_STANCE_RE: Final = re.compile(r"\W*(yes|no)(?:\s*[,.;:!?…—–\"”’')\]]|\s+-|\s*$)")
-_SPECIAL: Final = frozenset({"yes", "no", "noanswer"})
-
-_THOUSANDS_RE: Final = re.compile(r"(?<=\d),(?=\d{3}(?:\D|$))")
-_DECIMAL_POINT: Final = "\x00"
-_DECIMAL_RE: Final = re.compile(r"(?<=\d)\.(?=\d)")
-_PUNCT_TABLE: Final = str.maketrans(dict.fromkeys(string.punctuation + "‘’“”–—…", " "))
-_ARTICLES_RE: Final = re.compile(r"\b(a|an|the)\b")
-
-
-def _kind(token: str) -> tuple[str | None, int]:
-    """The kind of a token inside a spelled number, with its value (``None``: no number)."""
-    if token in _UNITS:
-        value = _UNITS[token]
-        return ("zero" if value == 0 else "unit" if value < 10 else "teen"), value
-    if token in _TENS:
-        return "ten", _TENS[token]
-    if token == _HUNDRED:
-        return "hundred", 100
-    if token in _SCALES:
-        return "scale", _SCALES[token]
-    if token == "and":
-        return "and", 0
-    if _DIGITS_RE.fullmatch(token):
-        return "digits", 0
-    return None, 0
-
-
-def _spelled_number(tokens: list[str], start: int) -> tuple[Decimal, int] | None:
-    """The number spelled by ``tokens[start:end]`` and ``end`` (``None``: none starts there).
-
-    Reads "twenty one" (from "twenty-one"), "one thousand", "seven hundred and five",
-    "3.5 million"; a token that cannot continue the number ends it ("one two" is two numbers).
-    """
-    total = group = Decimal(0)
-    last: str | None = None
-    cap = 10**12  # each scale must be smaller than the one before ("million ... thousand")
-    end, value = start, Decimal(0)
-    for i in range(start, len(tokens)):
-        kind, number = _kind(tokens[i])
-        if kind is None or kind not in _FOLLOWS[last]:
-            break
-        if (kind == "hundred" and group >= 100) or (kind == "scale" and number >= cap):
-            break
-        if kind == "digits":
-            group = Decimal(tokens[i])
-        elif kind in ("unit", "teen", "ten"):
-            group += number
-        elif kind == "hundred":
-            group = (group or Decimal(1)) * 100
-        elif kind == "scale":
-            total, group, cap = total + (group or Decimal(1)) * number, Decimal(0), number
-        last = kind
-        if kind != "and":
-            end, value = i + 1, total + group
-    return (value, end) if end > start else None
-
-
-def _numbers_as_digits(tokens: list[str]) -> list[str]:
-    out: list[str] = []
-    i = 0
-    while i < len(tokens):
-        found = _spelled_number(tokens, i)
-        if found is None or (found[1] == i + 1 and _DIGITS_RE.fullmatch(tokens[i])):
-            out.append(tokens[i])  # not a number, or digits as they were written
-            i += 1
-            continue
-        value, i = found
-        out.append(str(int(value)) if value == value.to_integral_value() else str(value))
-    return out
-
-
-def normalise_answer(text: str) -> str:
-    """Normalise an answer string for comparison (see the module docstring for the steps).
-
-    Args:
-        text: a predicted or reference answer.
-
-    Returns:
-        The normalised answer: lower-case tokens separated by single spaces.
-    """
-    lowered = text.lower()
-    stance = _STANCE_RE.match(lowered)
-    if stance is not None:
-        return stance.group(1)
-    lowered = _THOUSANDS_RE.sub("", lowered)
-    lowered = _DECIMAL_RE.sub(_DECIMAL_POINT, lowered)
-    lowered = lowered.translate(_PUNCT_TABLE).replace(_DECIMAL_POINT, ".")
-    lowered = _ARTICLES_RE.sub(" ", lowered)
-    return " ".join(_numbers_as_digits(lowered.split()))
 
 
 def exact_match(prediction: str, reference: str) -> bool:
@@ -178,7 +61,7 @@ def token_f1(prediction: str, reference: str) -> float:
     """
     pred = normalise_answer(prediction)
     ref = normalise_answer(reference)
-    if (pred in _SPECIAL or ref in _SPECIAL) and pred != ref:
+    if (pred in SPECIAL_ANSWERS or ref in SPECIAL_ANSWERS) and pred != ref:
         return 0.0
     pred_tokens = pred.split()
     ref_tokens = ref.split()
@@ -193,23 +76,42 @@ def token_f1(prediction: str, reference: str) -> float:
 
 @dataclass(frozen=True, slots=True)
 class AnswerScore:
-    """Exact match, token F1 and soft correctness of one answer.
+    """Exact match, token F1 and the two correctness rules of one answer.
 
     Attributes:
         em: exact match after normalisation.
         f1: token F1 in [0, 1].
-        correct: ``em or f1 >= threshold``.
+        correct: soft correctness, ``em or f1 >= threshold`` (CUE-R's correctness axis).
+        fact_correct: fact correctness, ``em or (f1 >= threshold and the distinguishing
+            facts agree)`` (the gate's and paths' rule).
+        missing_facts: distinguishing facts of the reference the answer does not state.
+        conflicting_facts: times, dates and numbers the answer adds of a kind the reference
+            states.
     """
 
     em: bool
     f1: float
     correct: bool
+    fact_correct: bool
+    missing_facts: tuple[Fact, ...] = ()
+    conflicting_facts: tuple[Fact, ...] = ()
+
+    def describe(self, f1_threshold: float = DEFAULT_F1_THRESHOLD) -> str:
+        """The score in words: "EM 0, token F1 0.80 (threshold 0.8); reference's name
+        pepper absent"."""
+        words = f"EM {int(self.em)}, token F1 {self.f1:.2f} (threshold {f1_threshold:g})"
+        differences = [f"reference's {f} absent" for f in self.missing_facts]
+        differences += [f"{f} not in the reference" for f in self.conflicting_facts]
+        return "; ".join([words, *differences])
 
 
 def score_answer(
     prediction: str, reference: str, *, f1_threshold: float = DEFAULT_F1_THRESHOLD
 ) -> AnswerScore:
     """Score one prediction against one reference answer.
+
+    The facts are compared only when they can change the verdict (no exact match, F1 at
+    least the threshold, a reference that is not yes/no); otherwise none are listed.
 
     Args:
         prediction: the answer given.
@@ -221,7 +123,18 @@ def score_answer(
     """
     em = exact_match(prediction, reference)
     f1 = token_f1(prediction, reference)
-    return AnswerScore(em=em, f1=f1, correct=em or f1 >= f1_threshold)
+    correct = em or f1 >= f1_threshold
+    if em or not correct or normalise_answer(reference) in SPECIAL_ANSWERS:
+        return AnswerScore(em=em, f1=f1, correct=correct, fact_correct=correct)
+    differences = fact_differences(prediction, reference)
+    return AnswerScore(
+        em=em,
+        f1=f1,
+        correct=correct,
+        fact_correct=not differences,
+        missing_facts=differences.missing,
+        conflicting_facts=differences.conflicting,
+    )
 
 
 def soft_correct(

@@ -159,13 +159,16 @@ def test_a_run_is_what_judge_all_and_summarize_results_give(inputs: Path) -> Non
     assert isinstance(units, JudgePlan)
     assert [c.case_id for c in units] == ["anneal", "gather", "cullet"]
     assert [u.case_id for u in units.not_judgeable] == ["rods"]
+    assert units.not_judgeable[0].trace_id  # the trace is named beside its case
     report = _run(units, config)
     judge = LexicalJudge()
     expected = asyncio.run(judge_all(judge, list(units)))
     assert list(report.judgments) == expected
     summary = msgspec.structs.replace(
         summarize_results(expected, 0.8),
-        not_judgeable=(NotJudgeable("rods", units.not_judgeable[0].missing),),
+        not_judgeable=(
+            NotJudgeable("rods", units.not_judgeable[0].missing, units.not_judgeable[0].trace_id),
+        ),
         fingerprint=dict(judge.fingerprint(0.8)),
     )
     assert report.summary == summary and report.validation is None and report.record is None
@@ -235,8 +238,9 @@ def test_nothing_measured_names_why(inputs: Path) -> None:
     report = _run(plan(config), config)
     (missing,) = report.summary.not_judgeable[0].missing
     assert missing.startswith("answer: ")
-    assert (
-        nothing_measured(report) == f"no case to judge (1 trace(s) not judgeable: rods: {missing})"
+    trace = "0" * 31 + "9"
+    assert nothing_measured(report) == (
+        f"no case to judge (1 trace(s) not judgeable: case rods (trace {trace}): {missing})"
     )
     assert reading(report).startswith("Nothing was measured: no case to judge.")
 
