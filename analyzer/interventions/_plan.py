@@ -99,6 +99,11 @@ def _load(
                 trace = msgspec.structs.replace(trace, request=request)
         if cases and gold is None:
             without_case += 1
+        incomplete = trace.incomplete
+        if incomplete is not None:  # lost evidence is never measured
+            case = trace.request.case_id or "no case id"
+            not_usable[trace.trace_id] = f"case {case}: incomplete trace: {incomplete.message}"
+            continue
         plan = plan_item(trace, gold, config.plan)
         if isinstance(plan, str):
             not_usable[trace.trace_id] = plan
