@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from groundtrace.analyzer import _html as h
+from groundtrace.analyzer._markdown import literal
 from groundtrace.analyzer._results import write
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.judge import Statistic
@@ -103,7 +104,7 @@ def _verdict(run: AuditRun) -> str:
 
 def _figure_rows(figures: Sequence[PrevalenceFigure]) -> list[str]:
     return [
-        f"| {f.key} | {f.n_pairs} | {f.n_present} | {f.n_disagree} | "
+        f"| {literal(f.key, table=True)} | {f.n_pairs} | {f.n_present} | {f.n_disagree} | "
         f"{_ci(f.prevalence, f.ci_low, f.ci_high)} |"
         for f in figures
     ]
@@ -147,7 +148,8 @@ def render_markdown(run: AuditRun) -> str:
     lines += ["", "## Absence by source", "", "| source | answers | absent | rate [95% CI] |"]
     lines += ["|---|---|---|---|"]
     absent = _most(s.absence_by_source, lambda f: (-f.rate, f.key), MD_MAX_ROWS)
-    lines += [f"| {f.key} | {f.n_answers} | {f.n_absent} | {_ci(f.rate, f.ci_low, f.ci_high)} |"
+    lines += [f"| {literal(f.key, table=True)} | {f.n_answers} | {f.n_absent} | "
+              f"{_ci(f.rate, f.ci_low, f.ci_high)} |"
               for f in absent]  # fmt: skip
     lines += _md_left_out(len(s.absence_by_source) - len(absent), "sources", "absence_by_source")
     lines += ["", "Intervals resample whole questions (the pairs of a question share its "
@@ -209,12 +211,13 @@ def render_comparison_markdown(c: AuditComparison) -> str:
         "|---|---|---|---|---|",
     ]  # fmt: skip
     lines += [
-        f"| {q.question_id} | {_pct(q.absence_a)} | {_pct(q.absence_b)} | "
+        f"| {literal(q.question_id, table=True)} | {_pct(q.absence_a)} | {_pct(q.absence_b)} | "
         f"{_pct(q.prevalence_a)} | {_pct(q.prevalence_b)} |"
         for q in c.questions
     ]
     lines += ["", "## Flipped pairs", "", "| question | pair | A | B |", "|---|---|---|---|"]
-    lines += [f"| {f.question_id} | {f.source_a} / {f.source_b} | {f.label_a} | {f.label_b} |"
+    lines += [f"| {literal(f.question_id, table=True)} | {literal(f.source_a, table=True)} / "
+              f"{literal(f.source_b, table=True)} | {f.label_a} | {f.label_b} |"
               for f in c.flipped]  # fmt: skip
     return "\n".join(lines) + "\n"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from groundtrace.analyzer._markdown import literal
 from groundtrace.analyzer._results import write
 
 from ._bayes import Decision
@@ -30,7 +31,7 @@ def _markdown(report: GateReport) -> str:
     lines = [
         f"## groundtrace gate: {_BADGE[report.decision]}",
         "",
-        f"Profile `{snaps.profile_name}` v{snaps.profile_version} · "
+        f"Profile {literal(snaps.profile_name)} v{literal(snaps.profile_version)} · "
         f"dataset `{snaps.dataset_sha256[:12]}` · profile `{snaps.profile_sha256[:12]}` · "
         f"code {snaps.code_version}",
         "",
@@ -58,21 +59,22 @@ def _markdown(report: GateReport) -> str:
             rho_c = "–" if st.rho is None else f"{st.rho:.3f}"
             dec = "–" if st.decision is None else st.decision.value
             lines.append(
-                f"| {st.stratum} | {st.baseline.k}/{st.baseline.n} | "
+                f"| {literal(st.stratum, table=True)} | {st.baseline.k}/{st.baseline.n} | "
                 f"{st.candidate.k}/{st.candidate.n} | {st.weight:.2f} | {rho_c} | "
                 f"{_threshold(st.delta)} | {_threshold(st.tau_block)} | "
                 f"{_threshold(st.tau_review)} | {dec} |"
             )
     else:
-        lines.append(f"| statistics | not evaluable | {report.statistics_note} |")
+        note = literal(report.statistics_note, table=True)
+        lines.append(f"| statistics | not evaluable | {note} |")
     reasons = list(report.case_level.reasons)
     if report.statistics_note:
         reasons.append(report.statistics_note)
     if reasons:
-        lines += ["", "### Reasons", *[f"- {r}" for r in reasons]]
+        lines += ["", "### Reasons", *[f"- {literal(r)}" for r in reasons]]
     lines += _changes_markdown(report)
     if report.notes:
-        lines += ["", "### Notes", *[f"- {n}" for n in report.notes]]
+        lines += ["", "### Notes", *[f"- {literal(n)}" for n in report.notes]]
     return "\n".join(lines) + "\n"
 
 
@@ -105,13 +107,13 @@ def _changes_markdown(report: GateReport) -> list[str]:
         lines += ["", f"<details><summary>{head}</summary>" if fold else f"### {head}", ""]
         for c in items[:_LISTED]:
             if c.kind is ChangeKind.FIXED:
-                why = f"was {_was(c)}: " + "; ".join(c.baseline_reasons)
+                why = f"was {_was(c)}: " + literal("; ".join(c.baseline_reasons))
             else:
                 why = f"{c.candidate.value}" + (
-                    f" (was {_was(c)})" if c.kind is ChangeKind.KNOWN else ""
+                    f" (was {_was(c)})" if c.baseline is not Decision.PROMOTE else ""
                 )
-                why += ": " + "; ".join(reasons.get(c.case_id, ()))
-            lines.append(f"- **{c.case_id}** ({c.stratum}) {why}")
+                why += ": " + literal("; ".join(reasons.get(c.case_id, ())))
+            lines.append(f"- **{literal(c.case_id)}** ({literal(c.stratum)}) {why}")
         if len(items) > _LISTED:
             lines.append(f"- … {len(items) - _LISTED} more in report.json")
         if fold:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groundtrace.analyzer import _html as h
+from groundtrace.analyzer._markdown import literal
 from groundtrace.analyzer._results import encode, to_builtins, write
 from groundtrace.analyzer.errors import ConfigError
 
@@ -121,7 +122,7 @@ def _findings_md(summary: InterventionSummary) -> list[str]:
         )
     if lines:
         out += ["Findings:", ""]
-        out += [f"- {line}" for line in lines[:20]]
+        out += [f"- {literal(line)}" for line in lines[:20]]
         if len(lines) > 20:
             out.append(f"- ... and {len(lines) - 20} more (summary.json)")
         out.append("")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundtrace.analyzer import _html as h
+from groundtrace.analyzer._markdown import literal
 from groundtrace.analyzer._results import write
 
 from ._applies import NO_TOOL_CALLS
@@ -113,17 +114,18 @@ def _markdown(report: PathReport) -> str:
         lines += ["", "### Masked failures (text correct, path failed)", ""]
         for case_id in m.masked_failures:
             v = by_id[case_id]
-            lines.append(f"- **{case_id}** `{v.status.value}`: {_first_issue(v)}")
+            issue = literal(_first_issue(v))
+            lines.append(f"- **{literal(case_id)}** `{v.status.value}`: {issue}")
     failed = [v for v in report.verdicts if v.path_pass is False]
     if failed:
         lines += ["", "<details><summary>Every path failure</summary>", ""]
         for v in failed[:500]:
-            lines.append(f"- **{v.case_id}** `{v.status.value}`")
-            lines += [f"  - {i['status']}: {i['message']}" for i in v.issues]
+            lines.append(f"- **{literal(v.case_id)}** `{v.status.value}`")
+            lines += [f"  - {i['status']}: {literal(str(i['message']))}" for i in v.issues]
         lines += ["", "</details>"]
     notes = _notes(report)
     if notes:
-        lines += ["", "### Notes", *[f"- {n}" for n in notes]]
+        lines += ["", "### Notes", *[f"- {literal(n)}" for n in notes]]
     return "\n".join(lines) + "\n"
 
 
