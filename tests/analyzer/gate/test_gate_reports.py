@@ -177,3 +177,24 @@ def test_a_gold_no_trace_matches_is_a_finding_a_missed_gold_is_a_regression(
     ])  # fmt: skip
     assert "finding: candidate: case o-2" in cli.output
     assert "case o-1: none of its" not in cli.output
+
+
+def test_the_demo_screen_separates_new_from_known_failures(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from groundtrace.analyzer.cli._app import console
+    from groundtrace.analyzer.cli._demo import _print_gate_and_paths
+    from groundtrace.analyzer.demo import DemoGate
+
+    cases = _cases(12)
+    run = gate.evaluate(cases, _outcomes(cases, 3), _outcomes(cases, 1),
+                        gate.load_profile("balanced_default"))  # fmt: skip
+    path = gate.write_report(run, tmp_path)
+    shown = DemoGate(baseline="1", candidate="2", candidate_traces="t", profile="p",
+                     decision=run.report.decision.value, exit_code=run.report.exit_code,
+                     reasons=run.report.case_level.reasons, report=str(path))  # fmt: skip
+    with console.capture() as captured:
+        _print_gate_and_paths(SimpleNamespace(report=SimpleNamespace(gate=shown, paths=None)))  # type: ignore[arg-type]
+    text = " ".join(captured.get().split())
+    assert "new failures (did not fail in the baseline): 2: general-01, general-02" in text
+    assert "failing in the baseline too: 9: general-03," in text
