@@ -11,9 +11,11 @@
    marker), through the REST API at ``$GITHUB_API_URL``;
 4. exits 1 when the job should fail, otherwise 0. It fails closed: on a decision ``--fail-on``
    names (``block``: block and not evaluable; ``review``: anything but promote; ``never``:
-   no decision), or with ``--new-failures-only`` when a case fails that passed in the
-   baseline or the gate could evaluate nothing (the decision itself is then not used); and
-   always when the gate did not run to a decision.
+   no decision), or with ``--new-failures-only`` when a case fails that the baseline did not
+   evaluate as failing, or the gate could evaluate nothing, or the report has no baseline
+   comparison (the decision itself is then not used); and always when the gate did not run
+   to a decision, or its ``report.json`` cannot be read or disagrees with its exit code.
+   ``new-failures`` and ``known-failures`` are ``unknown`` when nothing was compared.
 
 A PR comment that cannot be posted is an error (exit 1) with GitHub's reason; pass
 ``--no-comment`` where the token may not write (e.g. pull requests from forks).
@@ -41,8 +43,9 @@ FAILING = {
     "review": {"block", "manual_review", "not_evaluable"},
     "never": set(),
 }
-#: Exit codes of ``gate run`` that carry a decision (0 promote ... 30 not evaluable).
-DECIDED = {0, 10, 20, 30}
+#: The exit code of ``gate run`` for each decision; other exit codes carry no decision.
+DECISION_CODES = {"promote": 0, "manual_review": 10, "block": 20, "not_evaluable": 30}
+DECIDED = set(DECISION_CODES.values())
 #: Case ids spelled out in a failure annotation (the rest are counted).
 SHOWN = 10
 #: Comment pages read when looking for the previous comment (100 comments each).
@@ -71,7 +74,7 @@ def pull_request_number(event_path: str | None) -> int | None:
         raise ActionError(f"cannot read the event file {event_path}: {exc}") from None
     pr = event.get("pull_request") if isinstance(event, dict) else None
     number = pr.get("number") if isinstance(pr, dict) else None
-    return number if isinstance(number, int) else None
+    return number if isinstance(number, int) and not isinstance(number, bool) else None
 
 
 def post_comment(
@@ -96,9 +99,16 @@ def post_comment(
         for page in range(1, MAX_PAGES + 1):  # bounded paging
             listed = _call(http, "GET", f"{base}/issues/{number}/comments", headers,
                            params={"per_page": 100, "page": page})  # fmt: skip
-            comments: list[dict[str, Any]] = listed.json()
+            comments = _json(listed)
+            if not isinstance(comments, list):
+                raise ActionError(f"GitHub API listed no comments: {listed.text[:300]}")
             existing = next(
-                (c for c in comments if str(c.get("body", "")).startswith(COMMENT_MARKER)), None
+                (
+                    c
+                    for c in comments
+                    if isinstance(c, dict) and str(c.get("body", "")).startswith(COMMENT_MARKER)
+                ),
+                None,
             )
             if existing is not None or len(comments) < 100:
                 break
@@ -108,10 +118,18 @@ def post_comment(
         else:
             reply = _call(http, "POST", f"{base}/issues/{number}/comments", headers,
                           json={"body": text})  # fmt: skip
-        return str(reply.json().get("html_url", ""))
+        created = _json(reply)
+        return str(created.get("html_url", "")) if isinstance(created, dict) else ""
     finally:
         if client is None:
             http.close()
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise ActionError(f"GitHub API answered no JSON: {response.text[:300]}") from None
 
 
 def _call(
@@ -200,6 +218,47 @@ def _failure(report: dict[str, Any], fail_on: str, *, new_failures_only: bool) -
     return None
 
 
+def _read_report(out: Path, code: int) -> tuple[dict[str, Any], str]:
+    """The gate's ``report.json`` (checked against the exit code ``code``) and ``summary.md``.
+
+    Raises:
+        ActionError: a file cannot be read, is not a gate report, or its exit code is not the
+            one the gate exited with.
+    """
+    try:
+        report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+        summary = (out / "summary.md").read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:  # ValueError: JSON or UTF-8 decoding
+        raise ActionError(str(exc)) from None
+    decision = report.get("decision") if isinstance(report, dict) else None
+    if not isinstance(decision, str) or decision not in DECISION_CODES:
+        raise ActionError(f"report.json is not a gate report (decision {decision!r})")
+    if report.get("exit_code") != code or DECISION_CODES[decision] != code:
+        raise ActionError(
+            f"decision {decision} with exit code {report.get('exit_code')} in the report, "
+            f"exit code {code} run"
+        )
+    changes = report.get("changes")
+    if changes is not None and not (
+        isinstance(changes, dict)
+        and all(isinstance(changes.get(k, []), list) for k in ("new", "known"))
+    ):
+        raise ActionError("report.json has a malformed 'changes'")
+    return report, summary
+
+
+def _counts(report: dict[str, Any]) -> tuple[str, str]:
+    """The ``new-failures`` and ``known-failures`` outputs.
+
+    ``unknown`` when nothing was compared: the gate could evaluate nothing (``not_evaluable``)
+    or the report has no baseline comparison, so no count may read as "0 new failures".
+    """
+    changes = report.get("changes")
+    if report["decision"] == "not_evaluable" or not isinstance(changes, dict):
+        return "unknown", "unknown"
+    return str(len(changes.get("new", []))), str(len(changes.get("known", [])))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the action; returns the step's exit code."""
     args = _parser().parse_args(argv)
@@ -210,24 +269,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         _append("GITHUB_OUTPUT", f"decision=error\nexit-code={code}\n")
         return 1
     try:
-        report = json.loads(report_path.read_text(encoding="utf-8"))
-        summary_path = args.out / "summary.md"
-        summary = summary_path.read_text(encoding="utf-8")
-        decision = str(report["decision"])
-        if report.get("exit_code") != code:
-            raise ActionError(f"exit code {report.get('exit_code')} in the report, {code} run")
-        changes = report.get("changes") or {}
+        report, summary = _read_report(args.out, code)
         reason = _failure(report, args.fail_on, new_failures_only=args.new_failures_only)
-    except (OSError, ValueError, KeyError, ActionError) as exc:
+    except ActionError as exc:
         print(f"::error::cannot read the gate's report in {args.out}: {exc}")
         _append("GITHUB_OUTPUT", f"decision=error\nexit-code={code}\n")
         return 1
+    decision = str(report["decision"])
+    summary_path = args.out / "summary.md"
+    new_count, known_count = _counts(report)
     _append("GITHUB_STEP_SUMMARY", summary + "\n")
     _append(
         "GITHUB_OUTPUT",
         f"decision={decision}\nexit-code={code}\n"
-        f"new-failures={len(changes.get('new', []))}\n"
-        f"known-failures={len(changes.get('known', []))}\n"
+        f"new-failures={new_count}\nknown-failures={known_count}\n"
         f"report={report_path}\nsummary={summary_path}\n"
         f"html={args.out / 'report.html'}\njunit={args.out / 'junit.xml'}\n",
     )

@@ -122,9 +122,14 @@ def gate_message(report: GateReport, allowed: Iterable[str]) -> str:
     elif report.statistics is not None:
         s = report.statistics
         lines.append(f"statistics: {s.decision.value}, regression risk rho = {s.rho:.3f}")
-    new = [c for k, c in failing.items() if k not in known]
-    lines += _lines("new failures" if changes is not None else "failing cases", new)
-    lines += _lines("failing in the baseline too", [failing[k] for k in failing if k in known])
+    if changes is None or report.decision.value == "not_evaluable":
+        # nothing was compared: which failures are new is unknown, not "none"
+        title = "failing cases (new or known: unknown, nothing was compared)"
+        lines += _lines(title, list(failing.values()))
+    else:
+        new = [c for k, c in failing.items() if k not in known]
+        lines += _lines("new failures", new)
+        lines += _lines("failing in the baseline too", [failing[k] for k in failing if k in known])
     from groundtrace.analyzer.gate import reading
 
     lines.append(f"reading: {reading(report)}")
@@ -136,10 +141,10 @@ def assert_gate(
 ) -> None:
     """Fail unless the gate's decision is one of ``allowed`` (default: ``promote``).
 
-    With ``new_failures_only``, the run passes when no case fails that passed in the baseline
-    (the baseline's own failures are tolerated), whatever the decision -- except
-    ``not_evaluable``: a gate that could evaluate nothing shows no new failure because it
-    compared nothing, so it fails.
+    With ``new_failures_only``, the run passes when every failing case failed in the baseline
+    too, as the baseline evaluated it (those failures are tolerated), whatever the decision --
+    a case the baseline has no trace for is a new failure, and a ``not_evaluable`` gate (one
+    that could evaluate nothing shows no new failure because it compared nothing) fails.
 
     Raises:
         AssertionError: with the decision, the reasons and every failing case.

@@ -3,9 +3,13 @@
 A case *fails* in a run when its case decision is not ``promote`` (block, manual review or
 not evaluable). Comparing the candidate's case decisions with the baseline's:
 
-* **new** -- fails in the candidate, passed in the baseline (or had no baseline decision);
-* **known** -- fails in both runs;
-* **fixed** -- failed in the baseline, passes in the candidate.
+* **new** -- fails in the candidate, and the baseline did not evaluate it as failing: it
+  passed there, had no decision, or was ``not_evaluable`` (no trace, nothing checked -- a
+  pull request that adds cases, a partial baseline artifact). It fails closed: a failure
+  counts as known only when the baseline *evaluated* the case and it failed there;
+* **known** -- fails in the candidate and the baseline evaluated it as failing
+  (``block`` or ``manual_review``);
+* **fixed** -- failed in the baseline (any decision but ``promote``), passes in the candidate.
 
 Cases passing in both runs are not listed.
 """
@@ -21,6 +25,9 @@ from ._bayes import Decision
 from ._decision import CaseDecision
 
 __all__ = ["CaseChange", "ChangeKind", "FailureChanges", "compare_cases"]
+
+#: Baseline decisions that make a candidate failure *known*: the baseline evaluated the case.
+_EVALUATED_FAILURE = frozenset({Decision.BLOCK, Decision.MANUAL_REVIEW})
 
 
 class ChangeKind(StrEnum):
@@ -71,13 +78,14 @@ def compare_cases(
     found: dict[ChangeKind, list[CaseChange]] = {kind: [] for kind in ChangeKind}
     for case in candidate:
         old = before.get(case.case_id)
-        failed_before = old is not None and not old.passed
-        if case.passed and not failed_before:
-            continue
         if case.passed:
+            if old is None or old.passed:
+                continue
             kind = ChangeKind.FIXED
+        elif old is not None and old.decision in _EVALUATED_FAILURE:
+            kind = ChangeKind.KNOWN
         else:
-            kind = ChangeKind.KNOWN if failed_before else ChangeKind.NEW
+            kind = ChangeKind.NEW
         found[kind].append(
             CaseChange(
                 case.case_id,

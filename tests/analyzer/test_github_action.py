@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from groundtrace.analyzer.github_action import COMMENT_MARKER
-from tests.analyzer.gate.test_gate_changes import make_runs
+from tests.analyzer.gate.test_gate_changes import make_partial_baseline, make_runs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -193,6 +193,8 @@ def test_a_gate_that_evaluated_nothing_fails_the_job(
     )
     assert code == 1, log
     assert "::error::groundtrace gate: not_evaluable: the gate could not evaluate" in log
+    # it compared nothing: its counts are unknown, not "16 known, 0 new"
+    assert "new-failures=unknown\nknown-failures=unknown\n" in (tmp / "output.txt").read_text()
     # only an explicit fail-on never lets it through, with a warning
     code, log, _ = run_action(runs, tmp_path, github.url, cases=str(cases), **{"fail-on": "never"})
     assert code == 0, log
@@ -220,6 +222,19 @@ def test_new_failures_only_passes_known_failures_and_fails_a_new_one(
     assert "::error::groundtrace gate: block, 1 new failure(s): q2 (new-failures-only)" in log
     # every run posted or updated the one comment
     assert len(github.comments) == 1
+
+
+def test_new_failures_only_fails_on_cases_the_baseline_has_no_trace_for(
+    runs: Path, tmp_path: Path, github: FakeGitHub
+) -> None:
+    # the baseline artifact holds q1's trace only (a partial artifact, or a PR adding cases)
+    partial = make_partial_baseline(runs, {"q1"})
+    code, log, tmp = run_action(
+        runs, tmp_path, github.url, baseline=str(partial), **{"new-failures-only": "true"}
+    )
+    assert code == 1, log
+    assert "::error::groundtrace gate: block, 2 new failure(s): q2, q3 (new-failures-only)" in log
+    assert "new-failures=2\nknown-failures=0\n" in (tmp / "output.txt").read_text()
 
 
 @pytest.mark.parametrize("name", ["new-failures-only", "comment"])

@@ -8,9 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
+from groundtrace.analyzer.pytest_plugin import assert_gate
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
 from groundtrace.examples.agent_docs.app import run as run_agent
-from tests.analyzer.gate.test_gate_changes import gate_args, make_runs
+from tests.analyzer.gate.test_gate_changes import gate_args, make_partial_baseline, make_runs
 
 pytest_plugins = ["pytester"]
 
@@ -141,6 +142,32 @@ def test_a_gate_that_evaluated_nothing_never_passes_new_failures_only(
             "*reason: evaluable coverage 0% below minimum 90%",
         ]
     )
+
+
+def test_new_failures_only_fails_on_cases_the_baseline_has_no_trace_for(
+    reports: dict[str, Path],
+) -> None:
+    root = reports["block"].parent.parent
+    partial = make_partial_baseline(root, {"q1"})
+    args = gate_args(root, "partial-gate")
+    args[args.index("--baseline") + 1] = str(partial)
+    assert CliRunner().invoke(app, args).exit_code == 20
+    with pytest.raises(AssertionError) as failed:
+        assert_gate(root / "partial-gate" / "report.json", new_failures_only=True)
+    message = str(failed.value)
+    assert "expected no new failures" in message
+    assert "new failures (2):\n  - q2 (general) block" in message
+    assert "failing in the baseline too" not in message
+
+
+def test_a_gate_that_evaluated_nothing_says_its_counts_are_unknown(
+    reports: dict[str, Path],
+) -> None:
+    with pytest.raises(AssertionError) as failed:
+        assert_gate(reports["nothing"], new_failures_only=True)
+    message = str(failed.value)
+    assert "failing cases (new or known: unknown, nothing was compared) (3):" in message
+    assert "new failures (" not in message and "failing in the baseline too" not in message
 
 
 def test_an_unreadable_report_fails_with_one_clear_line(

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.gate import CaseDecision, ChangeKind, Decision, compare_cases
+from tests.analyzer.gate import test_gate_run
 from tests.analyzer.gate.test_gate_run import DOCS, QUESTIONS, _run_app
 
 app = build_app()
@@ -44,6 +45,46 @@ def test_compare_cases_splits_new_known_and_fixed() -> None:
         ("c", ("guardrail.pii fail",))
     ]
     assert "d" not in changes.by_case()
+
+
+def test_a_failure_the_baseline_did_not_evaluate_is_new() -> None:
+    """Fails closed: known only when the baseline evaluated the case and it failed there."""
+    baseline = [
+        _case("untraced", Decision.NOT_EVALUABLE, "no check applied to this case"),
+        _case("review", Decision.MANUAL_REVIEW, "guardrail.pii fail"),
+        _case("blocked", Decision.BLOCK, "deterministic.answer fail"),
+        _case("was-untraced", Decision.NOT_EVALUABLE, "no check applied to this case"),
+    ]
+    candidate = [
+        _case("untraced", Decision.BLOCK, "deterministic.answer fail"),
+        _case("review", Decision.BLOCK, "deterministic.answer fail"),
+        _case("blocked", Decision.MANUAL_REVIEW, "guardrail.pii fail"),
+        _case("was-untraced", Decision.PROMOTE),
+        _case("added", Decision.NOT_EVALUABLE, "no check applied to this case"),
+    ]
+    changes = compare_cases(baseline, candidate)
+    assert [(c.case_id, c.baseline) for c in changes.new] == [
+        ("untraced", Decision.NOT_EVALUABLE),
+        ("added", None),
+    ]
+    assert [c.case_id for c in changes.known] == ["review", "blocked"]
+    assert [(c.case_id, c.baseline) for c in changes.fixed] == [
+        ("was-untraced", Decision.NOT_EVALUABLE)
+    ]
+    # nothing evaluated in either run: every failure is new, none known
+    nothing = [_case(c.case_id, Decision.NOT_EVALUABLE) for c in candidate]
+    assert compare_cases(nothing, nothing).known == ()
+    assert len(compare_cases(nothing, nothing).new) == len(candidate)
+
+
+def make_partial_baseline(root: Path, traced: set[str]) -> Path:
+    """A baseline run (as ``make_runs``'s, without mistakes) that traced only ``traced``: a
+    partial baseline artifact, or a pull request that adds the other cases."""
+    with pytest.MonkeyPatch.context() as patch:
+        kept = {k: v for k, v in QUESTIONS.items() if k in traced}
+        patch.setattr(test_gate_run, "QUESTIONS", kept)
+        _run_app(root / "partial", "1.0", top_k=3, mistakes=set())
+    return root / "partial"
 
 
 def make_runs(root: Path) -> Path:
@@ -125,3 +166,26 @@ def test_analyze_gate_exits_with_the_decision_like_gate_run(gate_dir: Path, tmp_
     again = json.loads((gate_dir / "same" / "report.json").read_text())
     assert decided["decision"] == again["decision"] == "block"
     assert decided["case_level"] == again["case_level"]
+
+
+def test_cases_missing_from_the_baseline_are_new_failures(gate_dir: Path) -> None:
+    """14 of 16 baseline traces missing passed new-failures-only: here 2 of 3 are missing."""
+    partial = make_partial_baseline(gate_dir, {"q1"})
+    args = gate_args(gate_dir, "partial-out")
+    args[args.index("--baseline") + 1] = str(partial)
+    result = CliRunner().invoke(app, [*args, "--json"])
+    report = json.loads(result.stdout.splitlines()[0])
+    assert result.exit_code == 20, result.output
+    by_case = {c["case_id"]: c["decision"] for c in report["cases"]}
+    assert by_case == {"q1": "promote", "q2": "block", "q3": "block"}
+    changes = report["changes"]
+    assert [(c["case_id"], c["baseline"]) for c in changes["new"]] == [
+        ("q2", "not_evaluable"),
+        ("q3", "not_evaluable"),
+    ]
+    assert changes["known"] == [] and changes["fixed"] == []
+    summary = (gate_dir / "partial-out" / "summary.md").read_text(encoding="utf-8")
+    assert "### New failures (passed in the baseline): 2" in summary
+    assert "Failing in the baseline too" not in summary
+    line = "- **q2** (general) block (was not_evaluable): `deterministic.required_context"
+    assert line in summary

@@ -1,0 +1,449 @@
+"""The Action's decision logic on crafted gate reports: every error path fails the job.
+
+``tests/analyzer/test_github_action.py`` runs the action's bash step against real gate runs;
+here ``gate run`` is replaced by a stub that writes the report files and returns an exit code,
+so each way a report can be wrong (unreadable, not a gate report, an exit code that is not the
+gate's, no baseline comparison) is one fast test, and so is each cell of the fail-on table.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from groundtrace.analyzer import github_action as action
+from groundtrace.analyzer.github_action import COMMENT_MARKER, post_comment, pull_request_number
+
+CODES = {"promote": 0, "manual_review": 10, "block": 20, "not_evaluable": 30}
+
+
+def report(decision: str, *, new: int = 0, known: int = 0, changes: bool = True) -> dict[str, Any]:
+    """A ``report.json`` as the gate writes it (only what the action reads)."""
+    body: dict[str, Any] = {"decision": decision, "exit_code": CODES[decision]}
+    if changes:
+        body["changes"] = {
+            "new": [{"case_id": f"n{i}"} for i in range(new)],
+            "known": [{"case_id": f"k{i}"} for i in range(known)],
+            "fixed": [],
+        }
+    return body
+
+
+class Runner:
+    """Runs :func:`action.main` with ``gate run`` stubbed and the runner's files in ``tmp``."""
+
+    def __init__(self, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.tmp = tmp
+        self.out = tmp / "gate"
+        self.monkeypatch = monkeypatch
+        for name in ("GITHUB_TOKEN", "GITHUB_EVENT_PATH", "GITHUB_REPOSITORY", "GITHUB_API_URL"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("GITHUB_OUTPUT", str(tmp / "output.txt"))
+        monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp / "step-summary.md"))
+
+    def __call__(
+        self, written: dict[str, Any] | str | bytes | None, *args: str, code: int | None = None,
+        summary: str | None = "## groundtrace gate\n",
+    ) -> int:  # fmt: skip
+        """``written``: the report (JSON object, raw text or bytes; None: none written)."""
+        exit_code = code
+        if exit_code is None:
+            exit_code = int(written["exit_code"]) if isinstance(written, dict) else 0
+
+        def fake_gate(args: Any) -> int:
+            assert args.out == self.out
+            self.out.mkdir(parents=True, exist_ok=True)
+            if isinstance(written, dict):
+                (self.out / "report.json").write_text(json.dumps(written), encoding="utf-8")
+            elif isinstance(written, str):
+                (self.out / "report.json").write_text(written, encoding="utf-8")
+            elif isinstance(written, bytes):
+                (self.out / "report.json").write_bytes(written)
+            if summary is not None:
+                (self.out / "summary.md").write_text(summary, encoding="utf-8")
+            return exit_code
+
+        self.monkeypatch.setattr(action, "_run_gate", fake_gate)
+        argv = ["--baseline", "b", "--candidate", "c", "--cases", "cases.jsonl"]
+        return action.main([*argv, "--out", str(self.out), *args])
+
+    def outputs(self) -> dict[str, str]:
+        path = self.tmp / "output.txt"
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        return dict(line.split("=", 1) for line in text.splitlines())
+
+    def step_summary(self) -> str:
+        path = self.tmp / "step-summary.md"
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Runner:
+    return Runner(tmp_path, monkeypatch)
+
+
+# --- the fail-on table of docs/ci.md, every cell -----------------------------------------
+
+TABLE = {  # decision -> exit code of the step per fail-on (block, review, never)
+    "promote": (0, 0, 0),
+    "manual_review": (0, 1, 0),
+    "block": (1, 1, 0),
+    "not_evaluable": (1, 1, 0),
+}
+
+
+@pytest.mark.parametrize("decision", sorted(TABLE))
+@pytest.mark.parametrize("fail_on", ["block", "review", "never"])
+def test_each_decision_fails_the_job_as_fail_on_says(
+    run: Runner, capsys: pytest.CaptureFixture[str], decision: str, fail_on: str
+) -> None:
+    expected = TABLE[decision][("block", "review", "never").index(fail_on)]
+    assert run(report(decision, new=1, known=1), "--fail-on", fail_on) == expected
+    log = capsys.readouterr().out
+    if expected:
+        assert f"::error::groundtrace gate: {decision} (fail-on: {fail_on})" in log
+    else:
+        assert f"groundtrace gate: {decision}\n" in log and "::error::" not in log
+    assert run.outputs()["decision"] == decision
+    assert run.outputs()["exit-code"] == str(CODES[decision])
+
+
+def test_fail_on_block_is_the_default(run: Runner) -> None:
+    assert run(report("block")) == 1
+    assert run(report("manual_review")) == 0
+
+
+def test_a_not_evaluable_gate_passing_fail_on_never_warns(
+    run: Runner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(report("not_evaluable"), "--fail-on", "never") == 0
+    assert "::warning::groundtrace gate: not_evaluable" in capsys.readouterr().out
+    assert run(report("block"), "--fail-on", "never") == 0
+    assert "::warning::" not in capsys.readouterr().out
+
+
+# --- new-failures-only -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("decision", ["promote", "manual_review", "block"])
+def test_new_failures_only_tolerates_known_failures_whatever_the_decision(
+    run: Runner, decision: str
+) -> None:
+    assert run(report(decision, known=3), "--new-failures-only", "--fail-on", "review") == 0
+    assert run.outputs()["new-failures"] == "0" and run.outputs()["known-failures"] == "3"
+
+
+def test_new_failures_only_fails_on_one_new_failure_naming_it(
+    run: Runner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(report("promote", new=1, known=2), "--new-failures-only") == 1
+    assert "::error::groundtrace gate: promote, 1 new failure(s): n0 (new-failures-only)" in (
+        capsys.readouterr().out
+    )
+    assert run.outputs()["new-failures"] == "1"
+
+
+def test_new_failure_ids_are_listed_up_to_ten(
+    run: Runner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(report("block", new=10), "--new-failures-only") == 1
+    assert "n0, n1, n2, n3, n4, n5, n6, n7, n8, n9 (new" in capsys.readouterr().out
+    assert run(report("block", new=12), "--new-failures-only") == 1
+    log = capsys.readouterr().out
+    assert "12 new failure(s): n0, n1" in log and "n9 and 2 more (new-failures-only)" in log
+    assert "n10" not in log
+
+
+def test_new_failures_only_on_a_gate_that_evaluated_nothing_fails(
+    run: Runner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(report("not_evaluable"), "--new-failures-only", "--fail-on", "never") == 1
+    assert "::error::groundtrace gate: not_evaluable: the gate could not evaluate" in (
+        capsys.readouterr().out
+    )
+    # nothing was compared: the counts are unknown, not "0 new failures"
+    assert run.outputs()["new-failures"] == "unknown"
+    assert run.outputs()["known-failures"] == "unknown"
+
+
+def test_new_failures_only_without_a_baseline_comparison_fails(
+    run: Runner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(report("promote", changes=False), "--new-failures-only") == 1
+    log = capsys.readouterr().out
+    assert "::error::cannot read the gate's report" in log and "has no 'changes'" in log
+    assert run.outputs() == {"decision": "error", "exit-code": "0"}
+    assert run(report("promote", changes=False) | {"changes": None}, "--new-failures-only") == 1
+
+
+def test_counts_are_unknown_without_a_comparison(run: Runner) -> None:
+    assert run(report("promote", changes=False)) == 0
+    assert run.outputs()["new-failures"] == run.outputs()["known-failures"] == "unknown"
+    assert run(report("not_evaluable", new=2), "--fail-on", "never") == 0
+    assert run.outputs()["new-failures"] == "unknown"
+
+
+# --- a report that cannot be trusted fails the job ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        None,  # gate exited 0 and wrote no report
+        "{not json",
+        b"\xff\xfe{}",  # not UTF-8
+        "[1, 2]",  # JSON, not an object
+        '{"exit_code": 0}',  # no decision
+        '{"decision": ["promote"], "exit_code": 0}',
+        '{"decision": "ship it", "exit_code": 0}',  # not a decision
+        '{"decision": "promote", "exit_code": 0, "changes": [1]}',
+        '{"decision": "promote", "exit_code": 0, "changes": {"new": 3}}',
+        '{"decision": "promote", "exit_code": 0, "changes": {"known": {}}}',
+    ],
+)
+def test_an_unreadable_report_fails_the_job(
+    run: Runner, capsys: pytest.CaptureFixture[str], written: str | bytes | None
+) -> None:
+    assert run(written, "--fail-on", "never", code=0) == 1
+    log = capsys.readouterr().out
+    assert "::error::" in log
+    assert run.outputs() == {"decision": "error", "exit-code": "0"}
+    assert run.step_summary() == ""
+
+
+def test_a_report_that_is_a_folder_fails_the_job(run: Runner) -> None:
+    (run.out / "report.json").mkdir(parents=True)
+    assert run(None, "--fail-on", "never", code=0) == 1
+    assert run.outputs()["decision"] == "error"
+
+
+def test_a_missing_summary_fails_the_job(run: Runner, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(report("promote"), summary=None) == 1
+    assert "summary.md" in capsys.readouterr().out
+    assert run.outputs()["decision"] == "error"
+
+
+@pytest.mark.parametrize(
+    ("written", "code"),
+    [
+        (report("promote"), 20),  # the report says 0, the gate exited 20
+        (report("block") | {"exit_code": 0}, 0),  # block written with exit code 0
+        (report("promote") | {"exit_code": "0"}, 0),
+        ({"decision": "promote"}, 0),  # no exit code
+    ],
+)
+def test_a_report_whose_exit_code_is_not_the_gates_fails_the_job(
+    run: Runner, capsys: pytest.CaptureFixture[str], written: dict[str, Any], code: int
+) -> None:
+    assert run(written, "--fail-on", "never", code=code) == 1
+    log = capsys.readouterr().out
+    assert "::error::cannot read the gate's report" in log and "exit code" in log
+    assert run.outputs()["decision"] == "error"
+
+
+@pytest.mark.parametrize("code", [1, 2, 3, 4, 19, 21, 40, -1])
+def test_an_exit_code_without_a_decision_fails_beside_any_report(run: Runner, code: int) -> None:
+    assert run(report("promote"), "--fail-on", "never", code=code) == 1
+    assert run.outputs() == {"decision": "error", "exit-code": str(code)}
+
+
+def test_a_good_report_writes_every_output_and_the_summary(run: Runner) -> None:
+    assert run(report("manual_review", new=2, known=1), summary="## s\n") == 0
+    out = run.out
+    assert run.outputs() == {
+        "decision": "manual_review", "exit-code": "10", "new-failures": "2",
+        "known-failures": "1", "report": str(out / "report.json"),
+        "summary": str(out / "summary.md"), "html": str(out / "report.html"),
+        "junit": str(out / "junit.xml"),
+    }  # fmt: skip
+    assert run.step_summary() == "## s\n\n"
+
+
+# --- the pull-request comment ------------------------------------------------------------
+
+
+def test_the_comment_is_posted_only_on_a_pull_request_with_a_token(
+    run: Runner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    posted: list[dict[str, Any]] = []
+
+    def fake_post(body: str, **kwargs: Any) -> str:
+        posted.append({"body": body, **kwargs})
+        return "https://github.test/c/1"
+
+    monkeypatch.setattr(action, "post_comment", fake_post)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7}}))
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/app")
+    assert run(report("promote")) == 0 and posted == []  # no token
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    assert run(report("promote"), "--no-comment") == 0 and posted == []
+    assert run(report("block"), summary="## body\n") == 1  # posted, then the job fails
+    assert posted == [
+        {"body": "## body\n", "api": "https://api.github.com", "repository": "acme/app",
+         "number": 7, "token": "t0ken"}
+    ]  # fmt: skip
+    monkeypatch.setenv("GITHUB_API_URL", "http://127.0.0.1:9")
+    assert run(report("promote")) == 0 and posted[-1]["api"] == "http://127.0.0.1:9"
+
+
+def test_a_comment_that_cannot_be_posted_fails_the_job(
+    run: Runner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7}}))
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    assert run(report("promote"), "--fail-on", "never") == 1  # no GITHUB_REPOSITORY
+    assert "::error::PR comment not posted: GITHUB_REPOSITORY is not set" in (
+        capsys.readouterr().out
+    )
+
+    def refuse(body: str, **kwargs: Any) -> str:
+        raise action.ActionError("GitHub API refused")
+
+    monkeypatch.setattr(action, "post_comment", refuse)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/app")
+    assert run(report("promote"), "--fail-on", "never") == 1
+
+
+@pytest.mark.parametrize(
+    ("event", "number"),
+    [
+        ({"pull_request": {"number": 7}}, 7),
+        ({"pull_request": {"number": "7"}}, None),
+        ({"pull_request": {"number": True}}, None),
+        ({"pull_request": 7}, None),
+        ({"push": {}}, None),
+        ([1], None),
+    ],
+)
+def test_the_pull_request_number_of_an_event(tmp_path: Path, event: Any, number: int) -> None:
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(event))
+    assert pull_request_number(str(path)) == number
+
+
+def test_no_event_file_is_no_pull_request_and_a_bad_one_an_error(tmp_path: Path) -> None:
+    assert pull_request_number(None) is None
+    assert pull_request_number("") is None
+    assert pull_request_number(str(tmp_path / "missing.json")) is None
+    bad = tmp_path / "event.json"
+    bad.write_text("{")
+    with pytest.raises(action.ActionError, match="cannot read the event file"):
+        pull_request_number(str(bad))
+
+
+class GitHub:
+    """Issue comments served through ``httpx.MockTransport`` (pages of ``per_page``)."""
+
+    def __init__(self, comments: list[dict[str, Any]], status: int = 200) -> None:
+        self.comments = comments
+        self.status = status
+        self.requests: list[httpx.Request] = []
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        if self.status >= 400:
+            return httpx.Response(self.status, text="Resource not accessible by integration")
+        if request.method == "GET":
+            page = int(request.url.params["page"])
+            size = int(request.url.params["per_page"])
+            return httpx.Response(200, json=self.comments[(page - 1) * size : page * size])
+        body = json.loads(request.content)["body"]
+        if request.method == "PATCH":
+            cid = int(request.url.path.rsplit("/", 1)[-1])
+            return httpx.Response(200, json={"id": cid, "body": body, "html_url": f"u{cid}"})
+        return httpx.Response(201, json={"id": 0, "body": body, "html_url": "new"})
+
+    def post(self, body: str = "summary") -> str:
+        with httpx.Client(transport=httpx.MockTransport(self.handle)) as client:
+            return post_comment(
+                body, api="https://api.test/", repository="acme/app", number=7, token="tk",
+                client=client,
+            )  # fmt: skip
+
+
+def test_a_new_comment_is_posted_with_the_marker() -> None:
+    github = GitHub([{"id": 1, "body": "hello"}])
+    assert github.post("summary") == "new"
+    get, post = github.requests
+    assert (get.method, get.url.path, get.url.params["page"]) == (
+        "GET", "/repos/acme/app/issues/7/comments", "1"
+    )  # fmt: skip
+    assert get.url.params["per_page"] == "100"
+    assert (post.method, post.url.path) == ("POST", "/repos/acme/app/issues/7/comments")
+    assert json.loads(post.content) == {"body": f"{COMMENT_MARKER}\nsummary"}
+    assert post.headers["Authorization"] == "Bearer tk"
+    assert post.headers["Accept"] == "application/vnd.github+json"
+    assert post.headers["X-GitHub-Api-Version"] == "2022-11-28"
+
+
+def test_the_previous_comment_is_found_on_a_later_page_and_updated() -> None:
+    others = [{"id": i, "body": f"comment {i}"} for i in range(150)]
+    github = GitHub([*others, {"id": 999, "body": f"{COMMENT_MARKER}\nold"}])
+    assert github.post("fresh") == "u999"
+    assert [(r.method, r.url.params.get("page")) for r in github.requests] == [
+        ("GET", "1"), ("GET", "2"), ("PATCH", None)
+    ]  # fmt: skip
+    assert github.requests[-1].url.path == "/repos/acme/app/issues/comments/999"
+    assert json.loads(github.requests[-1].content)["body"] == f"{COMMENT_MARKER}\nfresh"
+
+
+def test_a_marker_in_the_middle_of_a_comment_is_not_ours() -> None:
+    github = GitHub([{"id": 3, "body": f"quoting {COMMENT_MARKER}"}])
+    assert github.post() == "new"
+    assert github.requests[-1].method == "POST"
+
+
+def test_paging_stops_at_a_full_last_page_bound() -> None:
+    github = GitHub([{"id": i, "body": "x"} for i in range(100 * action.MAX_PAGES + 5)])
+    assert github.post() == "new"
+    gets = [r for r in github.requests if r.method == "GET"]
+    assert len(gets) == action.MAX_PAGES
+
+
+def test_paging_reads_exactly_up_to_a_short_page() -> None:
+    github = GitHub([{"id": i, "body": "x"} for i in range(100)])
+    github.post()
+    assert [r.url.params.get("page") for r in github.requests] == ["1", "2", None]
+
+
+@pytest.mark.parametrize("status", [400, 403, 404, 500])
+def test_a_refusal_is_an_action_error_quoting_github(status: int) -> None:
+    github = GitHub([], status=status)
+    with pytest.raises(action.ActionError, match=f"HTTP {status}.*not accessible"):
+        github.post()
+
+
+def test_an_unreachable_api_is_an_action_error() -> None:
+    def fail(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    with (
+        httpx.Client(transport=httpx.MockTransport(fail)) as client,
+        pytest.raises(action.ActionError, match="GitHub API unreachable"),
+    ):
+        post_comment("s", api="https://api.test", repository="a/b", number=1, token="t",
+                     client=client)  # fmt: skip
+
+
+@pytest.mark.parametrize("listing", [{"message": "x"}, "not json"])
+def test_a_listing_that_is_not_a_list_is_an_action_error(listing: Any) -> None:
+    def reply(request: httpx.Request) -> httpx.Response:
+        if isinstance(listing, str):
+            return httpx.Response(200, text=listing)
+        return httpx.Response(200, json=listing)
+
+    with (
+        httpx.Client(transport=httpx.MockTransport(reply)) as client,
+        pytest.raises(action.ActionError, match="GitHub API"),
+    ):
+        post_comment("s", api="https://api.test", repository="a/b", number=1, token="t",
+                     client=client)  # fmt: skip
