@@ -7,6 +7,7 @@ instrumentors make all carry that one string, and no other file of the packages 
 
 from __future__ import annotations
 
+import ast
 import importlib.metadata
 import re
 import tomllib
@@ -33,15 +34,36 @@ def test_the_version_is_a_release_version() -> None:
     assert "__version__" in gt.__all__
 
 
-def test_pyproject_reads_the_version_from_the_sdk() -> None:
-    from setuptools.config.pyprojecttoml import read_configuration
+def _static_attr(module_file: Path, name: str) -> object:
+    """The literal ``module_file`` assigns to ``name``, read as setuptools' ``attr:`` reads it
+    (statically, without importing)."""
+    tree = ast.parse(module_file.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{module_file} assigns no literal {name}")
 
+
+def test_pyproject_reads_the_version_from_the_sdk() -> None:
+    # Read with tomllib only: the runtime setuptools (whatever version the environment has)
+    # must not decide whether the suite passes.
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in declared["project"], "pyproject.toml must not spell the version"
     assert declared["project"]["dynamic"] == ["version"]
-    # what setuptools builds the distribution with
-    resolved = read_configuration(ROOT / "pyproject.toml", expand=True)
-    assert resolved["project"]["version"] == gt.__version__
+    setuptools = declared["tool"]["setuptools"]
+    attr = setuptools["dynamic"]["version"]["attr"]
+    module, _, name = attr.rpartition(".")
+    # the module's file through [tool.setuptools.package-dir], as the build resolves it
+    package = max(
+        (p for p in setuptools["package-dir"] if module == p or module.startswith(p + ".")),
+        key=len,
+    )
+    rest = module.removeprefix(package).lstrip(".").split(".")
+    module_file = ROOT / setuptools["package-dir"][package] / Path(*rest).with_suffix(".py")
+    assert module_file == VERSION_MODULE
+    assert _static_attr(module_file, name) == gt.__version__
 
 
 def test_the_installed_distribution_has_the_version() -> None:
