@@ -51,6 +51,7 @@ _DATE_WORDS: Final[dict[str, str]] = {
     "sept": "september",
     **{d: d for d in _WEEKDAYS},
     **{d[:3]: d for d in _WEEKDAYS},
+    **{d + "s": d for d in _WEEKDAYS},
     "tues": "tuesday",
     "thur": "thursday",
     "thurs": "thursday",
