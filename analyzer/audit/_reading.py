@@ -38,4 +38,12 @@ def reading(run: AuditRun) -> str:
             )
     if s.prefilter_share is not None:
         parts.append(f"Pre-filters decided {pct(s.prefilter_share)} of the pairs.")
+    from ._report import review_only  # the report imports this module
+
+    if review_only(run):
+        parts.insert(
+            0,
+            "Review-only: the labeller's validation against the gold pair labels did not pass, "
+            "so the labels and disagreement figures below are for review, not for a decision.",
+        )
     return " ".join(parts)

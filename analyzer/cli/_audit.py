@@ -125,10 +125,14 @@ def _share(value: float | None, low: float | None, high: float | None) -> str:
 
 
 def _print_headline(run: AuditRun) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     s = run.summary
-    table = Table(title="multi-source audit", show_header=False)
+    validation = run.validation
+    review = validation is not None and not validation.validated
+    title = "multi-source audit" + (" [REVIEW-ONLY]" if review else "")
+    table = Table(title=title, show_header=False)
     share = "n/a" if s.prefilter_share is None else f"{100 * s.prefilter_share:.1f}%"
     prevalence = s.overall.prevalence
     rows = [
@@ -139,17 +143,19 @@ def _print_headline(run: AuditRun) -> None:
         ("labels", ", ".join(f"{k} {v}" for k, v in s.labels.items())),
         ("absence rate [95% CI]", _share(s.absence.rate, s.absence.ci_low, s.absence.ci_high)
          if s.absence else "n/a"),
-        ("disagreement prevalence [95% CI]",
+        ("disagreement prevalence [95% CI]" + (" [review-only]" if review else ""),
          f"{_share(prevalence, s.overall.ci_low, s.overall.ci_high)} of {s.overall.n_present}"),
         ("wall time", f"{run.wall_seconds:.1f} s"),
     ]  # fmt: skip
-    if run.validation is not None:
-        kappa = run.validation.kappa
+    if validation is not None:
+        kappa = validation.kappa
         ci = "" if kappa.ci_low is None else f" [{kappa.ci_low:.3f}, {kappa.ci_high:.3f}]"
         value = "n/a" if kappa.value is None else f"{kappa.value:.3f}{ci}"
         rows.append(("kappa vs gold [95% CI]", value))
+        verdict = "validated" if validation.validated else "REVIEW-ONLY, validation did not pass: "
+        rows.append(("labeller validation", verdict + "; ".join(validation.reasons)))
     for key, value in rows:
-        table.add_row(key, value)
+        table.add_row(escape(key), escape(value))
     console.print(table)
 
 

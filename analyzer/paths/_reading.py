@@ -19,12 +19,24 @@ def reading(result: PathRun | PathReport) -> str:
     """
     report = result if isinstance(result, PathReport) else result.report
     m = report.metrics
-    parts = [f"Command paths were checked on {len(report.verdicts)} case(s)."]
+    total = len(report.verdicts)
+    not_required = m.status_counts.get("not_required", 0)
+    checked = total - report.not_applicable - not_required
+    parts = [
+        f"Command paths were checked on {total} case(s)."
+        if checked == total
+        else f"Command paths were checked on {checked} of {total} case(s)."
+    ]
     if report.not_applicable:
         parts.append(
             f"{report.not_applicable} of them are not applicable (no tool calls): no tool call "
-            "ran and nothing was required, so they are neither path failures nor masked "
+            "ran and the case declares no path, so they are neither path failures nor masked "
             "failures."
+        )
+    if not_required:
+        parts.append(
+            f"{not_required} of them are not required (require_path = false): recorded, "
+            "never scored."
         )
     rate = m.path_pass_rate
     if rate.value is None:

@@ -31,20 +31,41 @@ def _axis(summary: InterventionSummary, op: str, axis: str, **changes: object):
 
 
 def test_interventions_reading_cites_the_effects_and_their_intervals() -> None:
-    summary = read(FIXTURES / "interventions_summary.json", InterventionSummary)
-    text = interventions.reading(summary)
+    fixture = read(FIXTURES / "interventions_summary.json", InterventionSummary)
+    # both axes of the fixture: the interval excludes 0 but the p-value is not below 0.05
+    text = interventions.reading(fixture)
     assert "replayed 4 item(s) (5 units, 1 failed" in text
-    assert "REMOVE: correctness 0.900 → 0.400 (Δ 0.625, CI 0.250 to 1.000)" in text
-    assert "D 0.300 (CI 0.100 to 0.500)" in text
+    assert "Effects whose" not in text and "no effect is established" in text
+    assert (
+        "Interval and p-value disagree (not called an effect; more items would tell): REMOVE: "
+        "correctness 0.900 → 0.400 (Δ 0.625, CI 0.250 to 1.000, p 0.250), "
+        "D 0.300 (CI 0.100 to 0.500, p 0.060)."
+    ) in text
 
-    wider = _axis(summary, "REMOVE", "correctness", mean_delta=0.2, ci_low=-0.1, ci_high=0.5)
+    summary = _axis(_axis(fixture, "REMOVE", "correctness", p_value=0.01), "REMOVE",
+                    "divergence", p_value=0.02)  # fmt: skip
+    text = interventions.reading(summary)
+    assert "Effects whose 95% interval excludes 0 and whose p-value is below 0.05" in text
+    assert "REMOVE: correctness 0.900 → 0.400 (Δ 0.625, CI 0.250 to 1.000, p 0.010)" in text
+    assert "D 0.300 (CI 0.100 to 0.500, p 0.020)" in text
+    assert "disagree" not in text
+
+    wider = _axis(summary, "REMOVE", "correctness", mean_delta=0.2, ci_low=-0.1, ci_high=0.5,
+                  p_value=0.4)  # fmt: skip
     changed = interventions.reading(wider)
-    assert "correctness" not in changed and "REMOVE: D 0.300 (CI 0.100 to 0.500)" in changed
+    assert "correctness" not in changed
+    assert "REMOVE: D 0.300 (CI 0.100 to 0.500, p 0.020)" in changed
 
-    flat = _axis(wider, "REMOVE", "divergence", ci_low=0.0, ci_high=0.5)
+    # an interval that includes 0 beside a p-value below 0.05 disagrees too
+    split = _axis(wider, "REMOVE", "correctness", p_value=0.03)
+    assert "disagree (not called an effect; more items would tell): REMOVE: correctness" in (
+        interventions.reading(split)
+    )
+
+    flat = _axis(wider, "REMOVE", "divergence", ci_low=0.0, ci_high=0.5, p_value=0.3)
     assert "No operator moved any axis beyond its 95% interval" in (interventions.reading(flat))
     bigger = _axis(summary, "REMOVE", "divergence", mean_delta=0.71, ci_low=0.6, ci_high=0.8)
-    assert "D 0.710 (CI 0.600 to 0.800)" in interventions.reading(bigger)
+    assert "D 0.710 (CI 0.600 to 0.800, p 0.020)" in interventions.reading(bigger)
 
 
 def test_gate_reading_places_rho_against_the_thresholds() -> None:
@@ -69,7 +90,9 @@ def test_gate_reading_places_rho_against_the_thresholds() -> None:
 def test_paths_reading_counts_masked_failures() -> None:
     report = read(FIXTURES / "paths_report.json", PathReport)
     text = paths.reading(report)
-    assert "checked on 3 case(s)" in text and "passes in 1 of 2 (rate 0.500" in text
+    # one of the 3 cases is not required: the words count the cases the rate is over
+    assert "checked on 2 of 3 case(s)" in text and "passes in 1 of 2 (rate 0.500" in text
+    assert "1 of them are not required (require_path = false)" in text
     assert "1 case(s) have a correct text answer over a failed path" in text
     assert "most frequent failure is missing_command (1 case(s))" in text
 
