@@ -39,7 +39,9 @@ def _print_summary(result: DemoResult) -> None:
     table.add_row("spans", str(report.spans))
     for action, count in report.spans_by_action.items():
         table.add_row(f"  spans {action}", str(count))
-    answered = report.answered
+    answered = report.answered + report.failed
+    if report.failed:
+        table.add_row("model calls failed (counted wrong)", str(report.failed))
     if report.mean_f1 is not None:
         table.add_row("answers correct (EM or F1>=0.8)", f"{report.correct}/{answered}")
         table.add_row("exact match", f"{report.exact_match}/{answered}")
@@ -57,6 +59,21 @@ def _print_summary(result: DemoResult) -> None:
     lost = report.export_stats.dropped + report.export_stats.failed
     table.add_row("spans lost in export", str(lost))
     console.print(table)
+    _print_failed_calls(report.failed_calls)
+
+
+#: Failed model calls listed on screen (the report's ``failed_calls`` holds every one).
+_SHOWN_FAILURES: Final = 10
+
+
+def _print_failed_calls(failed: tuple[str, ...]) -> None:
+    if not failed:
+        return
+    console.print(f"\n[bold]{len(failed)} model call(s) failed[/] (each its case's failure):")
+    for line in failed[:_SHOWN_FAILURES]:
+        console.print(f"  - {line}", markup=False, highlight=False)
+    if len(failed) > _SHOWN_FAILURES:
+        console.print(f"  and {len(failed) - _SHOWN_FAILURES} more (--json: failed_calls)")
 
 
 def _print_gate_and_paths(result: DemoResult) -> None:
@@ -79,8 +96,12 @@ def _print_gate_and_paths(result: DemoResult) -> None:
     if paths is not None:
         metrics = paths.metrics
         masked = ", ".join(metrics.masked_failures) or "none"
-        rate = metrics.path_pass_rate.value
-        shown = "not measured" if rate is None else f"{rate:.2f}"
+        rate = metrics.path_pass_rate
+        shown = (
+            "not measured"
+            if rate.value is None
+            else f"{rate.value:.2f} ({int(rate.numerator)} of {int(rate.denominator)} checked)"
+        )
         console.print(
             f"\n[bold]Command paths[/] of the document agent ({paths.report}): path pass rate "
             f"{shown} over {paths.cases} cases; masked failures "

@@ -13,7 +13,10 @@ import httpx
 from groundtrace.analyzer.backends import LEXICAL_MODEL, MODELS, LlamaServer
 from groundtrace.analyzer.errors import BackendUnavailableError, ConfigError
 
-__all__ = ["PROMPT_CACHE_BYTES", "Backend", "open_backend"]
+__all__ = ["CONTEXT_TOKENS", "PROMPT_CACHE_BYTES", "Backend", "open_backend"]
+
+#: Context window of the embedded model's server, in tokens (the app fits its prompts to it).
+CONTEXT_TOKENS: Final = 2048
 
 #: Model state the embedded server's prompt cache keeps: about 50 prompts of the demo's length
 #: (~15 MB of state each, plus 37 MB of logits each at ``n_batch`` 64 -- 2.6 GB at most), so
@@ -30,12 +33,15 @@ class Backend:
         model: model name sent in requests.
         base_url: the endpoint (the app's in-process pseudo URL for ``lexical``).
         log_path: the server's log file, when the demo started the server.
+        context_tokens: the model's context window in tokens, when known (the embedded
+            server's); the app fits each prompt to it.
     """
 
     kind: str
     model: str
     base_url: str
     log_path: Path | None = None
+    context_tokens: int | None = None
 
 
 def _first_model(base_url: str) -> str:
@@ -71,8 +77,12 @@ def open_backend(model: str) -> Iterator[Backend]:
 
         yield Backend("lexical", LEXICAL_MODEL, LEXICAL_BASE_URL)
     elif model in MODELS:
-        with LlamaServer(model, prompt_cache_bytes=PROMPT_CACHE_BYTES) as server:
-            yield Backend("embedded", server.model, server.base_url, server.log_path)
+        with LlamaServer(
+            model, n_ctx=CONTEXT_TOKENS, prompt_cache_bytes=PROMPT_CACHE_BYTES
+        ) as server:
+            yield Backend(
+                "embedded", server.model, server.base_url, server.log_path, CONTEXT_TOKENS
+            )
     elif model.startswith(("http://", "https://")):
         yield Backend("url", _first_model(model), model.rstrip("/"))
     else:

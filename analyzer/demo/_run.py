@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import msgspec
 import openai
 
@@ -16,12 +17,10 @@ from groundtrace.analyzer import Result
 from groundtrace.analyzer.audit import AuditSummary
 from groundtrace.analyzer.backends import DEFAULT_MODEL
 from groundtrace.analyzer.cases import Case
-from groundtrace.analyzer.errors import (
-    BackendUnavailableError,
-    ConfigError,
-    InputError,
-)
+from groundtrace.analyzer.errors import BackendUnavailableError, ConfigError, InputError
 from groundtrace.analyzer.interventions import InterventionSummary
+from groundtrace.sdk import Settings
+from groundtrace.sdk.redaction import Redactor
 
 from ._audit import run_shipped_audit
 from ._backend import Backend, open_backend
@@ -112,11 +111,15 @@ class DemoReport(Result, frozen=True, kw_only=True):
         answered: traces with an answer that joined to a case.
         unmatched_traces: traces whose case id is missing or not in the case file.
         missing_cases: case ids with no trace.
+        failed_calls: the model calls that failed, one ``<case id>: <error>`` each (the
+            candidate run's of the gate as ``gate candidate <case id>: <error>``); each is a
+            failure of its case, the run goes on.
+        failed: the app run's failed calls: cases without an answer, counted as wrong.
         correct: soft-correct answers (EM or F1 >= 0.8).
         exact_match: exact matches.
-        accuracy: ``correct / answered``.
-        em_rate: ``exact_match / answered``.
-        mean_f1: mean token F1 over answered traces.
+        accuracy: ``correct / (answered + failed)``.
+        em_rate: ``exact_match / (answered + failed)``.
+        mean_f1: mean token F1 over answered traces and failed calls (F1 0).
         mean_confidence: mean recorded confidence over traces that have one.
         interventions: the interventions summary (``groundtrace interventions --json``), if run.
         audit: the multi-source audit's summary (``OUT/audit/run.json`` holds the whole run),
@@ -148,6 +151,8 @@ class DemoReport(Result, frozen=True, kw_only=True):
     answered: int
     unmatched_traces: int
     missing_cases: tuple[str, ...]
+    failed_calls: tuple[str, ...]
+    failed: int
     correct: int
     exact_match: int
     accuracy: float | None
@@ -221,8 +226,10 @@ def _report(
     paths: DemoPaths | None = None,
     phase_seconds: dict[str, float] | None = None,
     hooked: dict[str, DemoAnalysis] | None = None,
+    failed_calls: tuple[str, ...] = (),
+    failed: int = 0,
 ) -> DemoReport:
-    n, with_confidence = summary.answered, summary.with_confidence
+    n, with_confidence = summary.answered + failed, summary.with_confidence
     return DemoReport(
         model=config.model,
         backend=DemoBackend(backend.kind, backend.model, backend.base_url),
@@ -240,9 +247,11 @@ def _report(
         spans_by_action=dict(sorted(summary.spans_by_action.items())),
         findings_by_kind=dict(sorted(summary.findings_by_kind.items())),
         read_errors=tuple(summary.read_errors),
-        answered=n,
+        answered=summary.answered,
         unmatched_traces=summary.unmatched_traces,
         missing_cases=tuple(summary.missing_cases),
+        failed_calls=failed_calls,
+        failed=failed,
         correct=summary.correct,
         exact_match=summary.exact,
         accuracy=summary.correct / n if n else None,
@@ -291,9 +300,20 @@ def _run_app(
     top_k: int,
     traces_dir: Path,
     progress: Progress | None,
+    redact: Redactor | None,
     phase: str = "questions",
-) -> tuple[float, ExportCounts]:
-    """Run the instrumented app on every case into ``traces_dir``; wall time and counters."""
+) -> tuple[float, ExportCounts, list[str]]:
+    """Run the instrumented app on every case into ``traces_dir``.
+
+    A model call that fails is that case's failure (its trace records the error): it is
+    listed, ``<case id>: <error>``, and the run goes on.
+
+    Returns:
+        The wall time, the export counters and the failed calls.
+
+    Raises:
+        BackendUnavailableError: every model call failed (nothing was answered).
+    """
     from groundtrace.examples.hotpot_rag import app
     from groundtrace.sdk import configure, shutdown
     from groundtrace.sdk.instrumentation.openai import OpenAIInstrumentor
@@ -304,26 +324,49 @@ def _run_app(
         exporter="file",
         file_path=traces_dir,
         capture_content=True,
+        redact=redact,
     )
     instrumentor = OpenAIInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
+    failed: list[str] = []
     started = time.perf_counter()
     try:
         for done, case in enumerate(cases, start=1):
             try:
-                app.run_case(case, model=backend.model, base_url=backend.base_url, top_k=top_k)
-            except openai.OpenAIError as exc:
-                log = f" (server log: {backend.log_path})" if backend.log_path else ""
-                raise BackendUnavailableError(
-                    f"the model call for case {case.case_id} failed: {exc}{log}"
-                ) from exc
+                app.run_case(
+                    case, model=backend.model, base_url=backend.base_url, top_k=top_k,
+                    context_tokens=backend.context_tokens,
+                )  # fmt: skip
+            except (openai.OpenAIError, httpx.HTTPError) as exc:
+                failed.append(f"{case.case_id}: {' '.join(str(exc).split())}")
             if progress is not None:
                 progress(phase, done, len(cases))
+        if len(failed) == len(cases):
+            log = f" (server log: {backend.log_path})" if backend.log_path else ""
+            raise BackendUnavailableError(
+                f"every model call of the run failed ({len(cases)}); the model call for case "
+                f"{failed[0]}{log}"
+            )
     finally:
         elapsed = time.perf_counter() - started
         instrumentor.uninstrument()
         shutdown()
-    return elapsed, _export_stats()
+    return elapsed, _export_stats(), failed
+
+
+def _redacted(record: dict[str, object], redact: Redactor | None) -> dict[str, object]:
+    """A case-file row masked as the traces are (every text but the join key, ``case_id``)."""
+    if redact is None:
+        return record
+
+    def mask(value: object) -> object:
+        if isinstance(value, str):
+            return redact(value)[0]
+        if isinstance(value, list):
+            return [mask(v) for v in value]
+        return value
+
+    return {k: v if k == "case_id" else mask(v) for k, v in record.items()}
 
 
 def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoResult:
@@ -359,22 +402,32 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
     traces_dir, cases_path = _prepare_out(config.out)
     version = app.app_version(config.top_k)
 
+    # one redactor, resolved as ``configure()`` resolves it, for the traces and the case file
+    redact = Settings.from_env(capture_content=True).redact
+    redactor = redact if isinstance(redact, Redactor) else None
     phases = _PhaseClock()
     started = time.perf_counter()
     with open_backend(config.model) as backend:
         phases.seconds["model server"] = round(time.perf_counter() - started, 3)
         with phases("app"):
-            elapsed, stats = _run_app(cases, backend, config.top_k, traces_dir, progress)
-            records = {case.case_id: case_record(case) for case in cases}
+            elapsed, stats, failed = _run_app(
+                cases, backend, config.top_k, traces_dir, progress, redactor
+            )
+            records = {case.case_id: _redacted(case_record(case), redactor) for case in cases}
             with cases_path.open("w", encoding="utf-8") as handle:
                 for record in records.values():
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        failed_calls = list(failed)
         gate = None
         if config.gate_top_k > 0:  # first: its prompts extend the app's, still in the cache
             with phases("gate"):
                 candidate = config.out / "candidate" / "traces"
                 _prepare_out(config.out / "candidate")
-                _run_app(cases, backend, config.gate_top_k, candidate, progress, "gate candidate")
+                _, _, lost = _run_app(
+                    cases, backend, config.gate_top_k, candidate, progress, redactor,
+                    "gate candidate",
+                )  # fmt: skip
+                failed_calls += [f"gate candidate {line}" for line in lost]
                 gate = gate_phase(
                     cases_path, traces_dir, candidate, config.out / "gate",
                     versions=(version, app.app_version(config.gate_top_k)),
@@ -409,6 +462,7 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
         config, backend, traces_dir=traces_dir, cases_path=cases_path, version=version,
         questions=len(cases), seconds=elapsed, stats=stats, summary=summary,
         interventions=interventions, audit=audit, gate=gate, paths=paths,
-        phase_seconds=phases.seconds, hooked=hooked,
+        phase_seconds=phases.seconds, hooked=hooked, failed_calls=tuple(failed_calls),
+        failed=len(failed),
     )  # fmt: skip
     return DemoResult(config, backend, traces_dir, cases_path, summary, report)

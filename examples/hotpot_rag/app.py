@@ -4,6 +4,11 @@ Per question the corpus is the question's context paragraphs (ids ``<_id>:<index
 
 * RETRIEVE (``@retrieve``): BM25 (``rank_bm25.BM25Okapi``) top-k over the paragraphs, each
   evidence item with id, title, rank, score and content;
+* the prompt is fitted to the model's context window when it is known (``context_tokens``):
+  the lowest-ranked evidence items are left out until the prompt, the chat template's margin
+  and the reply fit (:func:`fit_evidence`), tokens counted by the server's tokenizer
+  (llama.cpp's ``/extras/tokenize/count``) or, where the server has none, one token per UTF-8
+  byte (never fewer tokens than a byte-level tokenizer makes);
 * ANSWER (``@answer(replayable=True)``): the evidence with a positive BM25 score is rendered
   with the SDK's standard rendering into one user message (the Gemma chat template drops
   system messages, so instructions and one worked example go there too) and sent through the
@@ -43,14 +48,17 @@ __all__ = [
     "APP_VERSION",
     "DEFAULT_TOP_K",
     "LEXICAL_BASE_URL",
+    "TEMPLATE_TOKENS",
     "CaseResult",
     "answer",
     "app_version",
     "chat_request",
+    "fit_evidence",
     "prompt_evidence",
     "retrieve_chunks",
     "run_case",
     "select_used",
+    "token_counter",
 ]
 
 APP_NAME: Final = "hotpot-rag"
@@ -62,6 +70,9 @@ _MAX_TOKENS: Final = 96
 _MAX_USED: Final = 3
 #: Bounds the answer string so the JSON always closes within ``max_tokens``.
 _MAX_ANSWER_CHARS: Final = 80
+#: Tokens kept free for what the chat template wraps around the one user message (Gemma's
+#: ``<start_of_turn>user ... <end_of_turn><start_of_turn>model``: about 10).
+TEMPLATE_TOKENS: Final = 32
 
 _INSTRUCTIONS: Final = (
     "Answer the question using only the evidence chunks. Reply with one JSON object with the "
@@ -141,6 +152,11 @@ def prompt_evidence(evidence: Sequence[Mapping[str, Any]]) -> list[Mapping[str, 
     return [e for e in evidence if float(e["score"]) > 0] or list(evidence)
 
 
+def _prompt_text(question: str, evidence: Sequence[Mapping[str, Any]], *, record: bool) -> str:
+    prompt = build_prompt(question, list(evidence), instructions=_INSTRUCTIONS, record=record)
+    return f"{prompt.system}\n\n{prompt.user}"
+
+
 def chat_request(
     question: str, evidence: Sequence[Mapping[str, Any]], *, max_tokens: int = _MAX_TOKENS
 ) -> dict[str, Any]:
@@ -149,13 +165,65 @@ def chat_request(
     One user message holding instructions, evidence and question (the Gemma chat template
     drops system messages), ``temperature=0`` and a JSON-schema ``response_format``.
     """
-    prompt = build_prompt(question, list(evidence), instructions=_INSTRUCTIONS)
     return {
-        "messages": [{"role": "user", "content": f"{prompt.system}\n\n{prompt.user}"}],
+        "messages": [{"role": "user", "content": _prompt_text(question, evidence, record=True)}],
         "temperature": 0,
         "max_tokens": max_tokens,
         "response_format": _response_format([str(e.get("id")) for e in evidence]),
     }
+
+
+def token_counter(base_url: str, model: str) -> Callable[[str], int]:
+    """How many tokens ``model`` at ``base_url`` makes of a text.
+
+    The server's own tokenizer when it has one (llama.cpp's OpenAI-compatible server:
+    ``POST /extras/tokenize/count`` answers); otherwise one token per UTF-8 byte, an upper
+    bound for the byte-level tokenizers of current models (a token never covers less than a
+    byte).
+
+    Raises:
+        httpx.HTTPError: the server cannot be reached (the answer call would fail too).
+    """
+    import httpx
+
+    root = base_url.rstrip("/").removesuffix("/v1")
+    url = f"{root}/extras/tokenize/count"
+    probe = httpx.post(url, json={"input": "", "model": model}, timeout=60.0)
+    if not probe.is_success:
+
+        def by_bytes(text: str) -> int:
+            return len(text.encode("utf-8"))
+
+        return by_bytes
+
+    def by_server(text: str) -> int:
+        reply = httpx.post(url, json={"input": text, "model": model}, timeout=60.0)
+        reply.raise_for_status()
+        return int(reply.json()["count"])
+
+    return by_server
+
+
+def fit_evidence(
+    question: str,
+    evidence: Sequence[Mapping[str, Any]],
+    *,
+    context_tokens: int,
+    count_tokens: Callable[[str], int],
+    max_tokens: int = _MAX_TOKENS,
+) -> list[Mapping[str, Any]]:
+    """The leading items of ``evidence`` whose prompt fits a ``context_tokens`` window.
+
+    The lowest-ranked items are left out, one at a time, until the prompt's tokens plus
+    :data:`TEMPLATE_TOKENS` plus the reply's ``max_tokens`` fit; the items kept are whole
+    (their ids stay those the model may cite). With no item left the prompt is sent as it
+    is: the call fails and that case counts as failed.
+    """
+    items = list(evidence)
+    budget = context_tokens - TEMPLATE_TOKENS - max_tokens
+    while items and count_tokens(_prompt_text(question, items, record=False)) > budget:
+        items.pop()
+    return items
 
 
 @answer_step(replayable=True, query_param="question", evidence_param="evidence")
@@ -223,10 +291,19 @@ class CaseResult:
 
 
 def _run(
-    question: str, case_id: str, case: Case, top_k: int, model: str, base_url: str
+    question: str,
+    case_id: str,
+    case: Case,
+    top_k: int,
+    model: str,
+    base_url: str,
+    context_tokens: int | None,
 ) -> CaseResult:
     evidence = retrieve_chunks(question, case.passages, top_k)
     context = prompt_evidence(evidence)
+    if context_tokens is not None:
+        count = _counter(base_url, model)
+        context = fit_evidence(question, context, context_tokens=context_tokens, count_tokens=count)
     result = answer(question, context, model=model, base_url=base_url)
     used = select_used(context, result["used_chunks"])
     return CaseResult(
@@ -239,6 +316,11 @@ def _run(
 
 
 @functools.cache
+def _counter(base_url: str, model: str) -> Callable[[str], int]:
+    return token_counter(base_url, model)
+
+
+@functools.cache
 def _request_step(version: str) -> Callable[..., CaseResult]:
     step: Callable[..., CaseResult] = request(
         name="hotpot_rag", query_param="question", app_name=APP_NAME, app_version=version
@@ -246,7 +328,14 @@ def _request_step(version: str) -> Callable[..., CaseResult]:
     return step
 
 
-def run_case(case: Case, *, model: str, base_url: str, top_k: int = DEFAULT_TOP_K) -> CaseResult:
+def run_case(
+    case: Case,
+    *,
+    model: str,
+    base_url: str,
+    top_k: int = DEFAULT_TOP_K,
+    context_tokens: int | None = None,
+) -> CaseResult:
     """Run the app on one case: one trace rooted in a REQUEST span.
 
     Args:
@@ -254,6 +343,8 @@ def run_case(case: Case, *, model: str, base_url: str, top_k: int = DEFAULT_TOP_
         model: model name for the ANSWER step.
         base_url: OpenAI-compatible endpoint (or :data:`LEXICAL_BASE_URL`).
         top_k: BM25 depth; also part of the app version label.
+        context_tokens: the model's context window in tokens, when known: the prompt's
+            evidence is fitted to it (:func:`fit_evidence`); ``None``: sent as it is.
     """
     return _request_step(app_version(top_k))(
         question=case.question or "",
@@ -262,4 +353,5 @@ def run_case(case: Case, *, model: str, base_url: str, top_k: int = DEFAULT_TOP_
         top_k=top_k,
         model=model,
         base_url=base_url,
+        context_tokens=context_tokens,
     )

@@ -129,7 +129,8 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
         "format_version", "model", "backend", "app_version", "top_k", "out", "traces_dir",
         "cases", "questions", "seconds", "seconds_per_question", "export_stats", "traces",
         "spans", "spans_by_action", "findings_by_kind", "read_errors", "answered",
-        "unmatched_traces", "missing_cases", "correct", "exact_match", "accuracy", "em_rate",
+        "unmatched_traces", "missing_cases", "failed_calls", "failed", "correct",
+        "exact_match", "accuracy", "em_rate",
         "mean_f1", "mean_confidence", "interventions", "audit", "gate", "paths",
         "phase_seconds", "analyses",
     }  # fmt: skip
