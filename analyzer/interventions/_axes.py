@@ -54,8 +54,10 @@ __all__ = [
 
 #: Axes with a per-item Δ (higher is better except calibration error).
 DELTA_AXES: tuple[str, ...] = ("correctness", "grounding", "calibration_error")
-#: Reported alongside correctness (SPEC: "report EM and F1 too").
-REPORTED_AXES: tuple[str, ...] = ("exact_match", "f1")
+#: Reported alongside correctness (SPEC: "report EM and F1 too"), and fact correctness (EM, or
+#: F1 >= the threshold with the reference's times, dates, numbers and names stated: the
+#: gate's and paths' rule), beside CUE-R's correctness, never in place of it.
+REPORTED_AXES: tuple[str, ...] = ("exact_match", "f1", "fact_correctness")
 #: The fourth axis, a per-pair distance D >= 0 (tested one-sided against 0).
 DIVERGENCE = "divergence"
 
@@ -113,10 +115,12 @@ class AxisScores:
     f1: float | None
     grounding: float
     calibration_error: float | None
+    fact_correct: bool | None = None
 
     def value(self, axis: str) -> float | None:
         """Numeric value of ``axis`` (booleans as 0.0 / 1.0), ``None`` when missing."""
-        raw: bool | float | None = getattr(self, "correct" if axis == "correctness" else axis)
+        name = {"correctness": "correct", "fact_correctness": "fact_correct"}.get(axis, axis)
+        raw: bool | float | None = getattr(self, name)
         return None if raw is None else float(raw)
 
 
@@ -137,6 +141,7 @@ def score_outcome(outcome: Outcome, gold: Gold, settings: AxisSettings | None = 
         f1=score.f1,
         grounding=grnd,
         calibration_error=calibration_error(outcome.confidence, score.correct),
+        fact_correct=score.fact_correct,
     )
 
 

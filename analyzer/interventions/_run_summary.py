@@ -53,7 +53,7 @@ from ._roles import (
 
 __all__ = ["Analysis", "analyse", "counterfactual_outcome", "original_outcome"]
 
-_GOLD_AXES = ("correctness", "exact_match", "f1", "calibration_error")
+_GOLD_AXES = ("correctness", "exact_match", "f1", "fact_correctness", "calibration_error")
 
 
 def _fallback_all(plan: ItemPlan) -> bool:

@@ -106,3 +106,24 @@ def test_soft_correctness_is_kept_as_cue_r_defines_it() -> None:
     loose = score_answer("Steven Allan Spielberg Jr", "Steven Spielberg", f1_threshold=0.6)
     assert loose.correct and loose.fact_correct
     assert score_answer("The pet's name is Pickles.", "The pet's name is Pepper.").correct
+
+
+def test_the_interventions_report_fact_correctness_beside_cue_r_correctness() -> None:
+    """CUE-R's correctness axis stays EM or F1 >= 0.8; fact correctness is a reported axis."""
+    from groundtrace.analyzer.interventions._axes import (
+        REPORTED_AXES,
+        Gold,
+        Outcome,
+        compare,
+        score_outcome,
+    )
+
+    gold = Gold("The pet's name is Pepper.")
+    wrong = score_outcome(Outcome("The pet's name is Pickles."), gold)
+    assert wrong.correct is True and wrong.fact_correct is False
+    assert (wrong.value("correctness"), wrong.value("fact_correctness")) == (1.0, 0.0)
+    assert "fact_correctness" in REPORTED_AXES
+    pair = compare(
+        Outcome("Pepper is the pet's name."), Outcome("The pet's name is Pickles."), gold
+    )
+    assert pair.deltas["correctness"] == 0.0 and pair.deltas["fact_correctness"] == 1.0
