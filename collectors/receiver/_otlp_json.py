@@ -23,6 +23,7 @@ import base64
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final, Generic, TypeVar
 
 import orjson
@@ -105,9 +106,10 @@ class Signal(Generic[M]):
     nested: tuple[str, ...]
     item_json: Callable[[Any], dict[str, Any]]
 
-    def accept(self, body: bytes, *, protobuf: bool) -> tuple[int, bytes]:
+    def accept(self, body: bytes, *, protobuf: bool) -> tuple[int, bytearray]:
         """Decode and check one request body: its number of items and its OTLP-JSON line
-        (``b""`` when it holds no item).
+        (empty when it holds no item; a ``bytearray``, so that a line of tens of MiB is
+        never copied).
 
         Raises:
             BodyDecodeError: the body is not a valid request in its encoding, or an id has
@@ -115,7 +117,7 @@ class Signal(Generic[M]):
         """
         message = self.parse_protobuf(body) if protobuf else self.parse_json(body)
         count = self.validate(message)
-        return count, self.to_json_line(message) if count else b""
+        return count, self._line(message) if count else bytearray()
 
     def parse_protobuf(self, body: bytes) -> M:
         """Decode a binary protobuf export request.
@@ -177,23 +179,65 @@ class Signal(Generic[M]):
 
     def to_otlp_json(self, request: M) -> dict[str, Any]:
         """The OTLP/JSON object of a request (the Collector file exporter's layout)."""
-        (r_key, s_key, i_key), (r_field, s_field, i_field) = self.keys, self.fields
-        resources = []
-        for resource in getattr(request, r_field):
-            scopes = []
-            for scope in getattr(resource, s_field):
-                items = list(map(self.item_json, getattr(scope, i_field)))
-                scopes.append(
-                    entry_json("scope", _scope(scope.scope), i_key, items, scope.schema_url)
-                )
-            head = _resource(resource.resource)
-            resources.append(entry_json("resource", head, s_key, scopes, resource.schema_url))
-        return {r_key: resources}
+        document: dict[str, Any] = orjson.loads(self.to_json_line(request))
+        return document
 
     def to_json_line(self, request: M) -> bytes:
         """One compact UTF-8 line (with the trailing newline) for the OTLP-JSON lines file."""
-        line: bytes = orjson.dumps(self.to_otlp_json(request))
-        return line + b"\n"
+        return bytes(self._line(request))
+
+    def _line(self, request: M) -> bytearray:
+        """:meth:`to_json_line` written in slices of :data:`_ITEMS_PER_SLICE` items: only one
+        slice's objects are alive at a time (a 16 MiB request of tiny spans would otherwise
+        hold ~300 MiB of dicts), and no single ``orjson`` call holds the GIL for long."""
+        (r_key, s_key, i_key), (r_field, s_field, i_field) = self.keys, self.fields
+        out = bytearray()
+
+        def items(scope: Any) -> None:
+            entries = getattr(scope, i_field)
+            for start in range(0, len(entries), _ITEMS_PER_SLICE):
+                if start:
+                    out.extend(b",")
+                part = map(self.item_json, entries[start : start + _ITEMS_PER_SLICE])
+                out.extend(memoryview(orjson.dumps(list(part)))[1:-1])
+
+        def scopes(resource: Any) -> None:
+            for n, scope in enumerate(getattr(resource, s_field)):
+                head = entry_json("scope", _scope(scope.scope), i_key, [], scope.schema_url)
+                _splice(out, head, i_key, partial(items, scope), first=n == 0)
+
+        def resources() -> None:
+            for n, resource in enumerate(getattr(request, r_field)):
+                head = _resource(resource.resource)
+                entry = entry_json("resource", head, s_key, [], resource.schema_url)
+                _splice(out, entry, s_key, partial(scopes, resource), first=n == 0)
+
+        _splice(out, {r_key: []}, r_key, resources, first=True)
+        out.extend(b"\n")
+        return out
+
+
+#: Items (spans, log records) turned into JSON at once by :meth:`Signal.to_json_line`.
+_ITEMS_PER_SLICE: Final = 1024
+
+
+def _splice(
+    out: bytearray, entry: dict[str, Any], key: str, write: Callable[[], None], *, first: bool
+) -> None:
+    """Append ``entry`` (whose list under ``key`` is empty) to ``out``, with what ``write``
+    appends as that list's contents; a comma before it unless it is the ``first`` of its list.
+
+    The empty list is found by its key: ``"key":[]`` cannot occur inside a JSON string (a quote
+    there is escaped) and the entry has no other key of that name.
+    """
+    text = orjson.dumps(entry)
+    marker = b'"' + key.encode("ascii") + b'":['
+    cut = text.index(marker + b"]") + len(marker)
+    if not first:
+        out.extend(b",")
+    out.extend(memoryview(text)[:cut])
+    write()
+    out.extend(memoryview(text)[cut:])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import ipaddress
 import itertools
@@ -16,6 +17,7 @@ import warnings
 import zlib
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -25,6 +27,7 @@ from google.rpc import status_pb2  # type: ignore[import-untyped]
 
 from groundtrace.collectors.errors import InputError
 
+from ._budget import EXPANSION, DecodeBudget
 from ._http import BodyTooLarge, HttpConnection, IdleTimeout, Reply, header
 from ._otlp_json import TRACES, BodyDecodeError
 from ._otlp_logs import LOGS
@@ -52,6 +55,10 @@ _MIB: Final = 1024 * 1024
 _GRPC_CODE: Final = {400: 3, 401: 16, 408: 4, 413: 3, 429: 8, 503: 14}
 #: Longest reason quoted back in the answer to a malformed request head.
 _REASON_CHARS: Final = 200
+#: Threads that decompress and decode request bodies, off the event loop. Decoding holds the
+#: GIL most of the time, so more threads would not decode faster; these let small requests
+#: be decoded beside a large one (the memory budget keeps large ones few).
+_DECODE_THREADS: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +68,15 @@ class ReceiverLimits:
     Attributes:
         max_body_bytes: largest request body, compressed and again after gunzip (413 above).
         max_inflight_requests: requests being read, decoded or committed at once (429 above).
-        max_inflight_bytes: sum of their body sizes (429 above); a chunked body without
-            ``Content-Length`` reserves ``max_body_bytes``.
+        max_inflight_bytes: sum of their body sizes (429 above), as sent and again once
+            decompressed (a gzip body that would take the sum beyond it is answered 429 after
+            it is read); a chunked body without ``Content-Length`` reserves ``max_body_bytes``.
+        max_decode_bytes: estimated memory of the requests being decoded at once: a
+            request's estimate is its decompressed body times the expansion of its encoding
+            (12x protobuf, 7x JSON: what decoding it and holding its line until it is durable
+            cost on the densest batches). A request that does not fit waits until the decodes
+            ahead of it finish (one estimated beyond the whole budget is decoded alone); the
+            wait is bounded by ``max_inflight_bytes``, which bounds the bodies that wait.
         max_connections: open connections. A new one beyond it sheds the connection that
             has waited longest for a request head (idle keep-alive or a head still trickling
             in); only when every connection is busy with a request is it answered 503.
@@ -87,6 +101,7 @@ class ReceiverLimits:
     max_body_bytes: int = 16 * _MIB
     max_inflight_requests: int = 64
     max_inflight_bytes: int = 64 * _MIB
+    max_decode_bytes: int = 256 * _MIB
     max_connections: int = 256
     max_connections_per_client: int = 32
     retry_after_seconds: int = 1
@@ -284,6 +299,8 @@ class Receiver:
         self._stopping = False
         self._inflight_requests = 0
         self._inflight_bytes = 0
+        self._budget = DecodeBudget(self.limits.max_decode_bytes)
+        self._decoder: ThreadPoolExecutor | None = None
         self._connections: dict[asyncio.Task[None], _Conn] = {}
         self._per_client: Counter[str] = Counter()
         self._ticks = itertools.count()
@@ -369,6 +386,7 @@ class Receiver:
     async def _main(self, ready: Callable[[], None]) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop_event = asyncio.Event()
+        self._decoder = ThreadPoolExecutor(_DECODE_THREADS, "groundtrace-receiver-decode")
         try:
             self._store.start()
             server = await asyncio.start_server(
@@ -405,6 +423,8 @@ class Receiver:
                 task.cancel()
             if late:
                 await asyncio.wait(late)
+        if self._decoder is not None:  # a decode whose request was cancelled ends first
+            await asyncio.to_thread(self._decoder.shutdown)
         await asyncio.to_thread(self._store.close)
 
     # -- connections -------------------------------------------------------------------------
@@ -553,9 +573,7 @@ class Receiver:
             self._inflight_requests >= limits.max_inflight_requests
             or self._inflight_bytes + reserve > limits.max_inflight_bytes
         ):
-            reply = _status_reply(429, media, "receiver busy: retry later")
-            reply.headers.append(("retry-after", str(limits.retry_after_seconds)))
-            return reply, False
+            return self._busy(media), False
         self._inflight_requests += 1
         self._inflight_bytes += reserve
         try:
@@ -578,20 +596,43 @@ class Receiver:
         except IdleTimeout:
             reply = _status_reply(408, media, "request body timed out", close=True)
             raise _Refused(reply) from None
-        if encoding == "gzip":
-            body = _gunzip(body, limits.max_body_bytes, media)
+        if encoding != "gzip":
+            return await self._decode_and_store(body, media, logs)
+        loop = asyncio.get_running_loop()
+        plain = await loop.run_in_executor(
+            self._decoder, _gunzip, body, limits.max_body_bytes, media
+        )
+        if self._inflight_bytes + len(plain) > limits.max_inflight_bytes:
+            raise _Refused(self._busy(media))
+        self._inflight_bytes += len(plain)
         try:
-            items, line = (LOGS if logs else TRACES).accept(body, protobuf=media == _PROTOBUF)
-        except BodyDecodeError as exc:
-            raise _Refused(_status_reply(400, media, str(exc))) from None
-        if items == 0:  # nothing to keep; an empty line would only be noise for the readers
-            return self._ok(media)
+            return await self._decode_and_store(plain, media, logs)
+        finally:
+            self._inflight_bytes -= len(plain)
+
+    async def _decode_and_store(self, body: bytes, media: str, logs: bool) -> Reply:
+        """Decode ``body`` in a decode thread within the memory budget, then store its line;
+        the budget is held until the line is durable."""
+        kind = LOGS if logs else TRACES
+        decode = functools.partial(kind.accept, body, protobuf=media == _PROTOBUF)
+        charge = await self._budget.acquire(len(body) * EXPANSION[media])
         try:
-            await asyncio.wrap_future(self._store.submit(line))
-        except (OSError, RuntimeError) as exc:
-            reply = _status_reply(503, media, f"could not persist the batch: {exc}")
-            reply.headers.append(("retry-after", str(limits.retry_after_seconds)))
-            raise _Refused(reply) from None
+            try:
+                items, line = await asyncio.get_running_loop().run_in_executor(
+                    self._decoder, decode
+                )
+            except BodyDecodeError as exc:
+                raise _Refused(_status_reply(400, media, str(exc))) from None
+            if items == 0:  # nothing to keep; an empty line would only be noise for the readers
+                return self._ok(media)
+            try:
+                await asyncio.wrap_future(self._store.submit(line))
+            except (OSError, RuntimeError) as exc:
+                reply = _status_reply(503, media, f"could not persist the batch: {exc}")
+                reply.headers.append(("retry-after", str(self.limits.retry_after_seconds)))
+                raise _Refused(reply) from None
+        finally:
+            self._budget.release(charge)
         self.stats.batches += 1
         if logs:
             self.stats.log_records += items
@@ -599,6 +640,11 @@ class Receiver:
             self.stats.spans += items
         self.stats.body_bytes += len(body)
         return self._ok(media)
+
+    def _busy(self, media: str) -> Reply:
+        reply = _status_reply(429, media, "receiver busy: retry later")
+        reply.headers.append(("retry-after", str(self.limits.retry_after_seconds)))
+        return reply
 
     @staticmethod
     def _ok(media: str) -> Reply:

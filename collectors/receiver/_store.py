@@ -86,7 +86,7 @@ class BatchStore:
         self.rotate_bytes = rotate_bytes
         self.stats = StoreStats()
         self._cond = threading.Condition()
-        self._pending: list[tuple[bytes, Future[None]]] = []
+        self._pending: list[tuple[bytes | bytearray, Future[None]]] = []
         self._closing = False
         self._thread: threading.Thread | None = None
         self._fd: int | None = None
@@ -116,7 +116,7 @@ class BatchStore:
             self._thread = None
         self._close_file()
 
-    def submit(self, line: bytes) -> Future[None]:
+    def submit(self, line: bytes | bytearray) -> Future[None]:
         """Queue one complete line (ending in ``\\n``); the future resolves once it is durable."""
         future: Future[None] = Future()
         with self._cond:
@@ -141,26 +141,28 @@ class BatchStore:
             if closing and not group:
                 return
 
-    def _commit(self, group: list[tuple[bytes, Future[None]]]) -> None:
+    def _commit(self, group: list[tuple[bytes | bytearray, Future[None]]]) -> None:
         # Rotation happens only between groups, so lines are written whole into one file.
         try:
             if self._fd is None or self._file_size >= self.rotate_bytes:
                 self._open_next()
             assert self._fd is not None
-            data = b"".join(line for line, _ in group)
-            view = memoryview(data)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
+            size = 0
+            for line, _ in group:  # each written as it is: a line of tens of MiB is not copied
+                view = memoryview(line)
+                while view:
+                    written = os.write(self._fd, view)
+                    view = view[written:]
+                size += len(line)
             os.fsync(self._fd)
         except OSError as exc:
             self._close_file()  # the next group starts a fresh file
             for _, future in group:
                 future.set_exception(exc)
             return
-        self._file_size += len(data)
+        self._file_size += size
         self.stats.lines += len(group)
-        self.stats.bytes += len(data)
+        self.stats.bytes += size
         self.stats.fsyncs += 1
         for _, future in group:
             future.set_result(None)

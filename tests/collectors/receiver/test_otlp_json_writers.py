@@ -33,6 +33,7 @@ from opentelemetry.trace import (
     TraceState,
 )
 
+from groundtrace.collectors.receiver import _otlp_json
 from groundtrace.collectors.receiver._otlp_json import TRACES
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
 
@@ -190,3 +191,21 @@ def test_where_the_two_writers_knowingly_differ(
     assert sdk_writes in sdk_line and receiver_writes in receiver_line
     assert sdk_line != receiver_line
     assert TRACES.parse_json(sdk_line) == TRACES.parse_json(receiver_line)
+
+
+def test_a_batch_longer_than_a_slice_is_written_as_the_file_exporter_writes_it(
+    tmp_path: Path,
+) -> None:
+    """The receiver writes a line a slice of spans at a time (``_ITEMS_PER_SLICE``); the
+    slices join into the same bytes, across resources and scopes too."""
+    spans: list[ReadableSpan] = []
+    for r, resource in enumerate((Resource({"service.name": "a"}), Resource({}))):
+        provider, memory = _memory(resource, first=0x10000 * (r + 1))
+        for name in ("lib", "other"):
+            tracer = provider.get_tracer(name, schema_url=f"https://example.org/{name}")
+            for i in range(2 * _otlp_json._ITEMS_PER_SLICE + 1 + r):
+                span = tracer.start_span(f"op-{i}", start_time=_T0 + i)
+                span.set_attribute("i", i)
+                span.end(end_time=_T0 + i + 1)
+        spans.extend(memory.get_finished_spans())
+    assert _file_line(spans, tmp_path / "t.jsonl") == _receiver_line(spans)
