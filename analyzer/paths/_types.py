@@ -118,7 +118,7 @@ class CaseVerdict(msgspec.Struct, frozen=True):
         issues: every path issue found, each ``{"status", "message", ...evidence}``.
         text_em: exact match vs the reference (``None``: no reference or no answer).
         text_f1: token F1 vs the reference (``None`` likewise).
-        text_correct: soft correctness (``None`` likewise).
+        text_correct: fact correctness (``AnswerScore.fact_correct``; ``None`` likewise).
         cited: the cited sources.
         cited_read: the cited sources that were actually read.
         required_reads: the required reads of the case.
