@@ -380,6 +380,19 @@ def _has_gitlab_prefix(text: str) -> bool:
     return "-" in text and _GITLAB_PREFIX.search(text) is not None
 
 
+_has_fixed_prefix: Final = _has(
+    *("xox", "xapp-", "hooks.slack.com/", "k_live_", "k_test_", "k_prod_", "whsec_", "AIza"),
+    *("hf_", "npm_", "pypi-", "SG."),
+)
+
+
+def _has_token_prefix(text: str) -> bool:
+    """The trigger shared by the token families known by a fixed prefix (Slack, Stripe,
+    Google, Hugging Face, npm, PyPI, SendGrid, GitLab): evaluated once per text, most text
+    holding none of them."""
+    return _has_fixed_prefix(text) or _has_gitlab_prefix(text)
+
+
 def _has_bearer(text: str) -> bool:
     return "bearer" in text.lower()
 
@@ -432,35 +445,35 @@ BUILTIN_MASKERS: Final[Mapping[str, PatternMasker]] = {
         PatternMasker(
             "gitlab_token",
             r"\b" + _GITLAB_PREFIX.pattern + r"[0-9A-Za-z_-]{20,}",
-            trigger=_has_gitlab_prefix,
+            trigger=_has_token_prefix,
         ),
         PatternMasker(
             "slack_token",
             r"\bxox[abeoprs](?:\.xox[bp])?-[0-9A-Za-z-]{10,}|\bxapp-\d-[0-9A-Za-z-]{10,}",
-            trigger=_has("xox", "xapp-"),
+            trigger=_has_token_prefix,
         ),
         PatternMasker(
             "slack_webhook",
             _SLACK_HOOK + r"[A-Za-z0-9+/_-]{20,}",
             keep=_SLACK_HOOK,
-            trigger=_has("hooks.slack.com/"),
+            trigger=_has_token_prefix,
         ),
         PatternMasker(
             "stripe_key",
             r"\b(?:[sr]k_(?:live|test|prod)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z+/]{24,}={0,2})",
-            trigger=_has("k_live_", "k_test_", "k_prod_", "whsec_"),
+            trigger=_has_token_prefix,
         ),
-        PatternMasker("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", trigger=_has("AIza")),
-        PatternMasker("huggingface", r"\bhf_[A-Za-z0-9]{34,}", trigger=_has("hf_")),
+        PatternMasker("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", trigger=_has_token_prefix),
+        PatternMasker("huggingface", r"\bhf_[A-Za-z0-9]{34,}", trigger=_has_token_prefix),
         PatternMasker(
             "package_token",
             r"\bnpm_[A-Za-z0-9]{36}|\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
-            trigger=_has("npm_", "pypi-"),
+            trigger=_has_token_prefix,
         ),
         PatternMasker(
             "sendgrid_key",
             r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
-            trigger=_has("SG."),
+            trigger=_has_token_prefix,
         ),
         PatternMasker(
             "secret",
@@ -549,6 +562,17 @@ class Redactor:
             m for m in chosen if isinstance(m, PatternMasker)
         )
         self._pattern_names = tuple(m.name for m in self._patterns)
+        # the pattern maskers grouped by trigger (a trigger shared by several maskers is
+        # evaluated once per text), in order of first use
+        groups: list[tuple[Callable[[str], bool] | None, list[int]]] = []
+        for index, masker in enumerate(self._patterns):
+            trigger = masker.trigger
+            shared = [g for g in groups if trigger is not None and g[0] is trigger]
+            if shared:
+                shared[0][1].append(index)
+            else:
+                groups.append((trigger, [index]))
+        self._groups = tuple((trigger, tuple(indices)) for trigger, indices in groups)
         self._others: tuple[Masker, ...] = tuple(
             m for m in chosen if not isinstance(m, PatternMasker)
         )
@@ -593,16 +617,9 @@ class Redactor:
 
     def _active(self, text: str) -> Iterator[int]:
         """Indices of the pattern maskers whose trigger does not rule ``text`` out."""
-        verdicts: dict[int, bool] = {}
-        for index, masker in enumerate(self._patterns):
-            trigger = masker.trigger
-            if trigger is not None:
-                verdict = verdicts.get(id(trigger))
-                if verdict is None:
-                    verdict = verdicts[id(trigger)] = bool(trigger(text))
-                if not verdict:
-                    continue
-            yield index
+        for trigger, indices in self._groups:
+            if trigger is None or trigger(text):
+                yield from indices
 
     def __call__(self, text: str) -> tuple[str, tuple[str, ...]]:
         """Mask ``text``; return the masked text and the sorted names of the maskers that fired."""
