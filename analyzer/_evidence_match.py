@@ -24,6 +24,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Sequence
 
+from groundtrace.analyzer._wording import some
+
 __all__ = ["GoldSupport", "evidence_key", "unmatched_note"]
 
 
@@ -87,7 +89,7 @@ class GoldSupport:
 
 def unmatched_note(case_id: str, gold: GoldSupport, shown: int) -> str:
     """The finding of a case whose gold matches nothing among the ``shown`` evidence items."""
-    entries = ", ".join(gold.entries[:5]) + (" ..." if len(gold) > 5 else "")
+    entries = some(gold.entries, 5)
     return (
         f"case {case_id}: none of its {len(gold)} gold support entries ({entries}) matches the "
         f"id or title of any of the {shown} evidence item(s) of its trace: check that the "
