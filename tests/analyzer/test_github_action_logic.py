@@ -190,27 +190,32 @@ def test_counts_are_unknown_without_a_comparison(run: Runner) -> None:
 # --- a report that cannot be trusted fails the job ---------------------------------------
 
 
+NOT_A_REPORT = "report.json is not a gate report (decision "
+
+
 @pytest.mark.parametrize(
-    "written",
+    ("written", "message"),
     [
-        None,  # gate exited 0 and wrote no report
-        "{not json",
-        b"\xff\xfe{}",  # not UTF-8
-        "[1, 2]",  # JSON, not an object
-        '{"exit_code": 0}',  # no decision
-        '{"decision": ["promote"], "exit_code": 0}',
-        '{"decision": "ship it", "exit_code": 0}',  # not a decision
-        '{"decision": "promote", "exit_code": 0, "changes": [1]}',
-        '{"decision": "promote", "exit_code": 0, "changes": {"new": 3}}',
-        '{"decision": "promote", "exit_code": 0, "changes": {"known": {}}}',
+        (None, "::error::the gate did not run to a decision (exit code 0); see the log above"),
+        ("{not json", "::error::cannot read the gate's report in "),
+        (b"\xff\xfe{}", "codec can't decode"),  # not UTF-8
+        ("[1, 2]", NOT_A_REPORT + "None)"),  # JSON, not an object
+        ('{"exit_code": 0}', NOT_A_REPORT + "None)"),
+        ('{"decision": ["promote"], "exit_code": 0}', NOT_A_REPORT + "['promote'])"),
+        ('{"decision": "ship it", "exit_code": 0}', NOT_A_REPORT + "'ship it')"),
+        ('{"decision": "promote", "exit_code": 0, "changes": [1]}', "a malformed 'changes'"),
+        ('{"decision": "promote", "exit_code": 0, "changes": {"new": 3}}', "malformed"),
+        ('{"decision": "promote", "exit_code": 0, "changes": {"known": {}}}', "malformed"),
     ],
 )
 def test_an_unreadable_report_fails_the_job(
-    run: Runner, capsys: pytest.CaptureFixture[str], written: str | bytes | None
+    run: Runner, capsys: pytest.CaptureFixture[str], written: str | bytes | None, message: str
 ) -> None:
     assert run(written, "--fail-on", "never", code=0) == 1
     log = capsys.readouterr().out
-    assert "::error::" in log
+    assert message in log
+    if written is not None:
+        assert f"::error::cannot read the gate's report in {run.out}: " in log
     assert run.outputs() == {"decision": "error", "exit-code": "0"}
     assert run.step_summary() == ""
 
@@ -241,7 +246,10 @@ def test_a_report_whose_exit_code_is_not_the_gates_fails_the_job(
 ) -> None:
     assert run(written, "--fail-on", "never", code=code) == 1
     log = capsys.readouterr().out
-    assert "::error::cannot read the gate's report" in log and "exit code" in log
+    decision, recorded = written["decision"], written.get("exit_code")
+    assert (
+        f"decision {decision} with exit code {recorded} in the report, exit code {code} run"
+    ) in log
     assert run.outputs()["decision"] == "error"
 
 
@@ -403,10 +411,10 @@ def test_a_marker_in_the_middle_of_a_comment_is_not_ours() -> None:
 
 
 def test_paging_stops_at_a_full_last_page_bound() -> None:
-    github = GitHub([{"id": i, "body": "x"} for i in range(100 * action.MAX_PAGES + 5)])
+    github = GitHub([{"id": i, "body": "x"} for i in range(100 * 50 + 5)])
     assert github.post() == "new"
     gets = [r for r in github.requests if r.method == "GET"]
-    assert len(gets) == action.MAX_PAGES
+    assert len(gets) == 50 and gets[-1].url.params["page"] == "50"
 
 
 def test_paging_reads_exactly_up_to_a_short_page() -> None:
@@ -447,3 +455,116 @@ def test_a_listing_that_is_not_a_list_is_an_action_error(listing: Any) -> None:
     ):
         post_comment("s", api="https://api.test", repository="a/b", number=1, token="t",
                      client=client)  # fmt: skip
+
+
+def test_the_parser_defaults_and_choices() -> None:
+    args = action._parser().parse_args(["--baseline", "b", "--candidate", "c", "--cases", "k"])
+    assert (args.baseline, args.candidate, args.cases) == (["b"], ["c"], Path("k"))
+    assert (args.out, args.profile, args.fail_on) == (
+        Path("groundtrace-gate"), "balanced_default", "block"
+    )  # fmt: skip
+    assert args.comment is True and args.new_failures_only is False
+    two = action._parser().parse_args(
+        ["--baseline", "b1", "--baseline", "b2", "--candidate", "c", "--cases", "k",
+         "--no-comment", "--new-failures-only", "--fail-on", "review"]
+    )  # fmt: skip
+    assert two.baseline == ["b1", "b2"] and two.comment is False and two.new_failures_only
+    with pytest.raises(SystemExit):
+        action._parser().parse_args(["--baseline", "b", "--candidate", "c", "--cases", "k",
+                                     "--fail-on", "sometimes"])  # fmt: skip
+    for required in ("--baseline", "--candidate", "--cases"):
+        argv = ["--baseline", "b", "--candidate", "c", "--cases", "k"]
+        i = argv.index(required)
+        with pytest.raises(SystemExit):
+            action._parser().parse_args(argv[:i] + argv[i + 2 :])
+    assert action._parser().prog == "groundtrace-gate-action"
+    assert "--new-failures-only" in action._parser().format_help()
+    assert action.FAILING == {
+        "block": {"block", "not_evaluable"},
+        "review": {"block", "manual_review", "not_evaluable"},
+        "never": set(),
+    }
+    assert action.DECISION_CODES == {
+        "promote": 0, "manual_review": 10, "block": 20, "not_evaluable": 30
+    }  # fmt: skip
+    assert action.DECIDED == {0, 10, 20, 30}
+
+
+class FakeCommand:
+    def __init__(self, result: object) -> None:
+        self.result = result
+        self.calls: list[tuple[list[str], str, bool]] = []
+
+    def main(self, argv: list[str], prog_name: str, standalone_mode: bool) -> object:
+        self.calls.append((argv, prog_name, standalone_mode))
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result
+
+
+@pytest.mark.parametrize(
+    ("result", "code"), [(None, 0), (20, 20), (SystemExit(2), 2), (SystemExit(None), 0)]
+)
+def test_the_gate_runs_in_process_with_the_actions_arguments(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, result: object, code: int
+) -> None:
+    import typer.main
+
+    fake = FakeCommand(result)
+    monkeypatch.setattr(typer.main, "get_command", lambda app: fake)
+    args = action._parser().parse_args(
+        ["--baseline", "b1", "--baseline", "b2", "--candidate", "c", "--cases", "k.jsonl",
+         "--out", str(tmp_path), "--profile", "decision_grade"]
+    )  # fmt: skip
+    assert action._run_gate(args) == code
+    assert fake.calls == [
+        (
+            ["gate", "run", "--cases", "k.jsonl", "--out", str(tmp_path),
+             "--profile", "decision_grade", "--junit", str(tmp_path / "junit.xml"),
+             "--baseline", "b1", "--baseline", "b2", "--candidate", "c"],
+            "groundtrace",
+            False,
+        )
+    ]  # fmt: skip
+
+
+def test_the_comment_client_has_a_timeout_and_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[httpx.Client] = []
+    github = GitHub([])
+    real = httpx.Client
+
+    def client(**kwargs: Any) -> httpx.Client:
+        assert kwargs == {"timeout": 30.0}
+        made.append(real(transport=httpx.MockTransport(github.handle), **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(action.httpx, "Client", client)
+    url = post_comment("s", api="https://api.test", repository="a/b", number=1, token="t")
+    assert url == "new" and len(made) == 1 and made[0].is_closed
+
+
+def test_the_posted_comment_url_is_logged(
+    run: Runner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setattr(action, "post_comment", lambda body, **kw: "https://github.test/c/9")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7}}))
+    for name, value in (("GITHUB_EVENT_PATH", str(event)), ("GITHUB_TOKEN", "t"),
+                        ("GITHUB_REPOSITORY", "a/b")):  # fmt: skip
+        monkeypatch.setenv(name, value)
+    assert run(report("promote")) == 0
+    assert "PR comment: https://github.test/c/9\ngroundtrace gate: promote\n" in (
+        capsys.readouterr().out
+    )
+
+
+def test_a_created_comment_without_a_url_returns_empty() -> None:
+    def reply(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json=[])
+        return httpx.Response(201, json=[])
+
+    with httpx.Client(transport=httpx.MockTransport(reply)) as client:
+        assert post_comment("s", api="https://api.test", repository="a/b", number=1, token="t",
+                            client=client) == ""  # fmt: skip

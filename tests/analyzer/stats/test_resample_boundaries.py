@@ -127,3 +127,15 @@ def test_the_interval_is_at_its_stated_level(
 
 def test_the_default_interval_is_95_percent() -> None:
     assert percentile_interval(np.arange(1001, dtype=np.float64)) == pytest.approx((25.0, 975.0))
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95])
+def test_the_mean_interval_is_at_its_stated_level(confidence: float) -> None:
+    from groundtrace.analyzer.stats import bootstrap_mean_ci, bootstrap_means
+
+    deltas = np.arange(40, dtype=np.float64).reshape(20, 2) % 7
+    _, lows, highs = bootstrap_mean_ci(deltas, 2000, 4, confidence)
+    replicates = bootstrap_means(deltas, 2000, 4)
+    alpha = (1 - confidence) / 2
+    assert np.allclose(lows, np.quantile(replicates, alpha, axis=0))
+    assert np.allclose(highs, np.quantile(replicates, 1 - alpha, axis=0))
