@@ -442,3 +442,19 @@ def test_the_prior_is_used() -> None:
     skewed = compare(counts, cand, BayesSettings(prior_alpha=1.0, prior_beta=3.0, samples=20_000))
     assert skewed.strata[0].posterior_mean_baseline == pytest.approx(0.25, abs=0.01)
     assert skewed.strata[0].posterior_mean_candidate == pytest.approx(3 / 6, abs=0.01)
+
+
+def test_gold_unmatched_is_a_finding_only_when_no_trace_retrieved_the_gold() -> None:
+    from groundtrace.analyzer.gate import gold_unmatched
+
+    case = Case("c", support_titles=("Warranty",))
+    assert gold_unmatched(Case("c"), CaseOutcome("c", "ok", (DOC,))) is None
+    assert gold_unmatched(case, CaseOutcome("c", "ok", None)) is None
+    assert gold_unmatched(case, CaseOutcome("c", "ok", ())) is None
+    found = RetrievedItem("w", title="Warranty")
+    assert gold_unmatched(case, CaseOutcome("c", "ok", (DOC, found))) is None
+    # another trace retrieved it: the gold is well-formed, this trace missed it
+    assert gold_unmatched(case, CaseOutcome("c", "ok", (DOC,)), elsewhere=[found]) is None
+    note = gold_unmatched(case, CaseOutcome("c", "ok", (DOC, OTHER)), elsewhere=[OTHER])
+    assert note is not None and note.startswith("case c: none of its 1 gold support entries")
+    assert "any of the 2 evidence item(s)" in note
