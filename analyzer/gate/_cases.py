@@ -40,12 +40,17 @@ class RetrievedItem:
 
 @dataclass(frozen=True, slots=True)
 class CaseOutcome:
-    """What one run produced for a case (built from its trace); ``None`` means not observed."""
+    """What one run produced for a case (built from its trace); ``None`` means not observed.
+
+    ``tool_results`` holds the content of each tool call's result, in trace order: what an
+    agent's answer rests on (the judge layer judges it against them).
+    """
 
     case_id: str
     answer: str | None
     retrieved: tuple[RetrievedItem, ...] | None
     trace_id: str | None = None
+    tool_results: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ import msgspec
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.judge import (
+    ContextSource,
     Judge,
     JudgeCase,
     Metric,
@@ -44,6 +45,15 @@ __all__ = [
 #: Modes a metric can run in.
 JUDGE_MODES = ("block", "review", "observe")
 _LAYER = "judge"
+
+
+#: (has retrieved content, has tool results) -> what the answer is judged against.
+_SOURCES: dict[tuple[bool, bool], ContextSource | None] = {
+    (True, False): ContextSource.DOCUMENTS,
+    (False, True): ContextSource.TOOL_RESULTS,
+    (True, True): ContextSource.BOTH,
+    (False, False): None,
+}
 
 
 class JudgeLayer(msgspec.Struct, frozen=True):
@@ -78,11 +88,14 @@ class VerdictError(msgspec.Struct, frozen=True):
 
 
 class JudgeVerdict(msgspec.Struct, frozen=True, omit_defaults=True):
-    """The judge's verdict on one case as the gate stores it (``missing``: not judged, why)."""
+    """The judge's verdict on one case as the gate stores it (``missing``: not judged, why;
+    ``context``: what the answer was judged against, a ``ContextSource`` value, when not the
+    retrieved documents)."""
 
     scores: dict[str, float] = msgspec.field(default_factory=dict)
     errors: tuple[VerdictError, ...] = ()
     missing: str | None = None
+    context: str | None = None
 
 
 class JudgeSnapshot(msgspec.Struct, frozen=True):
@@ -108,7 +121,8 @@ def eligibility(
 def judge_verdicts(
     judge: Judge, cases: Sequence[Case], outcomes: Mapping[str, CaseOutcome]
 ) -> dict[str, JudgeVerdict]:
-    """Run ``judge`` on every case whose trace has an answer and retrieved content."""
+    """Run ``judge`` on every case whose trace has an answer and content to judge it against:
+    the retrieved documents, then the tool results (an agent's answer rests on them)."""
     import asyncio
 
     from groundtrace.analyzer.judge import judge_all
@@ -119,15 +133,22 @@ def judge_verdicts(
         outcome = outcomes.get(case.case_id)
         if outcome is None or outcome.answer is None:
             continue
-        context = tuple(i.content for i in outcome.retrieved or () if i.content)
-        if not context:
-            verdicts[case.case_id] = JudgeVerdict(missing="no retrieved content captured")
+        documents = tuple(i.content for i in outcome.retrieved or () if i.content)
+        source = _SOURCES[bool(documents), bool(outcome.tool_results)]
+        if source is None:
+            verdicts[case.case_id] = JudgeVerdict(
+                missing="no retrieved content or tool results captured"
+            )
             continue
-        todo.append(JudgeCase(case.case_id, case.question or "", context, outcome.answer))
+        context = documents + outcome.tool_results
+        todo.append(JudgeCase(case.case_id, case.question or "", context, outcome.answer, source))
+    sources = {c.case_id: c.source for c in todo}
     for result in asyncio.run(judge_all(judge, todo)):
+        source = sources[result.case_id]
         verdicts[result.case_id] = JudgeVerdict(
             {m.value: s for m, s in result.scores.items()},
             tuple(VerdictError(e.metric.value, e.kind.value) for e in result.errors),
+            context=None if source is ContextSource.DOCUMENTS else source.value,
         )
     return verdicts
 
@@ -165,13 +186,14 @@ def judge_checks(verdict: JudgeVerdict | None, layer: JudgeLayer) -> list[CheckR
             status = CheckStatus.NOTED
         else:
             status = CheckStatus.FAIL
+        against = "" if verdict.context is None else f" (judged against {verdict.context})"
         results.append(
             CheckResult(
                 _LAYER,
                 metric,
                 status,
                 blocking=mode == "block",
-                detail=f"score {score:.2f} vs threshold {layer.threshold:g}; {why}",
+                detail=f"score {score:.2f} vs threshold {layer.threshold:g}{against}; {why}",
             )
         )
     return results

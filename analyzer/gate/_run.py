@@ -126,6 +126,7 @@ def outcomes_from_traces(
             answer=trace.answer,
             retrieved=tuple(retrieved.values()) if retrieve_steps or retrieved else None,
             trace_id=trace.trace_id,
+            tool_results=tuple(c.result_content for c in trace.tool_calls if c.result_content),
         )
     return outcomes, notes
 

@@ -190,3 +190,16 @@ def test_gate_run_takes_the_tools_config(desk: Path, tmp_path: Path) -> None:
         "--out", str(tmp_path / "bad"),
     ])  # fmt: skip
     assert bad.exit_code == 2 and "none.toml" in bad.output
+
+
+def test_the_judge_layer_judges_an_agent_against_its_tool_results(desk: Path) -> None:
+    result = _run(desk, judge="lexical")
+    dataset = json.loads(result.dataset_json)
+    assert dataset["candidate"]["loan-a"]["tool_results"] == ["bk-1", "2", "loan bk-1/m-11"]
+    verdicts = dataset["judge"]["candidate"]
+    assert {k: v.get("context") for k, v in verdicts.items()} == dict.fromkeys(
+        LOANS, "tool results"
+    )
+    assert all("missing" not in v and v["scores"] for v in verdicts.values())
+    judged = [r for c in result.report.cases for r in c.results if r.layer == "judge"]
+    assert judged and all("(judged against tool results)" in r.detail for r in judged)
