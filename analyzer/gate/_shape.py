@@ -231,8 +231,9 @@ def plan(config: Config) -> GatePlan:
 def run(units: Sequence[GateCase], config: Config, executor: Executor) -> GateRun:
     """Decide the release on ``units``: each case's layers 1-2 run on ``executor``.
 
-    ``units`` is normally :func:`plan`'s :class:`GatePlan` (its notes go into the report);
-    any other sequence of cases is decided under ``config.profile`` with no notes. With
+    ``units`` is normally :func:`plan`'s :class:`GatePlan` (its notes and command-path
+    verdicts go into the report); any other sequence of cases is decided under
+    ``config.profile`` with no notes and no path layer (it holds no traces). With
     ``config.judge``, the judge layer scores both runs first. Call it outside a running
     event loop.
 
