@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final, Generic, TypeVar
 
 import orjson
-from google.protobuf import json_format
+from google.protobuf import json_format, message_factory
 from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -44,6 +44,9 @@ from groundtrace.sdk.otlp_format import (
     resource_json,
     scope_json,
 )
+
+from . import _wire
+from ._wire import Unsliceable
 
 __all__ = [
     "TRACES",
@@ -111,13 +114,24 @@ class Signal(Generic[M]):
         (empty when it holds no item; a ``bytearray``, so that a line of tens of MiB is
         never copied).
 
+        A protobuf body is decoded a slice of items at a time (:mod:`._wire`), so neither the
+        whole decoded message nor one long parse holding the GIL is needed; a body that cannot
+        be sliced (groups, or not well-formed) is parsed whole, which names what is wrong.
+
         Raises:
             BodyDecodeError: the body is not a valid request in its encoding, or an id has
                 the wrong size.
         """
-        message = self.parse_protobuf(body) if protobuf else self.parse_json(body)
-        count = self.validate(message)
-        return count, self._line(message) if count else bytearray()
+        out = bytearray()
+        if not protobuf:
+            count = self._write(out, self._levels(self.parse_json(body)))
+        else:
+            try:
+                count = self._write(out, self._sliced(body))
+            except Unsliceable:
+                out.clear()
+                count = self._write(out, self._levels(self.parse_protobuf(body)))
+        return count, out if count else bytearray()
 
     def parse_protobuf(self, body: bytes) -> M:
         """Decode a binary protobuf export request.
@@ -167,15 +181,19 @@ class Signal(Generic[M]):
         for r, resource in enumerate(getattr(request, r_field)):
             for s, scope in enumerate(getattr(resource, s_field)):
                 items = getattr(scope, i_field)
-                for i, item in enumerate(items):
-                    for rule in self.ids:
-                        size = len(getattr(item, rule.field))
-                        if size != rule.size and (size or not rule.optional):
-                            r_key, s_key, i_key = self.keys
-                            where = f"{r_key}[{r}].{s_key}[{s}].{i_key}[{i}]"
-                            raise BodyDecodeError(f"{where}: {rule.problem(size)}")
+                self._check(items, r, s, 0)
                 count += len(items)
         return count
+
+    def _check(self, items: Sequence[Any], r: int, s: int, offset: int) -> None:
+        """Check the ids of ``items``, entries ``offset``... of resource ``r``'s scope ``s``."""
+        for i, item in enumerate(items, offset):
+            for rule in self.ids:
+                size = len(getattr(item, rule.field))
+                if size != rule.size and (size or not rule.optional):
+                    r_key, s_key, i_key = self.keys
+                    where = f"{r_key}[{r}].{s_key}[{s}].{i_key}[{i}]"
+                    raise BodyDecodeError(f"{where}: {rule.problem(size)}")
 
     def to_otlp_json(self, request: M) -> dict[str, Any]:
         """The OTLP/JSON object of a request (the Collector file exporter's layout)."""
@@ -184,41 +202,110 @@ class Signal(Generic[M]):
 
     def to_json_line(self, request: M) -> bytes:
         """One compact UTF-8 line (with the trailing newline) for the OTLP-JSON lines file."""
-        return bytes(self._line(request))
-
-    def _line(self, request: M) -> bytearray:
-        """:meth:`to_json_line` written in slices of :data:`_ITEMS_PER_SLICE` items: only one
-        slice's objects are alive at a time (a 16 MiB request of tiny spans would otherwise
-        hold ~300 MiB of dicts), and no single ``orjson`` call holds the GIL for long."""
-        (r_key, s_key, i_key), (r_field, s_field, i_field) = self.keys, self.fields
         out = bytearray()
+        self._write(out, self._levels(request))
+        return bytes(out)
 
-        def items(scope: Any) -> None:
-            entries = getattr(scope, i_field)
-            for start in range(0, len(entries), _ITEMS_PER_SLICE):
-                if start:
+    def _levels(self, request: M) -> _Levels:
+        """A decoded request's resources, with their scopes, with their items in slices of
+        :data:`_ITEMS_PER_SLICE`."""
+        r_field, s_field, i_field = self.fields
+        for resource in getattr(request, r_field):
+            scopes = getattr(resource, s_field)
+            yield resource, ((scope, _slices(getattr(scope, i_field))) for scope in scopes)
+
+    def _sliced(self, body: bytes) -> _Levels:
+        """:meth:`_levels` of a protobuf body decoded level by level, the items a run of about
+        :data:`_SLICE_BYTES` at a time.
+
+        Raises:
+            Unsliceable: the body holds a group or is not well-formed protobuf.
+        """
+        (r_cls, r_num), (s_cls, s_num), (_, i_num) = _level_types(self.message, self.fields)
+        i_field = self.fields[2]
+        _parse(self.message, _wire.head(body, 0, len(body), r_num))  # checks the other fields
+
+        def items(start: int, end: int) -> Iterator[Sequence[Any]]:
+            for a, b in _wire.runs(body, start, end, i_num, _SLICE_BYTES):
+                yield getattr(_parse(s_cls, body[a:b]), i_field)
+
+        def scopes(start: int, end: int) -> Iterator[tuple[Any, Iterable[Sequence[Any]]]]:
+            for a, b in _wire.entries(body, start, end, s_num):
+                yield _parse(s_cls, _wire.head(body, a, b, i_num)), items(a, b)
+
+        for start, end in _wire.entries(body, 0, len(body), r_num):
+            yield _parse(r_cls, _wire.head(body, start, end, s_num)), scopes(start, end)
+
+    def _write(self, out: bytearray, levels: _Levels) -> int:
+        """Check the items of ``levels``, append their OTLP-JSON line to ``out`` and return
+        their number. Only one slice's JSON objects are alive at a time (a 16 MiB request of
+        tiny spans would otherwise hold ~300 MiB of them), and no single ``orjson`` call
+        holds the GIL for long.
+
+        Raises:
+            BodyDecodeError: an id of the wrong size (the first offending item is named).
+        """
+        (r_key, s_key, i_key), count = self.keys, 0
+
+        def items(r: int, s: int, slices: Iterable[Sequence[Any]]) -> None:
+            nonlocal count
+            written = 0
+            for part in slices:
+                if not part:
+                    continue
+                self._check(part, r, s, written)
+                if written:
                     out.extend(b",")
-                part = map(self.item_json, entries[start : start + _ITEMS_PER_SLICE])
-                out.extend(memoryview(orjson.dumps(list(part)))[1:-1])
+                out.extend(memoryview(orjson.dumps(list(map(self.item_json, part))))[1:-1])
+                written += len(part)
+            count += written
 
-        def scopes(resource: Any) -> None:
-            for n, scope in enumerate(getattr(resource, s_field)):
+        def scopes(r: int, entries: Iterable[tuple[Any, Iterable[Sequence[Any]]]]) -> None:
+            for s, (scope, slices) in enumerate(entries):
                 head = entry_json("scope", _scope(scope.scope), i_key, [], scope.schema_url)
-                _splice(out, head, i_key, partial(items, scope), first=n == 0)
+                _splice(out, head, i_key, partial(items, r, s, slices), first=s == 0)
 
         def resources() -> None:
-            for n, resource in enumerate(getattr(request, r_field)):
+            for r, (resource, entries) in enumerate(levels):
                 head = _resource(resource.resource)
                 entry = entry_json("resource", head, s_key, [], resource.schema_url)
-                _splice(out, entry, s_key, partial(scopes, resource), first=n == 0)
+                _splice(out, entry, s_key, partial(scopes, r, entries), first=r == 0)
 
         _splice(out, {r_key: []}, r_key, resources, first=True)
         out.extend(b"\n")
-        return out
+        return count
 
 
-#: Items (spans, log records) turned into JSON at once by :meth:`Signal.to_json_line`.
+#: A request's resources, each with its scopes, each with its items in slices.
+_Levels = Iterator[tuple[Any, Iterable[tuple[Any, Iterable[Sequence[Any]]]]]]
+#: Items (spans, log records) of a decoded request turned into JSON at once.
 _ITEMS_PER_SLICE: Final = 1024
+#: Bytes of items of a protobuf body decoded at once (~2,000 tiny spans, ~60 rich ones).
+_SLICE_BYTES: Final = 64 * 1024
+
+
+def _slices(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), _ITEMS_PER_SLICE):
+        yield items[start : start + _ITEMS_PER_SLICE]
+
+
+def _level_types(message: type[Message], names: tuple[str, str, str]) -> list[tuple[Any, int]]:
+    """The message class and field number of each level's repeated field (resources, scopes,
+    items) below the request ``message``."""
+    out: list[tuple[Any, int]] = []
+    descriptor: Any = message.DESCRIPTOR
+    for name in names:
+        field = descriptor.fields_by_name[name]
+        descriptor = field.message_type
+        out.append((message_factory.GetMessageClass(descriptor), field.number))
+    return out
+
+
+def _parse(cls: Any, data: bytes) -> Any:
+    try:
+        return cls.FromString(data)
+    except (DecodeError, ValueError, RuntimeError):
+        raise Unsliceable from None  # parsed whole, the body is refused in protobuf's words
 
 
 def _splice(

@@ -73,10 +73,11 @@ class ReceiverLimits:
             it is read); a chunked body without ``Content-Length`` reserves ``max_body_bytes``.
         max_decode_bytes: estimated memory of the requests being decoded at once: a
             request's estimate is its decompressed body times the expansion of its encoding
-            (12x protobuf, 7x JSON: what decoding it and holding its line until it is durable
+            (6x protobuf, 7x JSON: what decoding it and holding its line until it is durable
             cost on the densest batches). A request that does not fit waits until the decodes
             ahead of it finish (one estimated beyond the whole budget is decoded alone); the
-            wait is bounded by ``max_inflight_bytes``, which bounds the bodies that wait.
+            wait is bounded by ``max_inflight_bytes``, which bounds the bodies that wait. The
+            default decodes one request of ``max_body_bytes`` at a time, small ones beside it.
         max_connections: open connections. A new one beyond it sheds the connection that
             has waited longest for a request head (idle keep-alive or a head still trickling
             in); only when every connection is busy with a request is it answered 503.
@@ -101,7 +102,7 @@ class ReceiverLimits:
     max_body_bytes: int = 16 * _MIB
     max_inflight_requests: int = 64
     max_inflight_bytes: int = 64 * _MIB
-    max_decode_bytes: int = 256 * _MIB
+    max_decode_bytes: int = 128 * _MIB
     max_connections: int = 256
     max_connections_per_client: int = 32
     retry_after_seconds: int = 1

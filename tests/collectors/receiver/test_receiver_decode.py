@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import random
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
@@ -18,8 +19,19 @@ from typing import Any
 import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+from opentelemetry.proto.trace.v1.trace_pb2 import ScopeSpans, Span
 
-from groundtrace.collectors.receiver import Receiver, ReceiverLimits, _receiver
+from groundtrace.collectors.receiver import (
+    BodyDecodeError,
+    Receiver,
+    ReceiverLimits,
+    _receiver,
+    parse_protobuf_request,
+    request_to_json_line,
+    validate_request,
+)
 from groundtrace.collectors.receiver._budget import EXPANSION, DecodeBudget
 from groundtrace.collectors.receiver._otlp_json import TRACES, Signal
 from tests.collectors.receiver.test_receiver_http import PROTO, stored_spans
@@ -129,7 +141,7 @@ def test_large_requests_beyond_the_decode_budget_wait_their_turn(
 
 
 def test_the_budget_bounds_decodes_at_the_default_limits(tmp_path: Path, watch: _Watch) -> None:
-    """Four 16 MiB requests (each estimated at 192 MiB) in a 256 MiB budget: one at a time."""
+    """Four 16 MiB requests (each estimated at 96 MiB) in a 128 MiB budget: one at a time."""
     default = ReceiverLimits()
     estimate = default.max_body_bytes * EXPANSION[PROTO]
     assert estimate <= default.max_decode_bytes < 2 * estimate
@@ -226,3 +238,96 @@ def test_a_cancelled_waiter_leaves_the_budget_as_it_was() -> None:
         return budget.used, len(budget._waiters)
 
     assert asyncio.run(asyncio.wait_for(scenario(), 30)) == (0, 0)
+
+
+# -- decoding a slice at a time ------------------------------------------------------------------
+
+
+def _field(tag: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field: its tag byte, its length, its payload."""
+    size, length = len(payload), bytearray()
+    while True:
+        byte, size = size & 0x7F, size >> 7
+        length.append(byte | (0x80 if size else 0))
+        if not size:
+            return bytes([tag]) + bytes(length) + payload
+
+
+#: Unknown fields of every wire type a request may carry (varint, fixed64, bytes, fixed32).
+_UNKNOWN = (b"\xf8\x07\x05", b"\xf9\x0712345678", b"\xfa\x07\x02hi", b"\xfd\x07abcd")
+
+
+def _shuffled_request(seed: int) -> bytes:
+    """A valid request encoded as no exporter would: heads after or between the spans,
+    unknown fields at every level, a resource given twice (protobuf merges the two), runs of
+    spans longer than a slice."""
+    rng = random.Random(seed)
+    resources = []
+    for r in range(3):
+        scopes = []
+        for s in range(2):
+            fields_ = []
+            for i in range((3000, 1, 0)[(r + s) % 3]):  # 6002 spans in all
+                span = Span(trace_id=rng.randbytes(16), span_id=rng.randbytes(8), name=f"{i}")
+                fields_.append(_field(0x12, span.SerializeToString()))
+            head = ScopeSpans(scope=InstrumentationScope(name=f"lib{s}"), schema_url="https://s")
+            for extra in (head.SerializeToString(), *_UNKNOWN):
+                fields_.insert(rng.randrange(len(fields_) + 1), extra)
+            scopes.append(_field(0x12, b"".join(fields_)))
+        first = Resource(
+            attributes=[KeyValue(key="service.name", value=AnyValue(string_value="a"))]
+        )
+        second = Resource(attributes=[KeyValue(key="tier", value=AnyValue(int_value=r))])
+        for extra in (_field(0x0A, first.SerializeToString()), _UNKNOWN[r],
+                      _field(0x0A, second.SerializeToString()), b"\x1a\x03url"):  # fmt: skip
+            scopes.insert(rng.randrange(len(scopes) + 1), extra)
+        resources.append(_field(0x0A, b"".join(scopes)))
+    resources.insert(1, _UNKNOWN[3])
+    return b"".join(resources)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_body_decoded_a_slice_at_a_time_gives_the_line_of_the_whole_message(seed: int) -> None:
+    body = _shuffled_request(seed)
+    whole = parse_protobuf_request(body)
+    count, line = TRACES.accept(body, protobuf=True)
+    assert count == validate_request(whole) > 2 * 3000
+    assert line == request_to_json_line(whole)
+    assert b'"service.name"' in line and b'"tier"' in line  # the two resources merged
+
+
+@pytest.mark.parametrize(
+    ("case", "body"),
+    [
+        ("truncated", _field(0x0A, b"\x12\x05\x12\x03ab")),
+        ("length beyond the end", b"\x0a\xff\x7f"),
+        ("field number 0", b"\x0a\x02\x02\x00"),
+        ("invalid UTF-8 in a span name", _field(0x0A, _field(0x12, _field(0x12, b"\x2a\x01\xff")))),
+    ],
+)
+def test_a_body_that_cannot_be_sliced_is_refused_as_a_whole_parse_refuses_it(
+    case: str, body: bytes
+) -> None:
+    with pytest.raises(BodyDecodeError) as whole:
+        parse_protobuf_request(body)
+    with pytest.raises(BodyDecodeError) as sliced:
+        TRACES.accept(body, protobuf=True)
+    assert str(sliced.value) == str(whole.value)
+
+
+def test_a_body_holding_a_group_is_decoded_whole() -> None:
+    span = Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s").SerializeToString()
+    group = b"\x9b\x01\x08\x01\x9c\x01"  # an unknown field 19 as a (deprecated) group
+    body = _field(0x0A, _field(0x12, _field(0x12, span)) + group) + group
+    count, line = TRACES.accept(body, protobuf=True)
+    assert count == 1 and line == request_to_json_line(parse_protobuf_request(body))
+
+
+def test_the_first_wrong_id_is_named_with_its_index_across_slices() -> None:
+    body, count = tiny_spans_body(512 * 1024, tag=1)  # ~16k spans: several slices
+    request = parse_protobuf_request(body)
+    spans = request.resource_spans[0].scope_spans[0].spans
+    spans[count - 2].span_id = b"\x01" * 7
+    spans[count - 1].trace_id = b""
+    with pytest.raises(BodyDecodeError, match=rf"spans\[{count - 2}\]: spanId must be 8 bytes"):
+        TRACES.accept(request.SerializeToString(), protobuf=True)
