@@ -40,6 +40,7 @@ def _markdown(report: GateReport) -> str:
         f"| cases | {report.case_level.decision.value} | "
         + ", ".join(f"{k}: {v}" for k, v in report.case_level.counts.items() if v)
         + " |",
+        f"| checks | – | {_check_counts(report)} |",
     ]
     if report.statistics is not None:
         s = report.statistics
@@ -76,6 +77,22 @@ def _markdown(report: GateReport) -> str:
     if report.notes:
         lines += ["", "### Notes", *[f"- {literal(n)}" for n in report.notes]]
     return "\n".join(lines) + "\n"
+
+
+def _check_counts(report: GateReport) -> str:
+    """Per check layer, the candidate's results by status (which layers ran, and how)."""
+    counts: dict[str, dict[str, int]] = {}
+    for case in report.cases:
+        for result in case.results:
+            layer = counts.setdefault(result.layer, {})
+            layer[result.status.value] = layer.get(result.status.value, 0) + 1
+    return (
+        "; ".join(
+            f"{layer}: " + ", ".join(f"{n} {status}" for status, n in sorted(by.items()))
+            for layer, by in counts.items()
+        )
+        or "no check ran"
+    )
 
 
 def _threshold(value: float | None) -> str:

@@ -162,6 +162,10 @@ def test_the_path_verdicts_are_in_the_snapshot_and_verify(desk: Path, tmp_path: 
         "loan-a": "pass", "loan-b": "missing_command", "loan-c": "param_error"
     }  # fmt: skip
     path = gate.write_report(result, tmp_path / "out")
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| checks | – | deterministic: 6 pass; guardrail: 15 pass; paths: 2 fail, 1 pass |" in (
+        summary
+    )
     assert gate.verify_report(path) == (True, gate.verify_report(path)[1])
     assert "re-derived" in gate.verify_report(path)[1]
 
