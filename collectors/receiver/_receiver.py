@@ -254,8 +254,8 @@ class Receiver:
 
     Raises:
         InputError: ``host`` is beyond loopback without a token (and
-            ``allow_unauthenticated`` is not set), the TLS files cannot be loaded, or
-            ``tls_key`` comes without ``tls_cert``.
+            ``allow_unauthenticated`` is not set), the TLS files cannot be loaded,
+            ``tls_key`` comes without ``tls_cert``, or ``max_decode_bytes`` is not positive.
 
     Usage::
 
@@ -290,6 +290,8 @@ class Receiver:
         self.out_dir = Path(out_dir)
         self.token = token or None
         self.limits = limits or ReceiverLimits()
+        if self.limits.max_decode_bytes <= 0:  # a budget of nothing would bound nothing
+            raise InputError("max_decode_bytes must be positive", field="max_decode_bytes")
         self.stats = ReceiverStats()
         self._store = BatchStore(self.out_dir, rotate_bytes=self.limits.rotate_bytes)
         self._port: int | None = None

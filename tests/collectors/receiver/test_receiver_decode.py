@@ -23,6 +23,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationSc
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ScopeSpans, Span
 
+from groundtrace.collectors.errors import InputError
 from groundtrace.collectors.receiver import (
     BodyDecodeError,
     Receiver,
@@ -331,3 +332,10 @@ def test_the_first_wrong_id_is_named_with_its_index_across_slices() -> None:
     spans[count - 1].trace_id = b""
     with pytest.raises(BodyDecodeError, match=rf"spans\[{count - 2}\]: spanId must be 8 bytes"):
         TRACES.accept(request.SerializeToString(), protobuf=True)
+
+
+@pytest.mark.parametrize("budget", [0, -1])
+def test_a_decode_budget_of_nothing_is_refused(tmp_path: Path, budget: int) -> None:
+    with pytest.raises(InputError, match="max_decode_bytes must be positive") as caught:
+        Receiver("127.0.0.1", 0, tmp_path, limits=ReceiverLimits(max_decode_bytes=budget))
+    assert caught.value.field == "max_decode_bytes"
