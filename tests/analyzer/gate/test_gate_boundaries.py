@@ -458,3 +458,23 @@ def test_gold_unmatched_is_a_finding_only_when_no_trace_retrieved_the_gold() -> 
     note = gold_unmatched(case, CaseOutcome("c", "ok", (DOC, OTHER)), elsewhere=[OTHER])
     assert note is not None and note.startswith("case c: none of its 1 gold support entries")
     assert "any of the 2 evidence item(s)" in note
+
+
+def test_the_default_f1_threshold_is_0_8_inclusive() -> None:
+    case = Case("c", reference_answer="big blue house")
+    at = checks(case, CaseOutcome("c", "blue house", ()))["reference_answer"]  # token F1 0.8
+    assert at.status is CheckStatus.PASS and "threshold 0.8" in at.detail
+    below = checks(case, CaseOutcome("c", "house", ()))["reference_answer"]  # token F1 0.5
+    assert below.status is CheckStatus.FAIL
+
+
+def test_decisions_are_frozen_records_with_their_defaults() -> None:
+    from groundtrace.analyzer.gate import RunDecision
+
+    decided = decide_case("c", "s", [r(CheckStatus.PASS)])
+    with pytest.raises(AttributeError):
+        decided.decision = Decision.BLOCK  # type: ignore[misc]
+    bare = RunDecision(Decision.PROMOTE, ())
+    assert bare.counts == {} and bare.evaluable_share == 0.0
+    with pytest.raises(AttributeError):
+        bare.decision = Decision.BLOCK  # type: ignore[misc]
