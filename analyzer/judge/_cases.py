@@ -77,11 +77,17 @@ def case_from_trace(trace: Trace) -> JudgeCase | Unjudgeable:
     agent's answer rests on them), each in trace order; the case states which
     (:class:`ContextSource`). Evidence or tool results captured without content cannot be
     judged. A trace with its query and answer that retrieved nothing and called no tool is
-    *not applicable* (``applicable=False``): nothing can ground its answer. A trace of
-    another instrumentation with no request query or answer is read from its LLM calls
+    *not applicable* (``applicable=False``): nothing can ground its answer. An incomplete
+    trace (spans lost to unreadable input, a missing parent or root: ``Trace.incomplete``) is
+    not judgeable, whatever it holds. A trace of another instrumentation with no request
+    query or answer is read from its LLM calls
     (:func:`~groundtrace.analyzer._foreign.analysable`); what it still lacks is named with
     the span of its convention that would carry it.
     """
+    incomplete = trace.incomplete
+    if incomplete is not None:  # lost evidence is never judged
+        why = f"incomplete trace: {incomplete.message}"
+        return Unjudgeable(trace.request.case_id, (why,), trace.request.trace_id)
     trace = analysable(trace)
     case_id = trace.request.case_id
     documents = _documents(trace)
