@@ -43,7 +43,9 @@ class CaseOutcome:
     """What one run produced for a case (built from its trace); ``None`` means not observed.
 
     ``tool_results`` holds the content of each tool call's result, in trace order: what an
-    agent's answer rests on (the judge layer judges it against them).
+    agent's answer rests on (the judge layer judges it against them). ``incomplete`` says why
+    the trace lacks spans it had (``Trace.incomplete``): nothing of it is then checked, and
+    the case is not evaluable.
     """
 
     case_id: str
@@ -51,6 +53,7 @@ class CaseOutcome:
     retrieved: tuple[RetrievedItem, ...] | None
     trace_id: str | None = None
     tool_results: tuple[str, ...] = ()
+    incomplete: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ from groundtrace.collectors import Trace
 from groundtrace.collectors.readers import ReadReport, read_traces
 
 from ._bayes import Decision, RiskResult, StratumCounts, compare, most_severe
-from ._cases import CaseOutcome, CheckResult, RetrievedItem
+from ._cases import CaseOutcome, CheckResult, CheckStatus, RetrievedItem
 from ._changes import FailureChanges, compare_cases
 from ._checks import deterministic_checks
 from ._decision import CaseDecision, RunDecision, decide_case, decide_run
@@ -105,6 +105,13 @@ def outcomes_from_traces(
         if case_id in outcomes:
             notes.append(
                 f"case {case_id}: several traces, the first ({outcomes[case_id].trace_id}) is used"
+            )
+            continue
+        incomplete = trace.incomplete
+        if incomplete is not None:  # lost evidence is never a verdict
+            notes.append(f"case {case_id}: incomplete trace {trace.trace_id}: {incomplete.message}")
+            outcomes[case_id] = CaseOutcome(
+                case_id, None, None, trace.trace_id, incomplete=incomplete.message
             )
             continue
         retrieve_steps = {s.span_id for s in trace.steps if s.action in {"RETRIEVE", "RERANK"}}
@@ -229,6 +236,11 @@ def _decide_cases(
     checked = dict(zip(traced, asyncio.run(runner.map(checks, units)), strict=True))
     decided: list[CaseDecision] = []
     for i, case in enumerate(listed):
+        critical = case.critical or case.stratum == CRITICAL_STRATUM
+        outcome = outcomes.get(case.case_id)
+        if outcome is not None and outcome.incomplete is not None:  # no layer checks it
+            decided.append(decide_case(case.case_id, case.stratum, [_incomplete(outcome)]))
+            continue
         results = checked.get(i)
         if results is None:
             results = []  # no trace: nothing produced a result
@@ -238,9 +250,14 @@ def _decide_cases(
             results = results + path_checks(
                 paths.get(case.case_id), critical=profile.paths_critical
             )
-        critical = case.critical or case.stratum == CRITICAL_STRATUM
         decided.append(decide_case(case.case_id, case.stratum, results, critical=critical))
     return decided
+
+
+def _incomplete(outcome: CaseOutcome) -> CheckResult:
+    """The result of a case whose trace is incomplete: nothing checked (not evaluable)."""
+    detail = f"incomplete trace {outcome.trace_id}: {outcome.incomplete}"
+    return CheckResult("trace", "complete", CheckStatus.MISSING, detail=detail)
 
 
 def _counts(decisions: Sequence[CaseDecision]) -> dict[str, StratumCounts]:
