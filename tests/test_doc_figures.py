@@ -1,0 +1,238 @@
+"""Figures the docs state that a deterministic run produces, checked against a fresh run.
+
+A figure is marked in the Markdown by an HTML comment right before it (invisible once rendered)::
+
+    Absence <!-- figure: audit.absence -->47.4% [30.3%, 64.6%] of ...
+
+:data:`FIGURES` says how each named figure is computed from a fresh run and formatted as
+written; each run (a *source*: the offline licence audit, its flat-retrieval twin, their
+comparison, ...) is made once per session, by the same commands the docs give. A run that moves
+a figure fails here, naming the file, the line and the new value, until the text is updated.
+Measurements a test cannot reproduce (wall times, embedded-model runs) are not marked: the text
+says they are measurements, with the command and the date.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from groundtrace.analyzer.audit import LABELS, gold_pair_labels, multiclass_kappa_batch
+from groundtrace.analyzer.stats import bootstrap_counts, bootstrap_indices, percentile_interval
+from groundtrace.examples.license_audit.corpus import load_corpus
+from tests.analyzer.audit.test_audit_clause_recall import _recall as clause_recall
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Where figures may be marked.
+DOCS = sorted(
+    [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "examples").glob("*/README.md")]
+)
+MARK = re.compile(r"<!-- figure: ([\w.-]+) -->")
+_NUM = r"[-+]?\d(?:[\d,]|\.(?=\d))*%?"
+#: What a figure looks like in the text: a number, optionally followed by its interval.
+WRITTEN = re.compile(rf"{_NUM}(?: \[{_NUM}, {_NUM}\])?")
+CLI = [sys.executable, "-c", "from groundtrace.analyzer.cli import main; main()"]
+CLI_TIMEOUT_S = 300
+
+
+def marks(path: Path) -> list[tuple[int, str, str]]:
+    """``(line, figure name, figure as written)`` of every mark in one Markdown file."""
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for mark in MARK.finditer(line):
+            written = WRITTEN.match(line, mark.end())
+            found.append((number, mark.group(1), written.group(0) if written else ""))
+    return found
+
+
+class Fresh:
+    """The sources, each run once (on first use) into one temporary folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _cli(self, *args: str) -> None:
+        done = subprocess.run(
+            [*CLI, *args], capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False
+        )
+        assert done.returncode == 0, f"groundtrace {' '.join(args)}:\n{done.stderr[-3000:]}"
+
+    @functools.cached_property
+    def audit(self) -> dict[str, Any]:
+        """``groundtrace audit run --out runs/audit`` (offline: extractive answers)."""
+        self._cli("audit", "run", "--out", str(self.root / "audit"))
+        return dict(json.loads((self.root / "audit" / "run.json").read_text()))
+
+    @functools.cached_property
+    def audit_flat(self) -> dict[str, Any]:
+        """``groundtrace audit run --retrieval flat --out runs/audit-flat``."""
+        self._cli("audit", "run", "--retrieval", "flat", "--out", str(self.root / "audit-flat"))
+        return dict(json.loads((self.root / "audit-flat" / "run.json").read_text()))
+
+    @functools.cached_property
+    def compare(self) -> dict[str, Any]:
+        """``groundtrace audit compare runs/audit-flat runs/audit --out runs/audit-cmp``."""
+        runs = [str(self.root / x) for x in ("audit-flat", "audit")]
+        assert self.audit and self.audit_flat
+        self._cli("audit", "compare", *runs, "--out", str(self.root / "audit-cmp"))
+        return dict(json.loads((self.root / "audit-cmp" / "comparison.json").read_text()))
+
+    @functools.cached_property
+    def clause(self) -> dict[str, tuple[int, int]]:
+        """Clause recall of each retrieval mode on the clause-level gold (found, gold clauses)."""
+        return {mode: clause_recall(mode) for mode in ("auto", "flat")}
+
+    @functools.cached_property
+    def naive(self) -> dict[str, tuple[float, float]]:
+        """The intervals the audit would give if it resampled pairs and answers, not questions."""
+        corpus = load_corpus()
+        topics = {q.id: q.topics[0] for q in corpus.questions}
+        gold = {p.key: p.label for p in gold_pair_labels(corpus.gold, topics)}
+        pairs = self.audit["pairs"]
+        index = {label: i for i, label in enumerate(LABELS)}
+        ref = np.asarray(
+            [index[gold[(p["question_id"], p["source_a"], p["source_b"])]] for p in pairs]
+        )
+        pred = np.asarray([index[p["label"]] for p in pairs])
+        kappa = self.audit["validation"]["kappa"]
+        drawn = bootstrap_indices(len(pairs), kappa["n_resamples"], kappa["seed"])
+        values, defined = multiclass_kappa_batch(ref[drawn], pred[drawn])
+        absent = np.asarray([a["stance"] == "absent" for a in self.audit["answers"]], dtype=float)
+        summary = self.audit["summary"]
+        counts = bootstrap_counts(absent.size, summary["n_resamples"], summary["seed"])
+        rates = counts @ absent / absent.size
+        return {
+            "kappa": percentile_interval(values[defined]),
+            "absence": percentile_interval(np.asarray(rates, dtype=np.float64)),
+        }
+
+
+def _int(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def _ci(point: str, low: str, high: str) -> str:
+    return f"{point} [{low}, {high}]"
+
+
+def _stat(stat: dict[str, Any]) -> str:
+    """A validation statistic: ``0.653 [0.520, 0.722]``."""
+    return _ci(*(f"{stat[k]:.3f}" for k in ("value", "ci_low", "ci_high")))
+
+
+def _rate(stat: dict[str, Any], value: str = "rate") -> str:
+    """A pooled rate: ``47.4% [30.3%, 64.6%]``."""
+    return _ci(*(_pct(stat[k]) for k in (value, "ci_low", "ci_high")))
+
+
+def _change(stat: dict[str, Any]) -> str:
+    """A paired change of ``audit compare``: ``-0.003 [-0.016, 0.000]``."""
+    return _ci(f"{stat['delta']:+.3f}", f"{stat['ci_low']:.3f}", f"{stat['ci_high']:.3f}")
+
+
+def _words(pick: Callable[[list[tuple[int, str]]], tuple[int, str]]) -> str:
+    return _int(pick(sorted((len(s.text.split()), s.id) for s in load_corpus().sources))[0])
+
+
+def _group(run: dict[str, Any], group: str) -> str:
+    return str(Counter(s["group"] for s in run["sources"])[group])
+
+
+#: How each marked figure is computed from a fresh run and written.
+FIGURES: dict[str, Callable[[Fresh], str]] = {
+    "corpus.sources": lambda f: str(len(f.audit["sources"])),
+    "corpus.copyleft": lambda f: _group(f.audit, "copyleft"),
+    "corpus.public_domain": lambda f: _group(f.audit, "public-domain"),
+    "corpus.permissive": lambda f: _group(f.audit, "permissive"),
+    "corpus.fewest_words": lambda f: _words(lambda w: w[0]),
+    "corpus.most_words": lambda f: _words(lambda w: w[-1]),
+    "audit.answers": lambda f: str(f.audit["summary"]["n_answers"]),
+    "audit.pairs": lambda f: _int(f.audit["summary"]["n_pairs"]),
+    "audit.prefiltered": lambda f: _int(f.audit["summary"]["n_prefiltered"]),
+    "audit.prefilter_share": lambda f: _pct(f.audit["summary"]["prefilter_share"]),
+    "audit.protocol_errors": lambda f: str(len(f.audit["pair_errors"])),
+    "audit.absence": lambda f: _rate(f.audit["summary"]["absence"]),
+    "audit.absence_by_answer": lambda f: _ci(
+        _pct(f.audit["summary"]["absence"]["rate"]), *(_pct(x) for x in f.naive["absence"])
+    ),
+    "audit.prevalence": lambda f: _rate(f.audit["summary"]["overall"], "prevalence"),
+    "audit.present_pairs": lambda f: _int(f.audit["summary"]["overall"]["n_present"]),
+    "audit.agreement": lambda f: _stat(f.audit["validation"]["agreement"]),
+    "audit.kappa": lambda f: _stat(f.audit["validation"]["kappa"]),
+    "audit.kappa_value": lambda f: f"{f.audit['validation']['kappa']['value']:.3f}",
+    "audit.kappa_by_pair": lambda f: _ci(
+        f"{f.audit['validation']['kappa']['value']:.3f}", *(f"{x:.3f}" for x in f.naive["kappa"])
+    ),
+    "audit.disagreement_kappa": lambda f: _stat(f.audit["validation"]["disagreement_kappa"]),
+    "audit.disagreement_mcc": lambda f: _stat(f.audit["validation"]["disagreement_mcc"]),
+    "audit.consistent_read_absent": lambda f: _int(
+        f.audit["validation"]["confusion"]["consistent"]["absent"]
+    ),
+    "flat.absence": lambda f: f"{f.compare['absence']['value_a']:.3f}",
+    "hierarchical.absence": lambda f: f"{f.compare['absence']['value_b']:.3f}",
+    "compare.absence": lambda f: _change(f.compare["absence"]),
+    "flat.prevalence": lambda f: f"{f.compare['prevalence']['value_a']:.3f}",
+    "hierarchical.prevalence": lambda f: f"{f.compare['prevalence']['value_b']:.3f}",
+    "compare.prevalence": lambda f: _change(f.compare["prevalence"]),
+    "flat.intensity": lambda f: _pct(f.compare["intensity_a"]),
+    "hierarchical.intensity": lambda f: _pct(f.compare["intensity_b"]),
+    "flat.kappa": lambda f: f"{f.audit_flat['validation']['kappa']['value']:.3f}",
+    "compare.flipped": lambda f: str(len(f.compare["flipped"])),
+    "clause.flat": lambda f: str(f.clause["flat"][0]),
+    "clause.hierarchical": lambda f: str(f.clause["auto"][0]),
+    "clause.pairs": lambda f: str(f.clause["auto"][1]),
+}
+
+MARKS = [(path, *mark) for path in DOCS for mark in marks(path)]
+
+
+@pytest.fixture(scope="session")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> Fresh:
+    return Fresh(tmp_path_factory.mktemp("doc-figures"))
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(
+    ("path", "line", "name", "written"),
+    MARKS,
+    ids=[f"{p.relative_to(ROOT)}:{line}:{name}" for p, line, name, _ in MARKS],
+)
+def test_marked_figure_equals_a_fresh_run(
+    fresh: Fresh, path: Path, line: int, name: str, written: str
+) -> None:
+    where = f"{path.relative_to(ROOT)}:{line}"
+    assert name in FIGURES, f"{where}: no figure named {name!r} (known: {sorted(FIGURES)})"
+    value = FIGURES[name](fresh)
+    assert written == value, f"{where}: figure {name} is now {value!r}; the text says {written!r}"
+
+
+def test_every_figure_is_marked_and_marks_are_read() -> None:
+    marked = {name for _, _, name, _ in MARKS}
+    assert not set(FIGURES) - marked, f"figures no text marks: {sorted(set(FIGURES) - marked)}"
+    text = "\n".join(p.read_text(encoding="utf-8") for p in DOCS)
+    assert len(MARKS) == text.count("<!-- figure:"), "a figure mark is malformed"
+
+
+def test_a_mark_reads_the_figure_as_written_and_a_stale_one_differs(tmp_path: Path) -> None:
+    doc = tmp_path / "README.md"
+    doc.write_text("Absence <!-- figure: audit.absence -->49.0% [31.7%, 66.1%] of 2,719.\n")
+    [(line, name, written)] = marks(doc)
+    assert (line, name, written) == (1, "audit.absence", "49.0% [31.7%, 66.1%]")
+    stale = {"summary": {"absence": {"rate": 0.4744, "ci_low": 0.303, "ci_high": 0.6459}}}
+    fake = Fresh(tmp_path)
+    fake.__dict__["audit"] = stale  # the cached run, as a fresh run would have left it
+    assert FIGURES[name](fake) == "47.4% [30.3%, 64.6%]" != written
