@@ -344,7 +344,7 @@ def test_no_event_file_is_no_pull_request_and_a_bad_one_an_error(tmp_path: Path)
     assert pull_request_number(str(tmp_path / "missing.json")) is None
     bad = tmp_path / "event.json"
     bad.write_text("{")
-    with pytest.raises(action.ActionError, match="cannot read the event file"):
+    with pytest.raises(action.ActionError, match=r"^cannot read the event file .*: Expecting"):
         pull_request_number(str(bad))
 
 
@@ -426,8 +426,23 @@ def test_paging_reads_exactly_up_to_a_short_page() -> None:
 @pytest.mark.parametrize("status", [400, 403, 404, 500])
 def test_a_refusal_is_an_action_error_quoting_github(status: int) -> None:
     github = GitHub([], status=status)
-    with pytest.raises(action.ActionError, match=f"HTTP {status}.*not accessible"):
+    url = "https://api.test/repos/acme/app/issues/7/comments"
+    reason = f"^GitHub API refused GET {url} \\(HTTP {status}\\): Resource not accessible by"
+    with pytest.raises(action.ActionError, match=reason):
         github.post()
+
+
+def test_a_refusal_quotes_300_characters_of_githubs_answer() -> None:
+    def reply(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(422, text="x" * 299 + "yz" + "z" * 100)
+
+    with (
+        httpx.Client(transport=httpx.MockTransport(reply)) as client,
+        pytest.raises(action.ActionError) as refused,
+    ):
+        post_comment("s", api="https://api.test", repository="a/b", number=1, token="t",
+                     client=client)  # fmt: skip
+    assert str(refused.value).endswith("(HTTP 422): " + "x" * 299 + "y")
 
 
 def test_an_unreachable_api_is_an_action_error() -> None:
@@ -436,14 +451,24 @@ def test_an_unreachable_api_is_an_action_error() -> None:
 
     with (
         httpx.Client(transport=httpx.MockTransport(fail)) as client,
-        pytest.raises(action.ActionError, match="GitHub API unreachable"),
+        pytest.raises(
+            action.ActionError,
+            match=r"^GitHub API unreachable \(GET https://api\.test/repos/a/b/issues/1/comments\): "
+            r"refused$",
+        ),
     ):
         post_comment("s", api="https://api.test", repository="a/b", number=1, token="t",
                      client=client)  # fmt: skip
 
 
-@pytest.mark.parametrize("listing", [{"message": "x"}, "not json"])
-def test_a_listing_that_is_not_a_list_is_an_action_error(listing: Any) -> None:
+@pytest.mark.parametrize(
+    ("listing", "message"),
+    [
+        ({"message": "x"}, r'^GitHub API listed no comments: \{"message": ?"x"\}$'),
+        ("not json", r"^GitHub API answered no JSON: not json$"),
+    ],
+)
+def test_a_listing_that_is_not_a_list_is_an_action_error(listing: Any, message: str) -> None:
     def reply(request: httpx.Request) -> httpx.Response:
         if isinstance(listing, str):
             return httpx.Response(200, text=listing)
@@ -451,7 +476,7 @@ def test_a_listing_that_is_not_a_list_is_an_action_error(listing: Any) -> None:
 
     with (
         httpx.Client(transport=httpx.MockTransport(reply)) as client,
-        pytest.raises(action.ActionError, match="GitHub API"),
+        pytest.raises(action.ActionError, match=message),
     ):
         post_comment("s", api="https://api.test", repository="a/b", number=1, token="t",
                      client=client)  # fmt: skip
@@ -559,12 +584,18 @@ def test_the_posted_comment_url_is_logged(
     )
 
 
-def test_a_created_comment_without_a_url_returns_empty() -> None:
+@pytest.mark.parametrize("created", [[], {"id": 1}])
+def test_a_created_comment_without_a_url_returns_empty(created: Any) -> None:
     def reply(request: httpx.Request) -> httpx.Response:
         if request.method == "GET":
             return httpx.Response(200, json=[])
-        return httpx.Response(201, json=[])
+        return httpx.Response(201, json=created)
 
     with httpx.Client(transport=httpx.MockTransport(reply)) as client:
         assert post_comment("s", api="https://api.test", repository="a/b", number=1, token="t",
                             client=client) == ""  # fmt: skip
+
+
+def test_the_marker_is_the_one_earlier_comments_carry() -> None:
+    # changing it would add a second comment to every open pull request
+    assert COMMENT_MARKER == "<!-- groundtrace-gate -->"
