@@ -24,9 +24,11 @@ read one back with :func:`read`::
     report = read("out/paths/report.json", PathReport)
 
 Every analysis has the same public shape, an :class:`Analysis` record (its config record,
-``plan``, ``run`` on an executor, ``write_report``, ``reading``, ``nothing_measured`` and the
-write-back and demo hooks); :func:`get_analysis` finds one by name, built-in or a plugin's
-(entry-point group ``groundtrace.analyses``)::
+``plan``, an async ``run`` given a :class:`RunContext`, ``write_report``, ``reading``,
+``nothing_measured`` and the write-back and demo hooks); :func:`get_analysis` finds one by
+name, built-in or a plugin's (entry-point group ``groundtrace.analyses``), and
+:func:`run_analysis` (or, inside a running event loop, :func:`run_analysis_async`) runs it
+end to end, returning an :class:`AnalysisRun`::
 
     from groundtrace.analyzer import analyses, get_analysis
 
@@ -49,15 +51,18 @@ if TYPE_CHECKING:
         load_config,
         register_analysis,
     )
+    from ._driver import AnalysisRun, RunContext, run_analysis, run_analysis_async
     from ._results import RESULT_FORMAT_VERSION, Result, decode, encode, read, to_builtins, write
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "RESULT_FORMAT_VERSION",
     "Analysis",
+    "AnalysisRun",
     "DemoInputs",
     "Plan",
     "Result",
+    "RunContext",
     "analyses",
     "decode",
     "encode",
@@ -65,6 +70,8 @@ __all__ = [
     "load_config",
     "read",
     "register_analysis",
+    "run_analysis",
+    "run_analysis_async",
     "to_builtins",
     "write",
 ]
@@ -73,13 +80,16 @@ _ANALYSIS_NAMES = frozenset(
     {"ENTRY_POINT_GROUP", "Analysis", "DemoInputs", "Plan", "analyses", "get_analysis",
      "load_config", "register_analysis"}
 )  # fmt: skip
+_DRIVER_NAMES = frozenset({"AnalysisRun", "RunContext", "run_analysis", "run_analysis_async"})
 
 
 def __getattr__(name: str) -> Any:
     """Import the result helpers and the analysis table on first use (``import
     groundtrace.analyzer`` stays cheap)."""
     if name in __all__:
-        from . import _analysis, _results
+        from . import _analysis, _driver, _results
 
+        if name in _DRIVER_NAMES:
+            return getattr(_driver, name)
         return getattr(_analysis if name in _ANALYSIS_NAMES else _results, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

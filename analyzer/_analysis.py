@@ -5,8 +5,10 @@ An analysis is an :class:`Analysis` record of a few public names from its packag
 * ``config``: its configuration record (a ``msgspec.Struct``; ``groundtrace analyze NAME
   --config FILE`` reads it from TOML or JSON, errors naming the file and the field);
 * ``plan(config)`` → its units (what it will measure, read from the config's inputs);
-* ``run(units, config, executor)`` → its :class:`~groundtrace.analyzer.Result` (the units run
-  on an :class:`~groundtrace.analyzer.executor.Executor`: this process or a Ray cluster);
+* ``async run(units, config, context)`` → its :class:`~groundtrace.analyzer.Result`: the
+  units run on ``context.executor`` (this process or a Ray cluster), through
+  ``context.map`` when they are journaled (see :class:`~groundtrace.analyzer.RunContext`);
+  the earlier form, a plain ``run(units, config, executor)``, is still accepted;
 * ``write_report(result, out)`` → the main report file it wrote into the folder ``out``;
 * ``reading(result)`` → the one-paragraph plain-language reading of the result;
 * ``nothing_measured(result)`` → why nothing was measured (``None`` when something was): the
@@ -15,7 +17,15 @@ An analysis is an :class:`Analysis` record of a few public names from its packag
   ``--write-back`` (``None``: the analysis has no per-span results);
 * ``demo(inputs)`` → its config on the demo's traces and cases (``None``: not in the demo);
 * ``exit_code(result)`` → the exit code its verdict asks for (``None``: 0 when it measured
-  something), e.g. the gate's 10 manual review, 20 block.
+  something), e.g. the gate's 10 manual review, 20 block;
+* ``journal`` → the file name of its unit journal in the run folder (``None``: none): the
+  driver opens it, so a re-run resumes;
+* ``unit_key(unit)`` → a unit's content key (what the driver's estimate counts as done);
+* ``estimate(units, config, journal)`` → the model requests the units the journal does not
+  hold would make, and how many it holds (``--estimate``).
+
+:func:`~groundtrace.analyzer.run_analysis` runs any of them end to end (lock, journal,
+budget, progress, reports, write-back, exit code).
 
 The built-in analyses live in their packages (``groundtrace.analyzer.paths:ANALYSIS``...).
 Others are added without touching groundtrace: an installed distribution names its record in
@@ -26,25 +36,19 @@ Usage::
 
     from pathlib import Path
 
-    from groundtrace.analyzer import get_analysis
-    from groundtrace.analyzer.executor import executor_for
+    from groundtrace.analyzer import get_analysis, run_analysis
 
     paths = get_analysis("paths")
     config = paths.config(traces=("runs/demo/traces",), cases="runs/demo/path_cases.jsonl")
-    executor = executor_for("local", concurrency=1)
-    try:
-        result = paths.run(paths.plan(config), config, executor)
-    finally:
-        executor.close()
-    paths.write_report(result, Path("out/paths"))
-    print(paths.reading(result))
+    done = run_analysis(paths, config, out=Path("out/paths"))
+    print(done.reading, done.exit_code)
 """
 
 from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -55,7 +59,9 @@ import msgspec
 from groundtrace.analyzer.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.executor import Executor
+    from groundtrace.analyzer._driver import RunContext
+    from groundtrace.analyzer.executor import Executor, UnitJournal
+    from groundtrace.analyzer.llm import ChatRequest
     from groundtrace.analyzer.writeback import Linked
 
 __all__ = [
@@ -144,26 +150,38 @@ class Analysis(Generic[C, U, R]):
         title: one line saying what it measures.
         config: its configuration record type.
         plan: ``plan(config)`` → its units.
-        run: ``run(units, config, executor)`` → its result.
+        run: ``async run(units, config, context)`` → its result (or the earlier
+            ``run(units, config, executor)``).
         write_report: ``write_report(result, out)`` → the main report file written in ``out``.
         reading: ``reading(result)`` → the plain-language reading.
         nothing_measured: ``nothing_measured(result)`` → why nothing was measured, else None.
         verdicts: ``verdicts(result, config)`` → per-case results for ``--write-back``.
         demo: ``demo(inputs)`` → its config on the demo's data.
         exit_code: ``exit_code(result)`` → the exit code the verdict asks for.
+        journal: its unit journal's file name in the run folder (opened by the driver).
+        unit_key: ``unit_key(unit)`` → a unit's content key.
+        estimate: ``estimate(units, config, journal)`` → (model requests, units done).
     """
 
     name: str
     title: str
     config: type[C]
     plan: Callable[[C], Sequence[U]]
-    run: Callable[[Sequence[U], C, Executor], R]
+    run: (
+        Callable[[Sequence[U], C, RunContext], Awaitable[R]]
+        | Callable[[Sequence[U], C, Executor], R]
+    )
     write_report: Callable[[R, Path], Path]
     reading: Callable[[R], str]
     nothing_measured: Callable[[R], str | None]
     verdicts: Callable[[R, C], Linked] | None = None
     demo: Callable[[DemoInputs], C] | None = None
     exit_code: Callable[[R], int] | None = None
+    journal: str | None = None
+    unit_key: Callable[[U], str] | None = None
+    estimate: (
+        Callable[[Sequence[U], C, UnitJournal | None], tuple[Sequence[ChatRequest], int]] | None
+    ) = None
 
 
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")
@@ -173,13 +191,22 @@ _REGISTERED: dict[str, Analysis[Any, Any, Any]] = {}
 
 
 def register_analysis(analysis: Analysis[Any, Any, Any]) -> None:
-    """Add ``analysis`` to this process's table (replacing one of the same name).
+    """Add ``analysis`` to this process's table.
+
+    Registering the same record again does nothing.
 
     Raises:
-        ConfigError: the name is not a lower-case word (``[a-z][a-z0-9_-]*``).
+        ConfigError: the name is not a lower-case word (``[a-z][a-z0-9_-]*``), or another
+            analysis (built-in, a plugin's or registered) already has it.
     """
     if _NAME.fullmatch(analysis.name) is None:
         raise ConfigError(f"analysis name {analysis.name!r} is not a lower-case word")
+    taken = _REGISTERED.get(analysis.name)
+    if taken is analysis:
+        return
+    if taken is not None or analysis.name in _locations():
+        raise ConfigError(f"an analysis named {analysis.name!r} is already registered; "
+                          "give this one another name")  # fmt: skip
     _REGISTERED[analysis.name] = analysis
 
 

@@ -2,8 +2,8 @@
 
 After its own phases, the demo hands every analysis that has a ``demo`` hook and no phase of
 its own the traces and cases it captured (:class:`~groundtrace.analyzer.DemoInputs`), then
-runs it through its public shape: ``plan`` → ``run`` on a local executor → ``write_report``
-into ``OUT/<name>/`` → ``reading``.
+runs it through the one driver (:func:`~groundtrace.analyzer.run_analysis`): its report in
+``OUT/<name>/``, then its ``reading``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from groundtrace.analyzer import Analysis, DemoInputs, analyses, get_analysis
-from groundtrace.analyzer.executor import executor_for
+from groundtrace.analyzer import Analysis, DemoInputs, analyses, get_analysis, run_analysis
 
 __all__ = ["OWN_PHASES", "DemoAnalysis", "run_hooked", "run_through"]
 
@@ -40,13 +39,10 @@ class DemoAnalysis(msgspec.Struct, frozen=True):
 
 
 def run_through(analysis: Analysis[C, Any, R], config: C, out: Path) -> tuple[R, Path]:
-    """``analysis`` on ``config`` through its shape (on a local executor); its report in ``out``."""
-    executor = executor_for("local", concurrency=4)
-    try:
-        result = analysis.run(analysis.plan(config), config, executor)
-    finally:
-        executor.close()
-    return result, analysis.write_report(result, out)
+    """``analysis`` on ``config`` through the driver (a local executor); its report in ``out``."""
+    done = run_analysis(analysis, config, out=out, concurrency=4)
+    assert done.result is not None and done.reports  # not an estimate
+    return done.result, done.reports[0]
 
 
 def run_hooked(traces: Path, cases: Path, out: Path) -> dict[str, DemoAnalysis]:

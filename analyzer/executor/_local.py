@@ -57,7 +57,7 @@ class LocalExecutor(Stoppable):
                     on_result(index, result)
                 self.check_budget()
 
-        with stop_on_signals(self.request_stop):
+        with stop_on_signals(self.request_stop), self.watching():
             lanes = [
                 asyncio.ensure_future(lane()) for _ in range(min(self.concurrency, len(units)))
             ]

@@ -33,7 +33,13 @@ from collections.abc import Sequence
 from typing import Any, Final, TypeVar
 
 from groundtrace.analyzer.errors import ConfigError, ExecutorError, MissingExtraError
-from groundtrace.analyzer.llm import absorb_counts, absorb_ledger, take_counts, take_ledger
+from groundtrace.analyzer.llm import (
+    UsageLedger,
+    absorb_counts,
+    absorb_ledger,
+    counting,
+    take_counts,
+)
 
 from ._stop import stop_on_signals
 from ._types import OnResult, Stoppable, Work
@@ -144,8 +150,9 @@ class _Worker:
                     self.work = await holder[0]
                     self.token = token
         assert self.work is not None
-        result = await self.work(unit)
-        return result, take_counts(), take_ledger()
+        with counting(UsageLedger()) as usage:  # this unit's calls, sent back with it
+            result = await self.work(unit)
+        return result, take_counts(), usage.entries()
 
     async def close(self, token: str) -> None:
         """Close the work of map ``token`` (when it has ``aclose``) and drop it."""
@@ -242,7 +249,7 @@ class RayExecutor(Stoppable):
         cap = self.workers * self.concurrency
         exhausted = False
         try:
-            with stop_on_signals(self.request_stop):
+            with stop_on_signals(self.request_stop), self.watching():
                 while True:
                     while not (self._stop or exhausted) and len(inflight) < cap:
                         index = next(pending, None)

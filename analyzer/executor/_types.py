@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, TypeVar
 
 from groundtrace.analyzer._seeds import derived_seed
 from groundtrace.analyzer.errors import BudgetReachedError, RunStoppedError
-from groundtrace.analyzer.llm import Budget
 
-__all__ = ["Executor", "OnResult", "Stoppable", "Work", "unit_seed"]
+__all__ = ["Executor", "OnResult", "StopCondition", "Stoppable", "Work", "unit_seed"]
 
 U = TypeVar("U")
 R = TypeVar("R")
@@ -63,26 +64,53 @@ def unit_seed(base: int, key: str) -> int:
     return derived_seed(base, key)
 
 
+class StopCondition(Protocol):
+    """When a run should stop issuing units: a ceiling (a
+    :class:`~groundtrace.analyzer.llm.Budget`) or anything with the same two methods."""
+
+    def reached(self) -> str | None:
+        """Why the run must stop, in words; ``None`` while it may go on."""
+
+    def watching(self) -> AbstractContextManager[None]:
+        """The block in which the units run (a budget counts the calls made there)."""
+
+
 class Stoppable:
     """The stop request both executors share, and the end of a run it decides.
 
     Attributes:
-        budget: ``--max-calls`` / ``--max-cost``, checked in the driver after each result
-            (None: no ceiling); reaching one stops the run like SIGTERM does.
+        stop_when: checked in the driver after each result (None: never); when it is
+            reached the run stops like SIGTERM stops it, and ``map`` raises
+            ``BudgetReachedError`` naming the reason.
     """
 
     _stop: bool = False
     _reason: str | None = None
-    budget: Budget | None = None
+    stop_when: StopCondition | None = None
+
+    @property
+    def budget(self) -> StopCondition | None:
+        """The stop condition under its former name (``executor.budget = Budget(...)``)."""
+        return self.stop_when
+
+    @budget.setter
+    def budget(self, value: StopCondition | None) -> None:
+        self.stop_when = value
 
     def request_stop(self) -> None:
         """No new unit starts; the in-flight ones finish, then ``map`` raises."""
         self._stop = True
 
+    def watching(self) -> AbstractContextManager[None]:
+        """The block ``map`` runs its units in (the stop condition's, else nothing)."""
+        if self.stop_when is None:
+            return contextlib.nullcontext()
+        return self.stop_when.watching()
+
     def check_budget(self) -> None:
-        """Stop the run when the budget's ceiling is reached (called after each result)."""
-        if self.budget is not None and self._reason is None:
-            self._reason = self.budget.reached()
+        """Stop the run when the stop condition is reached (called after each result)."""
+        if self.stop_when is not None and self._reason is None:
+            self._reason = self.stop_when.reached()
             if self._reason is not None:
                 self.request_stop()
 

@@ -24,7 +24,7 @@ from ._budget import Budget, Price, PriceTable
 from ._cache import CallCache
 from ._client import ClientCounts, ClientStats, ModelClient, absorb_counts, take_counts
 from ._estimate import Estimate, RequestRecorder, estimate_calls
-from ._ledger import Usage, absorb_ledger, ledger, take_ledger
+from ._ledger import Usage, UsageLedger, absorb_ledger, counting, ledger, take_ledger
 from ._profile import CallProfile, EndpointLimits
 from ._retry import RetryPolicy
 from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind
@@ -48,8 +48,10 @@ __all__ = [
     "RequestRecorder",
     "RetryPolicy",
     "Usage",
+    "UsageLedger",
     "absorb_counts",
     "absorb_ledger",
+    "counting",
     "estimate_calls",
     "ledger",
     "take_counts",

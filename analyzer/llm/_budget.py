@@ -13,16 +13,18 @@ A price table is a TOML file with one table per model, prices in USD per million
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
 from groundtrace.analyzer.errors import ConfigError
 
-from ._ledger import Usage, ledger
+from ._ledger import Usage, UsageLedger, counting
 
 __all__ = ["Budget", "Price", "PriceTable", "read_toml"]
 
@@ -140,13 +142,15 @@ def _price_value(value: object) -> TypeGuard[float]:
 class Budget:
     """``--max-calls`` / ``--max-cost``: checked by the driver as each result arrives.
 
-    The counts are the driver's ledger since the budget was made (or :meth:`start`), over
-    every ``map`` of the run (workers' calls included: they travel back with each result).
-    When a ceiling is reached the executor starts no new unit; the in-flight ones finish
-    and are kept. So a run makes at most ``max_calls - 1 + in_flight * k`` calls, where
-    ``in_flight`` is the executor's bound (``--concurrency``, times ``--ray-workers`` on
-    Ray) and ``k`` the most HTTP attempts one unit makes (its model requests times the
-    retry policy's attempts); the cost overshoots likewise by at most those calls' cost.
+    The counts are the budget's own ledger (:attr:`ledger`): the calls made while it watches
+    (:meth:`watching`: the driver and the executors watch while a run's units run, workers'
+    calls included: they travel back with each result) since it was made (or :meth:`start`).
+    Another run in the same process never counts against it. When a ceiling is reached the
+    executor starts no new unit; the in-flight ones finish and are kept. So a run makes at
+    most ``max_calls - 1 + in_flight * k`` calls, where ``in_flight`` is the executor's bound
+    (``--concurrency``, times ``--ray-workers`` on Ray) and ``k`` the most HTTP attempts one
+    unit makes (its model requests times the retry policy's attempts); the cost overshoots
+    likewise by at most those calls' cost.
 
     Args:
         max_calls: HTTP attempts allowed (None: no ceiling).
@@ -170,20 +174,27 @@ class Budget:
         self.max_calls = max_calls
         self.max_cost = max_cost
         self.prices = prices
+        #: The calls counted against this budget, by model.
+        self.ledger = UsageLedger()
         self._base: dict[str, Usage] = {}
-        self.start()
 
     def start(self) -> None:
         """Count from now."""
-        self._base = ledger()
+        self._base = self.ledger.entries()
+
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[None]:
+        """Within the block (its tasks and threads too), model calls count against the budget."""
+        with counting(self.ledger):
+            yield
 
     def spent(self) -> dict[str, Usage]:
         """Ledger entries since :meth:`start`, by model."""
         out: dict[str, Usage] = {}
-        for model, now in ledger().items():
+        for model, now in self.ledger.entries().items():
             base = self._base.get(model, Usage())
             if now.calls == base.calls:
-                continue  # not called since the start (an earlier run's entry)
+                continue  # not called since the start
             out[model] = Usage(
                 calls=now.calls - base.calls,
                 prompt_tokens=now.prompt_tokens - base.prompt_tokens,

@@ -1,20 +1,32 @@
-"""The process's ledger of model calls by model: attempts made and tokens reported.
+"""A run's ledger of model calls by model: attempts made and tokens reported.
 
-Every HTTP attempt of every :class:`~groundtrace.analyzer.llm.ModelClient` in the process is
-entered here. A cluster worker sends its entries back with each result
-(:func:`take_ledger`) and the driver adds them to its own (:func:`absorb_ledger`), so the
-driver's ledger covers the whole run: what ``--max-calls`` / ``--max-cost`` are checked against.
+A ledger belongs to a run, never to the process: the driver
+(:func:`~groundtrace.analyzer.run_analysis`) opens one per run and counts in it while the run's
+work runs (:func:`counting`); every HTTP attempt of every
+:class:`~groundtrace.analyzer.llm.ModelClient` made inside is entered in each ledger counting
+there (a budget's own ledger inside a run's, say), so two runs in one process, one after the
+other or side by side in one event loop, never count each other's calls. An attempt made
+where no ledger counts is entered nowhere.
+
+The ledgers counting are carried by a context variable, which asyncio copies into every task
+and thread started inside: a cluster worker counts each unit in a fresh ledger and sends its
+entries back with the result, and the driver adds them where it counts
+(:func:`absorb_ledger`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
+from contextvars import ContextVar
 
 import msgspec
 
 from ._types import CallResult, ChatResponse
 
-__all__ = ["Usage", "absorb_ledger", "ledger", "record_call", "take_ledger"]
+__all__ = ["Usage", "UsageLedger", "absorb_ledger", "counting", "ledger", "record_call",
+           "take_ledger"]  # fmt: skip
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,17 +51,53 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-_LEDGER: dict[str, Usage] = {}
-_LOCK = threading.Lock()
+class UsageLedger:
+    """The model calls of one run (or one budget), by model; thread-safe."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, Usage] = {}
+        self._lock = threading.Lock()
+
+    def add(self, model: str, usage: Usage) -> None:
+        """Enter ``usage`` of ``model``."""
+        with self._lock:
+            self._entries[model] = self._entries.get(model, Usage()).plus(usage)
+
+    def entries(self) -> dict[str, Usage]:
+        """The entries as they stand, by model."""
+        with self._lock:
+            return dict(self._entries)
+
+    def calls(self) -> int:
+        """HTTP attempts entered, every model."""
+        with self._lock:
+            return sum(u.calls for u in self._entries.values())
+
+
+#: The ledgers counting in this context, outermost first.
+_COUNTING: ContextVar[tuple[UsageLedger, ...]] = ContextVar("groundtrace_ledgers", default=())
+
+
+@contextlib.contextmanager
+def counting(into: UsageLedger) -> Iterator[UsageLedger]:
+    """Within the block (and the tasks and threads it starts), calls are entered in ``into``
+    as well as in the ledgers already counting."""
+    outer = _COUNTING.get()
+    token = _COUNTING.set(outer if into in outer else (*outer, into))
+    try:
+        yield into
+    finally:
+        _COUNTING.reset(token)
 
 
 def _add(model: str, usage: Usage) -> None:
-    with _LOCK:
-        _LEDGER[model] = _LEDGER.get(model, Usage()).plus(usage)
+    for entered in _COUNTING.get():
+        entered.add(model, usage)
 
 
 def record_call(model: str, result: CallResult) -> None:
-    """Enter one attempt at ``model`` and the tokens its response reported."""
+    """Enter one attempt at ``model`` and the tokens its response reported, in the ledgers
+    counting here."""
     tokens = result.usage if isinstance(result, ChatResponse) else {}
     _add(
         model,
@@ -62,20 +110,25 @@ def record_call(model: str, result: CallResult) -> None:
 
 
 def ledger() -> dict[str, Usage]:
-    """The entries as they stand, by model."""
-    with _LOCK:
-        return dict(_LEDGER)
+    """The entries of the innermost ledger counting here (empty where none counts)."""
+    found = _COUNTING.get()
+    return found[-1].entries() if found else {}
 
 
 def take_ledger() -> dict[str, Usage]:
-    """The entries since the last call (a worker's, sent back with a result), then reset."""
-    with _LOCK:
-        out = dict(_LEDGER)
-        _LEDGER.clear()
+    """The entries of the innermost ledger counting here (a worker's unit, sent back with its
+    result), which is then emptied."""
+    found = _COUNTING.get()
+    if not found:
+        return {}
+    inner = found[-1]
+    with inner._lock:
+        out = dict(inner._entries)
+        inner._entries.clear()
     return out
 
 
 def absorb_ledger(entries: dict[str, Usage]) -> None:
-    """Add a worker's :func:`take_ledger` to this process's ledger."""
+    """Add a worker's :func:`take_ledger` to the ledgers counting here."""
     for model, usage in entries.items():
         _add(model, usage)
