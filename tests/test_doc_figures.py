@@ -4,12 +4,17 @@ A figure is marked in the Markdown by an HTML comment right before it (invisible
 
     Absence <!-- figure: audit.absence -->47.4% [30.3%, 64.6%] of ...
 
-:data:`FIGURES` says how each named figure is computed from a fresh run and formatted as
-written; each run (a *source*: the offline licence audit, its flat-retrieval twin, their
-comparison, ...) is made once per session, by the same commands the docs give. A run that moves
-a figure fails here, naming the file, the line and the new value, until the text is updated.
-Measurements a test cannot reproduce (wall times, embedded-model runs) are not marked: the text
-says they are measurements, with the command and the date.
+and a command's printed output by a comment on the line before its fenced block
+(``<!-- output: agent.judge -->``): every line of the block must be a line the command prints,
+except the command itself (``$ ...``), ``...`` and lines eliding a random id with ``…``.
+
+:data:`FIGURES` (and :data:`OUTPUTS`) say how each named figure is computed from a fresh run and
+formatted as written; each run (a *source*: the offline licence audit, its flat-retrieval twin,
+their comparison, the document agent judged, ...) is made once per session, by the same commands
+the docs give. A run that moves a figure fails here, naming the file, the line and the new
+value, until the text is updated. Measurements a test cannot reproduce (wall times,
+embedded-model runs, data that does not ship) are not marked: the text says they are
+measurements, with the command and the date.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ DOCS = sorted(
     [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "examples").glob("*/README.md")]
 )
 MARK = re.compile(r"<!-- figure: ([\w.-]+) -->")
+BLOCK = re.compile(r"<!-- output: ([\w.-]+) -->")
 _NUM = r"[-+]?\d(?:[\d,]|\.(?=\d))*%?"
 #: What a figure looks like in the text: a number, optionally followed by its interval.
 WRITTEN = re.compile(rf"{_NUM}(?: \[{_NUM}, {_NUM}\])?")
@@ -55,17 +61,39 @@ def marks(path: Path) -> list[tuple[int, str, str]]:
     return found
 
 
+def blocks(path: Path) -> list[tuple[int, str, list[tuple[int, str]]]]:
+    """``(line, output name, [(line, text)])`` of every marked output block: the lines checked."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = []
+    for number, line in enumerate(lines, 1):
+        if not (mark := BLOCK.fullmatch(line.strip())):
+            continue
+        assert lines[number].startswith("```"), f"{path}:{number}: no fenced block after the mark"
+        end = lines.index("```", number + 1)
+        checked = [
+            (i + 1, lines[i])
+            for i in range(number + 1, end)
+            if not lines[i].startswith("$ ") and lines[i].strip() != "..." and "…" not in lines[i]
+        ]
+        found.append((number, mark.group(1), checked))
+    return found
+
+
 class Fresh:
     """The sources, each run once (on first use) into one temporary folder."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def _cli(self, *args: str) -> None:
+    def _run(self, *command: str) -> str:
         done = subprocess.run(
-            [*CLI, *args], capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False
+            command, capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False
         )
-        assert done.returncode == 0, f"groundtrace {' '.join(args)}:\n{done.stderr[-3000:]}"
+        assert done.returncode == 0, f"{' '.join(command)}:\n{done.stderr[-3000:]}"
+        return done.stdout
+
+    def _cli(self, *args: str) -> str:
+        return self._run(*CLI, *args)
 
     @functools.cached_property
     def audit(self) -> dict[str, Any]:
@@ -86,6 +114,20 @@ class Fresh:
         assert self.audit and self.audit_flat
         self._cli("audit", "compare", *runs, "--out", str(self.root / "audit-cmp"))
         return dict(json.loads((self.root / "audit-cmp" / "comparison.json").read_text()))
+
+    @functools.cached_property
+    def agent_judge(self) -> str:
+        """``python -m groundtrace.examples.agent_docs --out runs/agent``, then
+        ``groundtrace judge run runs/agent/traces --out runs/agent/judge`` (its output)."""
+        agent = self.root / "agent"
+        self._run(sys.executable, "-m", "groundtrace.examples.agent_docs", "--out", str(agent))
+        return self._cli("judge", "run", str(agent / "traces"), "--out", str(agent / "judge"))
+
+    @functools.cached_property
+    def prefilters(self) -> dict[str, Any]:
+        """``python benchmarks/audit_prefilters.py --json`` (the shipped RAMDocs sample)."""
+        script = str(ROOT / "benchmarks" / "audit_prefilters.py")
+        return dict(json.loads(self._run(sys.executable, script, "--json"))["rules"])
 
     @functools.cached_property
     def clause(self) -> dict[str, tuple[int, int]]:
@@ -195,9 +237,16 @@ FIGURES: dict[str, Callable[[Fresh], str]] = {
     "clause.flat": lambda f: str(f.clause["flat"][0]),
     "clause.hierarchical": lambda f: str(f.clause["auto"][0]),
     "clause.pairs": lambda f: str(f.clause["auto"][1]),
+    "prefilters.conflicting_numbers": lambda f: (
+        f"{f.prefilters['conflicting-numbers']['precision']:.2f}"
+    ),
+    "prefilters.numbers_anywhere": lambda f: f"{f.prefilters['numbers-anywhere']['precision']:.2f}",
 }
+#: How each marked output block is printed by a fresh run.
+OUTPUTS: dict[str, Callable[[Fresh], str]] = {"agent.judge": lambda f: f.agent_judge}
 
 MARKS = [(path, *mark) for path in DOCS for mark in marks(path)]
+BLOCKS = [(path, *block) for path in DOCS for block in blocks(path)]
 
 
 @pytest.fixture(scope="session")
@@ -220,11 +269,32 @@ def test_marked_figure_equals_a_fresh_run(
     assert written == value, f"{where}: figure {name} is now {value!r}; the text says {written!r}"
 
 
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(
+    ("path", "line", "name", "checked"),
+    BLOCKS,
+    ids=[f"{p.relative_to(ROOT)}:{line}:{name}" for p, line, name, _ in BLOCKS],
+)
+def test_marked_output_is_printed_by_a_fresh_run(
+    fresh: Fresh, path: Path, line: int, name: str, checked: list[tuple[int, str]]
+) -> None:
+    where = path.relative_to(ROOT)
+    assert name in OUTPUTS, f"{where}:{line}: no output named {name!r} (known: {sorted(OUTPUTS)})"
+    assert checked, f"{where}:{line}: the block of {name} holds no line to check"
+    output = OUTPUTS[name](fresh)
+    printed = {x.rstrip() for x in output.splitlines()}
+    stale = [f"{where}:{n}: {text!r}" for n, text in checked if text.rstrip() not in printed]
+    assert not stale, "\n".join([f"{name} no longer prints:", *stale, "fresh output:", output])
+
+
 def test_every_figure_is_marked_and_marks_are_read() -> None:
     marked = {name for _, _, name, _ in MARKS}
     assert not set(FIGURES) - marked, f"figures no text marks: {sorted(set(FIGURES) - marked)}"
+    blocked = {name for _, _, name, _ in BLOCKS}
+    assert not set(OUTPUTS) - blocked, f"outputs no text marks: {sorted(set(OUTPUTS) - blocked)}"
     text = "\n".join(p.read_text(encoding="utf-8") for p in DOCS)
     assert len(MARKS) == text.count("<!-- figure:"), "a figure mark is malformed"
+    assert len(BLOCKS) == text.count("<!-- output:"), "an output mark is malformed"
 
 
 def test_a_mark_reads_the_figure_as_written_and_a_stale_one_differs(tmp_path: Path) -> None:
@@ -236,3 +306,10 @@ def test_a_mark_reads_the_figure_as_written_and_a_stale_one_differs(tmp_path: Pa
     fake = Fresh(tmp_path)
     fake.__dict__["audit"] = stale  # the cached run, as a fresh run would have left it
     assert FIGURES[name](fake) == "47.4% [30.3%, 64.6%]" != written
+
+
+def test_an_output_mark_checks_the_printed_lines_only(tmp_path: Path) -> None:
+    doc = tmp_path / "judge.md"
+    text = "<!-- output: agent.judge -->\n```console\n$ groundtrace judge run x\n14 cases\n"
+    doc.write_text(text + "  not applicable: case hello (trace c75fa93b…)\n...\n```\n")
+    assert blocks(doc) == [(1, "agent.judge", [(4, "14 cases")])]
