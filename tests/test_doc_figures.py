@@ -36,6 +36,7 @@ from groundtrace.analyzer.audit import LABELS, gold_pair_labels, multiclass_kapp
 from groundtrace.analyzer.stats import bootstrap_counts, bootstrap_indices, percentile_interval
 from groundtrace.examples.license_audit.corpus import load_corpus
 from tests.analyzer.audit.test_audit_clause_recall import _recall as clause_recall
+from tests.conftest import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where figures may be marked.
@@ -49,6 +50,8 @@ _NUM = r"[-+]?\d(?:[\d,]|\.(?=\d))*%?"
 WRITTEN = re.compile(rf"{_NUM}(?: \[{_NUM}, {_NUM}\])?")
 CLI = [sys.executable, "-c", "from groundtrace.analyzer.cli import main; main()"]
 CLI_TIMEOUT_S = 300
+#: The 600 HotpotQA questions of the optional shared data (the 200 shipped ones without it).
+HOTPOTQA_600 = SHARED_DATA / "hotpotqa" / "hotpotqa_dev_distractor_600.jsonl"
 
 
 def marks(path: Path) -> list[tuple[int, str, str]]:
@@ -130,6 +133,13 @@ class Fresh:
         return dict(json.loads(self._run(sys.executable, script, "--json"))["rules"])
 
     @functools.cached_property
+    def correctness(self) -> dict[str, Any]:
+        """``python benchmarks/correctness_rule.py`` (with the shared 600 questions if present)."""
+        script = str(ROOT / "benchmarks" / "correctness_rule.py")
+        data = ["--hotpotqa", str(HOTPOTQA_600)] if HOTPOTQA_600.is_file() else []
+        return dict(json.loads(self._run(sys.executable, script, *data)))
+
+    @functools.cached_property
     def clause(self) -> dict[str, tuple[int, int]]:
         """Clause recall of each retrieval mode on the clause-level gold (found, gold clauses)."""
         return {mode: clause_recall(mode) for mode in ("auto", "flat")}
@@ -194,6 +204,16 @@ def _group(run: dict[str, Any], group: str) -> str:
     return str(Counter(s["group"] for s in run["sources"])[group])
 
 
+def _rule(f: Fresh, pairs: str, *keys: str) -> str:
+    """A count of ``correctness_rule.py``; the HotpotQA ones need the shared 600 questions."""
+    if pairs == "hotpotqa" and not HOTPOTQA_600.is_file():
+        pytest.skip(f"a figure of the optional shared data's 600 questions ({HOTPOTQA_600})")
+    value: Any = f.correctness[pairs]
+    for key in keys:
+        value = value[key]
+    return str(value)
+
+
 #: How each marked figure is computed from a fresh run and written.
 FIGURES: dict[str, Callable[[Fresh], str]] = {
     "corpus.sources": lambda f: str(len(f.audit["sources"])),
@@ -241,6 +261,26 @@ FIGURES: dict[str, Callable[[Fresh], str]] = {
         f"{f.prefilters['conflicting-numbers']['precision']:.2f}"
     ),
     "prefilters.numbers_anywhere": lambda f: f"{f.prefilters['numbers-anywhere']['precision']:.2f}",
+    "correctness.sentences_changed": lambda f: _rule(
+        f, "sentences", "fact_correctness", "different"
+    ),
+    "correctness.sentences_fact_pass": lambda f: _rule(
+        f, "sentences", "fact_correctness", "false_pass"
+    ),
+    "correctness.sentences_f1_pass": lambda f: _rule(
+        f, "sentences", "soft_correctness", "false_pass"
+    ),
+    "correctness.hotpot_pairs": lambda f: _rule(f, "hotpotqa", "pairs"),
+    "correctness.hotpot_wrong": lambda f: _rule(f, "hotpotqa", "fact_correctness", "different"),
+    "correctness.hotpot_fact_pass": lambda f: _rule(
+        f, "hotpotqa", "fact_correctness", "false_pass"
+    ),
+    "correctness.hotpot_f1_pass": lambda f: _rule(f, "hotpotqa", "soft_correctness", "false_pass"),
+    "correctness.hotpot_right": lambda f: _rule(f, "hotpotqa", "fact_correctness", "same"),
+    "correctness.hotpot_fact_fail": lambda f: _rule(
+        f, "hotpotqa", "fact_correctness", "false_fail"
+    ),
+    "correctness.hotpot_f1_fail": lambda f: _rule(f, "hotpotqa", "soft_correctness", "false_fail"),
 }
 #: How each marked output block is printed by a fresh run.
 OUTPUTS: dict[str, Callable[[Fresh], str]] = {"agent.judge": lambda f: f.agent_judge}
