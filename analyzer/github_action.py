@@ -182,8 +182,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--new-failures-only",
         action="store_true",
-        help="fail only on a case that passed in the baseline and fails now (or when the gate "
-        "evaluated nothing); --fail-on is then not used",
+        help="fail only on a case that fails now and that the baseline did not evaluate as "
+        "failing (or when the gate evaluated nothing); --fail-on is then not used",
     )
     parser.add_argument("--comment", action=argparse.BooleanOptionalAction, default=True)
     return parser

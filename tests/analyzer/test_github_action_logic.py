@@ -175,7 +175,11 @@ def test_new_failures_only_without_a_baseline_comparison_fails(
 ) -> None:
     assert run(report("promote", changes=False), "--new-failures-only") == 1
     log = capsys.readouterr().out
-    assert "::error::cannot read the gate's report" in log and "has no 'changes'" in log
+    assert (
+        f"::error::cannot read the gate's report in {run.out}: new-failures-only needs the "
+        "baseline comparison of result format 1.2 (report.json has no 'changes'): upgrade "
+        "groundtrace\n"
+    ) in log
     assert run.outputs() == {"decision": "error", "exit-code": "0"}
     assert run(report("promote", changes=False) | {"changes": None}, "--new-failures-only") == 1
 
@@ -191,21 +195,22 @@ def test_counts_are_unknown_without_a_comparison(run: Runner) -> None:
 
 
 NOT_A_REPORT = "report.json is not a gate report (decision "
+MALFORMED = "report.json has a malformed 'changes'\n"
 
 
 @pytest.mark.parametrize(
     ("written", "message"),
     [
         (None, "::error::the gate did not run to a decision (exit code 0); see the log above"),
-        ("{not json", "::error::cannot read the gate's report in "),
-        (b"\xff\xfe{}", "codec can't decode"),  # not UTF-8
-        ("[1, 2]", NOT_A_REPORT + "None)"),  # JSON, not an object
-        ('{"exit_code": 0}', NOT_A_REPORT + "None)"),
-        ('{"decision": ["promote"], "exit_code": 0}', NOT_A_REPORT + "['promote'])"),
-        ('{"decision": "ship it", "exit_code": 0}', NOT_A_REPORT + "'ship it')"),
-        ('{"decision": "promote", "exit_code": 0, "changes": [1]}', "a malformed 'changes'"),
-        ('{"decision": "promote", "exit_code": 0, "changes": {"new": 3}}', "malformed"),
-        ('{"decision": "promote", "exit_code": 0, "changes": {"known": {}}}', "malformed"),
+        ("{not json", ": Expecting property name"),
+        (b"\xff\xfe{}", ": 'utf-8' codec can't decode"),  # not UTF-8
+        ("[1, 2]", ": " + NOT_A_REPORT + "None)\n"),  # JSON, not an object
+        ('{"exit_code": 0}', ": " + NOT_A_REPORT + "None)\n"),
+        ('{"decision": ["promote"], "exit_code": 0}', ": " + NOT_A_REPORT + "['promote'])\n"),
+        ('{"decision": "ship it", "exit_code": 0}', ": " + NOT_A_REPORT + "'ship it')\n"),
+        ('{"decision": "promote", "exit_code": 0, "changes": [1]}', ": " + MALFORMED),
+        ('{"decision": "promote", "exit_code": 0, "changes": {"new": 3}}', ": " + MALFORMED),
+        ('{"decision": "promote", "exit_code": 0, "changes": {"known": {}}}', ": " + MALFORMED),
     ],
 )
 def test_an_unreadable_report_fails_the_job(
@@ -215,7 +220,7 @@ def test_an_unreadable_report_fails_the_job(
     log = capsys.readouterr().out
     assert message in log
     if written is not None:
-        assert f"::error::cannot read the gate's report in {run.out}: " in log
+        assert f"::error::cannot read the gate's report in {run.out}{message}" in log
     assert run.outputs() == {"decision": "error", "exit-code": "0"}
     assert run.step_summary() == ""
 
@@ -248,7 +253,8 @@ def test_a_report_whose_exit_code_is_not_the_gates_fails_the_job(
     log = capsys.readouterr().out
     decision, recorded = written["decision"], written.get("exit_code")
     assert (
-        f"decision {decision} with exit code {recorded} in the report, exit code {code} run"
+        f"{run.out}: decision {decision} with exit code {recorded} in the report, "
+        f"exit code {code} run\n"
     ) in log
     assert run.outputs()["decision"] == "error"
 
@@ -503,7 +509,11 @@ def test_the_parser_defaults_and_choices() -> None:
         with pytest.raises(SystemExit):
             action._parser().parse_args(argv[:i] + argv[i + 2 :])
     assert action._parser().prog == "groundtrace-gate-action"
-    assert "--new-failures-only" in action._parser().format_help()
+    help_text = " ".join(action._parser().format_help().split())
+    assert (
+        "--new-failures-only fail only on a case that fails now and that the baseline did not "
+        "evaluate as failing (or when the gate evaluated nothing); --fail-on is then not used"
+    ) in help_text
     assert action.FAILING == {
         "block": {"block", "not_evaluable"},
         "review": {"block", "manual_review", "not_evaluable"},
