@@ -22,7 +22,9 @@ An analysis is an :class:`Analysis` record of a few public names from its packag
   driver opens it, so a re-run resumes;
 * ``unit_key(unit)`` → a unit's content key (what the driver's estimate counts as done);
 * ``estimate(units, config, journal)`` → the model requests the units the journal does not
-  hold would make, and how many it holds (``--estimate``).
+  hold would make, and how many it holds (``--estimate``);
+* ``run_folder(config)`` → the folder of its journal and call cache when the config names
+  one (``None``: the folder the reports are written in).
 
 :func:`~groundtrace.analyzer.run_analysis` runs any of them end to end (lock, journal,
 budget, progress, reports, write-back, exit code).
@@ -161,6 +163,7 @@ class Analysis(Generic[C, U, R]):
         journal: its unit journal's file name in the run folder (opened by the driver).
         unit_key: ``unit_key(unit)`` → a unit's content key.
         estimate: ``estimate(units, config, journal)`` → (model requests, units done).
+        run_folder: ``run_folder(config)`` → its journal's folder, when the config names one.
     """
 
     name: str
@@ -182,6 +185,7 @@ class Analysis(Generic[C, U, R]):
     estimate: (
         Callable[[Sequence[U], C, UnitJournal | None], tuple[Sequence[ChatRequest], int]] | None
     ) = None
+    run_folder: Callable[[C], str | Path] | None = None
 
 
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")

@@ -82,7 +82,9 @@ class RunContext:
         budget: the run's ceilings (``None``: none); it counts in its own ledger.
         ledger: the model calls of this run alone, by model.
         progress: called with (phase, done, total) as work completes.
-        out: the run folder (locked by the driver for the whole run).
+        out: the run folder (locked by the driver for the whole run): the journal's and
+            the call cache's, the analysis's ``run_folder(config)`` when it names one, else
+            the folder the reports are written in.
     """
 
     executor: Executor
@@ -206,7 +208,8 @@ async def run_analysis_async(
     Args:
         analysis: the analysis (:func:`~groundtrace.analyzer.get_analysis`).
         config: its config record.
-        out: the run folder: locked while the run runs, the journal, cache and reports in it.
+        out: the report folder, locked while the run runs; the run folder too (its journal
+            and cache), unless the analysis's ``run_folder(config)`` names another.
         executor: where the units run (default: this process, ``concurrency`` in flight;
             closed here only when made here).
         budget: ``--max-calls`` / ``--max-cost`` (``None``: no ceiling).
@@ -238,8 +241,9 @@ async def run_analysis_async(
     # planning reads files (and may start a loop of its own): off the event loop
     planned = await asyncio.to_thread(analysis.plan, config) if units is None else units
     timings["plan"] = time.perf_counter() - clock
+    home = folder if analysis.run_folder is None else Path(analysis.run_folder(config))
     if estimate:
-        found = _estimate(analysis, planned, config, folder, prices or _prices(budget))
+        found = _estimate(analysis, planned, config, home, prices or _prices(budget))
         return AnalysisRun(analysis=analysis.name, result=None, estimate=found,
                            timings=timings, units=len(planned))  # fmt: skip
     ledger = UsageLedger()
@@ -249,9 +253,9 @@ async def run_analysis_async(
         async with _executor(executor, concurrency, budget) as runner:
             run: Any = analysis.run  # the async context form, or the earlier blocking one
             if inspect.iscoroutinefunction(run):
-                async with _run_folder(analysis, folder) as journal:
+                async with _run_folder(analysis, home, folder) as journal:
                     context = RunContext(executor=runner, journal=journal, budget=budget,
-                                         ledger=ledger, progress=report, out=folder)  # fmt: skip
+                                         ledger=ledger, progress=report, out=home)  # fmt: skip
                     result: R = await run(planned, config, context)
                     timings["run"] = time.perf_counter() - clock
                     clock = time.perf_counter()
@@ -316,17 +320,21 @@ async def _executor(
 
 @contextlib.asynccontextmanager
 async def _run_folder(
-    analysis: Analysis[Any, Any, Any], folder: Path
+    analysis: Analysis[Any, Any, Any], home: Path, reports: Path
 ) -> AsyncIterator[UnitJournal | None]:
-    """The run folder locked (created), and the analysis's journal in it opened."""
+    """The run folder ``home`` and the report folder locked (created), and the analysis's
+    journal in the run folder opened."""
     from groundtrace.analyzer._runlock import RunFolderLock
     from groundtrace.analyzer.executor import UnitJournal
 
-    with RunFolderLock.acquire(folder):
+    with contextlib.ExitStack() as held:
+        held.enter_context(RunFolderLock.acquire(home))
+        if reports.resolve() != home.resolve():
+            held.enter_context(RunFolderLock.acquire(reports))
         if analysis.journal is None:
             yield None
             return
-        journal = UnitJournal(folder / analysis.journal, lock=False)  # the driver holds it
+        journal = UnitJournal(home / analysis.journal, lock=False)  # the driver holds it
         try:
             yield journal
         finally:

@@ -7,11 +7,10 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from ._app import console, err_console, handle_errors, print_reading
-from ._budget import CallOptions, existing_cache, print_estimate
+from ._app import console, handle_errors, print_reading
+from ._budget import CallOptions
 from ._executor import ExecutorOptions
 from ._options import uses
-from ._progress import ProgressReporter
 from ._reading import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
 
@@ -110,17 +109,9 @@ def register(app: typer.Typer) -> None:
         """
         from groundtrace.analyzer._results import encode, to_builtins
         from groundtrace.analyzer.errors import ConfigError
-        from groundtrace.analyzer.interventions import (
-            Config,
-            estimate_run,
-            nothing_measured,
-            operator_table_md,
-            plan,
-            reading,
-            run,
-            verdicts,
-            write_report,
-        )
+        from groundtrace.analyzer.interventions import ANALYSIS, Config, operator_table_md
+
+        from ._analyze import drive, finish
 
         settings = calls.settings(concurrency)
         if endpoint is None and (calls.rate_limit is not None or settings.budget is not None):
@@ -140,29 +131,22 @@ def register(app: typer.Typer) -> None:
             similarity=_hardness(similarity), relevance=_hardness(relevance),
             recompute_original=recompute_original, strict=strict,
         )  # fmt: skip
-        items = plan(config)
-        if calls.estimate:
-            requests, done = estimate_run(items, config)
-            with existing_cache(out / "llm_cache.sqlite") as cache:
-                print_estimate(requests, cache, settings.prices, as_json=as_json, units_done=done)
+        done = drive(
+            ANALYSIS, config, out, executor=executor, calls=calls, concurrency=units,
+            write_back=write_back, as_json=as_json,
+        )  # fmt: skip
+        if done is None:  # --estimate: printed
             return
-        with (
-            ProgressReporter(err_console) as progress,
-            executor.open(units, settings.budget) as runner,
-        ):
-            result = run(items, config, runner, progress=progress.phase("replay units"))
-        write_report(result, out)
+        result = done.result
+        assert result is not None  # not an estimate
         s = result.summary
         check_unreadable(s.input.read_errors, strict=False)
-        why_nothing = nothing_measured(result)
-        if why_nothing is None:
-            write_back.send(lambda: verdicts(result, config))
         left_out = {**s.input.traces_not_usable, **s.input.not_replayable}
         if as_json:
             typer.echo(encode(result.summary).decode())
         else:
             console.print(operator_table_md(s))
-            print_reading(reading(result))
+            print_reading(done.reading)
             console.print(f"calls: {to_builtins(s.calls)}", markup=False)
             console.print(f"failed units: {s.failed_units or 'none'}", markup=False)
             for trace_id, why in list(left_out.items())[:10]:
@@ -176,7 +160,4 @@ def register(app: typer.Typer) -> None:
             if len(s.findings) > 10:
                 console.print(f"... and {len(s.findings) - 10} more findings (summary.json)")
             console.print(f"reports: {out / 'summary.md'}  {out / 'report.html'}")
-        if why_nothing is not None:
-            from groundtrace.analyzer.errors import NothingMeasuredError
-
-            raise NothingMeasuredError(f"nothing measured: {why_nothing}; reports in {out}")
+        finish(done)

@@ -6,9 +6,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-from groundtrace.analyzer import interventions
+from groundtrace.analyzer import interventions, run_analysis
 from groundtrace.analyzer.errors import ConfigError
-from groundtrace.analyzer.executor import executor_for
 from groundtrace.analyzer.interventions import InterventionSummary
 
 __all__ = ["CUE_R_OPERATORS", "run_interventions_for_demo"]
@@ -64,11 +63,9 @@ def run_interventions_for_demo(
         limit=limit,
         concurrency=concurrency,
     )
-    units = interventions.plan(config)
-    executor = executor_for("local", concurrency=concurrency)
-    try:
-        result = interventions.run(units, config, executor, progress=progress)
-    finally:
-        executor.close()
-    interventions.write_report(result, Path(config.out))
-    return result.summary
+    done = run_analysis(
+        interventions.ANALYSIS, config, out=Path(config.out), concurrency=concurrency,
+        progress=None if progress is None else lambda _phase, n, total: progress(n, total or 0),
+    )  # fmt: skip
+    assert done.result is not None  # not an estimate
+    return done.result.summary

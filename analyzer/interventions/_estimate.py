@@ -45,25 +45,28 @@ def estimate_requests(
             field="--estimate",
         )
     plans = plan_run(traces, config, cases_path=cases_path, pool_dataset=pool_dataset)
-    return unit_requests(plans, config)
-
-
-def unit_requests(plans: Sequence[ItemPlan], config: RunConfig) -> tuple[list[ChatRequest], int]:
-    """The requests of the units of ``plans`` still to run, and how many the journal holds."""
     path = Path(config.out_dir) / "journal.sqlite"
     journal = UnitJournal(path, lock=False) if path.exists() else None  # read only
-    requests: list[ChatRequest] = []
-    done = 0
     try:
-        for plan in plans:
-            for unit in plan.units:
-                if journal is not None and journal.get(unit.key, UnitResult) is not None:
-                    done += 1
-                    continue
-                request = unit_request(unit, plan.trace, config.model)
-                if isinstance(request, ChatRequest):  # else the unit fails without a call
-                    requests.append(request)
+        return unit_requests(plans, config, journal)
     finally:
         if journal is not None:
             journal.close()
+
+
+def unit_requests(
+    plans: Sequence[ItemPlan], config: RunConfig, journal: UnitJournal | None
+) -> tuple[list[ChatRequest], int]:
+    """The requests of the units of ``plans`` that ``journal`` does not hold, and how many it
+    holds."""
+    requests: list[ChatRequest] = []
+    done = 0
+    for plan in plans:
+        for unit in plan.units:
+            if journal is not None and journal.get(unit.key, UnitResult) is not None:
+                done += 1
+                continue
+            request = unit_request(unit, plan.trace, config.model)
+            if isinstance(request, ChatRequest):  # else the unit fails without a call
+                requests.append(request)
     return requests, done

@@ -62,7 +62,8 @@ __all__ = [
     "Progress",
     "RunConfig",
     "RunResult",
-    "replay_items",
+    "drop_unjournaled",
+    "replay_journaled",
     "run_interventions",
     "run_interventions_async",
 ]
@@ -157,6 +158,16 @@ def _mode(config: RunConfig) -> str:
     return mode
 
 
+def drop_unjournaled(out: Path, journal: UnitJournal) -> None:
+    """Drop the counterfactual traces of units ``journal`` does not hold (they run again)."""
+    dropped = keep_traces(out / COUNTERFACTUALS, journaled_trace_ids(journal))
+    if dropped:
+        _log.warning(
+            "dropped %d counterfactual traces of units that did not complete in %s (they "
+            "run again)", dropped, out,
+        )  # fmt: skip
+
+
 @asynccontextmanager
 async def _run_folder(config: RunConfig) -> AsyncIterator[UnitJournal]:
     """The run folder, created and locked (its journal open), for the time of the block.
@@ -171,49 +182,29 @@ async def _run_folder(config: RunConfig) -> AsyncIterator[UnitJournal]:
         raise ConfigError(f"cannot create the run folder: {exc}", path=str(out)) from exc
     journal = UnitJournal(out / "journal.sqlite")  # locks the folder until it is closed
     try:
-        dropped = keep_traces(out / COUNTERFACTUALS, journaled_trace_ids(journal))
-        if dropped:
-            _log.warning(
-                "dropped %d counterfactual traces of units that did not complete in %s (they "
-                "run again)", dropped, out,
-            )  # fmt: skip
+        drop_unjournaled(out, journal)
         yield journal
     finally:
         journal.close()
 
 
-async def replay_items(
+async def replay_journaled(
     items: Sequence[ItemPlan],
     config: RunConfig,
+    journal: UnitJournal,
     *,
     has_gold: bool,
-    executor: Executor | None = None,
+    executor: Executor,
     progress: Progress | None = None,
 ) -> RunResult:
-    """Replay the units of ``items`` that the run folder's journal does not hold, and analyse.
-
-    The run folder holds the journal, the model-call cache and the counterfactual traces; it
-    is locked while the units run. No report is written (:func:`write_report` writes them).
-
-    Args:
-        items: the planned items (:func:`plan_items`; a plain sequence of plans counts only
-            those plans as read).
-        config: the run's settings.
-        has_gold: whether the items' cases came from a case file (the summary says so).
-        executor: where the units run (default: local, ``config.concurrency`` in flight).
-        progress: called after each unit with (done, total).
-
-    Raises:
-        RunFolderBusyError: another run holds the run folder.
-        ConfigError: bad options or run folder.
-        ReplayError: the replay cannot be set up (e.g. entry point not importable).
-    """
+    """Replay the units of ``items`` that ``journal`` (the run folder's, opened and locked by
+    the caller) does not hold, and analyse (what the driver's run of the analysis does)."""
     mode = _mode(config)
-    async with _run_folder(config) as journal:
-        return await _run(
-            Items.of(items), config, mode, journal, has_gold=has_gold, progress=progress,
-            executor=executor,
-        )  # fmt: skip
+    drop_unjournaled(Path(config.out_dir), journal)
+    return await _run(
+        Items.of(items), config, mode, journal, has_gold=has_gold, progress=progress,
+        executor=executor,
+    )  # fmt: skip
 
 
 async def run_interventions_async(

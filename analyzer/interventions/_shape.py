@@ -1,16 +1,19 @@
 """The interventions in the one analysis shape: ``plan`` → ``run`` → ``write_report``.
 
 :func:`plan` reads the config's traces and cases into the items (each with its replay units);
-:func:`run` replays the units on an executor into the config's run folder (its journal makes a
-re-run resume) and analyses them; :func:`write_report` writes the records and reports;
-:func:`nothing_measured` and :func:`verdicts` are what the callers exit 6 with and write back.
-``ANALYSIS`` ties them together for ``groundtrace analyze interventions``.
+:func:`run` replays the units on the run's executor into the config's run folder (the driver
+opens and locks it; its journal makes a re-run resume) and analyses them;
+:func:`write_report` writes the records and reports; :func:`nothing_measured` and
+:func:`verdicts` are what the driver exits 6 with and writes back. ``ANALYSIS`` ties them
+together for :func:`~groundtrace.analyzer.run_analysis` (``groundtrace interventions`` and
+``groundtrace analyze interventions``).
 """
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groundtrace.analyzer._analysis import Analysis
@@ -23,13 +26,17 @@ from ._estimate import unit_requests
 from ._plan import Items, plan_items
 from ._reading import reading
 from ._report import write_report
-from ._run import Progress, RunResult, replay_items
+from ._run import RunResult, replay_journaled
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.executor import Executor
+    from groundtrace.analyzer import RunContext
+    from groundtrace.analyzer.executor import UnitJournal
     from groundtrace.analyzer.writeback import Linked
 
 __all__ = ["ANALYSIS", "estimate_run", "nothing_measured", "plan", "run", "verdicts"]
+
+#: The run folder's unit journal.
+JOURNAL = "journal.sqlite"
 
 
 def plan(config: Config) -> Items:
@@ -49,34 +56,30 @@ def plan(config: Config) -> Items:
     )  # fmt: skip
 
 
-def run(
-    units: Sequence[ItemPlan],
-    config: Config,
-    executor: Executor,
-    *,
-    progress: Progress | None = None,
-) -> RunResult:
-    """Replay the items' units on ``executor`` into the config's run folder, and analyse them.
+async def run(units: Sequence[ItemPlan], config: Config, context: RunContext) -> RunResult:
+    """Replay the items' units on the run's executor into the run folder, and analyse them.
 
-    Units the run folder's journal holds are not run again; each result is journaled as it
-    arrives, so a killed run resumes. The run folder is locked while the units run (a second
-    run into it is refused). No report is written: :func:`write_report` writes them.
+    The driver (:func:`~groundtrace.analyzer.run_analysis`) has locked the run folder (the
+    config's ``out``) and opened its journal: units it holds are not run again; each result
+    is journaled as it arrives, so a killed run resumes. No report is written:
+    :func:`write_report` writes them.
 
     Args:
         units: the items of :func:`plan` (a plain sequence of plans counts only those).
         config: the run's config.
-        executor: where the units run.
-        progress: called after each unit with (done, total).
+        context: the run's executor, journal, budget and progress (``replay units``).
 
     Raises:
-        RunFolderBusyError: another run holds the run folder.
-        ConfigError: a bad setting, or the run folder cannot be created.
+        ConfigError: a bad setting.
         ReplayError: the replay cannot be set up (e.g. the entry point does not import).
     """
-    settings = config.run_config()
-    has_gold = config.cases is not None
-    work = replay_items(units, settings, has_gold=has_gold, executor=executor, progress=progress)
-    return asyncio.run(work)
+    assert context.journal is not None  # ANALYSIS names its journal: the driver opened it
+    settings = dataclasses.replace(config.run_config(), out_dir=context.out)
+    return await replay_journaled(
+        units, settings, context.journal, has_gold=config.cases is not None,
+        executor=context.executor,
+        progress=lambda done, total: context.progress("replay units", done, total),
+    )  # fmt: skip
 
 
 def nothing_measured(result: RunResult) -> str | None:
@@ -105,13 +108,38 @@ def estimate_run(units: Sequence[ItemPlan], config: Config) -> tuple[list[ChatRe
     Raises:
         ConfigError: not endpoint replay (in function replay the app makes its own calls).
     """
+    from groundtrace.analyzer.executor import UnitJournal
+
     if config.endpoint is None:
         raise ConfigError(
             "--estimate needs endpoint replay (--endpoint): in function replay the app makes "
             "its own model calls",
             field="--estimate",
         )
-    return unit_requests(units, config.run_config())
+    path = Path(config.out) / JOURNAL
+    journal = UnitJournal(path, lock=False) if path.exists() else None  # read only
+    try:
+        return _estimate(units, config, journal)
+    finally:
+        if journal is not None:
+            journal.close()
+
+
+def _estimate(
+    units: Sequence[ItemPlan], config: Config, journal: UnitJournal | None
+) -> tuple[list[ChatRequest], int]:
+    """The ``estimate`` hook: :func:`estimate_run` against the journal the driver read."""
+    if config.endpoint is None:
+        raise ConfigError(
+            "--estimate needs endpoint replay (--endpoint): in function replay the app makes "
+            "its own model calls",
+            field="--estimate",
+        )
+    return unit_requests(units, config.run_config(), journal)
+
+
+def _run_folder(config: Config) -> str:
+    return config.out
 
 
 #: The interventions, for ``groundtrace analyze interventions`` and
@@ -127,4 +155,7 @@ ANALYSIS: Analysis[Config, ItemPlan, RunResult] = Analysis(
     reading=reading,
     nothing_measured=nothing_measured,
     verdicts=verdicts,
+    journal=JOURNAL,
+    estimate=_estimate,
+    run_folder=_run_folder,
 )

@@ -21,10 +21,9 @@ import pytest
 
 import groundtrace.analyzer.interventions as iv
 import groundtrace.sdk as gt
-from groundtrace.analyzer import Analysis, get_analysis, load_config
+from groundtrace.analyzer import Analysis, get_analysis, load_config, run_analysis
 from groundtrace.analyzer._results import encode
 from groundtrace.analyzer.errors import ConfigError, InputError
-from groundtrace.analyzer.executor import executor_for
 from groundtrace.analyzer.writeback import role_verdicts
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -117,11 +116,11 @@ def _config(apiary: Path, out: Path, **changes: Any) -> iv.Config:
 
 
 def _shape_run(config: iv.Config) -> iv.RunResult:
-    executor = executor_for("local", concurrency=config.concurrency)
-    try:
-        return iv.run(iv.plan(config), config, executor)
-    finally:
-        executor.close()
+    """The analysis through the driver, its reports beside the run folder."""
+    reports = Path(f"{config.out}-reports")
+    done = run_analysis(iv.ANALYSIS, config, out=reports, concurrency=config.concurrency)
+    assert done.result is not None and done.reports == (reports / "summary.json",)
+    return done.result
 
 
 def _answers(result: iv.RunResult) -> list[tuple[object, ...]]:
