@@ -217,6 +217,7 @@ def _rule(f: Fresh, pairs: str, *keys: str) -> str:
 #: How each marked figure is computed from a fresh run and written.
 FIGURES: dict[str, Callable[[Fresh], str]] = {
     "corpus.sources": lambda f: str(len(f.audit["sources"])),
+    "corpus.questions": lambda f: str(len(f.audit["questions"])),
     "corpus.copyleft": lambda f: _group(f.audit, "copyleft"),
     "corpus.public_domain": lambda f: _group(f.audit, "public-domain"),
     "corpus.permissive": lambda f: _group(f.audit, "permissive"),
