@@ -7,7 +7,10 @@ distribution would. It imports public names only. Put on ``PYTHONPATH``, it is t
 ``groundtrace analyze`` (its config read from TOML), its verdicts written back over real
 OTLP to the project's receiver running as its own process, listed by ``--list``, and run by
 ``groundtrace demo`` through the demo's hook, all without a line of groundtrace changed:
-the files it touches are this one.
+the files it touches are this one. Its ``run`` is ``async`` and gets the run context; it
+names a journal and a unit key, so the driver gives it resume, ``--max-calls``,
+``--estimate`` and progress as it gives them to the built-ins (its optional model call, to a
+real server on loopback, is what the budget counts).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from groundtrace.analyzer.writeback import root_spans
 from groundtrace.collectors import ReadReport, read_traces
 from tests.collectors.receiver.test_receiver_process import ServeProcess
 from tests.support.harbour_rag import CASES, write_run
+from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -40,12 +44,10 @@ TOY = textwrap.dedent(
     from collections.abc import Sequence
     from pathlib import Path
 
-    import asyncio
-
     import msgspec
 
-    from groundtrace.analyzer import Analysis, DemoInputs, Result, write
-    from groundtrace.analyzer.executor import Executor
+    from groundtrace.analyzer import Analysis, DemoInputs, Result, RunContext, write
+    from groundtrace.analyzer.llm import ChatRequest, ModelClient
     from groundtrace.analyzer.writeback import Linked, Verdict, root_spans
     from groundtrace.collectors import ReadReport, Trace, read_traces
 
@@ -53,6 +55,7 @@ TOY = textwrap.dedent(
     class Config(msgspec.Struct, frozen=True, kw_only=True):
         traces: tuple[str, ...]
         min_citations: int = 1
+        model_url: str | None = None  # also ask a model about each answer
 
 
     class Row(msgspec.Struct, frozen=True):
@@ -71,16 +74,24 @@ TOY = textwrap.dedent(
         return [t for t in read_traces(list(config.traces), report=ReadReport()) if t.answer]
 
 
-    async def _check(unit: tuple[Trace, int]) -> Row:
-        trace, needed = unit
-        shown = {e.id for e in trace.evidence}
-        n = sum(1 for i in trace.cited_ids if i in shown)
-        return Row(trace.trace_id, trace.request.case_id, n, n >= needed)
+    async def run(units: Sequence[Trace], config: Config, context: RunContext) -> Cited:
+        client = None if config.model_url is None else ModelClient(config.model_url)
 
+        async def check(trace: Trace) -> Row:
+            shown = {e.id for e in trace.evidence}
+            n = sum(1 for i in trace.cited_ids if i in shown)
+            if client is not None:
+                ask = f"Does this answer cite its evidence? {trace.answer}"
+                await client.complete(ChatRequest(model="toy", messages=(
+                    {"role": "user", "content": ask},), max_tokens=2))
+            return Row(trace.trace_id, trace.request.case_id, n, n >= config.min_citations)
 
-    def run(units: Sequence[Trace], config: Config, executor: Executor) -> Cited:
-        work = [(t, config.min_citations) for t in units]
-        rows = asyncio.run(executor.map(_check, work))
+        try:
+            rows = await context.map(check, units, keys=[t.trace_id for t in units], kind=Row,
+                                     phase="cited")
+        finally:
+            if client is not None:
+                await client.aclose()
         return Cited(rows=tuple(rows), cited=sum(r.cited for r in rows))
 
 
@@ -114,6 +125,7 @@ TOY = textwrap.dedent(
         name="cited", title="Does each answer cite the evidence it was given?", config=Config,
         plan=plan, run=run, write_report=write_report, reading=reading,
         nothing_measured=nothing_measured, verdicts=verdicts, demo=demo,
+        journal="cited.sqlite", unit_key=lambda trace: trace.trace_id,
     )
     '''
 )
@@ -179,6 +191,38 @@ def test_analyze_runs_the_plugin_and_writes_its_verdicts_back(
     )
     roots = root_spans(read_traces([str(run / "traces")]))
     assert {e.span_id for e in back} <= set(roots.values())
+
+
+def _yes(request: ServerRequest) -> Reply:
+    return Reply(content="yes", prompt_tokens=20, completion_tokens=1)
+
+
+def test_the_driver_gives_the_plugin_resume_budget_estimate_and_progress(
+    plugin: dict[str, str], tmp_path: Path
+) -> None:
+    """Nothing in the toy resumes, counts calls or reports progress: the driver does."""
+    run = write_run(tmp_path / "harbour")
+    out = tmp_path / "out"
+    with OpenAICompatServer(handler=_yes) as server:
+        config = tmp_path / "cited.toml"
+        config.write_text(
+            f'traces = ["{run / "traces"}"]\nmodel_url = "{server.base_url}"\n', encoding="utf-8"
+        )
+        args = ["analyze", "cited", "--config", str(config), "--out", str(out)]
+        estimate = cli(plugin, *args, "--estimate")
+        assert estimate.returncode == 0, estimate.stderr
+        assert "units already done" not in estimate.stdout and not out.exists()
+        stopped = cli(plugin, *args, "--max-calls", "2", "--concurrency", "1")
+        assert stopped.returncode == 5, stopped.stderr  # the ceiling stops the plugin too
+        assert "--max-calls 2 reached" in stopped.stderr
+        assert server.request_count == 2
+        estimate = cli(plugin, *args, "--estimate", "--json")
+        assert json.loads(estimate.stdout)["units_done"] == 2  # the journal holds two
+        done = cli(plugin, *args, "--concurrency", "1")
+        assert done.returncode == 0, done.stderr
+        assert server.request_count == len(CASES)  # resumed: the two done are not asked again
+    assert f"cited: {len(CASES)}/{len(CASES)}" in done.stderr  # progress, by the driver
+    assert len(json.loads((out / "cited.json").read_text())["rows"]) == len(CASES)
 
 
 def test_nothing_measured_exits_6_with_the_plugins_reason(
