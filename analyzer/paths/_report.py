@@ -78,6 +78,8 @@ def _notes(report: PathReport) -> list[str]:
         notes.append(f"{unverified} quote(s) not verifiable: the reads carry no content")
     if report.missing_traces:
         notes.append(f"cases without a trace (not scored): {', '.join(report.missing_traces)}")
+    for case_id, why in report.incomplete_traces.items():
+        notes.append(f"case {case_id}: not evaluable, incomplete trace ({why})")
     unmatched = report.unmatched_count
     if unmatched is None:  # a report from before the count: every id is listed
         unmatched = len(report.unmatched_traces)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
 
 from groundtrace.analyzer._foreign import case_by_question, question_index
 from groundtrace.analyzer._results import Result
+from groundtrace.analyzer._wording import some
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.executor import Executor, LocalExecutor
 from groundtrace.analyzer.stats import StatsSettings
@@ -38,6 +39,9 @@ class PathReport(Result, frozen=True, kw_only=True):
         verdicts: one per (case, trace) pair, in case-file order.
         metrics: the :class:`PathMetrics`.
         missing_traces: case ids with no trace (not scored).
+        incomplete_traces: case id -> why its trace is incomplete (spans lost to unreadable
+            input, a missing parent or root: ``Trace.incomplete``); not evaluable, never
+            scored on what remains.
         unmatched_traces: the ids of the first :data:`UNMATCHED_SAMPLE` traces whose case id
             is absent from the case file.
         unmatched_count: how many traces those are in all (None in a report written before
@@ -55,6 +59,7 @@ class PathReport(Result, frozen=True, kw_only=True):
     verdicts: tuple[CaseVerdict, ...] = msgspec.field(name="cases")
     metrics: PathMetrics
     missing_traces: tuple[str, ...] = ()
+    incomplete_traces: dict[str, str] = msgspec.field(default_factory=dict)
     unmatched_traces: tuple[str, ...] = ()
     unmatched_count: int | None = None
     quote_threshold: float = DEFAULT_QUOTE_THRESHOLD
@@ -64,8 +69,15 @@ class PathReport(Result, frozen=True, kw_only=True):
     nothing_measured: str | None = None
 
 
-def _nothing_measured(verdicts: Sequence[CaseVerdict], n_cases: int, n_traces: int) -> str | None:
+def _nothing_measured(
+    verdicts: Sequence[CaseVerdict], n_cases: int, n_traces: int, incomplete: Mapping[str, str]
+) -> str | None:
     """Why no verdict was checked (see :attr:`PathReport.nothing_measured`), or ``None``."""
+    if not verdicts and incomplete:
+        return (
+            f"every trace joined to a case is incomplete ({len(incomplete)} case(s): "
+            f"{some(list(incomplete), 5)}): spans lost to unreadable input are never a verdict"
+        )
     if not verdicts:
         return (
             f"no trace carries a case id of the case file ({n_traces} trace(s) read, "
@@ -149,6 +161,7 @@ def validate_traces(
         chunk.clear()
 
     unmatched: list[str] = []
+    incomplete: dict[str, str] = {}
     unmatched_count = 0
     arrival_count = 0
     by_question = question_index(cases)
@@ -163,6 +176,9 @@ def validate_traces(
             if len(unmatched) < UNMATCHED_SAMPLE:
                 unmatched.append(trace.trace_id)
             continue
+        if (lost := trace.incomplete) is not None:  # lost evidence is never a verdict
+            incomplete.setdefault(case_id, f"trace {trace.trace_id}: {lost.message}")
+            continue
         if on_match is not None:
             on_match(trace)
         session = trace.request.session_id
@@ -174,6 +190,8 @@ def validate_traces(
         if len(chunk) >= _CHUNK:
             run_chunk()
     for (case_id, _), turns in conversations.items():
+        if case_id in incomplete:
+            continue  # a turn of the conversation is incomplete: so is the conversation
         turns.sort(key=lambda item: (item[0], item[1]))
         run = tuple(trace for *_, trace in turns)
         first = min(arrival for _, arrival, _ in turns)
@@ -185,16 +203,21 @@ def validate_traces(
     found.sort(key=lambda item: (item[0], item[1]))
     verdicts = [verdict for _, _, verdict in found]
     scored = {position for position, _, _ in found}
-    missing = [case.case_id for position, case in enumerate(cases) if position not in scored]
+    missing = [
+        case.case_id
+        for position, case in enumerate(cases)
+        if position not in scored and case.case_id not in incomplete
+    ]
     return PathReport(
         verdicts=tuple(verdicts),
         metrics=compute_metrics(verdicts, settings),
         missing_traces=tuple(missing),
+        incomplete_traces=incomplete,
         unmatched_traces=tuple(unmatched),
         unmatched_count=unmatched_count,
         quote_threshold=quote_threshold,
         tools_config=None if tools is None else tools.source,
         notes=tuple(notes),
         not_applicable=sum(v.status is PathStatus.NOT_APPLICABLE for v in verdicts),
-        nothing_measured=_nothing_measured(verdicts, len(cases), arrival_count),
+        nothing_measured=_nothing_measured(verdicts, len(cases), arrival_count, incomplete),
     )

@@ -19,7 +19,7 @@ from groundtrace.collectors.model import Trace
 from groundtrace.collectors.normalize import DEFAULT_MAX_PENDING_SPANS, DEFAULT_WINDOW, build_traces
 from groundtrace.collectors.spans import BadField, LogRecord, SourceLocation, SpanRecord
 
-from ._losses import is_rejected_span, mark_incomplete, span_trace_id, trace_ids_in
+from ._losses import is_rejected_span, lost_in, mark_incomplete, span_trace_id
 from ._model_lines import is_model_line, read_model_lines
 from ._otlp_json import SpanDecodeError, decode_request
 from ._otlp_logs import LOGS_KEY, decode_frame, decode_logs_request
@@ -76,6 +76,8 @@ class ReadReport:
     #: losses whose trace ids could not be recovered, as ``(file, line)``: the traces with
     #: spans on the neighbouring lines of that file are marked incomplete
     lost_unknown: list[tuple[str, int]] = field(default_factory=list)
+    #: the case ids recovered with :attr:`lost_traces`: trace id -> case id
+    lost_case_ids: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -145,18 +147,21 @@ class _Reader:
             self.error(str(exc), line, exc.where)
             if is_rejected_span(exc.where):
                 trace_id = span_trace_id(obj, exc.where)
-                self.lost([trace_id] if trace_id else [], line)
+                self.lost({trace_id: None} if trace_id else {}, line)
 
-    def lost(self, trace_ids: Sequence[str], line: int | None) -> None:
-        """Record spans lost at ``line``: of these traces, or of unknown ones."""
+    def lost(self, traces: Mapping[str, str | None], line: int | None) -> None:
+        """Record spans lost at ``line``: of these traces (with their case ids, where
+        known), or of unknown ones."""
         report = self.report
         if report is None:
             return
-        if not trace_ids:
+        if not traces:
             report.lost_unknown.append((self.name, line or 0))
         where = f"{self.name}:{line}" if line is not None else self.name
-        for trace_id in trace_ids:
+        for trace_id, case_id in traces.items():
             report.lost_traces.setdefault(trace_id, where)
+            if case_id is not None:
+                report.lost_case_ids.setdefault(trace_id, case_id)
 
     def count(self, records: list[SpanRecord] | list[LogRecord]) -> None:
         report = self.report
@@ -211,7 +216,7 @@ class _Reader:
                 yield from records
         except _STREAM_ERRORS as exc:
             self.error(f"cannot read further: {exc}", number + 1)
-            self.lost([], number + 1)
+            self.lost({}, number + 1)
 
     def export(
         self,
@@ -235,7 +240,7 @@ class _Reader:
         except SpanDecodeError as exc:
             self.error(str(exc), number, exc.where)
             if not logs:
-                self.lost(trace_ids_in(raw), number)
+                self.lost(lost_in(raw), number)
             return []
         self.decode_errors(errors, number, None if logs else obj)
         self.count(records)
@@ -252,7 +257,7 @@ class _Reader:
         if not any(p.error is None for p in pieces):
             self.error(failure, number)
             if LOGS_KEY not in line or b"resourceSpans" in line:
-                self.lost(trace_ids_in(line), number)
+                self.lost(lost_in(line), number)
             return
         for piece in pieces:
             text = line[piece.start : piece.end]
@@ -263,7 +268,7 @@ class _Reader:
                     number,
                 )
                 if LOGS_KEY not in text:
-                    self.lost(trace_ids_in(text), number)
+                    self.lost(lost_in(text), number)
                 continue
             notes = otlp_notes(piece.value, piece.repaired) if piece.repaired else None
             yield from self.export(piece.value, location, notes, raw=text)
@@ -278,17 +283,17 @@ class _Reader:
                     records = decode_frame(data, SourceLocation(self.name, index), errors)
                 except SpanDecodeError as exc:
                     self.error(f"message {index}: {exc}", index, exc.where)
-                    self.lost([], index)
+                    self.lost({}, index)
                     continue
                 self.decode_errors(errors, index)
                 self.count(records)
                 yield from records
         except FrameError as exc:
             self.error(f"broken protobuf framing after message {index}: {exc}", index + 1)
-            self.lost([], index + 1)
+            self.lost({}, index + 1)
         except _STREAM_ERRORS as exc:
             self.error(f"cannot read further: {exc}", index + 1)
-            self.lost([], index + 1)
+            self.lost({}, index + 1)
 
 
 def _unwrapped(stream: IO[bytes]) -> IO[bytes]:

@@ -9,6 +9,11 @@ with it gets a ``lost_spans`` finding naming the damaged line; the analyses trea
 trace as incomplete (:attr:`~groundtrace.collectors.model.Trace.incomplete`), never as a
 verdict.
 
+A trace whose root span was lost still carries its case id when the damaged bytes show it
+(the ``groundtrace.request.case_id`` attribute after the span's ``traceId``), and a trace
+wholly lost becomes a trace with no span, its case id and the finding: every analysis then
+names the case *not evaluable, incomplete trace* instead of not finding it.
+
 When no trace id can be recovered (a line with nothing readable, a broken protobuf stream),
 the traces with a span on the line before or after the damaged one, or with spans on both
 sides of it, in the same file, are marked: a span ends before its parent, so an exporter
@@ -23,14 +28,20 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from groundtrace.collectors.model import Finding, FindingKind, Trace
+from groundtrace.collectors.model import Finding, FindingKind, Request, Trace
+from groundtrace.sdk import semconv as sc
 
 if TYPE_CHECKING:
     from ._files import ReadReport
 
-__all__ = ["is_rejected_span", "mark_incomplete", "span_trace_id", "trace_ids_in"]
+__all__ = ["is_rejected_span", "lost_in", "mark_incomplete", "span_trace_id"]
 
-_TRACE_ID: Final = re.compile(rb'"trace_?[Ii]d"[ \t]*:[ \t]*"([0-9A-Fa-f]{32})"')
+_TRACE_ID: Final = rb'"trace_?[Ii]d"[ \t]*:[ \t]*"([0-9A-Fa-f]{32})"'
+_CASE_ID: Final = (
+    rb'"key"[ \t]*:[ \t]*"' + re.escape(sc.GT_REQUEST_CASE_ID.encode())
+    + rb'"[ \t]*,[ \t]*"value"[ \t]*:[ \t]*\{[ \t]*"stringValue"[ \t]*:[ \t]*"([^"\\]{1,200})"'
+)  # fmt: skip
+_IDS: Final = re.compile(_TRACE_ID + rb"|" + _CASE_ID)
 _SPAN_PATH: Final = re.compile(
     r"^\$?\.?resourceSpans\[(\d+)\]\.scopeSpans\[(\d+)\]\.spans\[(\d+)\]"
 )
@@ -43,9 +54,19 @@ def is_rejected_span(where: str | None) -> bool:
     return where is not None and _REJECTED.search(where) is not None
 
 
-def trace_ids_in(raw: bytes) -> list[str]:
-    """The distinct trace ids written in ``raw`` (lower-case hex), in order of appearance."""
-    return list(dict.fromkeys(m.group(1).decode().lower() for m in _TRACE_ID.finditer(raw)))
+def lost_in(raw: bytes) -> dict[str, str | None]:
+    """The trace ids written in ``raw`` (lower-case hex, in order of appearance), each with
+    the case id written after it in the same span, if any."""
+    found: dict[str, str | None] = {}
+    current: str | None = None
+    for match in _IDS.finditer(raw):
+        trace_id, case_id = match.groups()
+        if trace_id is not None:
+            current = trace_id.decode().lower()
+            found.setdefault(current, None)
+        elif current is not None and found[current] is None:
+            found[current] = case_id.decode("utf-8", "replace")
+    return found
 
 
 def span_trace_id(obj: object, where: str | None) -> str | None:
@@ -72,18 +93,32 @@ def mark_incomplete(traces: Iterator[Trace], report: ReadReport) -> Iterator[Tra
     """``traces``, each one whose spans were partly lost (per ``report``) with a
     ``lost_spans`` finding. Reading is lazy: a trace is checked against the losses seen by
     the time it is built, which is after its last span was read."""
+    seen: set[str] = set()
     for trace in traces:
+        seen.add(trace.trace_id)
         where = report.lost_traces.get(trace.trace_id) or _near_unknown(trace, report)
         if where is None:
             yield trace
             continue
-        finding = Finding(
-            FindingKind.LOST_SPANS,
-            f"spans of this trace may be on {where}, which could not be read: the trace "
-            "is incomplete",
-            location=where,
-        )
-        yield msgspec.structs.replace(trace, findings=(*trace.findings, finding))
+        request = trace.request
+        case_id = report.lost_case_ids.get(trace.trace_id)
+        if request.case_id is None and case_id is not None:  # its root was lost
+            request = msgspec.structs.replace(request, case_id=case_id)
+        findings = (*trace.findings, _lost(where))
+        yield msgspec.structs.replace(trace, request=request, findings=findings)
+    for trace_id, where in report.lost_traces.items():  # wholly lost: no span was read
+        if trace_id not in seen:
+            request = Request(trace_id, case_id=report.lost_case_ids.get(trace_id))
+            yield Trace(request, findings=(_lost(where),))
+
+
+def _lost(where: str) -> Finding:
+    return Finding(
+        FindingKind.LOST_SPANS,
+        f"spans of this trace may be on {where}, which could not be read: the trace is "
+        "incomplete",
+        location=where,
+    )
 
 
 def _near_unknown(trace: Trace, report: ReadReport) -> str | None:

@@ -145,5 +145,6 @@ def test_cli_a_trace_read_error_is_bad_input_under_strict(run_dir: Path, tmp_pat
     )
     assert result.exit_code == 2
     assert "1 unreadable trace line(s) (--strict)" in result.output
-    assert f"{broken}:2" in result.output
+    bad_line = len(source.read_bytes().splitlines()) + 1  # after the source's lines
+    assert f"{broken}:{bad_line}" in result.output
     assert not (tmp_path / "out" / "report.json").exists()

@@ -74,9 +74,9 @@ def test_a_damaged_line_marks_exactly_the_traces_it_held(tmp_path: Path) -> None
 
     assert report.errors and report.errors[0].line == damaged_at + 1
     marked = {t for t, why in reasons.items() if why is not None}
-    partly_lost = held & reasons.keys()  # the others were wholly on the damaged line
-    assert partly_lost and marked == partly_lost
-    assert all(reasons[t] == FindingKind.LOST_SPANS for t in partly_lost)
+    assert marked == held  # a trace wholly on the damaged line is a trace with no span
+    assert all(reasons[t] == FindingKind.LOST_SPANS for t in held)
+    assert {t for t in held if steps[t] == 0} == {_trace_id(6), _trace_id(7)}
     # every other trace reads exactly as before: all three spans, no finding
     for trace_id, why in before.items():
         if trace_id not in held:
@@ -118,6 +118,18 @@ def test_unrecoverable_ids_mark_the_neighbouring_traces(tmp_path: Path) -> None:
         _trace_id(2): FindingKind.LOST_SPANS,
         _trace_id(3): None,
     }
+
+
+def test_a_lost_root_keeps_its_case_id(tmp_path: Path) -> None:
+    spans = _conversation(0)
+    spans[2].attributes = {"groundtrace.request.case_id": "case-7"}  # the root
+    lines = _lines([spans[:2], spans[2:]])
+    lines[1] = lines[1].replace(b'"name"', b'"name";', 1)  # the root's line: not JSON
+    report = ReadReport()
+    (trace,) = read_traces([_write(tmp_path / "root.jsonl", lines)], report=report)
+    assert trace.request.case_id == "case-7"
+    assert trace.incomplete is not None and trace.incomplete.kind == FindingKind.LOST_SPANS
+    assert len(trace.steps) == 2
 
 
 def test_a_missing_parent_is_incomplete_too(tmp_path: Path) -> None:
