@@ -260,8 +260,13 @@ def test_a_report_whose_exit_code_is_not_the_gates_fails_the_job(
 
 
 @pytest.mark.parametrize("code", [1, 2, 3, 4, 19, 21, 40, -1])
-def test_an_exit_code_without_a_decision_fails_beside_any_report(run: Runner, code: int) -> None:
+def test_an_exit_code_without_a_decision_fails_beside_any_report(
+    run: Runner, capsys: pytest.CaptureFixture[str], code: int
+) -> None:
     assert run(report("promote"), "--fail-on", "never", code=code) == 1
+    assert capsys.readouterr().out == (
+        f"::error::the gate did not run to a decision (exit code {code}); see the log above\n"
+    )
     assert run.outputs() == {"decision": "error", "exit-code": str(code)}
 
 
