@@ -1,0 +1,90 @@
+"""Both sides of every threshold of the built-in maskers: digit counts, lengths, entropy."""
+
+from __future__ import annotations
+
+import dataclasses
+import string
+
+import pytest
+
+from groundtrace.sdk.redaction import BUILTIN_MASKERS, Redactor, iban_valid, shannon_entropy
+
+REDACTOR = Redactor()
+
+
+def _luhn(body: str) -> str:
+    """``body`` plus the check digit that makes it pass Luhn (any length)."""
+
+    def valid(digits: str) -> bool:
+        total = 0
+        for i, char in enumerate(reversed(digits)):
+            value = int(char) * (2 if i % 2 else 1)
+            total += value - 9 if value > 9 else value
+        return total % 10 == 0
+
+    return next(body + d for d in string.digits if valid(body + d))
+
+
+def _iban(length: int) -> str:
+    """A synthetic IBAN of ``length`` characters whose mod-97 check holds."""
+    bban = ("1234567890" * 4)[: length - 4]
+    rearranged = bban + "GB00"
+    check = 98 - int("".join(str(int(c, 36)) for c in rearranged)) % 97
+    return f"GB{check:02d}{bban}"
+
+
+@pytest.mark.parametrize(("digits", "masked"), [(12, False), (13, True), (19, True), (20, False)])
+def test_a_card_number_has_13_to_19_digits(digits: int, masked: bool) -> None:
+    number = _luhn("4" + "1" * (digits - 2))
+    text = f"no {number} x"
+    assert REDACTOR(text) == (
+        ("no [REDACTED:credit_card] x", ("credit_card",)) if masked else (text, ())
+    )
+
+
+@pytest.mark.parametrize(("length", "valid"), [(14, False), (15, True), (34, True), (35, False)])
+def test_an_iban_has_15_to_34_characters(length: int, valid: bool) -> None:
+    assert iban_valid(_iban(length)) is valid
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("password=abc", "password=abc"),  # a password-like name: 4+ characters
+        ("password=abcd", "password=[REDACTED:secret]"),
+        ("api_key=a1B2c3D", "api_key=a1B2c3D"),  # 7 characters: too short
+        ("api_key=a1B2c3D4", "api_key=[REDACTED:secret]"),  # 8 characters, entropy 3.0 exactly
+        ("api_key=aabbccdd11", "api_key=aabbccdd11"),  # entropy below 3 bits per character
+    ],
+)
+def test_a_credential_value_length_and_entropy(text: str, masked: str) -> None:
+    assert REDACTOR(text)[0] == masked
+
+
+def test_entropy_of_the_threshold_examples() -> None:
+    assert shannon_entropy("a1B2c3D4") == 3.0
+    assert shannon_entropy("aabbccdd11") < 3.0
+    assert shannon_entropy("") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("number", "masked"),
+    [
+        ("+1234567", False),  # an international number has 8-15 digits
+        ("+12345678", True),
+        ("+123456789012345", True),
+        ("+1234567890123456", False),
+        ("012 345 678", True),  # a national number has 9-12 digits
+        ("0123 4567 8901", True),
+        ("01234 5678 9012", False),
+    ],
+)
+def test_a_phone_number_has_a_bounded_digit_count(number: str, masked: bool) -> None:
+    text = f"call {number} now"
+    assert REDACTOR(text)[0] == ("call [REDACTED:phone] now" if masked else text)
+
+
+def test_a_masker_cannot_be_changed_once_built() -> None:
+    masker = BUILTIN_MASKERS["email"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        masker.name = "mail"  # type: ignore[misc]
