@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ._app import console, err_console, handle_errors
 from ._reading import StrictOpt, check_unreadable
+from ._send import send
 
 if TYPE_CHECKING:
     from groundtrace.collectors import ReadReport, Trace
@@ -23,7 +24,7 @@ __all__ = ["register", "traces_app"]
 traces_app = typer.Typer(
     help="Read trace files (OTLP-JSON lines, OTLP protobuf, trace-model JSON lines, gzip, "
     "directories, '-' for stdin) or chat transcripts, and summarise or convert them to the "
-    "trace model.",
+    "trace model, or send them to an OTLP endpoint.",
     no_args_is_help=True,
 )
 
@@ -161,6 +162,9 @@ def convert(
             count += 1
     err_console.print(f"wrote {count} trace(s) to {out}", highlight=False)
     _finish(report, strict, count)
+
+
+traces_app.command("send")(handle_errors(send))
 
 
 def register(app: typer.Typer) -> None:

@@ -51,6 +51,7 @@ Usage::
 
 from __future__ import annotations
 
+from ._exports import read_exports
 from ._files import (
     JSON_SUFFIXES,
     PROTO_SUFFIXES,
@@ -66,6 +67,7 @@ __all__ = [
     "PROTO_SUFFIXES",
     "ReadReport",
     "iter_input_files",
+    "read_exports",
     "read_records",
     "read_spans",
     "read_traces",
