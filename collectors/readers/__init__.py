@@ -21,6 +21,10 @@ Accepted inputs:
   object with ``model_version`` holds one :class:`~groundtrace.collectors.model.Trace` a line,
   used as written; a bad line is an error naming file, line and field.
 
+:func:`read_exports` reads the same OTLP inputs as stored, one ``ExportTraceServiceRequest``
+per export with every field (links, flags, dropped counts...), for sending them on
+(``groundtrace traces send``); the others decode spans for analysis.
+
 Bad input never stops a read when a :class:`ReadReport` is passed: each bad line, message
 or span becomes a :class:`~groundtrace.collectors.errors.TraceReadError` with the file and
 line (for protobuf: the 1-based message index) in ``report.errors``, and everything valid is

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import grpc  # type: ignore[import-untyped]
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -239,9 +240,7 @@ def test_429_and_503_are_retried_with_the_same_request(
     assert summary["retries"] == 2 and summary["spans_sent"] == 2
     bodies: list[bytes] = flaky.bodies  # type: ignore[attr-defined]
     assert len(bodies) == 3 and bodies[0] == bodies[1] == bodies[2]
-    assert spans_of([ExportTraceServiceRequest.FromString(bodies[2])]) == spans_of(
-        [full_request()]
-    )
+    assert spans_of([ExportTraceServiceRequest.FromString(bodies[2])]) == spans_of([full_request()])
     assert all(h["X-Key"] == "s3cret" for h in flaky.headers)  # type: ignore[attr-defined]
     assert all(h["Content-Type"] == "application/x-protobuf" for h in flaky.headers)  # type: ignore[attr-defined]
 
@@ -334,3 +333,73 @@ def test_bad_options_are_refused(inputs: Path) -> None:
     assert code == 2 and "--protocol" in err
     code, _, err = run(str(inputs), "--endpoint", "http://x", "--header", "novalue")
     assert code == 2 and "KEY=VALUE" in err
+
+
+class _Collector:
+    """A gRPC trace service: aborts the first calls with the codes in ``answers``, then takes
+    the request."""
+
+    def __init__(self) -> None:
+        self.requests: list[ExportTraceServiceRequest] = []
+        self.metadata: list[dict[str, str]] = []
+        self.answers: list[grpc.StatusCode] = []
+
+    def Export(
+        self, request: ExportTraceServiceRequest, context: grpc.ServicerContext
+    ) -> ExportTraceServiceResponse:
+        self.requests.append(request)
+        self.metadata.append(dict(context.invocation_metadata()))
+        if self.answers:
+            context.abort(self.answers.pop(0), "busy")
+        return ExportTraceServiceResponse()
+
+
+@pytest.fixture
+def collector() -> Iterator[tuple[_Collector, int]]:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+    service = _Collector()
+    server = grpc.server(ThreadPoolExecutor(max_workers=2))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(service, server)  # type: ignore[no-untyped-call]
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield service, port
+    server.stop(None)
+
+
+def test_grpc_retries_unavailable_and_keeps_ids(
+    inputs: Path, collector: tuple[_Collector, int]
+) -> None:
+    service, port = collector
+    service.answers.append(grpc.StatusCode.UNAVAILABLE)
+    code, out, err = run(
+        str(inputs / "full.jsonl"),
+        "--endpoint",
+        f"http://127.0.0.1:{port}",
+        "--protocol",
+        "grpc",
+        "--header",
+        "X-Key=s3cret",
+        "--project",
+        "p1",
+        "--json",
+    )
+    assert code == 0, out + err
+    assert json.loads(out)["retries"] == 1
+    assert len(service.requests) == 2 and service.requests[0] == service.requests[1]
+    assert service.metadata[1]["x-key"] == "s3cret"
+    got = spans_of(service.requests[1:])
+    expected = spans_of([full_request()])
+    assert {k: v[1:] for k, v in got.items()} == {k: v[1:] for k, v in expected.items()}
+    resource = service.requests[1].resource_spans[0].resource
+    assert _kv(sc.OI_PROJECT_NAME, "p1") in resource.attributes
+
+
+def test_grpc_refusal_is_not_retried(inputs: Path, collector: tuple[_Collector, int]) -> None:
+    service, port = collector
+    service.answers.append(grpc.StatusCode.INVALID_ARGUMENT)
+    endpoint = f"127.0.0.1:{port}"
+    code, _, err = run(str(inputs / "full.jsonl"), "--endpoint", endpoint, "--protocol", "grpc")
+    assert code == 4 and "INVALID_ARGUMENT" in err and len(service.requests) == 1
