@@ -9,6 +9,7 @@ gate's, no baseline comparison) is one fast test, and so is each cell of the fai
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -105,9 +106,9 @@ def test_each_decision_fails_the_job_as_fail_on_says(
     assert run(report(decision, new=1, known=1), "--fail-on", fail_on) == expected
     log = capsys.readouterr().out
     if expected:
-        assert f"::error::groundtrace gate: {decision} (fail-on: {fail_on})" in log
+        assert f"::error::groundtrace gate: {decision} (fail-on: {fail_on})" in log.splitlines()
     else:
-        assert f"groundtrace gate: {decision}\n" in log and "::error::" not in log
+        assert f"groundtrace gate: {decision}" in log.splitlines() and "::error::" not in log
     assert run.outputs()["decision"] == decision
     assert run.outputs()["exit-code"] == str(CODES[decision])
 
@@ -121,7 +122,8 @@ def test_a_not_evaluable_gate_passing_fail_on_never_warns(
     run: Runner, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run(report("not_evaluable"), "--fail-on", "never") == 0
-    assert "::warning::groundtrace gate: not_evaluable" in capsys.readouterr().out
+    warning = "::warning::groundtrace gate: not_evaluable, the gate could evaluate nothing"
+    assert warning in capsys.readouterr().out.splitlines()
     assert run(report("block"), "--fail-on", "never") == 0
     assert "::warning::" not in capsys.readouterr().out
 
@@ -321,7 +323,7 @@ def test_a_comment_that_cannot_be_posted_fails_the_job(
     monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
     assert run(report("promote"), "--fail-on", "never") == 1  # no GITHUB_REPOSITORY
     assert "::error::PR comment not posted: GITHUB_REPOSITORY is not set" in (
-        capsys.readouterr().out
+        capsys.readouterr().out.splitlines()
     )
 
     def refuse(body: str, **kwargs: Any) -> str:
@@ -614,3 +616,14 @@ def test_a_created_comment_without_a_url_returns_empty(created: Any) -> None:
 def test_the_marker_is_the_one_earlier_comments_carry() -> None:
     # changing it would add a second comment to every open pull request
     assert COMMENT_MARKER == "<!-- groundtrace-gate -->"
+
+
+def test_the_module_runs_as_the_actions_command() -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "groundtrace.analyzer.github_action", "--help"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: groundtrace-gate-action")

@@ -35,12 +35,15 @@ def test_the_matrices_are_read_only_and_cached() -> None:
     ):  # fmt: skip
         assert not matrix.flags.writeable
     assert bootstrap_indices(4, 10, 1) is bootstrap_indices(4, 10, 1)
+    assert bootstrap_counts(4, 10, 1) is bootstrap_counts(4, 10, 1)
+    assert sign_flip_matrix(4, 10, 1) is sign_flip_matrix(4, 10, 1)
+    assert exact_sign_matrix(3) is exact_sign_matrix(3)
     assert not np.array_equal(bootstrap_indices(4, 10, 1), bootstrap_indices(4, 10, 2))
 
 
 @pytest.mark.parametrize(("n", "b"), [(0, 5), (5, 0), (-1, 5), (0, 0)])
 def test_n_and_b_below_one_are_refused(n: int, b: int) -> None:
-    message = rf"bootstrap needs n >= 1 and n_resamples >= 1, got {n}, {b}"
+    message = rf"^bootstrap needs n >= 1 and n_resamples >= 1, got {n}, {b}$"
     with pytest.raises(ValueError, match=message):
         bootstrap_indices(n, b, 0)
     with pytest.raises(ValueError, match=message):
@@ -48,7 +51,9 @@ def test_n_and_b_below_one_are_refused(n: int, b: int) -> None:
     if n >= 0:
         with pytest.raises(ValueError, match=message):
             bootstrap_sums(np.ones(n), b, 0)
-    with pytest.raises(ValueError, match=r"sign flips need n >= 1 and n_permutations >= 1"):
+    with pytest.raises(
+        ValueError, match=rf"^sign flips need n >= 1 and n_permutations >= 1, got {n}, {b}$"
+    ):
         sign_flip_matrix(n, b, 0)
 
 
@@ -80,19 +85,22 @@ def test_chunked_sums_equal_the_counts_product(monkeypatch: pytest.MonkeyPatch, 
 
 
 def test_sums_need_integer_values() -> None:
-    with pytest.raises(ValueError, match="needs integer values"):
+    with pytest.raises(
+        ValueError, match=r"^bootstrap_sums needs integer values \(its sums must be exact\)$"
+    ):
         bootstrap_sums(np.array([1.0, 0.5]), 10, 0)
 
 
-def test_sign_flips_are_plus_or_minus_one_from_their_own_stream() -> None:
-    signs = sign_flip_matrix(13, 4000, 3)
-    assert signs.shape == (4000, 13)
+@pytest.mark.parametrize("n", [13, 16, 17])
+def test_sign_flips_are_plus_or_minus_one_from_their_own_stream(n: int) -> None:
+    signs = sign_flip_matrix(n, 4000, 3)
+    assert signs.shape == (4000, n)
     assert set(np.unique(signs).tolist()) == {-1.0, 1.0}
     assert np.all(np.abs(signs.mean(axis=0)) < 0.06)  # fair in every column, the last too
     # the documented stream: SeedSequence(seed, spawn_key=(1,)), one byte for eight signs
     rng = np.random.default_rng(np.random.SeedSequence(3, spawn_key=(1,)))
-    packed = rng.integers(0, 256, size=(4000, 2), dtype=np.uint8)
-    expected = np.unpackbits(packed, axis=1, count=13).astype(np.float64) * 2 - 1
+    packed = rng.integers(0, 256, size=(4000, (n + 7) // 8), dtype=np.uint8)
+    expected = np.unpackbits(packed, axis=1, count=n).astype(np.float64) * 2 - 1
     assert np.array_equal(signs, expected)
     assert rs.SIGN_STREAM == (1,)
 
@@ -108,7 +116,9 @@ def test_the_exact_enumeration_has_every_sign_vector_once(n: int) -> None:
 
 def test_exact_enumeration_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     for n in (0, 21):
-        with pytest.raises(ValueError, match=r"exact sign enumeration needs 1 <= n <= 20"):
+        with pytest.raises(
+            ValueError, match=rf"^exact sign enumeration needs 1 <= n <= 20, got {n}$"
+        ):
             exact_sign_matrix(n)
     # 20 is allowed (checked without building its 2**20 rows)
     monkeypatch.setattr(rs, "_exact_signs", lambda n: np.full((1, n), float(n)))
