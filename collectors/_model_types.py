@@ -31,10 +31,11 @@ __all__ = [
 
 #: Version of the serialised trace model. Bumped on any change to the JSON layout: the minor
 #: version when fields are added (older layouts of the same major version still load), the
-#: major version otherwise. 1.1 added ``Trace.evaluations``.
-MODEL_VERSION: Final = "1.1"
+#: major version otherwise. 1.1 added ``Trace.evaluations``, 1.2 the document an evaluation
+#: concerns (``Evaluation.evidence_id`` and ``.document_position``).
+MODEL_VERSION: Final = "1.2"
 #: Versions whose serialised traces load (a 1.0 trace has no evaluations).
-_READABLE_VERSIONS: Final = frozenset({"1.0", MODEL_VERSION})
+_READABLE_VERSIONS: Final = frozenset({"1.0", "1.1", MODEL_VERSION})
 
 #: A JSON-compatible value (what attribute subsets, metadata and parameters hold).
 JSON = Any
@@ -387,6 +388,11 @@ class Evaluation(_Model, frozen=True):
         explanation: ``gen_ai.evaluation.explanation``, if given.
         response_id: ``gen_ai.response.id`` of the completion evaluated, if given.
         error_type: ``error.type`` when the evaluation itself failed.
+        evidence_id: the document (evidence item) of the span it concerns, when it concerns
+            one: ``groundtrace.evaluation.evidence_id`` (model 1.2). "p3"
+        document_position: that document's 0-based position in the span's
+            ``retrieval.documents``, when known:
+            ``groundtrace.evaluation.document_position`` (model 1.2).
     """
 
     span_id: str
@@ -396,6 +402,8 @@ class Evaluation(_Model, frozen=True):
     explanation: str | None = None
     response_id: str | None = None
     error_type: str | None = None
+    evidence_id: str | None = None
+    document_position: int | None = None
 
 
 class Trace(_Model, frozen=True):

@@ -245,9 +245,18 @@ def phoenix_span_to_record(span: Mapping[str, Any], *, location: SourceLocation)
 
 
 def annotation_event(
-    annotation: Mapping[str, Any], where: SourceLocation, *, evidence_id: str | None = None
+    annotation: Mapping[str, Any],
+    where: SourceLocation,
+    *,
+    evidence_id: str | None = None,
+    document_position: int | None = None,
 ) -> SpanEvent:
     """One Phoenix annotation (span, trace or document) as a ``gen_ai.evaluation.result`` event.
+
+    A document annotation keeps which document it concerns: ``document_position`` (its
+    position among the span's ``retrieval.documents``) and the document's id (``evidence_id``,
+    the one groundtrace's write-back keeps in the metadata first), so two annotations of one
+    name on two documents of a span stay apart.
 
     Raises:
         TraceReadError: the annotation has no name or a malformed result or metadata.
@@ -282,6 +291,8 @@ def annotation_event(
     ):
         if isinstance(value, str | float) and value != "":
             attributes[key] = value
+    if document_position is not None:
+        attributes[sc.GT_EVALUATION_DOCUMENT_POSITION] = document_position
     when = annotation.get("updated_at") or annotation.get("updatedAt")
     return SpanEvent(
         name=sc.GENAI_EVENT_EVALUATION_RESULT,
@@ -378,11 +389,17 @@ def _with_annotations(
     for gid, row in _document_annotations(http, base, sorted(retrievers), headers):
         record = retrievers[gid]
         position = row.get("documentPosition")
+        if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+            message = f"document annotation without a document position: {position!r}"
+            raise TraceReadError(message, path=str(where), field="annotation.documentPosition")
         document = record.attributes.get(
             f"{_DOCUMENTS_PREFIX}{position}.{sc.OI_DOCUMENT_ID}"
         )  # the document annotated, when it has an id
         event = annotation_event(
-            row, where, evidence_id=document if isinstance(document, str) else None
+            row,
+            where,
+            evidence_id=document if isinstance(document, str) else None,
+            document_position=position,
         )
         events.setdefault(record.span_id, []).append(event)
     return [

@@ -112,6 +112,7 @@ __all__ = [
     "GT_APP_VERSION",
     "GT_CONTENT_CAPTURED",
     "GT_EVALUATION_CASE_ID",
+    "GT_EVALUATION_DOCUMENT_POSITION",
     "GT_EVALUATION_EVIDENCE_ID",
     "GT_EVALUATION_EVIDENCE_ROLE",
     "GT_EVALUATION_GATE_CASE",
@@ -835,13 +836,18 @@ GENAI_EVENT_EVALUATION_RESULT: Final = "gen_ai.evaluation.result"
 GT_EVALUATION_CASE_ID: Final = "groundtrace.evaluation.case_id"
 #: str -- evaluation: the evidence item an evidence-role result concerns. "p3"
 GT_EVALUATION_EVIDENCE_ID: Final = "groundtrace.evaluation.evidence_id"
-#: evaluation name -- the gate's case decision (label: the decision, explanation: reasons).
+#: int -- evaluation: 0-based position of that item in its step's ``retrieval.documents``. 2
+GT_EVALUATION_DOCUMENT_POSITION: Final = "groundtrace.evaluation.document_position"
+#: evaluation name -- the gate's case decision (label: the decision, explanation: reasons;
+#: score: promote 1.0, manual_review 0.5, block 0.0, none when not_evaluable).
 GT_EVALUATION_GATE_CASE: Final = "groundtrace.gate.case"
-#: evaluation name -- the path status of a case (label: the status).
+#: evaluation name -- the path status of a case (label: the status; score: pass 1.0, a failed
+#: status 0.0, none when not_required or not_applicable).
 GT_EVALUATION_PATH_STATUS: Final = "groundtrace.paths.status"
 #: evaluation name prefix -- a judge metric: ``groundtrace.judge.<metric>``.
 GT_EVALUATION_JUDGE: Final = "groundtrace.judge"
-#: evaluation name -- the roles of one evidence item (label: the roles, comma-separated).
+#: evaluation name -- the roles of one evidence item (label: the roles, comma-separated; score:
+#: 0.0 with a harmful role, else 1.0 with a helpful one, else 0.5; none when not evaluable).
 GT_EVALUATION_EVIDENCE_ROLE: Final = "groundtrace.evidence.role"
 
 # OTLP log records (GenAI events sent as log records)

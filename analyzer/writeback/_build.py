@@ -1,9 +1,22 @@
-"""Verdicts of each analysis: gate case decisions, path statuses, judge scores, evidence roles."""
+"""Verdicts of each analysis: gate case decisions, path statuses, judge scores, evidence roles.
+
+A label-only verdict (gate decision, path status, evidence roles) also carries a score, so a
+backend charts it and a failed path does not look like a passed one. One rule for all:
+1.0 for an outcome that passes, 0.0 for one that fails, 0.5 for one in between; no score where
+there is no verdict (a case the gate could not evaluate, a path check that does not apply, an
+item none of whose roles could be evaluated), so a mean is over the decided cases only:
+
+* gate: ``promote`` 1.0, ``manual_review`` 0.5, ``block`` 0.0, ``not_evaluable`` none;
+* paths: ``pass`` 1.0, every failed status 0.0, ``not_required`` / ``not_applicable`` none;
+* evidence role: 0.0 when a harmful role (``distracting``, ``confidence-distorting``) is
+  asserted, else 1.0 when a helpful one (``constructive``, ``corrective``) is, else 0.5
+  (``redundant``, or no role); none when no role is asserted and some were not evaluable.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from groundtrace.sdk import semconv as sc
 
@@ -15,7 +28,43 @@ if TYPE_CHECKING:
     from groundtrace.analyzer.judge import JudgeResult
     from groundtrace.analyzer.paths import PathReport
 
-__all__ = ["gate_verdicts", "judge_verdicts", "path_verdicts", "role_verdicts"]
+__all__ = ["gate_verdicts", "judge_verdicts", "label_score", "path_verdicts", "role_verdicts"]
+
+PASSED: Final = 1.0
+FAILED: Final = 0.0
+BETWEEN: Final = 0.5
+#: Score of each gate decision (``not_evaluable`` has none).
+GATE_SCORES: Final = {"promote": PASSED, "manual_review": BETWEEN, "block": FAILED}
+#: Path statuses that are no verdict (no score); ``pass`` passes, every other status fails.
+PATHS_UNSCORED: Final = frozenset({"not_required", "not_applicable"})
+#: Evidence roles that hurt the answer, and roles that help it.
+HARMFUL_ROLES: Final = frozenset({"distracting", "confidence-distorting"})
+HELPFUL_ROLES: Final = frozenset({"constructive", "corrective"})
+#: The role label of an item with no role asserted.
+NO_ROLE: Final = "none"
+
+
+def label_score(name: str, label: str, *, evaluable: bool = True) -> float | None:
+    """The score of a label-only verdict by the rule of the module docstring.
+
+    ``name`` is the evaluation name (``groundtrace.gate.case``...), ``label`` the verdict's
+    label; ``evaluable`` is false for an evidence item some of whose roles could not be
+    evaluated. ``None`` for no verdict, and for a name that is not label-only.
+    """
+    if name == sc.GT_EVALUATION_GATE_CASE:
+        return GATE_SCORES.get(label)
+    if name == sc.GT_EVALUATION_PATH_STATUS:
+        if label in PATHS_UNSCORED:
+            return None
+        return PASSED if label == "pass" else FAILED
+    if name == sc.GT_EVALUATION_EVIDENCE_ROLE:
+        roles = set() if label == NO_ROLE else set(label.split(","))
+        if roles & HARMFUL_ROLES:
+            return FAILED
+        if roles & HELPFUL_ROLES:
+            return PASSED
+        return BETWEEN if roles or evaluable else None
+    return None
 
 
 def gate_verdicts(
@@ -42,6 +91,7 @@ def gate_verdicts(
                 sc.GT_EVALUATION_GATE_CASE,
                 case_id=case.case_id,
                 label=case.decision.value,
+                score=label_score(sc.GT_EVALUATION_GATE_CASE, case.decision.value),
                 explanation=prefix + ("; ".join(case.reasons) or "all checks passed"),
             )
 
@@ -65,6 +115,7 @@ def path_verdicts(report: PathReport, roots: Mapping[str, str]) -> Linked:
                 sc.GT_EVALUATION_PATH_STATUS,
                 case_id=v.case_id,
                 label=v.status.value,
+                score=label_score(sc.GT_EVALUATION_PATH_STATUS, v.status.value),
                 explanation="; ".join(w for w in why if w) or None,
             )
 
@@ -137,12 +188,16 @@ def role_verdicts(result: RunResult) -> Linked:
             why = "; ".join(
                 f"{r} not evaluable: {m}" for r, m in sorted(roles.not_evaluable.items())
             )
+            label = ",".join(sorted(str(r) for r in roles.roles)) or NO_ROLE
             yield Verdict(
                 trace.trace_id,
                 step,
                 sc.GT_EVALUATION_EVIDENCE_ROLE,
                 case_id=trace.request.case_id,
-                label=",".join(sorted(str(r) for r in roles.roles)) or "none",
+                label=label,
+                score=label_score(
+                    sc.GT_EVALUATION_EVIDENCE_ROLE, label, evaluable=not roles.not_evaluable
+                ),
                 explanation=why or None,
                 evidence_id=target,
                 document_position=documents.index(target),

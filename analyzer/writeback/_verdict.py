@@ -33,7 +33,9 @@ class Verdict:
         name: the evaluation name (``gen_ai.evaluation.name``), e.g. ``groundtrace.gate.case``.
         case_id: the case, when there is one.
         label: the categorical outcome (decision, status, pass/fail, roles).
-        score: the numeric score, where the analysis measured one.
+        score: the numeric score: the one the analysis measured (a judge score), else the
+            label's score by ``label_score`` (1.0 passed, 0.0 failed, 0.5 between), so a
+            backend charts label-only verdicts too; ``None`` where there is no verdict.
         explanation: the reasons, in words.
         error_type: set when the evaluation itself failed (a judge protocol error).
         evidence_id: the evidence item an evidence-role verdict concerns.
@@ -64,9 +66,9 @@ class Verdict:
         """Stable key of the verdict on its span (a rerun replaces, never duplicates)."""
         return f"groundtrace:{self.evidence_id or self.case_id or self.trace_id}"
 
-    def attributes(self) -> dict[str, str | float]:
+    def attributes(self) -> dict[str, str | float | int]:
         """The ``gen_ai.evaluation.result`` attributes of the verdict (unset ones omitted)."""
-        pairs: list[tuple[str, str | float | None]] = [
+        pairs: list[tuple[str, str | float | int | None]] = [
             (sc.GENAI_EVALUATION_NAME, self.name),
             (sc.GENAI_EVALUATION_SCORE_VALUE, self.score),
             (sc.GENAI_EVALUATION_SCORE_LABEL, self.label),
@@ -75,6 +77,7 @@ class Verdict:
             (sc.GENAI_RESPONSE_ID, self.response_id),
             (sc.GT_EVALUATION_CASE_ID, self.case_id),
             (sc.GT_EVALUATION_EVIDENCE_ID, self.evidence_id),
+            (sc.GT_EVALUATION_DOCUMENT_POSITION, self.document_position),
         ]
         return {k: v for k, v in pairs if v is not None}
 

@@ -223,4 +223,6 @@ def genai_evaluation(v: SpanView, event: SpanEvent) -> Evaluation | None:
         explanation=e.text(sc.GENAI_EVALUATION_EXPLANATION),
         response_id=e.text(sc.GENAI_RESPONSE_ID),
         error_type=e.text(sc.ERROR_TYPE),
+        evidence_id=e.text(sc.GT_EVALUATION_EVIDENCE_ID),
+        document_position=e.integer(sc.GT_EVALUATION_DOCUMENT_POSITION),
     )

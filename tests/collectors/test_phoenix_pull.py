@@ -300,3 +300,52 @@ def test_a_malformed_annotation_fails_closed() -> None:
         with pytest.raises(TraceReadError, match="not a number") as info:
             list(pull_phoenix_traces("http://phoenix", "my project", client=client))
     assert "trace_annotations" in (info.value.path or "")
+
+
+def test_document_annotations_keep_the_document_they_are_under() -> None:
+    """Two annotations of one name on two documents of one retrieval span stay apart: each keeps
+    its position and the id of the document there (none kept in metadata: written by others)."""
+    retrieve = phoenix_span(
+        "00000000000000b2",
+        "00000000000000a1",
+        "RETRIEVER",
+        {
+            sc.GT_ACTION: "RETRIEVE",
+            f"{sc.OI_RETRIEVAL_DOCUMENTS}.0.{sc.OI_DOCUMENT_ID}": "d1",
+            f"{sc.OI_RETRIEVAL_DOCUMENTS}.1.{sc.OI_DOCUMENT_ID}": "d2",
+            f"{sc.OI_RETRIEVAL_DOCUMENTS}.2.{sc.OI_DOCUMENT_CONTENT}": "no id",
+        },
+    )
+
+    def on(position: int, label: str, score: float) -> dict[str, Any]:
+        return {
+            "name": "relevance", "label": label, "score": score, "explanation": None,
+            "metadata": {}, "documentPosition": position,
+            "updatedAt": "2026-03-01T10:05:00+00:00",
+        }  # fmt: skip
+
+    served = {f"documents:{retrieve['id']}": [on(1, "irrelevant", 0.0), on(0, "relevant", 1.0),
+                                              on(2, "relevant", 1.0)]}  # fmt: skip
+    pages = [{"data": [ROOT, retrieve], "next_cursor": None}]
+    with httpx.Client(transport=transport(pages, [], served)) as client:
+        (trace,) = pull_phoenix_traces("http://phoenix", "my project", client=client)
+    got = {
+        (e.span_id, e.name, e.evidence_id, e.document_position, e.score_label, e.score_value)
+        for e in trace.evaluations
+    }
+    span = retrieve["context"]["span_id"]
+    assert got == {
+        (span, "relevance", "d1", 0, "relevant", 1.0),
+        (span, "relevance", "d2", 1, "irrelevant", 0.0),
+        (span, "relevance", None, 2, "relevant", 1.0),  # no id there: the position tells it
+    }
+
+
+def test_a_document_annotation_without_a_position_fails_closed() -> None:
+    bad = {"name": "role", "label": "x", "metadata": {}, "updatedAt": "2026-03-01T10:05:00Z"}
+    pages = [{"data": [ROOT, RETRIEVE], "next_cursor": None}]
+    served = {f"documents:{RETRIEVE['id']}": [bad]}
+    with httpx.Client(transport=transport(pages, [], served)) as client:
+        with pytest.raises(TraceReadError, match="without a document position") as info:
+            list(pull_phoenix_traces("http://phoenix", "my project", client=client))
+    assert info.value.field == "annotation.documentPosition"

@@ -20,6 +20,7 @@ from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import WriteBackError
 from groundtrace.analyzer.writeback import Verdict, annotate_phoenix, phoenix_annotation, root_spans
+from groundtrace.analyzer.writeback._build import label_score
 from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
 from groundtrace.examples.agent_docs.app import run as run_agent
@@ -68,6 +69,8 @@ def test_gate_writes_each_case_decision_onto_the_candidate_root_span(gate_dir: P
     q1 = by_case["q1"]["attributes"]
     assert q1[sc.GENAI_EVALUATION_SCORE_LABEL] == "promote"
     assert q1[sc.GENAI_EVALUATION_EXPLANATION] == "fixed: all checks passed"
+    # a label-only verdict carries a score too: a blocked case does not chart as a promoted one
+    assert q1[sc.GENAI_EVALUATION_SCORE_VALUE] == 1.0 and q2[sc.GENAI_EVALUATION_SCORE_VALUE] == 0.0
     assert by_case["q1"]["resource"][sc.SERVICE_NAME] == "groundtrace-analyzer"
 
 
@@ -105,8 +108,11 @@ def test_paths_write_back_sends_each_status(tmp_path: Path) -> None:
         assert record["span_id"] == roots[case["trace_id"]]
         assert record["attributes"][sc.GENAI_EVALUATION_NAME] == sc.GT_EVALUATION_PATH_STATUS
         assert record["attributes"][sc.GENAI_EVALUATION_SCORE_LABEL] == case["status"]
+        score = record["attributes"].get(sc.GENAI_EVALUATION_SCORE_VALUE)
+        unscored = case["status"] in {"not_required", "not_applicable"}
+        assert score == (None if unscored else 1.0 if case["status"] == "pass" else 0.0)
     failing = [c for c in cases if c["status"] not in {"pass", "not_required"}]
-    assert failing
+    assert failing and any(c["status"] == "pass" for c in cases)
     assert all(sc.GENAI_EVALUATION_EXPLANATION in sent[c["id"]]["attributes"] for c in failing)
 
 
@@ -286,3 +292,9 @@ def test_interventions_write_back_puts_roles_on_the_retrieval_span(tmp_path: Pat
         assert attrs[sc.GT_EVALUATION_EVIDENCE_ID] == evidence_id and position >= 0
         assert attrs[sc.GT_EVALUATION_CASE_ID] == trace.request.case_id
         assert attrs[sc.GENAI_EVALUATION_SCORE_LABEL]  # roles, or "none"
+        assert attrs[sc.GT_EVALUATION_DOCUMENT_POSITION] == position
+        assert attrs.get(sc.GENAI_EVALUATION_SCORE_VALUE) == label_score(
+            sc.GT_EVALUATION_EVIDENCE_ROLE,
+            attrs[sc.GENAI_EVALUATION_SCORE_LABEL],
+            evaluable=sc.GENAI_EVALUATION_EXPLANATION not in attrs,
+        )
