@@ -22,7 +22,7 @@ An analysis is an :class:`Analysis` record of a few public names from its packag
   driver opens it, so a re-run resumes;
 * ``unit_key(unit)`` → a unit's content key (what the driver's estimate counts as done);
 * ``estimate(units, config, journal)`` → the model requests the units the journal does not
-  hold would make, and how many it holds (``--estimate``);
+  hold would make, and how many it holds (``--estimate``; it may be ``async``);
 * ``run_folder(config)`` → the folder of its journal and call cache when the config names
   one (``None``: the folder the reports are written in).
 
@@ -183,7 +183,11 @@ class Analysis(Generic[C, U, R]):
     journal: str | None = None
     unit_key: Callable[[U], str] | None = None
     estimate: (
-        Callable[[Sequence[U], C, UnitJournal | None], tuple[Sequence[ChatRequest], int]] | None
+        Callable[
+            [Sequence[U], C, UnitJournal | None],
+            tuple[Sequence[ChatRequest], int] | Awaitable[tuple[Sequence[ChatRequest], int]],
+        ]
+        | None
     ) = None
     run_folder: Callable[[C], str | Path] | None = None
 

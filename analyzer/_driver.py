@@ -163,7 +163,7 @@ def run_analysis(
     estimate: bool = False,
     progress: Progress | None = None,
     write_back: WriteBack | None = None,
-    concurrency: int = 4,
+    concurrency: int | None = 4,
     units: Sequence[Any] | None = None,
 ) -> AnalysisRun[R]:
     """Run ``analysis`` on ``config`` into ``out``; the synchronous :func:`run_analysis_async`.
@@ -200,7 +200,7 @@ async def run_analysis_async(
     estimate: bool = False,
     progress: Progress | None = None,
     write_back: WriteBack | None = None,
-    concurrency: int = 4,
+    concurrency: int | None = 4,
     units: Sequence[Any] | None = None,
 ) -> AnalysisRun[R]:
     """Run ``analysis`` on ``config`` end to end into the run folder ``out``.
@@ -219,7 +219,8 @@ async def run_analysis_async(
         progress: called with (phase, done, total) as work completes.
         write_back: sends the verdicts after the reports are written, when something was
             measured (``None``: nothing is sent).
-        concurrency: units in flight of the executor made here.
+        concurrency: units in flight of the executor made here (``None``: every unit at
+            once, when something else, a model client, bounds the calls).
         units: run these (some of the plan's) instead of planning.
 
     Raises:
@@ -237,37 +238,39 @@ async def run_analysis_async(
         raise ConfigError(f"{analysis.name} has no per-case results to write back",
                           field="--write-back")  # fmt: skip
     timings: dict[str, float] = {}
-    clock = time.perf_counter()
-    # planning reads files (and may start a loop of its own): off the event loop
-    planned = await asyncio.to_thread(analysis.plan, config) if units is None else units
-    timings["plan"] = time.perf_counter() - clock
     home = folder if analysis.run_folder is None else Path(analysis.run_folder(config))
     if estimate:
-        found = _estimate(analysis, planned, config, home, prices or _prices(budget))
+        planned = await _plan(analysis, config, units, timings)
+        found = await _estimate(analysis, planned, config, home, prices or _prices(budget))
         return AnalysisRun(analysis=analysis.name, result=None, estimate=found,
                            timings=timings, units=len(planned))  # fmt: skip
     ledger = UsageLedger()
     report = progress or _no_progress
-    clock = time.perf_counter()
+    run: Any = analysis.run  # the async context form, or the earlier blocking one
     with counting(ledger):
-        async with _executor(executor, concurrency, budget) as runner:
-            run: Any = analysis.run  # the async context form, or the earlier blocking one
-            if inspect.iscoroutinefunction(run):
-                async with _run_folder(analysis, home, folder) as journal:
+        if inspect.iscoroutinefunction(run):
+            # the folder is locked first: a run into a folder in use is refused at once
+            async with _run_folder(analysis, home, folder) as journal:
+                planned = await _plan(analysis, config, units, timings)
+                clock = time.perf_counter()
+                async with _executor(executor, concurrency, len(planned), budget) as runner:
                     context = RunContext(executor=runner, journal=journal, budget=budget,
                                          ledger=ledger, progress=report, out=home)  # fmt: skip
                     result: R = await run(planned, config, context)
-                    timings["run"] = time.perf_counter() - clock
-                    clock = time.perf_counter()
-                    reports = _write(analysis, result, folder)
-            else:  # the earlier form: a blocking run that locks its own folder
-                result = await asyncio.to_thread(run, planned, config, runner)
                 timings["run"] = time.perf_counter() - clock
                 clock = time.perf_counter()
-                from groundtrace.analyzer._runlock import RunFolderLock
+                reports = _write(analysis, result, folder)
+        else:  # the earlier form: a blocking run that locks its own folder
+            planned = await _plan(analysis, config, units, timings)
+            clock = time.perf_counter()
+            async with _executor(executor, concurrency, len(planned), budget) as runner:
+                result = await asyncio.to_thread(run, planned, config, runner)
+            timings["run"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            from groundtrace.analyzer._runlock import RunFolderLock
 
-                with RunFolderLock.acquire(folder):
-                    reports = _write(analysis, result, folder)
+            with RunFolderLock.acquire(folder):
+                reports = _write(analysis, result, folder)
     timings["report"] = time.perf_counter() - clock
     reason = analysis.nothing_measured(result)
     sent = False
@@ -283,6 +286,20 @@ async def run_analysis_async(
     )  # fmt: skip
 
 
+async def _plan(
+    analysis: Analysis[Any, Any, Any],
+    config: Any,
+    units: Sequence[Any] | None,
+    timings: dict[str, float],
+) -> Sequence[Any]:
+    """The units: ``units`` when given, else the plan (it reads files, and may start a loop
+    of its own: off the event loop)."""
+    clock = time.perf_counter()
+    planned = await asyncio.to_thread(analysis.plan, config) if units is None else units
+    timings["plan"] = time.perf_counter() - clock
+    return planned
+
+
 def _prices(budget: Budget | None) -> PriceTable | None:
     return None if budget is None else budget.prices
 
@@ -293,12 +310,14 @@ def _write(analysis: Analysis[Any, Any, R], result: R, folder: Path) -> tuple[Pa
 
 @contextlib.asynccontextmanager
 async def _executor(
-    given: Executor | None, concurrency: int, budget: Budget | None
+    given: Executor | None, concurrency: int | None, units: int, budget: Budget | None
 ) -> AsyncIterator[Executor]:
-    """The executor the run uses, its stop condition the budget for the run's time."""
+    """The executor the run uses (made here: ``concurrency`` units in flight, ``None``: every
+    unit at once), its stop condition the budget for the run's time."""
     from groundtrace.analyzer.executor import LocalExecutor, RayExecutor
 
-    runner: Executor = LocalExecutor(concurrency) if given is None else given
+    in_flight = max(1, units) if concurrency is None else concurrency
+    runner: Executor = LocalExecutor(in_flight) if given is None else given
     own = runner if isinstance(runner, LocalExecutor | RayExecutor) else None
     before = None if own is None else own.stop_when
     if own is not None and budget is not None:
@@ -341,7 +360,7 @@ async def _run_folder(
             journal.close()
 
 
-def _estimate(
+async def _estimate(
     analysis: Analysis[Any, Any, Any],
     units: Sequence[Any],
     config: Any,
@@ -360,7 +379,8 @@ def _estimate(
         requests: Sequence[ChatRequest] = ()
         done = 0
         if analysis.estimate is not None:
-            requests, done = analysis.estimate(units, config, journal)
+            asked = analysis.estimate(units, config, journal)  # or its coroutine
+            requests, done = await asked if inspect.isawaitable(asked) else asked
         elif journal is not None and analysis.unit_key is not None:
             keys = [analysis.unit_key(u) for u in units]
             done = sum(1 for k in keys if (e := journal.entry(k)) is not None and e.ok)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ._app import console, err_console, handle_errors, print_reading
-from ._budget import CallOptions
+from ._budget import CallOptions, CallSettings
 from ._executor import ExecutorOptions
 from ._options import uses
 from ._progress import ProgressReporter
@@ -36,22 +36,24 @@ def drive(
     out: Path,
     *,
     executor: ExecutorOptions,
-    calls: CallOptions,
-    concurrency: int,
-    write_back: WriteBackOptions,
+    settings: CallSettings,
+    estimate: bool,
+    in_flight: int | None,
+    write_back: WriteBackOptions | None,
     as_json: bool,
     units: Any = None,
 ) -> AnalysisRun[Any] | None:
-    """Run ``analysis`` on ``config`` into ``out`` through the driver, as every command does.
+    """Run ``analysis`` on ``config`` into ``out`` through the driver, as every command does:
+    ``in_flight`` units at a time on the executor the options ask for (``None``: every unit
+    at once in this process), under the call settings' budget (:meth:`CallOptions.settings`).
 
-    With ``--estimate`` the estimate is printed and ``None`` returned (nothing ran); else the
+    With ``estimate`` the estimate is printed and ``None`` returned (nothing ran); else the
     run's envelope (the caller prints it, then :func:`finish`).
     """
     from groundtrace.analyzer import run_analysis
 
-    settings = calls.settings(concurrency)
-    send = write_back.send if write_back.requested else None
-    if calls.estimate:
+    send = write_back.send if write_back is not None and write_back.requested else None
+    if estimate:
         done = run_analysis(
             analysis, config, out=out, prices=settings.prices, estimate=True, units=units
         )
@@ -61,11 +63,17 @@ def drive(
         found = done.estimate
         typer.echo(encode(found).decode() if as_json else found.text(), nl=as_json)
         return None
-    with ProgressReporter(err_console) as progress, executor.open(concurrency) as runner:
-        return run_analysis(
-            analysis, config, out=out, executor=runner, budget=settings.budget,
-            progress=progress, write_back=send, units=units,
-        )  # fmt: skip
+    with ProgressReporter(err_console) as progress:
+        if in_flight is None:
+            return run_analysis(
+                analysis, config, out=out, concurrency=None, budget=settings.budget,
+                progress=progress, write_back=send, units=units,
+            )  # fmt: skip
+        with executor.open(in_flight) as runner:
+            return run_analysis(
+                analysis, config, out=out, executor=runner, budget=settings.budget,
+                progress=progress, write_back=send, units=units,
+            )  # fmt: skip
 
 
 def finish(done: AnalysisRun[Any]) -> None:
@@ -141,10 +149,10 @@ def analyze_command(
     if write_back.requested and analysis.verdicts is None:
         raise ConfigError(f"{analysis.name} has no per-case results to write back",
                           field="--write-back")  # fmt: skip
-    settings = load_config(analysis, config)
+    record = load_config(analysis, config)
     done = drive(
-        analysis, settings, out, executor=executor, calls=calls, concurrency=concurrency,
-        write_back=write_back, as_json=as_json,
+        analysis, record, out, executor=executor, settings=calls.settings(concurrency),
+        estimate=calls.estimate, in_flight=concurrency, write_back=write_back, as_json=as_json,
     )  # fmt: skip
     if done is None:
         return

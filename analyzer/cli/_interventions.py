@@ -132,8 +132,8 @@ def register(app: typer.Typer) -> None:
             recompute_original=recompute_original, strict=strict,
         )  # fmt: skip
         done = drive(
-            ANALYSIS, config, out, executor=executor, calls=calls, concurrency=units,
-            write_back=write_back, as_json=as_json,
+            ANALYSIS, config, out, executor=executor, settings=settings, estimate=calls.estimate,
+            in_flight=units, write_back=write_back, as_json=as_json,
         )  # fmt: skip
         if done is None:  # --estimate: printed
             return

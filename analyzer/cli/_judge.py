@@ -1,33 +1,31 @@
 """``groundtrace judge ...``: validate a judge on a gold set, check its record, run it.
 
-``judge run`` and ``judge validate`` are front-ends over the judge analysis's shape
-(``groundtrace.analyzer.judge``): their options make its :class:`Config`, then ``plan`` ->
-``run`` on the executor -> ``write_report`` -> ``reading``; ``--estimate``, ``--json`` and
-``--write-back`` are theirs.
+``judge run`` and ``judge validate`` are front-ends over the judge analysis
+(``groundtrace.analyzer.judge``): their options make its :class:`Config`, which the one driver
+runs (:func:`~groundtrace.analyzer.run_analysis`: lock, budget, ``--estimate``, progress,
+reports, write-back, exit code); the printing is theirs.
 """
 
 from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
-from ._app import console, err_console, handle_errors, print_reading
-from ._budget import CallOptions, CallSettings, existing_cache, print_estimate
+from ._analyze import drive, finish
+from ._app import console, handle_errors, print_reading
+from ._budget import CallOptions, CallSettings
 from ._executor import ExecutorOptions
 from ._options import fields_as_options, uses, without
-from ._progress import ProgressReporter
 from ._reading import StrictOpt, check_unreadable
-from ._runfolder import holds_out_folder
 from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.executor import Executor
-    from groundtrace.analyzer.judge import Config, JudgeCase, JudgeReport, JudgeRunSummary
+    from groundtrace.analyzer import AnalysisRun
+    from groundtrace.analyzer.judge import Config, JudgeReport, JudgeRunSummary
 
 __all__ = ["register"]
 
@@ -98,54 +96,39 @@ def _cache(out: Path, estimate: bool) -> str | None:
     return None if estimate else str(out / CACHE_FILE)
 
 
-def _judge_with_progress(
-    units: Sequence[JudgeCase], config: Config, executor: Executor
-) -> JudgeReport:
-    """``judge.run`` with a progress line on stderr as each case is judged."""
-    from groundtrace.analyzer.judge import JudgeResult, run
+def _drive(
+    config: Config,
+    out: Path,
+    *,
+    settings: CallSettings,
+    estimate: bool,
+    in_flight: int | None,
+    as_json: bool,
+    executor: ExecutorOptions | None = None,
+    write_back: WriteBackOptions | None = None,
+    command: str | None = None,
+) -> AnalysisRun[JudgeReport] | None:
+    """The judge through the driver (the options naming bad config fields); ``None`` after
+    an estimate. ``command`` is named at the end of a validation's report."""
+    import dataclasses
+    import functools
 
-    done = 0
-    with ProgressReporter(err_console) as progress:
+    from groundtrace.analyzer.judge import ANALYSIS, write_report
 
-        def tick(_: JudgeResult) -> None:
-            nonlocal done
-            done += 1
-            progress("judging", done, len(units))
-
-        with fields_as_options(_OPTIONS):
-            return run(units, config, executor, on_result=tick)
-
-
-def _estimate(
-    config: Config, units: Sequence[JudgeCase], out: Path, calls: CallSettings, *, as_json: bool
-) -> None:
-    """``--estimate``: the judge's requests for ``units`` against the cache in ``out``."""
-    import asyncio
-
-    from groundtrace.analyzer.judge import CACHE_FILE, LLMJudge, build_judge
-
+    analysis = ANALYSIS
+    if command is not None:
+        analysis = dataclasses.replace(
+            ANALYSIS, write_report=functools.partial(write_report, command=command)
+        )
     with fields_as_options(_OPTIONS):
-        judge, client = build_judge(config, cache=False)
-    requests = [judge.request(c) for c in units] if isinstance(judge, LLMJudge) else []
-    if client is not None:
-        asyncio.run(client.aclose())  # nothing was sent
-    with existing_cache(out / CACHE_FILE) as cache:
-        print_estimate(requests, cache, calls.prices, as_json=as_json)
-
-
-def _stop_if_nothing_measured(report: JudgeReport, out: Path) -> None:
-    from groundtrace.analyzer.judge import nothing_measured
-
-    why = nothing_measured(report)
-    if why is not None:
-        from groundtrace.analyzer.errors import NothingMeasuredError
-
-        raise NothingMeasuredError(f"nothing measured: {why}; files in {out}")
+        return drive(
+            analysis, config, out, executor=executor or ExecutorOptions(), settings=settings,
+            estimate=estimate, in_flight=in_flight, write_back=write_back, as_json=as_json,
+        )  # fmt: skip
 
 
 @judge_app.command("validate")
 @handle_errors
-@holds_out_folder
 @uses(without(CallOptions, "max_calls", "max_cost"))
 def validate_command(
     gold: Annotated[Path, typer.Option("--gold", help="Gold set JSONL.")],
@@ -187,7 +170,7 @@ def validate_command(
     printed.
     """
     from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.judge import Config, plan, write_report
+    from groundtrace.analyzer.judge import Config
 
     config = Config(
         judge=judge,
@@ -210,22 +193,21 @@ def validate_command(
         rate_limit=calls.rate_limit,
         cache=_cache(out, calls.estimate),
     )
-    with fields_as_options(_OPTIONS):
-        units = plan(config)
-    settings = calls.settings(concurrency)
-    if calls.estimate:
-        _estimate(config, units, out, settings, as_json=as_json)
-        return
     # every item at once (on this process): the model client bounds the calls
-    with ExecutorOptions().open(max(1, len(units))) as runner:
-        report = _judge_with_progress(units, config, runner)
-    main = write_report(report, out, command=shlex.join(["groundtrace", *sys.argv[1:]]))
-    assert report.validation is not None  # a config with gold is a validation
+    done = _drive(
+        config, out, settings=calls.settings(concurrency), estimate=calls.estimate,
+        in_flight=None, as_json=as_json,
+        command=shlex.join(["groundtrace", *sys.argv[1:]]),
+    )  # fmt: skip
+    if done is None:
+        return
+    report = done.result
+    assert report is not None and report.validation is not None  # a validation
     if as_json:
         typer.echo(encode(report.validation).decode())
     else:
-        typer.echo(main.read_text(encoding="utf-8"), nl=False)
-    _stop_if_nothing_measured(report, out)
+        typer.echo(done.reports[0].read_text(encoding="utf-8"), nl=False)
+    finish(done)
 
 
 @judge_app.command("check")
@@ -288,7 +270,6 @@ def check_command(
 
 @judge_app.command("run")
 @handle_errors
-@holds_out_folder
 @uses(WriteBackOptions, ExecutorOptions, CallOptions)
 def run_command(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")],
@@ -330,14 +311,7 @@ def run_command(
     protocol error) the files are written and the command exits 6, naming why.
     """
     from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.judge import (
-        DEFAULT_CONCURRENCY,
-        Config,
-        plan,
-        reading,
-        verdicts,
-        write_report,
-    )
+    from groundtrace.analyzer.judge import DEFAULT_CONCURRENCY, Config
 
     config = Config(
         judge=judge,
@@ -356,25 +330,24 @@ def run_command(
         rate_limit=calls.rate_limit,
         cache=_cache(out, calls.estimate),
     )
-    with fields_as_options(_OPTIONS):
-        units = plan(config)  # --strict refuses unreadable trace lines here
-    check_unreadable(units.read_errors, False)
     settings = calls.settings(concurrency)
-    if calls.estimate:
-        _estimate(config, units, out, settings, as_json=as_json)
-        return
     endpoint = None if judge == "lexical" else judge
-    in_flight = settings.concurrency(endpoint, DEFAULT_CONCURRENCY)
-    with executor.open(in_flight, settings.budget) as runner:
-        report = _judge_with_progress(units, config, runner)
-    write_report(report, out)
-    write_back.send(lambda: verdicts(report, config))
+    done = _drive(  # planning, --strict refuses unreadable trace lines
+        config, out, settings=settings, estimate=calls.estimate,
+        in_flight=settings.concurrency(endpoint, DEFAULT_CONCURRENCY), as_json=as_json,
+        executor=executor, write_back=write_back,
+    )  # fmt: skip
+    if done is None:
+        return
+    report = done.result
+    assert report is not None  # not an estimate
+    check_unreadable(report.summary.read_errors, False)
     if as_json:
         typer.echo(encode(report.summary).decode())
     else:
         _print_run(report.summary)
-        print_reading(reading(report))
-    _stop_if_nothing_measured(report, out)
+        print_reading(done.reading)
+    finish(done)
 
 
 def _print_run(summary: JudgeRunSummary) -> None:

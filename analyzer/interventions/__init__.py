@@ -1,30 +1,22 @@
 """Evidence utility by intervention (SPEC 4.2): axes, statistics, roles, targets, pools.
 
-The analysis in its shape (``groundtrace analyze interventions``): a :class:`Config`, then
-:func:`plan` → :func:`run` → :func:`write_report` → :func:`reading`.
+The analysis in its shape (``groundtrace interventions``, ``groundtrace analyze
+interventions``): a :class:`Config` run by the one driver, which plans, locks the run folder,
+opens its journal, runs (:func:`run`, async), writes the reports and decides the exit code.
 
 Usage::
 
-    from pathlib import Path
-
-    from groundtrace.analyzer.executor import executor_for
-    from groundtrace.analyzer.interventions import (
-        Config, nothing_measured, plan, reading, run, write_report,
-    )
+    from groundtrace.analyzer import run_analysis
+    from groundtrace.analyzer.interventions import ANALYSIS, Config
 
     config = Config(out="runs/interventions", traces=("runs/demo/traces",),
                     cases="runs/demo/cases.jsonl", operators=("REMOVE",))
-    executor = executor_for("local", concurrency=config.concurrency)
-    try:
-        result = run(plan(config), config, executor)
-    finally:
-        executor.close()
-    write_report(result, Path(config.out))
-    print(result.summary.operators["REMOVE"].axes["correctness"].mean_delta)
-    print(nothing_measured(result) or reading(result))
+    done = run_analysis(ANALYSIS, config, out=config.out, concurrency=config.concurrency)
+    print(done.result.summary.operators["REMOVE"].axes["correctness"].mean_delta)
+    print(done.reason or done.reading)
 
-:func:`run_interventions` does the same from a :class:`RunConfig` (the run folder plus the
-plan, replay, axis and statistics settings) and writes the reports into the run folder.
+:func:`run_interventions` (deprecated) does the same from a :class:`RunConfig` (the run
+folder plus the plan, replay, axis and statistics settings).
 The steps behind the run (axes and comparisons, targets, the replacement pool, roles,
 joint ablation) live in the private modules of this package; they all take the evidence
 items as :class:`groundtrace.analyzer.replay.ReplayChunk`.

@@ -21,23 +21,17 @@ Usage::
     record = build_record(report, judge.fingerprint(profile.threshold), profile)
     print(record.mode)  # "gate_eligible" or "review_only"
 
-The same through the analysis shape (what ``groundtrace judge validate`` and ``groundtrace
+The same through the one driver (what ``groundtrace judge validate`` and ``groundtrace
 analyze judge --config FILE`` run): a :class:`Config` without ``gold`` scores its ``traces`` and
 ``cases`` (``judge run``); with ``gold`` the result also holds the validation and its record::
 
-    from pathlib import Path
-
-    from groundtrace.analyzer.executor import executor_for
-    from groundtrace.analyzer.judge import Config, plan, reading, run, write_report
+    from groundtrace.analyzer import run_analysis
+    from groundtrace.analyzer.judge import ANALYSIS, Config
 
     config = Config(gold="gold.jsonl", dimension="adherence")
-    executor = executor_for("local", concurrency=4)
-    try:
-        result = run(plan(config), config, executor)
-    finally:
-        executor.close()
-    print(write_report(result, Path("out/judge")))  # out/judge/report.md
-    print(reading(result))
+    done = run_analysis(ANALYSIS, config, out="out/judge")
+    print(done.reports[0])  # out/judge/report.md
+    print(done.reading)
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ validation writes ``validation.json``, ``validation_record_<dimension>.json``,
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,12 +27,13 @@ from ._record import ValidationRecord, build_record
 from ._records import JudgeRunSummary, JudgeValidation
 from ._report import render_validation_markdown
 from ._run import judge_all, summarize_results
-from ._types import Judge, JudgeCase, JudgeResult
+from ._types import JudgeCase, JudgeResult
 from ._validate import meta_evaluate
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.executor import Executor
-    from groundtrace.analyzer.llm import ModelClient
+    from groundtrace.analyzer import RunContext
+    from groundtrace.analyzer.executor import UnitJournal
+    from groundtrace.analyzer.llm import ChatRequest
     from groundtrace.analyzer.writeback import Linked
 
 __all__ = ["ANALYSIS", "JudgeReport", "nothing_measured", "run", "verdicts", "write_report"]
@@ -56,48 +56,38 @@ class JudgeReport(Result, frozen=True, kw_only=True):
     record: ValidationRecord | None = None
 
 
-async def _judge(
-    judge: Judge,
-    cases: Sequence[JudgeCase],
-    client: ModelClient | None,
-    executor: Executor,
-    on_result: Callable[[JudgeResult], None] | None,
-) -> list[JudgeResult]:
-    try:
-        return await judge_all(judge, cases, on_done=on_result, executor=executor)
-    finally:
-        if client is not None:
-            await client.aclose()
-
-
-def run(
-    units: Sequence[JudgeCase],
-    config: Config,
-    executor: Executor,
-    *,
-    on_result: Callable[[JudgeResult], None] | None = None,
-) -> JudgeReport:
-    """Judge every unit on ``executor``; with a gold set, meta-evaluate the judge on it.
+async def run(units: Sequence[JudgeCase], config: Config, context: RunContext) -> JudgeReport:
+    """Judge every unit on the run's executor; with a gold set, meta-evaluate the judge on it.
 
     Args:
         units: the cases, as :func:`plan` returns them (a plain sequence of cases is judged
             as given, the rest of the plan read again from ``config``).
         config: the configuration.
-        executor: what runs the cases, one unit each (its budget, if any, stops the run).
-        on_result: called in this process as each judgment arrives (progress).
+        context: the run's executor (one unit a case; the run's budget stops it) and
+            progress (``judging``, as each judgment arrives).
 
     Raises:
         ConfigError: bad judge or profile settings.
-        BudgetReachedError: the executor's budget stopped the run.
+        BudgetReachedError: the run's budget stopped it.
     """
     judged = plan_of(units, config)
     profile, working = acceptance(config)
     judge, client = build_judge(config)
+    total = len(judged.cases)
+    done = 0
+
+    def tick(_: JudgeResult) -> None:
+        nonlocal done
+        done += 1
+        context.progress("judging", done, total)
+
     try:
-        results = asyncio.run(_judge(judge, judged.cases, client, executor, on_result))
+        results = await judge_all(judge, judged.cases, on_done=tick, executor=context.executor)
     finally:
-        if client is not None and client.cache is not None:
-            client.cache.close()
+        if client is not None:
+            await client.aclose()
+            if client.cache is not None:
+                client.cache.close()
     fingerprint = dict(judge.fingerprint(working))
     counts = None if client is None else client.stats.snapshot()
     summary = msgspec.structs.replace(
@@ -131,6 +121,22 @@ def run(
     return JudgeReport(
         judgments=tuple(results), summary=summary, validation=validation, record=record
     )
+
+
+async def estimate(
+    units: Sequence[JudgeCase], config: Config, journal: UnitJournal | None
+) -> tuple[list[ChatRequest], int]:
+    """The model requests judging ``units`` makes (none for the lexical judge); nothing is
+    sent. The judge keeps no journal: no unit is done before the run."""
+    from ._llm_judge import LLMJudge
+
+    judge, client = build_judge(config, cache=False)
+    try:
+        cases = plan_of(units, config).cases
+        return ([judge.request(c) for c in cases] if isinstance(judge, LLMJudge) else []), 0
+    finally:
+        if client is not None:
+            await client.aclose()  # nothing was sent
 
 
 def _write_judgments(path: Path, results: Sequence[JudgeResult]) -> None:
@@ -224,4 +230,5 @@ ANALYSIS: Analysis[Config, JudgeCase, JudgeReport] = Analysis(
     reading=reading,
     nothing_measured=nothing_measured,
     verdicts=verdicts,
+    estimate=estimate,
 )

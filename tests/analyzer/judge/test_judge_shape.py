@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
 from typer.testing import CliRunner
 
-from groundtrace.analyzer import get_analysis, load_config, read
+from groundtrace.analyzer import get_analysis, load_config, read, run_analysis
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError, InputError
-from groundtrace.analyzer.executor import executor_for
 from groundtrace.analyzer.judge import (
     ANALYSIS,
     AcceptanceProfile,
@@ -119,12 +121,11 @@ def inputs(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _run(units: object, config: Config) -> JudgeReport:
-    executor = executor_for("local", concurrency=4)
-    try:
-        return run(units, config, executor)  # type: ignore[arg-type]
-    finally:
-        executor.close()
+def _run(units: Sequence[Any], config: Config) -> JudgeReport:
+    """The judge through the driver (its reports in a folder of their own)."""
+    done = run_analysis(ANALYSIS, config, out=Path(tempfile.mkdtemp()), units=units)
+    assert done.result is not None
+    return done.result
 
 
 def test_the_record_is_what_get_analysis_returns() -> None:
