@@ -48,6 +48,10 @@ if TYPE_CHECKING:
 
 __all__ = ["read_exports"]
 
+#: The top-level keys of an OTLP/JSON logs export (both spellings the receivers accept).
+_LOGS_KEYS: Final = frozenset({"resourceLogs", "resource_logs"})
+_EXPORT_KEYS: Final = _LOGS_KEYS | {"resourceSpans", "resource_spans"}
+
 _NOT_OTLP: Final = (
     "a trace-model (τ) file holds no OTLP export to send (send the OTLP files it was made from)"
 )
@@ -148,7 +152,11 @@ class _Exports:
             validate_request,
         )
 
-        if isinstance(obj, dict) and "resourceLogs" in obj and "resourceSpans" not in obj:
+        keys = obj.keys() & _EXPORT_KEYS if isinstance(obj, dict) else set()
+        if not keys:
+            self.error("not an OTLP export (no resourceSpans or resourceLogs)", number)
+            return None
+        if keys <= _LOGS_KEYS:
             self.report.records += 1
             self.report.log_records += _json_log_count(obj)
             return None
@@ -186,6 +194,9 @@ class _Exports:
                     continue
                 if not spans and self._logs(data):
                     continue
+                if not request.resource_spans and data:
+                    self.error(f"message {index}: not an OTLP trace or logs export", index)
+                    continue
                 counted = self._counted(request, spans)
                 if counted is not None:
                     yield counted
@@ -210,9 +221,9 @@ class _Exports:
 
 def _json_log_count(obj: dict[str, Any]) -> int:
     return sum(
-        len(scope.get("logRecords") or [])
-        for resource in obj.get("resourceLogs") or []
+        len(scope.get("logRecords") or scope.get("log_records") or [])
+        for resource in obj.get("resourceLogs") or obj.get("resource_logs") or []
         if isinstance(resource, dict)
-        for scope in resource.get("scopeLogs") or []
+        for scope in resource.get("scopeLogs") or resource.get("scope_logs") or []
         if isinstance(scope, dict)
     )

@@ -283,9 +283,12 @@ def test_bad_lines_are_named_and_skipped(tmp_path: Path) -> None:
     good = request_to_json_line(full_request())
     line = good.rstrip(b"\n")
     path = tmp_path / "damaged.jsonl"
-    # line 1: not JSON; line 2: a torn export glued to a whole one; line 3: a bad id
+    # line 1: not JSON; line 2: a torn export glued to a whole one; line 3: a bad id;
+    # line 4: JSON, not an export; line 5: binary
     bad_id = line.replace(b"5b8efff798038103d269b633813fc60c", b"zz", 1)
-    path.write_bytes(b"{not json\n" + line[:40] + line + b"\n" + bad_id + b"\n")
+    path.write_bytes(
+        b"{not json\n" + line[:40] + line + b"\n" + bad_id + b'\n{"spans": []}\n\x00\x01\n'
+    )
     with Receiver("127.0.0.1", 0, tmp_path / "rx") as rx:
         code, out, err = run(str(path), "--endpoint", rx.endpoint, "--json")
     assert code == 0, out + err
@@ -295,8 +298,11 @@ def test_bad_lines_are_named_and_skipped(tmp_path: Path) -> None:
         (str(path), 1),
         (str(path), 2),
         (str(path), 3),
+        (str(path), 4),
+        (str(path), 5),
     ]
-    assert "3 unreadable trace line(s) skipped" in err and f"{path}:1" in err
+    assert "not an OTLP export" in summary["read_errors"][3]["message"]
+    assert "5 unreadable trace line(s) skipped" in err and f"{path}:1" in err
     assert spans_of(stored(tmp_path / "rx")) == spans_of([full_request()])
 
 
@@ -326,6 +332,11 @@ def test_nothing_readable_exits_2(tmp_path: Path) -> None:
     code, _, err = run(str(path), "--endpoint", "http://127.0.0.1:9")
     assert code == 2
     assert "no span could be read" in err and f"{path}:1" in err
+    # a protobuf message that is no export (an unknown field only) is named too
+    (tmp_path / "bad.jsonl").unlink()
+    (tmp_path / "other.pb").write_bytes(b"\x02\x50\x01")  # one framed message
+    code, _, err = run(str(tmp_path), "--endpoint", "http://127.0.0.1:9")
+    assert code == 2 and "message 1: not an OTLP trace or logs export" in err
 
 
 def test_bad_options_are_refused(inputs: Path) -> None:
