@@ -478,3 +478,26 @@ def test_decisions_are_frozen_records_with_their_defaults() -> None:
     assert bare.counts == {} and bare.evaluable_share == 0.0
     with pytest.raises(AttributeError):
         bare.decision = Decision.BLOCK  # type: ignore[misc]
+
+
+def test_bayes_records_are_frozen_and_messages_exact() -> None:
+    import dataclasses
+
+    counts = StratumCounts(3, 2)
+    with pytest.raises(AttributeError):
+        counts.k = 3  # type: ignore[misc]
+    for record in (StratumThresholds(0.1, 0.8, 0.5), BayesSettings()):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            record.delta = 0.5  # type: ignore[misc]
+    with pytest.raises(ValueError, match=r"^most_severe\(\) of no decisions$"):
+        most_severe([])
+    with pytest.raises(ValueError, match=r"^invalid stratum counts k=2, n=1$"):
+        StratumCounts(1, 2)
+
+
+def test_a_stratum_with_one_case_in_each_run_gets_its_own_risk() -> None:
+    settings = BayesSettings(samples=2000, strata={"one": StratumThresholds(0.0, 0.9, 0.6)})
+    res = compare({"one": StratumCounts(1, 1)}, {"one": StratumCounts(1, 0)}, settings)
+    (one,) = res.strata
+    assert one.rho is not None and one.decision is not None
+    assert one.rho == pytest.approx(5 / 6, abs=0.03)  # P(Beta(1,2) < Beta(2,1))
