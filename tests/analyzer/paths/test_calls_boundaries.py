@@ -58,6 +58,9 @@ def test_calls_out_of_order_are_flagged_with_their_indices() -> None:
     assert match.pairs == {0: 1, 1: 0}
     assert codes(match) == [(CallErrorCode.WRONG_ORDER, 1, 0)]
     assert not check_calls(required, [ran("book"), ran("check_slots")]).errors  # unordered: fine
+    # the call named is the first one that fits, not the first one unused
+    later = check_calls(required, [ran("noise"), ran("book"), ran("check_slots")], ordered=True)
+    assert codes(later) == [(CallErrorCode.WRONG_ORDER, 1, 1)]
 
 
 def test_ordered_match_resumes_after_the_previous_match() -> None:
@@ -95,9 +98,10 @@ def test_unordered_one_call_satisfies_one_requirement() -> None:
 
 
 def test_a_wrong_value_is_diagnosed_on_the_same_function() -> None:
-    match = check_calls([req("f", x=[1])], [ran("g"), ran("f", x=3)])
+    match = check_calls([req("f", x=[1, ""])], [ran("g"), ran("f", x=3)])
     assert codes(match) == [(CallErrorCode.WRONG_VALUE, 0, 1)]
     assert match.errors[0].argument == "x"
+    assert match.errors[0].message == "f: argument 'x' = 3 is not among [1]"
 
 
 def test_a_call_never_made_is_missing() -> None:
@@ -121,6 +125,14 @@ def test_strict_refuses_an_extra_call_lenient_allows_it() -> None:
 def test_strict_names_the_wrong_function_once() -> None:
     match = check_calls([req("f")], [ran("g")], strict=True)
     assert codes(match) == [(CallErrorCode.WRONG_FUNCTION, 0, 0)]
+
+
+def test_strict_names_each_wrong_function() -> None:
+    match = check_calls([req("f"), req("h")], [ran("g"), ran("k")], strict=True)
+    assert codes(match) == [
+        (CallErrorCode.WRONG_FUNCTION, 0, 0),
+        (CallErrorCode.WRONG_FUNCTION, 1, 1),
+    ]
 
 
 def test_strict_counts_a_misfit_call_of_the_required_function_once() -> None:
