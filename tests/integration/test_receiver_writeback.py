@@ -28,6 +28,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from groundtrace.analyzer.writeback import Verdict, export_otlp
+from groundtrace.analyzer.writeback._build import label_score
 from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
 from groundtrace.examples.agent_docs.app import run as run_agent
@@ -45,6 +47,9 @@ AGENT_CASES = EXAMPLE_DIR / "cases.jsonl"
 CLI_TIMEOUT_S = 300
 #: Path statuses and gate decisions that need no reasons.
 PASSING = frozenset({"pass", "not_required", "promote"})
+#: The documented scores of label-only verdicts (docs/ci.md), written out independently.
+GATE_SCORES = {"promote": 1.0, "manual_review": 0.5, "block": 0.0, "not_evaluable": None}
+PATH_SCORES = {"pass": 1.0, "not_required": None, "not_applicable": None}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -90,6 +95,29 @@ def read_back(traces: dict[str, Trace]) -> set[tuple[Any, ...]]:
     }
 
 
+def roles_on_one_span(traces: dict[str, Trace]) -> list[Verdict]:
+    """A helpful and a harmful role on two documents of one retrieval span of a RAG trace."""
+    for trace in sorted(traces.values(), key=lambda t: t.trace_id):
+        for step in sorted({e.step_span_id for e in trace.evidence}):
+            documents = [e.id for e in trace.evidence if e.step_span_id == step]
+            if len(documents) < 2:
+                continue
+            return [
+                Verdict(
+                    trace.trace_id,
+                    step,
+                    sc.GT_EVALUATION_EVIDENCE_ROLE,
+                    case_id=trace.request.case_id,
+                    label=label,
+                    score=label_score(sc.GT_EVALUATION_EVIDENCE_ROLE, label),
+                    evidence_id=documents[position],
+                    document_position=position,
+                )
+                for position, label in ((0, "constructive"), (1, "distracting"))
+            ]
+    raise AssertionError("no retrieval span with two documents")
+
+
 @pytest.fixture(scope="module")
 def loop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("loop")
@@ -107,11 +135,15 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         after_first = stored(store)
         second = analyses(store, base, work / "second")
         after_second = stored(store)
+        roles = roles_on_one_span(after_second)
+        export_otlp(roles, base)
+        after_roles = stored(store)
         assert server.stop(signal.SIGTERM) == 0
     finally:
         server.kill_if_running()
     return {
         "work": work, "before": before, "first": after_first, "second": after_second,
+        "roles": roles, "after_roles": after_roles,
         "codes": [first, second], "rag_cases": [c["_id"] for c in cases],
     }  # fmt: skip
 
@@ -131,27 +163,42 @@ def test_each_trace_gets_back_what_each_analysis_reported(loop: dict[str, Any]) 
     expected: set[tuple[Any, ...]] = set()
     for case in _json(out / "paths" / "report.json")["cases"]:
         trace = by_case[case["id"]]
-        expected.add((trace.trace_id, root(trace), sc.GT_EVALUATION_PATH_STATUS, case["status"]))
+        score = PATH_SCORES.get(case["status"], 0.0)  # every other status is a failure
+        expected.add(
+            (trace.trace_id, root(trace), sc.GT_EVALUATION_PATH_STATUS, case["status"], score)
+        )
     for case in _json(out / "gate" / "report.json")["cases"]:
         trace = by_case[case["case_id"]]
-        expected.add((trace.trace_id, root(trace), sc.GT_EVALUATION_GATE_CASE, case["decision"]))
+        score = GATE_SCORES[case["decision"]]
+        expected.add(
+            (trace.trace_id, root(trace), sc.GT_EVALUATION_GATE_CASE, case["decision"], score)
+        )
     judged = [json.loads(line) for line in (out / "judge" / "judgments.jsonl").open()]
     assert {j["case_id"] for j in judged} >= set(loop["rag_cases"])
     scores: set[tuple[Any, ...]] = set()
     for row in judged:  # on the LLM call that answered, with its response id
         trace = by_case[row["case_id"]]
-        (llm,) = [s for s in trace.steps if s.action == sc.Action.LLM.value]
+        llms = [s for s in trace.steps if s.action == sc.Action.LLM.value]
+        if not llms:  # the agent answers without an LLM call: on its (last) ANSWER step
+            answer = [s for s in trace.steps if s.action == sc.Action.ANSWER.value][-1]
+            assert row["case_id"] not in loop["rag_cases"]
         for metric, score in row["scores"].items():
-            scores.add((trace.trace_id, llm.span_id, f"{sc.GT_EVALUATION_JUDGE}.{metric}", score))
-        assert {e.response_id for e in trace.evaluations if e.span_id == llm.span_id} == {
-            llm.attributes[sc.GENAI_RESPONSE_ID]
-        }
+            target = llms[0].span_id if llms else answer.span_id
+            scores.add((trace.trace_id, target, f"{sc.GT_EVALUATION_JUDGE}.{metric}", score))
+        if llms:
+            (llm,) = llms
+            assert {e.response_id for e in trace.evaluations if e.span_id == llm.span_id} == {
+                llm.attributes[sc.GENAI_RESPONSE_ID]
+            }
     got = read_back(after)
-    labelled = {(t, s, n, label) for t, s, n, _v, label, _x, _e in got if _v is None}
-    scored = {(t, s, n, value) for t, s, n, value, _l, _x, _e in got if value is not None}
+    judge = f"{sc.GT_EVALUATION_JUDGE}."
+    # label-only verdicts come back with their score: a failed path does not read as a pass
+    labelled = {(t, s, n, label, v) for t, s, n, v, label, _x, _e in got if not n.startswith(judge)}
+    scored = {(t, s, n, value) for t, s, n, value, _l, _x, _e in got if n.startswith(judge)}
     assert labelled == expected
+    assert {v for *_rest, v in expected} >= {0.0, 1.0}  # passes and failures both present
     assert scored == scores and scores
-    failing = {(t, s, n) for t, s, n, label in expected if label not in PASSING}
+    failing = {(t, s, n) for t, s, n, label, _v in expected if label not in PASSING}
     explained = {(t, s, n) for t, s, n, _v, _l, x, _e in got if x}
     assert failing and failing <= explained  # every path or gate failure comes with its reasons
 
@@ -162,3 +209,19 @@ def test_a_rerun_reads_back_one_record_of_each(loop: dict[str, Any]) -> None:
     for trace_id, trace in second.items():
         assert len(trace.evaluations) == len(set(trace.evaluations))
         assert trace.evaluations == first[trace_id].evaluations
+
+
+def test_two_roles_on_one_retrieval_span_come_back_apart(loop: dict[str, Any]) -> None:
+    roles, traces = loop["roles"], loop["after_roles"]
+    (trace_id,) = {v.trace_id for v in roles}
+    (span,) = {v.span_id for v in roles}
+    on_span = [e for e in traces[trace_id].evaluations if e.span_id == span]
+    got = {
+        (e.name, e.evidence_id, e.document_position, e.score_label, e.score_value) for e in on_span
+    }
+    assert got == {(v.name, v.evidence_id, v.document_position, v.label, v.score) for v in roles}
+    assert {e.score_value for e in on_span} == {1.0, 0.0}
+    documents = [e.id for e in traces[trace_id].evidence if e.step_span_id == span]
+    assert all(documents[e.document_position or 0] == e.evidence_id for e in on_span)
+    others = {t: tr.evaluations for t, tr in traces.items() if t != trace_id}
+    assert others == {t: tr.evaluations for t, tr in loop["second"].items() if t != trace_id}
