@@ -7,7 +7,13 @@ import string
 
 import pytest
 
-from groundtrace.sdk.redaction import BUILTIN_MASKERS, Redactor, iban_valid, shannon_entropy
+from groundtrace.sdk.redaction import (
+    BUILTIN_MASKERS,
+    PatternMasker,
+    Redactor,
+    iban_valid,
+    shannon_entropy,
+)
 
 REDACTOR = Redactor()
 
@@ -88,3 +94,14 @@ def test_a_masker_cannot_be_changed_once_built() -> None:
     masker = BUILTIN_MASKERS["email"]
     with pytest.raises(dataclasses.FrozenInstanceError):
         masker.name = "mail"  # type: ignore[misc]
+
+
+def test_a_masker_used_alone_masks_with_its_name() -> None:
+    assert BUILTIN_MASKERS["email"].mask("mail bob@example.com now") == "mail [REDACTED:email] now"
+
+
+def test_a_kept_prefix_that_is_the_whole_match_masks_nothing() -> None:
+    masker = PatternMasker("ref", r"ref=\w*", keep=r"ref=\w*")
+    redactor = Redactor([masker])
+    assert redactor("see ref=abc") == ("see ref=abc", ())
+    assert masker.mask("see ref=abc") == "see ref=abc"
