@@ -415,9 +415,9 @@ def test_weights_default_to_candidate_shares_and_profile_weights_are_normalised(
     assert {s.stratum: s.weight for s in compare(base, cand, given).strata} == {
         "a": 0.25, "b": 0.75
     }  # fmt: skip
-    with pytest.raises(ValueError, match=r"profile weights miss strata \['b'\]"):
+    with pytest.raises(ValueError, match=r"^profile weights miss strata \['b'\]$"):
         compare(base, cand, BayesSettings(weights={"a": 1.0}))
-    with pytest.raises(ValueError, match="stratum weights sum to zero"):
+    with pytest.raises(ValueError, match=r"^stratum weights sum to zero: no cases to compare$"):
         compare(base, cand, BayesSettings(weights={"a": 0.0, "b": 0.0}))
 
 
@@ -501,3 +501,15 @@ def test_a_stratum_with_one_case_in_each_run_gets_its_own_risk() -> None:
     (one,) = res.strata
     assert one.rho is not None and one.decision is not None
     assert one.rho == pytest.approx(5 / 6, abs=0.03)  # P(Beta(1,2) < Beta(2,1))
+
+
+def test_risk_results_are_frozen_and_thresholds_default_to_none() -> None:
+    from groundtrace.analyzer.gate import StratumRisk
+
+    res = compare({"g": StratumCounts(5, 4)}, {"g": StratumCounts(5, 4)}, BayesSettings(samples=50))
+    bare = StratumRisk("s", StratumCounts(1, 1), StratumCounts(1, 1), 1.0, None, None, 0.5, 0.5)
+    assert (bare.delta, bare.tau_block, bare.tau_review) == (None, None, None)
+    records = ((res, "rho"), (res.strata[0], "rho"), (res.difference_histogram, "counts"))
+    for record, field in (*records, (bare, "weight")):
+        with pytest.raises(AttributeError):
+            setattr(record, field, 0)
