@@ -199,7 +199,11 @@ class _Flaky(BaseHTTPRequestHandler):
         server.headers.append(dict(self.headers))  # type: ignore[attr-defined]
         answers: list[tuple[int, dict[str, str]]] = server.answers  # type: ignore[attr-defined]
         status, headers = answers.pop(0) if answers else (200, {})
-        payload = ExportTraceServiceResponse().SerializeToString() if status == 200 else b"busy"
+        response = ExportTraceServiceResponse()
+        if "X-Reject" in headers:  # a partial success rejecting that many spans
+            response.partial_success.rejected_spans = int(headers.pop("X-Reject"))
+            response.partial_success.error_message = "span too old"
+        payload = response.SerializeToString() if status == 200 else b"busy"
         self.send_response(status)
         for key, value in headers.items():
             self.send_header(key, value)
@@ -414,3 +418,30 @@ def test_grpc_refusal_is_not_retried(inputs: Path, collector: tuple[_Collector, 
     endpoint = f"127.0.0.1:{port}"
     code, _, err = run(str(inputs / "full.jsonl"), "--endpoint", endpoint, "--protocol", "grpc")
     assert code == 4 and "INVALID_ARGUMENT" in err and len(service.requests) == 1
+
+
+def test_retry_after_is_honoured_else_the_backoff_doubles(flaky: ThreadingHTTPServer) -> None:
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    from groundtrace.analyzer._send import send_exports
+
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    flaky.answers.extend(  # type: ignore[attr-defined]
+        [(429, {"Retry-After": "7"}), (503, {}), (503, {"Retry-After": later}), (502, {})]
+    )
+    delays: list[float] = []
+    sent = send_exports([full_request()], _url(flaky), sleep=delays.append)
+    assert (sent.spans_sent, sent.retries, sent.failures) == (2, 4, [])
+    assert delays[:2] == [7.0, 1.0] and 25 < delays[2] <= 30 and delays[3] == 4.0
+
+
+def test_spans_rejected_by_a_partial_success_are_failed(
+    inputs: Path, flaky: ThreadingHTTPServer
+) -> None:
+    flaky.answers.append((200, {"X-Reject": "1"}))  # type: ignore[attr-defined]
+    code, out, err = run(str(inputs / "full.jsonl"), "--endpoint", _url(flaky), "--json")
+    assert code == 4
+    summary = json.loads(out)
+    assert (summary["spans_sent"], summary["spans_failed"], summary["retries"]) == (1, 1, 0)
+    assert "1 span(s) not sent: 1 span(s) rejected: span too old" in err
