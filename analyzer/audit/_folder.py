@@ -231,8 +231,12 @@ async def audit_in_folder(
     options: FolderRun,
     *,
     report: bool,
+    journal: UnitJournal | None = None,
 ) -> AuditRun:
     """The run of ``corpus`` journaled in ``out`` (its lock held throughout), reports if asked.
+
+    ``journal`` is the folder's journal when the caller (the driver) opened it and holds the
+    folder's lock; else it is opened (and the lock taken) here.
 
     Raises:
         InputError: the run folder cannot be created.
@@ -243,7 +247,9 @@ async def audit_in_folder(
             options.traces.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create the run folder: {exc.strerror}", path=str(out)) from None
-    journal = UnitJournal(out / "units.sqlite")
+    opened = journal is None
+    if journal is None:
+        journal = UnitJournal(out / "units.sqlite")
     try:
         if options.traces is not None:
             keep_traces(options.traces, _journaled_traces(journal, corpus, settings))
@@ -264,5 +270,6 @@ async def audit_in_folder(
         if report:
             write_report(run, out)
     finally:
-        journal.close()
+        if opened:
+            journal.close()
     return run

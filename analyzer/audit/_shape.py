@@ -1,26 +1,21 @@
 """The audit in the one analysis shape: ``plan`` -> ``run`` -> ``write_report`` -> ``reading``.
 
-:func:`run` answers the plan's units on the executor into the config's run folder (its unit
-journal ``units.sqlite`` makes a re-run resume; model calls are cached in
-``llm_cache.sqlite``; the traced app writes one trace per answer into ``traces/``), labels
-every pair and returns the :class:`AuditRun`. It writes no report and raises nothing when
-nothing was measured: the caller writes the reports (:func:`write_report`) and asks
-:func:`nothing_measured`. :func:`estimate` goes the same way without sending or writing
-anything, for ``--estimate``.
+:func:`run` (async, given the run context by the one driver) answers the plan's units on the
+run's executor into the config's run folder (the driver locks it and opens its unit journal
+``units.sqlite``, so a re-run resumes; model calls are cached in ``llm_cache.sqlite``; the
+traced app writes one trace per answer into ``traces/``), labels every pair and returns the
+:class:`AuditRun`. The driver writes the reports (:func:`write_report`) and exits 6 with
+:func:`nothing_measured`'s reason. :func:`estimate` goes the same way without sending or
+writing anything, for ``--estimate``.
 
 Usage::
 
-    from groundtrace.analyzer.audit import Config, plan, reading, run, write_report
-    from groundtrace.analyzer.executor import executor_for
+    from groundtrace.analyzer import run_analysis
+    from groundtrace.analyzer.audit import ANALYSIS, Config
 
     config = Config(out="runs/a", sources="guides/", questions="questions.jsonl")
-    executor = executor_for("local", concurrency=4)
-    try:
-        result = run(plan(config), config, executor)
-    finally:
-        executor.close()
-    write_report(result, Path("runs/a"))
-    print(reading(result))
+    done = run_analysis(ANALYSIS, config, out=config.out)
+    print(done.reading)
 """
 
 from __future__ import annotations
@@ -30,11 +25,11 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from groundtrace.analyzer._analysis import Analysis
 from groundtrace.analyzer._results import read
-from groundtrace.analyzer.executor import Executor, LocalExecutor, RayExecutor
+from groundtrace.analyzer.executor import LocalExecutor, RayExecutor
 from groundtrace.analyzer.llm import CallCache, ChatRequest, ModelClient, RequestRecorder
 
 from ._answerers import AnswerFn, EndpointAnswerer, extractive_answer
@@ -46,8 +41,11 @@ from ._plan import AnswerUnit, AuditPlan, plan
 from ._reading import reading
 from ._records import AuditRun, AuditSettings
 from ._report import write_report
-from ._run import AnswerOne, PairLabeller, Progress, run_audit
+from ._run import AnswerOne, PairLabeller, run_audit
 from ._validate import AuditValidation
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer import RunContext
 
 __all__ = ["ANALYSIS", "API_KEY_ENV", "estimate", "run"]
 
@@ -100,54 +98,46 @@ def _validation(config: Config) -> AuditValidation | None:
     return None if config.validation is None else read(config.validation, AuditValidation)
 
 
-def run(
-    units: Sequence[AnswerUnit],
-    config: Config,
-    executor: Executor,
-    *,
-    progress: Progress | None = None,
-) -> AuditRun:
-    """Answer ``units`` on ``executor`` into the run folder ``config.out``, label every pair.
+async def run(units: Sequence[AnswerUnit], config: Config, context: RunContext) -> AuditRun:
+    """Answer ``units`` on the run's executor into the run folder, label every pair.
 
-    Every answer and label is journaled in ``<out>/units.sqlite`` as it arrives (the folder's
-    lock held meanwhile): a re-run into the same folder starts none of them again. The
-    config's call ceilings apply when ``executor`` has none of its own. No report is written.
+    Every answer and label is journaled in the driver's journal (``<out>/units.sqlite``) as it
+    arrives: a re-run into the same folder starts none of them again. The config's call
+    ceilings apply when the run has no budget of its own. No report is written.
 
     Args:
         units: the plan (:func:`plan`), or some of its units.
         config: the run's config.
-        executor: what runs the answers and pair labels.
-        progress: called as work completes, with (phase, done, total).
+        context: the run's executor, journal, budget and progress (``answers``, ``pairs``).
 
     Raises:
         InputError: a unit not of the config's plan, or an unreadable validation record.
-        RunFolderBusyError: another run holds the run folder.
         RunStoppedError: a signal or a call ceiling stopped the run (what finished is kept).
     """
     planned = _planned(units, config)
     calls = Calls.of(config)
     validation = _validation(config)
-    # the config's ceilings, unless the executor has its own (the CLI gives them to it)
+    executor = context.executor
+    # the config's ceilings, unless the run has its own (the CLI's options)
     own = executor if isinstance(executor, LocalExecutor | RayExecutor) else None
-    lent = own is not None and own.budget is None and calls.budget is not None
+    lent = own is not None and context.budget is None and own.stop_when is None
     if own is not None and lent:
-        own.budget = calls.budget
+        own.stop_when = calls.budget
     try:
-        return asyncio.run(_run(planned, config, executor, calls, validation, progress))
+        return await _run(planned, config, context, calls, validation)
     finally:
         if own is not None and lent:
-            own.budget = None
+            own.stop_when = None
 
 
 async def _run(
     planned: AuditPlan,
     config: Config,
-    executor: Executor,
+    context: RunContext,
     calls: Calls,
     validation: AuditValidation | None,
-    progress: Progress | None,
 ) -> AuditRun:
-    out = Path(config.out)
+    out = context.out
     clients: dict[str, ModelClient] = {}
 
     def connect(url: str) -> ModelClient:
@@ -165,15 +155,16 @@ async def _run(
         options = FolderRun(
             traces=None if traced is None else traced.traces,
             before=None if traced is None else traced.trace_here,
-            labeller=made.labeller, judge_validation=validation, progress=progress,
+            labeller=made.labeller, judge_validation=validation, progress=context.progress,
             model_calls=(lambda: {u: c.stats.snapshot() for u, c in clients.items()})
             if clients else None,
-            executor=executor, closers=() if traced is None else (traced.aclose,),
+            executor=context.executor, closers=() if traced is None else (traced.aclose,),
             asked=[(u.question, u.source) for u in planned],
         )  # fmt: skip
         return await audit_in_folder(
-            out, planned.inputs.corpus, made.answer_one, made.settings, options, report=False
-        )
+            out, planned.inputs.corpus, made.answer_one, made.settings, options, report=False,
+            journal=context.journal,
+        )  # fmt: skip
     finally:
         for client in clients.values():
             await client.aclose()
@@ -216,6 +207,10 @@ def estimate(
     return found, [r for c in recorders.values() for r in c.seen]
 
 
+def _run_folder(config: Config) -> str:
+    return config.out
+
+
 #: The audit in the one analysis shape (``groundtrace analyze audit --config FILE``).
 ANALYSIS: Final[Analysis[Config, AnswerUnit, AuditRun]] = Analysis(
     name="audit",
@@ -226,4 +221,6 @@ ANALYSIS: Final[Analysis[Config, AnswerUnit, AuditRun]] = Analysis(
     write_report=write_report,
     reading=reading,
     nothing_measured=nothing_measured,
+    journal="units.sqlite",
+    run_folder=_run_folder,
 )

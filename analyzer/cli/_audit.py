@@ -372,10 +372,11 @@ _OPTION_OF = {
 
 
 def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json: bool) -> None:
-    """``audit run --sources``: the audit's shape (plan -> run -> write_report -> reading)."""
+    """``audit run --sources``: the audit's config run by the one driver."""
     from groundtrace.analyzer import audit
-    from groundtrace.analyzer._runlock import RunFolderLock
     from groundtrace.analyzer.errors import NothingMeasuredError
+
+    from ._analyze import drive
 
     with fields_as_options(_OPTION_OF, config):
         planned = audit.plan(config)
@@ -390,19 +391,18 @@ def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json
             print_estimate(requests, cache, options.calls.prices, as_json=as_json,
                            dependent=dependent)  # fmt: skip
         return
-    with (
-        ProgressReporter(err_console) as progress,
-        options.executor.open(options.units, options.calls.budget) as runner,
-        fields_as_options(_OPTION_OF, config),
-    ):
-        result = audit.run(planned, config, runner, progress=progress)
-    with RunFolderLock.acquire(out):  # the run held it; the report's writer does now
-        report = audit.write_report(result, out)
-    if (reason := audit.nothing_measured(result)) is not None:
-        raise NothingMeasuredError(f"{reason}; the run's files are in {out}")
-    _print_headline(result)
-    print_reading(audit.reading(result))
-    console.print(f"report: {report}", highlight=False)
+    with fields_as_options(_OPTION_OF, config):
+        done = drive(
+            audit.ANALYSIS, config, out, executor=options.executor, settings=options.calls,
+            estimate=False, in_flight=options.units, write_back=None, as_json=as_json,
+            units=planned,
+        )  # fmt: skip
+    assert done is not None and done.result is not None  # not an estimate
+    if done.reason is not None:
+        raise NothingMeasuredError(f"{done.reason}; the run's files are in {out}")
+    _print_headline(done.result)
+    print_reading(done.reading)
+    console.print(f"report: {done.reports[0]}", highlight=False)
 
 
 @audit_app.command("compare")

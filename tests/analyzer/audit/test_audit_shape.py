@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 import groundtrace.analyzer.audit as audit
-from groundtrace.analyzer import get_analysis, load_config
+from groundtrace.analyzer import get_analysis, load_config, run_analysis
 from groundtrace.analyzer.audit import (
     ANALYSIS,
     AnswerUnit,
@@ -39,7 +39,6 @@ from groundtrace.analyzer.audit import (
 )
 from groundtrace.analyzer.cli._registry import build_app
 from groundtrace.analyzer.errors import ConfigError, InputError, NothingMeasuredError
-from groundtrace.analyzer.executor import LocalExecutor
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -94,11 +93,10 @@ def _config(root: Path, **fields: Any) -> Config:
 
 
 def _run(units: Any, config: Config) -> AuditRun:
-    executor = LocalExecutor(2)
-    try:
-        return run(units, config, executor)
-    finally:
-        executor.close()
+    """The audit through the driver (its reports in the run folder)."""
+    done = run_analysis(audit.ANALYSIS, config, out=config.out, concurrency=2, units=units)
+    assert done.result is not None
+    return done.result
 
 
 def _same(a: AuditRun, b: AuditRun) -> None:
