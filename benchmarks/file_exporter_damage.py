@@ -32,12 +32,13 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from groundtrace.collectors.readers import ReadReport, read_spans
+from groundtrace.sdk import semconv as sc
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
 
 
 def _spans(traces: int, steps: int) -> list[ReadableSpan]:
     memory = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": "vet-clinic"}))
+    provider = TracerProvider(resource=Resource.create({sc.SERVICE_NAME: "vet-clinic"}))
     provider.add_span_processor(SimpleSpanProcessor(memory))
     tracer = provider.get_tracer("groundtrace", "0.1.0")
     for t in range(traces):
