@@ -21,7 +21,8 @@ What Phoenix's span JSON does and does not carry, and how it is mapped back:
 * annotations -- span annotations (``GET .../span_annotations``), trace annotations
   (``GET .../trace_annotations``, put on the trace's root span) and document annotations
   (Phoenix serves these through its GraphQL API only: ``Span.documentEvaluations``, put on
-  the retrieval span with the id of the document at their position) -- become
+  the retrieval span with their document position and the id of the document there, so two
+  annotations on two documents of one span stay apart) -- become
   ``gen_ai.evaluation.result`` events of their span, so each trace's ``evaluations`` hold
   them, whoever wrote them. The name is the annotation's, or the evaluation name groundtrace's
   write-back keeps in the metadata (``groundtrace.judge.adherence`` for ``adherence``); Phoenix

@@ -12,6 +12,11 @@ Every analysis that judges traces -- the gate, ``paths``, ``judge run``, ``inter
   annotation under the retrieved document for an evidence role; short names, keyed so that a
   rerun updates them instead of adding duplicates.
 
+A label-only result (gate decision, path status, evidence roles) also carries a score by one
+rule (1.0 passes, 0.0 fails, 0.5 between, none without a verdict), so a backend charts it;
+an evidence role carries its document (id and position among the span's documents), which
+a read-back keeps.
+
 The results files are written first; a failed write-back is a :class:`WriteBackError`
 (exit code 4), never ignored.
 

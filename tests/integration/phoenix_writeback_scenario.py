@@ -7,7 +7,8 @@
 2. runs ``gate run``, ``judge run`` and ``interventions`` on that file with
    ``--write-back phoenix``; reads back through Phoenix's REST API the trace annotations and
    through its GraphQL API (the one serving them) the document annotations; runs all three
-   again and reads again (a rerun must add nothing);
+   again and reads again (a rerun must add nothing); writes a second role on another document
+   of one annotated retrieval span (``annotate_phoenix``) and reads again;
 3. pulls the project with ``groundtrace collect phoenix`` and counts the evaluations it read;
 4. points ``--write-back otlp`` at Phoenix (exit code 4, the error names ``--write-back
    phoenix``) and a write-back at a trace Phoenix does not have (exit code 4, reason quoted);
@@ -37,6 +38,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import groundtrace.sdk as gt
+from groundtrace.analyzer.writeback import Verdict, annotate_phoenix
+from groundtrace.analyzer.writeback._build import label_score
 from groundtrace.collectors import ReadReport, read_traces
 from groundtrace.collectors.model import loads
 from groundtrace.sdk import semconv as sc
@@ -132,9 +135,48 @@ def trace_view(rows: list[dict[str, Any]]) -> list[list[Any]]:
 
 def document_view(rows: list[dict[str, Any]]) -> list[list[Any]]:
     return sorted(
-        [r["span_id"], r["documentPosition"], r["name"], r["label"], r["metadata"]]
+        [r["span_id"], r["documentPosition"], r["name"], r["label"], r["metadata"], r["score"],
+         r["explanation"]]
         for r in rows
     )  # fmt: skip
+
+
+def second_role(
+    documents: dict[str, dict[str, list[str]]], written: list[list[Any]]
+) -> list[Verdict]:
+    """A role on another document of a retrieval span the interventions annotated: one span
+    then holds two roles, with opposite scores, told apart only by their documents."""
+    for span, position, _name, _label, metadata, score, _explanation in written:
+        trace = metadata["trace_id"]
+        others = [i for i in range(len(documents[trace][span])) if i != position]
+        if not others:
+            continue
+        label = "constructive" if score == 0.0 else "distracting"
+        return [
+            Verdict(
+                trace, span, sc.GT_EVALUATION_EVIDENCE_ROLE, case_id=metadata.get("case_id"),
+                label=label, score=label_score(sc.GT_EVALUATION_EVIDENCE_ROLE, label),
+                evidence_id=documents[trace][span][others[0]], document_position=others[0],
+            )
+        ]  # fmt: skip
+    raise AssertionError("no annotated retrieval span with a second document")
+
+
+def phoenix_documents(url: str, span_ids: list[str]) -> dict[str, list[Any]]:
+    """Span -> the ids of its ``retrieval.documents`` as Phoenix stores them, in order."""
+    documents: dict[str, list[Any]] = {}
+    for span in phoenix_spans(url):
+        if span["context"]["span_id"] not in span_ids:
+            continue
+        attributes = span["attributes"]
+        prefix, key = f"{sc.OI_RETRIEVAL_DOCUMENTS}.", f".{sc.OI_DOCUMENT_ID}"
+        ids = {
+            int(k[len(prefix) : -len(key)]): v
+            for k, v in attributes.items()
+            if k.startswith(prefix) and k.endswith(key)
+        }
+        documents[span["context"]["span_id"]] = [ids.get(i) for i in range(len(ids))]
+    return documents
 
 
 def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
@@ -165,6 +207,9 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
     traces_1, documents_1 = trace_annotations(url, trace_ids), document_annotations(url, retrieval)
     second = analyses("2")
     traces_2, documents_2 = trace_annotations(url, trace_ids), document_annotations(url, retrieval)
+    extra = second_role(documents, document_view(documents_1))
+    annotate_phoenix(extra, url)  # a second role on one retrieval span, then read back
+    documents_3 = document_annotations(url, retrieval)
     pulled_file = workdir / "pulled.jsonl"
     pulled = cli("collect", "phoenix", "--url", url, "--project", PROJECT, "--out",
                  str(pulled_file))  # fmt: skip
@@ -224,10 +269,24 @@ def scenario(url: str, data_file: Path, workdir: Path) -> dict[str, Any]:
         "traces_second": trace_view(traces_2),
         "documents_first": document_view(documents_1),
         "documents_second": document_view(documents_2),
+        "documents_with_extra": document_view(documents_3),
+        "extra_roles": [
+            [v.trace_id, v.span_id, v.document_position, v.evidence_id, v.label, v.score]
+            for v in extra
+        ],
+        "phoenix_documents": phoenix_documents(url, retrieval),
         "pulled_returncode": pulled.returncode,
         "pulled_stderr": pulled.stderr[-800:],
         "pulled_evaluations": [
-            [t.trace_id, e.span_id, e.name, e.score_value, e.score_label]
+            [
+                t.trace_id,
+                e.span_id,
+                e.name,
+                e.score_value,
+                e.score_label,
+                e.evidence_id,
+                e.document_position,
+            ]
             for t in pulled_traces
             for e in t.evaluations
         ],
