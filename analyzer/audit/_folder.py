@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from groundtrace.analyzer._deprecation import deprecated
 from groundtrace.analyzer.errors import InputError, NothingMeasuredError
 from groundtrace.analyzer.executor import Executor, UnitJournal
 from groundtrace.analyzer.llm import ClientCounts
@@ -145,6 +146,7 @@ def _journaled_traces(journal: UnitJournal, corpus: Corpus, settings: AuditSetti
     return keep
 
 
+@deprecated(since="0.2.0", remove_in="0.3.0", use="groundtrace.analyzer.run_analysis_async")
 async def run_audit_folder(
     out: Path,
     corpus: Corpus,

@@ -10,18 +10,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from groundtrace.analyzer._deprecation import deprecated
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.executor import UnitJournal
 from groundtrace.analyzer.llm import ChatRequest
 from groundtrace.analyzer.replay import UnitResult, unit_request
 
 from ._engine import ItemPlan
-from ._plan import plan_run
+from ._plan import _plan_run
 from ._run import RunConfig
 
 __all__ = ["estimate_requests", "unit_requests"]
 
 
+@deprecated(
+    since="0.2.0",
+    remove_in="0.3.0",
+    use="groundtrace.analyzer.run_analysis(ANALYSIS, config, out=..., estimate=True)",
+)
 def estimate_requests(
     traces: Sequence[str | Path],
     config: RunConfig,
@@ -44,7 +50,7 @@ def estimate_requests(
             "its own model calls",
             field="--estimate",
         )
-    plans = plan_run(traces, config, cases_path=cases_path, pool_dataset=pool_dataset)
+    plans = _plan_run(traces, config, cases_path=cases_path, pool_dataset=pool_dataset)
     path = Path(config.out_dir) / "journal.sqlite"
     journal = UnitJournal(path, lock=False) if path.exists() else None  # read only
     try:

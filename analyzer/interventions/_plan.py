@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from groundtrace.analyzer._analysis import Plan
+from groundtrace.analyzer._deprecation import deprecated
 from groundtrace.analyzer._foreign import analysable, case_by_question, question_index
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.errors import InputError, TraceReadError
@@ -157,7 +158,7 @@ def plan_items(
     return Items(tuple(plans), info)
 
 
-def plan_run(
+def _plan_run(
     traces: Sequence[str | Path],
     config: RunConfig,
     *,
@@ -170,3 +171,12 @@ def plan_run(
         InputError: unreadable traces, case file or pool dataset.
     """
     return list(plan_items(traces, config, cases_path=cases_path, pool_dataset=pool_dataset))
+
+
+#: Deprecated: ``groundtrace.analyzer.interventions.plan`` plans from the one config record.
+plan_run = deprecated(
+    since="0.2.0",
+    remove_in="0.3.0",
+    use="groundtrace.analyzer.interventions.plan(Config)",
+    name="plan_run",
+)(_plan_run)

@@ -30,6 +30,7 @@ from typing import Any
 
 import msgspec
 
+from groundtrace.analyzer._deprecation import deprecated
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.executor import Executor, LocalExecutor, UnitJournal
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
@@ -207,7 +208,7 @@ async def replay_journaled(
     )  # fmt: skip
 
 
-async def run_interventions_async(
+async def _run_interventions_async(
     traces: Sequence[str | Path],
     config: RunConfig,
     *,
@@ -382,6 +383,7 @@ class _Replaying:
             self.started_in = 0
 
 
+@deprecated(since="0.2.0", remove_in="0.3.0", use="groundtrace.analyzer.run_analysis")
 def run_interventions(
     traces: Sequence[str | Path],
     config: RunConfig,
@@ -392,8 +394,17 @@ def run_interventions(
     executor: Executor | None = None,
 ) -> RunResult:
     """Synchronous :func:`run_interventions_async`."""
-    coro = run_interventions_async(
+    coro = _run_interventions_async(
         traces, config, cases_path=cases_path, pool_dataset=pool_dataset, progress=progress,
         executor=executor,
     )  # fmt: skip
     return asyncio.run(coro)
+
+
+#: Deprecated: await ``groundtrace.analyzer.run_analysis_async`` instead.
+run_interventions_async = deprecated(
+    since="0.2.0",
+    remove_in="0.3.0",
+    use="groundtrace.analyzer.run_analysis_async",
+    name="run_interventions_async",
+)(_run_interventions_async)
