@@ -422,13 +422,13 @@ def test_weights_default_to_candidate_shares_and_profile_weights_are_normalised(
 
 
 def test_compare_rejects_what_it_cannot_compare() -> None:
-    with pytest.raises(ValueError, match=r"strata differ: baseline \['a'\] vs candidate \['b'\]"):
+    with pytest.raises(ValueError, match=r"^strata differ: baseline \['a'\] vs candidate \['b'\]$"):
         compare({"a": StratumCounts(1, 1)}, {"b": StratumCounts(1, 1)})
-    with pytest.raises(ValueError, match="no cases in any stratum"):
+    with pytest.raises(ValueError, match=r"^no cases in any stratum$"):
         compare({"a": StratumCounts(0, 0)}, {"a": StratumCounts(0, 0)})
-    one_sided = compare({"a": StratumCounts(0, 0)}, {"a": StratumCounts(4, 4)})
+    one_sided = compare({"a": StratumCounts(0, 0)}, {"a": StratumCounts(1, 1)})
     assert [s.stratum for s in one_sided.strata] == ["a"]
-    other_side = compare({"a": StratumCounts(4, 4)}, {"a": StratumCounts(0, 0)},
+    other_side = compare({"a": StratumCounts(1, 1)}, {"a": StratumCounts(0, 0)},
                          BayesSettings(weights={"a": 1.0}))  # fmt: skip
     assert [s.stratum for s in other_side.strata] == ["a"]
 
@@ -513,3 +513,11 @@ def test_risk_results_are_frozen_and_thresholds_default_to_none() -> None:
     for record, field in (*records, (bare, "weight")):
         with pytest.raises(AttributeError):
             setattr(record, field, 0)
+
+
+def test_a_stratum_the_candidate_has_no_case_of_gets_no_risk() -> None:
+    settings = BayesSettings(samples=500, strata={"gone": StratumThresholds(0.0, 0.9, 0.6)})
+    base = {"g": StratumCounts(5, 5), "gone": StratumCounts(4, 4)}
+    cand = {"g": StratumCounts(5, 5), "gone": StratumCounts(0, 0)}
+    gone = next(s for s in compare(base, cand, settings).strata if s.stratum == "gone")
+    assert gone.rho is None and gone.decision is None and gone.delta == 0.0
