@@ -12,6 +12,7 @@ from groundtrace.sdk.redaction import (
     PatternMasker,
     Redactor,
     iban_valid,
+    luhn_valid,
     shannon_entropy,
 )
 
@@ -105,3 +106,21 @@ def test_a_kept_prefix_that_is_the_whole_match_masks_nothing() -> None:
     redactor = Redactor([masker])
     assert redactor("see ref=abc") == ("see ref=abc", ())
     assert masker.mask("see ref=abc") == "see ref=abc"
+
+
+def test_adjacent_finds_are_masked_apart_in_their_positions() -> None:
+    later = PatternMasker("later", "bbb")
+    earlier = PatternMasker("earlier", "aaa")
+    redactor = Redactor([later, earlier])  # the second find has the higher priority
+    assert redactor("xaaabbbx")[0] == "x[REDACTED:earlier][REDACTED:later]x"
+
+
+def test_a_find_reaching_past_another_extends_the_mask() -> None:
+    # one region, its markers in priority order ("b" first), not one marker per find
+    redactor = Redactor([PatternMasker("b", "cdef"), PatternMasker("a", "abcd")])
+    assert redactor("<abcdefg>") == ("<[REDACTED:b][REDACTED:a]g>", ("a", "b"))
+
+
+def test_luhn_counts_the_digits_only() -> None:
+    assert luhn_valid("CARD 4111 1111 1111 1111: OK")
+    assert not luhn_valid("CARD 4111 1111 1111 1112: OK")
