@@ -627,3 +627,20 @@ def test_the_module_runs_as_the_actions_command() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: groundtrace-gate-action")
+
+
+@pytest.mark.parametrize(
+    ("reply", "head"),
+    [
+        (httpx.Response(200, text="{" + "x" * 400), "GitHub API answered no JSON: "),
+        (httpx.Response(200, json={"x": "y" * 400}), "GitHub API listed no comments: "),
+    ],
+)
+def test_an_unexpected_answer_is_quoted_to_300_characters(reply: httpx.Response, head: str) -> None:
+    with (
+        httpx.Client(transport=httpx.MockTransport(lambda request: reply)) as client,
+        pytest.raises(action.ActionError) as failed,
+    ):
+        post_comment("s", api="https://api.test", repository="a/b", number=1, token="t",
+                     client=client)  # fmt: skip
+    assert str(failed.value) == head + reply.text[:300]
