@@ -22,9 +22,12 @@ from typer.testing import CliRunner
 from groundtrace.analyzer import AnalysisRun, analyses, get_analysis, run_analysis_async
 from groundtrace.analyzer.cli import build_app
 from tests.analyzer.audit.test_audit_shape import ANSWERS, MUSEUMS, QUESTIONS
+from tests.analyzer.interventions.test_interventions_run import _answering, demo_dir
 from tests.analyzer.paths.test_paths_shape import HIVES, TOOLS, _traces
 from tests.support.harbour_rag import write_run
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
+
+__all__ = ["demo_dir"]  # the module fixture, imported to be shared
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -227,3 +230,24 @@ def test_every_analysis_runs_from_inside_a_running_event_loop(
     }  # fmt: skip
     judged = done["judge"].result
     assert judged is not None and judged.judgments  # the harbour answers were judged
+
+
+def test_analyze_interventions_honours_the_ceiling_as_the_command_does(
+    demo_dir: Path, tmp_path: Path
+) -> None:
+    """Before the one driver, ``analyze interventions`` could not cap its calls."""
+    traces, cases = str(demo_dir / "traces"), str(demo_dir / "cases.jsonl")
+    with OpenAICompatServer(handler=_answering) as server:
+        endpoint = ("--endpoint", server.base_url, "--model", "m")
+        friendly = _invoke("interventions", traces, "--cases", cases, *endpoint, "--operators",
+                           "REMOVE", "--out", str(tmp_path / "a"), "--max-calls", "2",
+                           "--concurrency", "1")  # fmt: skip
+        assert friendly.exit_code == 5 and "--max-calls 2 reached" in friendly.output
+        assert server.request_count == 2
+        config = {"out": str(tmp_path / "b"), "traces": [traces], "cases": cases,
+                  "endpoint": server.base_url, "model": "m", "operators": ["REMOVE"],
+                  "concurrency": 1}  # fmt: skip
+        analyzed = _analyze(tmp_path, "interventions", config, tmp_path / "b", "--max-calls",
+                            "2", "--concurrency", "1")  # fmt: skip
+        assert analyzed.exit_code == 5 and "--max-calls 2 reached" in analyzed.output
+        assert server.request_count == 4
