@@ -46,6 +46,7 @@ from ._validate import AuditValidation
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import RunContext
+    from groundtrace.analyzer.executor import UnitJournal
 
 __all__ = ["ANALYSIS", "API_KEY_ENV", "estimate", "run"]
 
@@ -186,6 +187,12 @@ def estimate(
     Returns:
         The run as far as the cache carries it, and every request it would send.
     """
+    return asyncio.run(_estimated(units, config, cache))
+
+
+async def _estimated(
+    units: Sequence[AnswerUnit], config: Config, cache: CallCache | None
+) -> tuple[AuditRun, list[ChatRequest]]:
     planned = _planned(units, config)
     recorders: dict[str, RequestRecorder] = {}
 
@@ -196,15 +203,27 @@ def estimate(
     answer_one = made.traced.untraced if made.traced is not None else made.answer_one
     executor = LocalExecutor(config.units())
     try:
-        found = asyncio.run(
-            run_audit(
-                planned.inputs.corpus, answer_one, made.settings, labeller=made.labeller,
-                executor=executor, asked=[(u.question, u.source) for u in planned],
-            )
+        found = await run_audit(
+            planned.inputs.corpus, answer_one, made.settings, labeller=made.labeller,
+            executor=executor, asked=[(u.question, u.source) for u in planned],
         )  # fmt: skip
     finally:
         executor.close()
     return found, [r for c in recorders.values() for r in c.seen]
+
+
+async def _estimate_hook(
+    units: Sequence[AnswerUnit], config: Config, journal: UnitJournal | None
+) -> tuple[list[ChatRequest], int]:
+    """The driver's ``--estimate``: the requests the run would send (the answers' ones; the
+    pair labels that depend on replies not made yet are not counted)."""
+    path = Path(config.out) / "llm_cache.sqlite"
+    cache = CallCache(path) if path.exists() else None
+    try:
+        return (await _estimated(units, config, cache))[1], 0
+    finally:
+        if cache is not None:
+            cache.close()
 
 
 def _run_folder(config: Config) -> str:
@@ -223,4 +242,5 @@ ANALYSIS: Final[Analysis[Config, AnswerUnit, AuditRun]] = Analysis(
     nothing_measured=nothing_measured,
     journal="units.sqlite",
     run_folder=_run_folder,
+    estimate=_estimate_hook,
 )

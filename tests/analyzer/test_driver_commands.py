@@ -251,3 +251,23 @@ def test_analyze_interventions_honours_the_ceiling_as_the_command_does(
                             "2", "--concurrency", "1")  # fmt: skip
         assert analyzed.exit_code == 5 and "--max-calls 2 reached" in analyzed.output
         assert server.request_count == 4
+
+
+def test_analyze_audit_estimates_the_calls_the_command_estimates(
+    museums: Path, tmp_path: Path
+) -> None:
+    corpus = ("--sources", str(museums / "museums.jsonl"), "--questions",
+              str(museums / "questions.jsonl"))  # fmt: skip
+    with OpenAICompatServer(handler=_score) as server:
+        answerer = ("--endpoint", server.base_url, "--model", "m")
+        friendly = _invoke("audit", "run", *corpus, *answerer, "--out", str(tmp_path / "a"),
+                           "--estimate", "--json")  # fmt: skip
+        config = {"out": str(tmp_path / "b"), "sources": corpus[1], "questions": corpus[3],
+                  "endpoint": server.base_url, "model": "m"}  # fmt: skip
+        analyzed = _analyze(tmp_path, "audit", config, tmp_path / "b", "--estimate", "--json")
+        assert server.request_count == 0  # nothing is sent
+    assert (friendly.exit_code, analyzed.exit_code) == (0, 0), friendly.output + analyzed.output
+    said = [json.loads(r.stdout) for r in (friendly, analyzed)]
+    assert said[0]["requests"] == said[1]["requests"] == len(ANSWERS)  # one per answer
+    assert said[0]["calls"] == said[1]["calls"]
+    assert not (tmp_path / "b").exists()
