@@ -9,6 +9,7 @@ import pytest
 
 from groundtrace.sdk.redaction import (
     BUILTIN_MASKERS,
+    FunctionMasker,
     PatternMasker,
     Redactor,
     iban_valid,
@@ -92,9 +93,17 @@ def test_a_phone_number_has_a_bounded_digit_count(number: str, masked: bool) -> 
 
 
 def test_a_masker_cannot_be_changed_once_built() -> None:
-    masker = BUILTIN_MASKERS["email"]
     with pytest.raises(dataclasses.FrozenInstanceError):
-        masker.name = "mail"  # type: ignore[misc]
+        BUILTIN_MASKERS["email"].name = "mail"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        FunctionMasker("upper", str.upper).name = "lower"  # type: ignore[misc]
+
+
+def test_an_unknown_builtin_is_named_in_the_error() -> None:
+    with pytest.raises(
+        ValueError, match=r"^unknown built-in maskers \['mail'\]; known: \['private_key'"
+    ):
+        Redactor.builtins(["email", "mail"])
 
 
 def test_a_masker_used_alone_masks_with_its_name() -> None:
