@@ -224,7 +224,8 @@ async def run_analysis_async(
         units: run these (some of the plan's) instead of planning.
 
     Raises:
-        ConfigError: ``write_back`` for an analysis without verdicts; a bad setting.
+        ConfigError: ``write_back`` for an analysis without verdicts; ``estimate`` for one
+            without an estimate hook or unit key; a bad setting.
         RunFolderBusyError: another run holds ``out``.
         BudgetReachedError: the budget stopped the run (exit 5; what finished is kept).
         RunStoppedError: a signal stopped it (a re-run resumes).
@@ -240,6 +241,9 @@ async def run_analysis_async(
     timings: dict[str, float] = {}
     home = folder if analysis.run_folder is None else Path(analysis.run_folder(config))
     if estimate:
+        if analysis.estimate is None and analysis.unit_key is None:
+            raise ConfigError(f"{analysis.name} gives no estimate (its record names neither "
+                              "an estimate hook nor a unit key)", field="--estimate")  # fmt: skip
         planned = await _plan(analysis, config, units, timings)
         found = await _estimate(analysis, planned, config, home, prices or _prices(budget))
         return AnalysisRun(analysis=analysis.name, result=None, estimate=found,

@@ -242,3 +242,12 @@ def test_registering_a_taken_name_raises() -> None:
         from groundtrace.analyzer import _analysis
 
         _analysis._REGISTERED.pop("toy-answers")
+
+
+def test_an_estimate_is_refused_where_the_analysis_cannot_give_one(tmp_path: Path) -> None:
+    blind = Analysis(
+        **{f: getattr(TOY, f) for f in TOY.__slots__} | {"estimate": None, "unit_key": None}
+    )
+    with pytest.raises(ConfigError, match="toy-answers gives no estimate") as caught:
+        run_analysis(blind, Config(url="-", questions=2), out=tmp_path / "o", estimate=True)
+    assert caught.value.field == "--estimate" and not (tmp_path / "o").exists()
