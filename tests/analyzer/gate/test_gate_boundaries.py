@@ -521,3 +521,14 @@ def test_a_stratum_the_candidate_has_no_case_of_gets_no_risk() -> None:
     cand = {"g": StratumCounts(5, 5), "gone": StratumCounts(0, 0)}
     gone = next(s for s in compare(base, cand, settings).strata if s.stratum == "gone")
     assert gone.rho is None and gone.decision is None and gone.delta == 0.0
+
+
+def test_a_risk_result_round_trips_through_json() -> None:
+    import msgspec
+
+    from groundtrace.analyzer.gate import RiskResult
+
+    settings = BayesSettings(samples=200, strata={"g": StratumThresholds(0.05, 0.8, 0.5)})
+    res = compare({"g": StratumCounts(9, 8), "h": StratumCounts(3, 3)},
+                  {"g": StratumCounts(9, 7), "h": StratumCounts(3, 2)}, settings)  # fmt: skip
+    assert msgspec.json.decode(msgspec.json.encode(res), type=RiskResult) == res
