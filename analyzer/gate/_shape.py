@@ -259,8 +259,9 @@ def run(units: Sequence[GateCase], config: Config, executor: Executor) -> GateRu
 def nothing_measured(result: GateRun | GateReport) -> str | None:
     """Why the gate measured nothing: no case of the candidate could be evaluated.
 
-    ``groundtrace gate run`` exits 30 (not evaluable) then, its decision code;
-    ``groundtrace analyze gate`` exits 6 with this reason. None when a case was evaluated.
+    ``groundtrace gate run`` and ``groundtrace analyze gate`` exit 30 (not evaluable) then,
+    its decision code (the driver's policy: an analysis's own code wins over 6). None when a
+    case was evaluated.
     """
     report = result.report if isinstance(result, GateRun) else result
     counts = report.case_level.counts
