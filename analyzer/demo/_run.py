@@ -151,8 +151,8 @@ class DemoReport(Result, frozen=True, kw_only=True):
     answered: int
     unmatched_traces: int
     missing_cases: tuple[str, ...]
-    failed_calls: tuple[str, ...]
-    failed: int
+    failed_calls: tuple[str, ...] = ()
+    failed: int = 0
     correct: int
     exact_match: int
     accuracy: float | None
