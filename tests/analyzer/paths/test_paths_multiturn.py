@@ -194,7 +194,8 @@ def test_cli_shows_which_turn_failed(tmp_path: Path) -> None:
          "--resamples", "200", "--fail-on-failure"],
     )  # fmt: skip
     assert result.exit_code == 1, result.output
-    assert "param_error: turn 2: water: argument 'minutes'" in " ".join(result.output.split())
+    # the message is user text: a code span in the Markdown summary
+    assert "param_error: `turn 2: water: argument 'minutes'" in " ".join(result.output.split())
     report = json.loads((tmp_path / "p" / "report.json").read_text())
     (case,) = report["cases"]
     assert case["details"]["failed_turns"] == [2]
