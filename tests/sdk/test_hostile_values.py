@@ -492,15 +492,17 @@ def test_a_lone_surrogate_in_the_resource_or_the_scope_loses_no_span(tmp_path: P
     stats = gt.export_stats()
     assert (stats.exported, stats.failed, stats.dropped) == (5, 0, 0)
     (written,) = tmp_path.glob("*.jsonl")
-    (line,) = written.read_text(encoding="utf-8").splitlines()
-    (resource_spans,) = json.loads(line)["resourceSpans"]
-    resource = {
-        a["key"]: a["value"]["stringValue"] for a in resource_spans["resource"]["attributes"]
-    }
-    assert resource["service.name"] == resource["deployment"] == "report-\ufffd.pdf"
-    (scope_spans,) = resource_spans["scopeSpans"]
-    assert scope_spans["scope"] == {
-        "name": "scope-report-\ufffd.pdf",
-        "version": "1.0-report-\ufffd.pdf",
-    }
-    assert len(scope_spans["spans"]) == 5
+    lines = written.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 5  # five one-span traces: a line each
+    for line in lines:
+        (resource_spans,) = json.loads(line)["resourceSpans"]
+        resource = {
+            a["key"]: a["value"]["stringValue"] for a in resource_spans["resource"]["attributes"]
+        }
+        assert resource["service.name"] == resource["deployment"] == "report-\ufffd.pdf"
+        (scope_spans,) = resource_spans["scopeSpans"]
+        assert scope_spans["scope"] == {
+            "name": "scope-report-\ufffd.pdf",
+            "version": "1.0-report-\ufffd.pdf",
+        }
+        assert len(scope_spans["spans"]) == 1
