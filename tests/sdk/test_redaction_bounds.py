@@ -133,3 +133,13 @@ def test_a_find_reaching_past_another_extends_the_mask() -> None:
 def test_luhn_counts_the_digits_only() -> None:
     assert luhn_valid("CARD 4111 1111 1111 1111: OK")
     assert not luhn_valid("CARD 4111 1111 1111 1112: OK")
+
+
+def test_edge_inputs_of_the_validators_and_triggers() -> None:
+    assert not iban_valid("GB82 WEST 1234 5698 7654 3!")  # not alphanumeric
+    basic = "Basic ZGVwbG95OlRyMHViNGRvciYz"
+    assert REDACTOR("AUTHORIZATION: " + basic)[0] == "AUTHORIZATION: Basic [REDACTED:basic_auth]"
+    # a text naming every secret word still has its credential masked
+    masked, _ = REDACTOR("key, secret, token, pwd: password=hunter22")
+    assert masked == "key, secret, token, pwd: password=[REDACTED:secret]"
+    assert [m.name for m in Redactor.builtins(["email", "jwt"]).maskers] == ["jwt", "email"]
