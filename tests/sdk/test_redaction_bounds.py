@@ -143,3 +143,10 @@ def test_edge_inputs_of_the_validators_and_triggers() -> None:
     masked, _ = REDACTOR("key secret token pwd, then password=hunter22")
     assert masked == "key secret token pwd, then password=[REDACTED:secret]"
     assert [m.name for m in Redactor.builtins(["email", "jwt"]).maskers] == ["jwt", "email"]
+
+
+def test_luhn_takes_13_to_19_digits_and_names_must_be_unique() -> None:
+    assert luhn_valid(_luhn("4" + "1" * 17))  # 19 digits
+    assert not luhn_valid(_luhn("4" + "1" * 18))  # 20 digits, checksum valid
+    with pytest.raises(ValueError, match=r"^duplicate masker names: \['email'\]$"):
+        Redactor([BUILTIN_MASKERS["email"], BUILTIN_MASKERS["email"]])
