@@ -115,8 +115,7 @@ def mark_incomplete(traces: Iterator[Trace], report: ReadReport) -> Iterator[Tra
 def _lost(where: str) -> Finding:
     return Finding(
         FindingKind.LOST_SPANS,
-        f"spans of this trace may be on {where}, which could not be read: the trace is "
-        "incomplete",
+        f"spans of this trace may be on {where}, which could not be read: the trace is incomplete",
         location=where,
     )
 
