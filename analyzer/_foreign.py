@@ -35,6 +35,7 @@ __all__ = [
     "answer_of",
     "case_by_question",
     "convention_of",
+    "document_span",
     "lacks",
     "question_index",
     "question_of",
@@ -113,6 +114,11 @@ def analysable(trace: Trace) -> Trace:
     return msgspec.structs.replace(trace, request=request, answer=answer)
 
 
+def document_span(trace: Trace) -> str:
+    """The span of ``trace``'s convention that carries its retrieved documents."""
+    return _DOCUMENT_SPANS.get(convention_of(trace) or "", "a RETRIEVE step")
+
+
 def lacks(trace: Trace, need: str) -> str:
     """Why ``trace`` lacks ``need`` (``query``, ``answer``, ``documents``, ``document
     content``), naming the span of its convention that carries it."""
@@ -126,8 +132,7 @@ def lacks(trace: Trace, need: str) -> str:
     if need == "documents":
         if trace.evidence:
             return lacks(trace, "document content")
-        span = _DOCUMENT_SPANS.get(convention or "", "a RETRIEVE step")
-        return f"no retrieved documents recorded (looked for {span})"
+        return f"no retrieved documents recorded (looked for {document_span(trace)})"
     if need == "document content":
         hint = _CONTENT_HINT.get(convention or "", "configure(capture_content=True)")
         return f"the retrieved documents were recorded without their content ({hint})"

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from groundtrace.analyzer._foreign import analysable, lacks
+from groundtrace.analyzer._foreign import analysable, document_span, lacks
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors.model import Trace
@@ -102,7 +102,8 @@ def case_from_trace(trace: Trace) -> JudgeCase | Unjudgeable:
     )
     if not (documents or tools):
         if not (trace.evidence or trace.tool_calls or missing):
-            return Unjudgeable(case_id, (NOTHING_GROUNDS,), trace.request.trace_id, False)
+            looked = f"{NOTHING_GROUNDS} (looked for {document_span(trace)} or a tool call)"
+            return Unjudgeable(case_id, (looked,), trace.request.trace_id, False)
         missing = (*missing, f"evidence content: {_no_content(trace)}")
     if missing:
         return Unjudgeable(case_id, missing, trace.request.trace_id)

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.judge._cases import Unjudgeable, cases_from_traces
+from groundtrace.analyzer.judge._cases import cases_from_traces
 from groundtrace.analyzer.replay._endpoint import captured_call
 from groundtrace.collectors import read_traces
 from tests.support.foreign_rag import (
@@ -90,21 +90,21 @@ def test_judge_names_what_a_trace_without_documents_lacks(runs: Runs) -> None:
     assert found == [] and len(skipped) == len(CASES)
     for trace in skipped:
         (missing,) = trace.missing  # question and answer were read from the chat span
-        assert missing.startswith("evidence content: no retrieved documents recorded")
+        assert not trace.applicable  # nothing grounds its answer: the judge does not apply
+        assert missing.startswith("no retrieved documents or tool results recorded")
         assert "GenAI retrieval span with gen_ai.retrieval.documents" in missing
 
 
-def test_openllmetry_trace_without_documents_is_named() -> None:
+def test_openllmetry_trace_without_documents_is_judged_on_its_tool_result() -> None:
+    from groundtrace.analyzer.judge import ContextSource
     from tests.support.instrumented import SCENARIOS
 
     (trace,) = SCENARIOS["openllmetry-decorators"]().traces
-    (out,) = cases_from_traces([trace])[1]
-    assert isinstance(out, Unjudgeable)
-    assert out.missing == (
-        "evidence content: no retrieved documents recorded (looked for an OpenLLMetry "
-        "vector_db_retrieve span with documents in traceloop.entity.output, as its LangChain "
-        "instrumentation writes; a @task's output is not read as documents)",
-    )
+    (case,), skipped = cases_from_traces([trace])
+    assert skipped == []
+    # no retrieval span, but its @tool's result grounds the answer: an agent's context
+    assert case.source is ContextSource.TOOL_RESULTS
+    assert case.context == ('{"director": "Steven Spielberg"}',)
 
 
 @pytest.mark.parametrize("name", APPS)

@@ -137,7 +137,10 @@ def test_judge_run_scores_the_regressions_context_lower(greenhouse: Greenhouse) 
         done = _cli("judge", "run", str(traces), "--judge", "lexical", "--out",
                     str(greenhouse.out / name))  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
-        assert f"{len(CASES)} cases judged, 0 need review" in done.stdout
+        assert (
+            f"{len(CASES)} cases judged ({len(CASES)} against retrieved documents), 0 need review"
+            in (done.stdout)
+        )
     v1, v2 = greenhouse.out / "judge-v1", greenhouse.out / "judge-v2"
     # release 2 retrieves the worst pages: less relevant context, answers still from it
     assert _mean(v2, "context_relevance") < _mean(v1, "context_relevance")
