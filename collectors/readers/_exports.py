@@ -25,10 +25,10 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from groundtrace.collectors.errors import TraceReadError
 
 from ._files import (
-    _READ_BUFFER,
     _STREAM_ERRORS,
     STDIN,
     ReadReport,
+    _from_file,
     _peek,
     _sniff,
     _suffix_kind,
@@ -74,25 +74,17 @@ def read_exports(
         if name == STDIN:
             yield from _Exports("<stdin>", report).read(sys.stdin.buffer, None)
             continue
-        reader = _Exports(name, report)
-        try:
-            # closed in the finally below (generator-safe)
-            handle = open(name, "rb", buffering=_READ_BUFFER)  # noqa: SIM115
-        except OSError as exc:
-            reader.error(f"cannot open: {exc.strerror}", None)
-            continue
-        try:
-            yield from reader.read(handle, _suffix_kind(Path(name)))
-        finally:
-            handle.close()
+        reader = _Exports(name, report, _suffix_kind(Path(name)))
+        yield from _from_file(reader, lambda exports, handle: exports.read(handle, exports.kind))
 
 
 class _Exports:
     """The exports of one input, its errors reported."""
 
-    def __init__(self, name: str, report: ReadReport) -> None:
+    def __init__(self, name: str, report: ReadReport, kind: str | None = None) -> None:
         self.name = name
         self.report = report
+        self.kind = kind  # by the file's suffix (None: by its content)
 
     def error(self, message: str, line: int | None, where: str | None = None) -> None:
         self.report.errors.append(TraceReadError(message, path=self.name, line=line, field=where))

@@ -10,7 +10,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Final, TypeVar
+from typing import IO, Final, Protocol, TypeVar
 
 import orjson
 
@@ -389,7 +389,7 @@ def read_records(
 
 def _file_records(name: str, report: ReadReport | None) -> Iterator[SpanRecord | LogRecord]:
     kind = _suffix_kind(Path(name))
-    return _from_file(name, report, lambda reader, handle: reader.spans(handle, kind))
+    return _from_file(_Reader(name, report), lambda reader, handle: reader.spans(handle, kind))
 
 
 def read_traces(
@@ -457,18 +457,29 @@ def _holds_traces(name: str) -> bool:
 
 def _model_file(name: str, report: ReadReport | None) -> Iterator[Trace]:
     return _from_file(
-        name, report, lambda reader, handle: reader.traces(enumerate(_unwrapped(handle), 1))
+        _Reader(name, report),
+        lambda reader, handle: reader.traces(enumerate(_unwrapped(handle), 1)),
     )
 
 
-def _from_file(
-    name: str, report: ReadReport | None, read: Callable[[_Reader, IO[bytes]], Iterator[_T]]
-) -> Iterator[_T]:
-    """What ``read`` yields from the opened file (an open error reported, nothing read)."""
-    reader = _Reader(name, report)
+class FileReader(Protocol):
+    """A reader of one named input that reports its errors (file, line, field)."""
+
+    name: str
+
+    def error(self, message: str, line: int | None, where: str | None = None) -> None:
+        """Report (or raise) a read error of this input."""
+
+
+_R = TypeVar("_R", bound=FileReader)
+
+
+def _from_file(reader: _R, read: Callable[[_R, IO[bytes]], Iterator[_T]]) -> Iterator[_T]:
+    """What ``read`` yields from ``reader``'s opened file (an open error reported, nothing
+    read)."""
     try:
         # closed in the finally below (generator-safe)
-        handle = open(name, "rb", buffering=_READ_BUFFER)  # noqa: SIM115
+        handle = open(reader.name, "rb", buffering=_READ_BUFFER)  # noqa: SIM115
     except OSError as exc:
         reader.error(f"cannot open: {exc.strerror}", None)
         return
