@@ -15,8 +15,8 @@ from rich.table import Table
 from ._app import console, err_console, handle_errors, print_reading
 from ._executor import ExecutorOptions
 from ._options import uses
-from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
+from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
 
 __all__ = ["register"]

@@ -11,7 +11,7 @@ from ._app import console, handle_errors, print_reading
 from ._budget import CallOptions
 from ._executor import ExecutorOptions
 from ._options import uses
-from ._reading import StrictOpt, check_unreadable
+from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:

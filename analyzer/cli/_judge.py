@@ -20,7 +20,7 @@ from ._app import console, handle_errors, print_reading
 from ._budget import CallOptions, CallSettings
 from ._executor import ExecutorOptions
 from ._options import fields_as_options, uses, without
-from ._reading import StrictOpt, check_unreadable
+from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ import typer
 from ._app import console, handle_errors
 from ._executor import ExecutorOptions
 from ._options import fields_as_options, uses
-from ._reading import StrictOpt, check_unreadable
 from ._runfolder import holds_out_folder
+from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
 
 __all__ = ["register"]

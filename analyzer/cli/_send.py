@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ._app import console, err_console
-from ._reading import check_unreadable
+from ._unreadable import check_unreadable
 
 __all__ = ["send"]
 

@@ -13,8 +13,8 @@ import typer
 from rich.table import Table
 
 from ._app import console, err_console, handle_errors
-from ._reading import StrictOpt, check_unreadable
 from ._send import send
+from ._unreadable import StrictOpt, check_unreadable
 
 if TYPE_CHECKING:
     from groundtrace.collectors import ReadReport, Trace

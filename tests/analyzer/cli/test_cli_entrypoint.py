@@ -184,7 +184,7 @@ def test_every_command_module_is_in_the_one_table() -> None:
         "_executor",
         "_options",
         "_progress",
-        "_reading",
+        "_unreadable",
         "_registry",
         "_runfolder",
         "_writeback",
