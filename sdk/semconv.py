@@ -128,6 +128,7 @@ __all__ = [
     "GT_LLM_STREAM_INCOMPLETE",
     "GT_PROMPT_EVIDENCE_BLOCK",
     "GT_PROMPT_EVIDENCE_IDS",
+    "GT_ORIGIN",
     "GT_PROMPT_FORMAT",
     "GT_REDACTED",
     "GT_REPLAY_ENTRYPOINT",
@@ -496,6 +497,9 @@ GT_TRUNCATED: Final = "groundtrace.truncated"
 GT_REDACTED: Final = "groundtrace.redacted"
 
 # Counterfactual links (analyzer replay)
+#: str -- resource attribute of traces groundtrace itself produced ("evaluation"): the monitor
+#: never samples them nor counts them in production windows. "evaluation"
+GT_ORIGIN: Final = "groundtrace.origin"
 #: str -- trace id (hex) of the original trace this one replays.
 GT_REPLAY_OF: Final = "groundtrace.replay.of"
 #: str -- intervention operator. "REMOVE"
