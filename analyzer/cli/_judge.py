@@ -229,16 +229,8 @@ def check_command(
     and the metric is gate-eligible, 1 when the metric must run review-only (criteria not
     met, or the fingerprint changed).
     """
-    import asyncio
-
     from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.judge import (
-        Config,
-        acceptance,
-        build_judge,
-        check_record,
-        load_record,
-    )
+    from groundtrace.analyzer.judge import Config, check_record, load_record
 
     record = load_record(record_path)
     config = Config(
@@ -250,11 +242,8 @@ def check_command(
         judge_seed=judge_seed,
     )
     with fields_as_options(_OPTIONS):
-        _, working = acceptance(config)
-        the_judge, client = build_judge(config, cache=False)
-    if client is not None:
-        asyncio.run(client.aclose())  # only the fingerprint is needed: no model call is made
-    result = check_record(record, the_judge.fingerprint(working))
+        fingerprint = config.fingerprint()  # no model client is opened
+    result = check_record(record, fingerprint)
     if as_json:
         typer.echo(encode(result).decode())
     else:

@@ -28,8 +28,8 @@ from groundtrace.analyzer._deprecation import renamed
 
 from ._axes import DELTA_AXES, DIVERGENCE, REPORTED_AXES, AxisSettings, SensitivityRow
 from ._config import Config, HardnessLevel
+from ._deprecated import estimate_requests, run_interventions, run_interventions_async
 from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, parse_operators
-from ._estimate import estimate_requests
 from ._joint import MAX_SHAPLEY_PLAYERS
 from ._plan import Items
 from ._pool import Hardness, PoolCandidate
@@ -58,7 +58,7 @@ from ._records import (
 )
 from ._report import operator_table_md, write_report
 from ._roles import Role, RoleThresholds
-from ._run import RunConfig, RunResult, run_interventions, run_interventions_async
+from ._run import RunConfig, RunResult
 from ._shape import ANALYSIS, estimate_run, nothing_measured, plan, run, verdicts
 from ._targets import TargetChoice, TargetRule
 

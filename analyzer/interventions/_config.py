@@ -16,7 +16,7 @@ from groundtrace.analyzer.errors import ConfigError
 
 from ._engine import PlanSettings, parse_operators
 from ._pool import Hardness
-from ._run import RECORDED, RunConfig
+from ._run import RECORDED, RunConfig, checked_mode
 
 __all__ = ["Config", "HardnessLevel"]
 
@@ -108,7 +108,5 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
             kwarg_overrides=dict(self.replay_kwargs), plan=plan, limit=self.limit,
             concurrency=self.concurrency, rate_limit=self.rate_limit,
         )  # fmt: skip
-        config.mode()  # exactly one replay way
-        if config.concurrency < 1:
-            raise ConfigError("must be >= 1", field="--concurrency")
+        checked_mode(config)  # exactly one replay way, concurrency >= 1
         return config

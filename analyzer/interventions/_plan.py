@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from groundtrace.analyzer._analysis import Plan
-from groundtrace.analyzer._deprecation import deprecated
 from groundtrace.analyzer._foreign import analysable, case_by_question, question_index
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.errors import InputError, TraceReadError
@@ -27,7 +26,7 @@ from ._records import InputCounts
 if TYPE_CHECKING:
     from ._run import RunConfig
 
-__all__ = ["Items", "plan_items", "plan_run"]
+__all__ = ["Items", "plan_items"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,27 +155,3 @@ def plan_items(
             if plan.gold is not None:
                 plan.gold = Case(plan.gold.case_id, passages=plan.gold.passages)
     return Items(tuple(plans), info)
-
-
-def _plan_run(
-    traces: Sequence[str | Path],
-    config: RunConfig,
-    *,
-    cases_path: str | Path | None = None,
-    pool_dataset: str | Path | None = None,
-) -> list[ItemPlan]:
-    """The item plans (and their units) a run of ``traces`` would make; nothing is written.
-
-    Raises:
-        InputError: unreadable traces, case file or pool dataset.
-    """
-    return list(plan_items(traces, config, cases_path=cases_path, pool_dataset=pool_dataset))
-
-
-#: Deprecated: ``groundtrace.analyzer.interventions.plan`` plans from the one config record.
-plan_run = deprecated(
-    since="0.2.0",
-    remove_in="0.3.0",
-    use="groundtrace.analyzer.interventions.plan(Config)",
-    name="plan_run",
-)(_plan_run)

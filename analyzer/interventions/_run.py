@@ -1,36 +1,31 @@
-"""Running an intervention study over captured traces, resumably (SPEC 4.1-4.2).
+"""Replaying an intervention run's units, resumably, and analysing them (SPEC 4.1-4.2).
 
-``run_interventions`` reads the traces, joins the cases (by case id; a trace of another
-instrumentation that records none, by its question), plans every unit
-(:func:`plan_item`), replays the units that the run folder's journal does not already hold
-(function or endpoint replay, bounded concurrency), and writes into the run folder:
+:func:`replay_journaled` (what the analysis's ``run`` does, the driver having locked the run
+folder and opened its journal) replays the units the journal does not already hold (function
+or endpoint replay, on the run's executor) and writes into the run folder:
 
-* ``journal.sqlite`` -- every unit's result (resume repeats zero completed units); opening it
-  locks the folder, so a second run into it is refused while this one runs;
+* ``journal.sqlite`` -- every unit's result (resume repeats zero completed units);
 * ``llm_cache.sqlite`` -- model calls of endpoint replay (zero repeated calls);
 * ``counterfactual_traces/`` -- τ̃ as OTLP-JSON lines, linked to the originals, one trace per
-  unit (a resumed run first removes the traces of units its journal does not hold);
-* ``results.jsonl`` -- one row per (trace, operator, target);
-* ``summary.json``, ``summary.md``, ``report.html``.
+  unit (a resumed run first removes the traces of units its journal does not hold).
 
-A unit that fails (model call failed after retries, the app raised...) is a recorded failure
-of that unit, excluded from the statistics and counted in the report; the run goes on.
+The reports (``results.jsonl``, ``summary.json``, ``summary.md``, ``report.html``) are the
+analysis's ``write_report``. A unit that fails (model call failed after retries, the app
+raised...) is a recorded failure of that unit, excluded from the statistics and counted in
+the report; the run goes on.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from groundtrace.analyzer._deprecation import deprecated
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.executor import Executor, LocalExecutor, UnitJournal
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
@@ -48,7 +43,7 @@ from groundtrace.collectors import Trace
 
 from ._axes import AxisSettings
 from ._engine import ItemPlan, PlanSettings
-from ._plan import Items, plan_items
+from ._plan import Items
 from ._records import (
     CallCounts,
     InterventionSummary,
@@ -63,10 +58,9 @@ __all__ = [
     "Progress",
     "RunConfig",
     "RunResult",
+    "checked_mode",
     "drop_unjournaled",
     "replay_journaled",
-    "run_interventions",
-    "run_interventions_async",
 ]
 
 #: Called after each unit with (done, total).
@@ -151,8 +145,12 @@ class RunResult:
     roles: list[tuple[ItemPlan, ItemRoles]] = field(default_factory=list)
 
 
-def _mode(config: RunConfig) -> str:
-    """The replay mode, the options checked."""
+def checked_mode(config: RunConfig) -> str:
+    """The replay mode, the replay way and the concurrency checked.
+
+    Raises:
+        ConfigError: neither or both replay ways, a concurrency below 1.
+    """
     mode = config.mode()
     if config.concurrency < 1:
         raise ConfigError("must be >= 1", field="--concurrency")
@@ -169,26 +167,6 @@ def drop_unjournaled(out: Path, journal: UnitJournal) -> None:
         )  # fmt: skip
 
 
-@asynccontextmanager
-async def _run_folder(config: RunConfig) -> AsyncIterator[UnitJournal]:
-    """The run folder, created and locked (its journal open), for the time of the block.
-
-    The counterfactual traces of units its journal does not hold are dropped first (they run
-    again).
-    """
-    out = Path(config.out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the run folder: {exc}", path=str(out)) from exc
-    journal = UnitJournal(out / "journal.sqlite")  # locks the folder until it is closed
-    try:
-        drop_unjournaled(out, journal)
-        yield journal
-    finally:
-        journal.close()
-
-
 async def replay_journaled(
     items: Sequence[ItemPlan],
     config: RunConfig,
@@ -200,46 +178,12 @@ async def replay_journaled(
 ) -> RunResult:
     """Replay the units of ``items`` that ``journal`` (the run folder's, opened and locked by
     the caller) does not hold, and analyse (what the driver's run of the analysis does)."""
-    mode = _mode(config)
+    mode = checked_mode(config)
     drop_unjournaled(Path(config.out_dir), journal)
     return await _run(
         Items.of(items), config, mode, journal, has_gold=has_gold, progress=progress,
         executor=executor,
     )  # fmt: skip
-
-
-async def _run_interventions_async(
-    traces: Sequence[str | Path],
-    config: RunConfig,
-    *,
-    cases_path: str | Path | None = None,
-    pool_dataset: str | Path | None = None,
-    progress: Progress | None = None,
-    executor: Executor | None = None,
-) -> RunResult:
-    """Run the study (see the module docstring); async form.
-
-    The units to run are handed to ``executor`` (default: local, ``config.concurrency`` in
-    flight); each result is journaled by this process as it arrives. The run folder is locked
-    from the start to the written reports.
-
-    Raises:
-        RunFolderBusyError: another run holds the run folder.
-        ConfigError: bad options or run folder.
-        InputError: unreadable traces, case file or pool dataset.
-        ReplayError: the replay cannot be set up (e.g. entry point not importable).
-    """
-    from ._report import write_report
-
-    mode = _mode(config)
-    async with _run_folder(config) as journal:
-        items = plan_items(traces, config, cases_path=cases_path, pool_dataset=pool_dataset)
-        result = await _run(
-            items, config, mode, journal, has_gold=cases_path is not None, progress=progress,
-            executor=executor,
-        )  # fmt: skip
-        write_report(result, result.out_dir)
-        return result
 
 
 def _replayer(
@@ -381,30 +325,3 @@ class _Replaying:
         if self.started_in == os.getpid():
             self.replayer.recorder.close()
             self.started_in = 0
-
-
-@deprecated(since="0.2.0", remove_in="0.3.0", use="groundtrace.analyzer.run_analysis")
-def run_interventions(
-    traces: Sequence[str | Path],
-    config: RunConfig,
-    *,
-    cases_path: str | Path | None = None,
-    pool_dataset: str | Path | None = None,
-    progress: Progress | None = None,
-    executor: Executor | None = None,
-) -> RunResult:
-    """Synchronous :func:`run_interventions_async`."""
-    coro = _run_interventions_async(
-        traces, config, cases_path=cases_path, pool_dataset=pool_dataset, progress=progress,
-        executor=executor,
-    )  # fmt: skip
-    return asyncio.run(coro)
-
-
-#: Deprecated: await ``groundtrace.analyzer.run_analysis_async`` instead.
-run_interventions_async = deprecated(
-    since="0.2.0",
-    remove_in="0.3.0",
-    use="groundtrace.analyzer.run_analysis_async",
-    name="run_interventions_async",
-)(_run_interventions_async)

@@ -7,31 +7,21 @@ influence the release gate (gate-eligible) or only route cases to manual review.
 
 Usage::
 
-    import asyncio
-    from groundtrace.analyzer.judge import (
-        AcceptanceProfile, LexicalJudge, Metric, build_record, judge_all, load_gold,
-        meta_evaluate,
-    )
-
-    gold = load_gold("gold.jsonl", dimension="adherence")
-    judge = LexicalJudge()
-    results = asyncio.run(judge_all(judge, [i.case for i in gold.items]))
-    profile = AcceptanceProfile()
-    report = meta_evaluate(gold, results, metric=Metric.ADHERENCE, threshold=profile.threshold)
-    record = build_record(report, judge.fingerprint(profile.threshold), profile)
-    print(record.mode)  # "gate_eligible" or "review_only"
-
-The same through the one driver (what ``groundtrace judge validate`` and ``groundtrace
-analyze judge --config FILE`` run): a :class:`Config` without ``gold`` scores its ``traces`` and
-``cases`` (``judge run``); with ``gold`` the result also holds the validation and its record::
-
     from groundtrace.analyzer import run_analysis
     from groundtrace.analyzer.judge import ANALYSIS, Config
 
     config = Config(gold="gold.jsonl", dimension="adherence")
     done = run_analysis(ANALYSIS, config, out="out/judge")
+    print(done.result.record.mode)  # "gate_eligible" or "review_only"
     print(done.reports[0])  # out/judge/report.md
     print(done.reading)
+
+That is what ``groundtrace judge validate`` and ``groundtrace analyze judge --config FILE``
+run: a :class:`Config` without ``gold`` scores its ``traces`` and ``cases`` (``judge run``);
+with ``gold`` the result also holds the validation and its record. Inside a running event loop
+(a notebook, an async service) ``await run_analysis_async(...)`` instead. A judge of your own
+is any :class:`Judge` (its ``async judge(case)`` scores one :class:`JudgeCase`); ``await
+judge_all(judge, cases)`` scores many.
 """
 
 from __future__ import annotations

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from groundtrace.analyzer.errors import ConfigError
 
 from ._lexical import LexicalJudge
-from ._llm_judge import LLMJudge
+from ._llm_judge import LLMJudge, endpoint_fingerprint
 from ._record import AcceptanceProfile
 from ._rubric import DEFAULT_RUBRIC, Rubric, load_rubric
 from ._types import Judge, Metric
@@ -98,6 +98,22 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     call_profile: str | None = None
     rate_limit: float | None = None
     cache: str | None = None
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The fingerprint of the judge this config describes, at its working threshold
+        (what ``judge check`` compares a validation record with); no model client is opened.
+
+        Raises:
+            ConfigError: as :func:`acceptance` and :func:`build_judge`.
+        """
+        _, working = acceptance(self)
+        settings = endpoint_settings(self)
+        if settings is None:
+            return dict(LexicalJudge().fingerprint(working))
+        assert self.model is not None  # endpoint_settings refuses an endpoint without one
+        return endpoint_fingerprint(
+            self.judge, self.model, settings.rubric, self.judge_seed, working
+        )
 
 
 def acceptance(config: Config) -> tuple[AcceptanceProfile, float]:

@@ -12,7 +12,31 @@ from ._protocol import failure_errors, parse_judge_reply
 from ._rubric import DEFAULT_RUBRIC, OUTPUT_SCHEMA, Rubric, schema_digest
 from ._types import ContextSource, JudgeCase, JudgeResult
 
-__all__ = ["LLMJudge", "build_prompt"]
+__all__ = ["LLMJudge", "build_prompt", "endpoint_fingerprint"]
+
+#: The LLM judge samples at temperature 0 (part of its fingerprint).
+TEMPERATURE = 0.0
+
+
+def endpoint_fingerprint(
+    endpoint: str,
+    model: str,
+    rubric: Rubric,
+    seed: int,
+    threshold: float,
+    temperature: float = TEMPERATURE,
+) -> dict[str, Any]:
+    """The fingerprint of an LLM judge (:meth:`LLMJudge.fingerprint`), with no client opened."""
+    return fingerprint(
+        endpoint=endpoint,
+        model=model,
+        rubric_version=rubric.version,
+        rubric_digest=rubric.digest,
+        schema_digest=schema_digest(),
+        threshold=threshold,
+        temperature=temperature,
+        seed=seed,
+    )
 
 
 def build_prompt(rubric: Rubric, case: JudgeCase) -> str:
@@ -64,19 +88,12 @@ class LLMJudge:
         self.rubric = rubric
         self.seed = seed
         self.max_tokens = max_tokens
-        self.temperature = 0.0
+        self.temperature = TEMPERATURE
 
     def fingerprint(self, threshold: float) -> Mapping[str, Any]:
         """Fingerprint of this judge at ``threshold``."""
-        return fingerprint(
-            endpoint=self.client.base_url,
-            model=self.model,
-            rubric_version=self.rubric.version,
-            rubric_digest=self.rubric.digest,
-            schema_digest=schema_digest(),
-            threshold=threshold,
-            temperature=self.temperature,
-            seed=self.seed,
+        return endpoint_fingerprint(
+            self.client.base_url, self.model, self.rubric, self.seed, threshold, self.temperature
         )
 
     def request(self, case: JudgeCase) -> ChatRequest:

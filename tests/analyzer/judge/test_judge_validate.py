@@ -446,3 +446,20 @@ def test_rubric_option_binds_the_record_to_the_rubric_file(tmp_path: Path) -> No
         app, [*check[:4], "--judge", "http://127.0.0.1:9/v1", "--model", "m", "--rubric", "nope"]
     )
     assert missing.exit_code == 2 and "cannot read rubric" in missing.output
+
+
+def test_a_config_names_its_judges_fingerprint_without_opening_a_client() -> None:
+    from groundtrace.analyzer.judge import Config
+    from groundtrace.analyzer.judge._config import build_judge
+    from groundtrace.analyzer.judge._lexical import LexicalJudge
+
+    lexical = Config(threshold=0.6)
+    assert lexical.fingerprint() == dict(LexicalJudge().fingerprint(0.6))
+    endpoint = Config(judge="http://127.0.0.1:9/v1/", model="m", judge_seed=3, threshold=0.7)
+    judge, client = build_judge(endpoint, cache=False)
+    assert client is not None
+    asyncio.run(client.aclose())
+    assert endpoint.fingerprint() == dict(judge.fingerprint(0.7))
+    assert endpoint.fingerprint() != Config(judge="http://127.0.0.1:9/v1", model="n").fingerprint()
+    with pytest.raises(ConfigError, match="--model is required"):
+        Config(judge="http://127.0.0.1:9/v1").fingerprint()
