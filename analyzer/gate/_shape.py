@@ -273,7 +273,9 @@ def nothing_measured(result: GateRun | GateReport) -> str | None:
 
 def verdicts(result: GateRun, config: Config) -> Linked:
     """The candidate's case decisions linked to the root spans of its traces (write-back)."""
-    from groundtrace.analyzer.writeback import gate_verdicts, root_spans
+    from groundtrace.analyzer.writeback import root_spans
+
+    from ._verdicts import gate_verdicts
 
     dataset = msgspec.json.decode(result.dataset_json, type=DatasetSnapshot)
     trace_ids = {k: o.trace_id for k, o in dataset.candidate.items()}

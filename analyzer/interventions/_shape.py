@@ -96,7 +96,7 @@ def nothing_measured(result: RunResult) -> str | None:
 
 def verdicts(result: RunResult, config: Config) -> Linked:
     """The evidence roles of each item's target, on the retrieval span that returned it."""
-    from groundtrace.analyzer.writeback import role_verdicts
+    from ._verdicts import role_verdicts
 
     return role_verdicts(result)
 

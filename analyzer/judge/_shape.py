@@ -209,8 +209,10 @@ def verdicts(result: JudgeReport, config: Config) -> Linked:
     The traces are read again from ``config.traces`` (unreadable lines skipped, as the plan
     skipped them); cases of a case file or a gold set have no trace and come back unlinked.
     """
-    from groundtrace.analyzer.writeback import answer_spans, judge_verdicts
+    from groundtrace.analyzer.writeback import answer_spans
     from groundtrace.collectors.readers import ReadReport, read_traces
+
+    from ._verdicts import judge_verdicts
 
     traces = list(read_traces(config.traces, report=ReadReport())) if config.traces else []
     trace_ids = {t.request.case_id or t.trace_id: t.trace_id for t in traces}

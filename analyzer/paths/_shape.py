@@ -146,7 +146,7 @@ def nothing_measured(result: PathRun | PathReport) -> str | None:
 def verdicts(result: PathRun, config: Config) -> Linked:
     """The path status of every case run, on its trace's root span (for ``--write-back``);
     a case without a trace (or a root span) is listed as not linked."""
-    from groundtrace.analyzer.writeback import path_verdicts
+    from ._verdicts import path_verdicts
 
     return path_verdicts(result.report, result.roots)
 

@@ -29,6 +29,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from groundtrace.analyzer.errors import WriteBackError
+from groundtrace.sdk import __version__
 from groundtrace.sdk import semconv as sc
 
 from ._verdict import Verdict
@@ -46,12 +47,6 @@ SCOPE = "groundtrace.analyzer.writeback"
 #: Timeout of the question whether a refusing endpoint is Arize Phoenix, seconds.
 PROBE_TIMEOUT_S = 5.0
 _VERSION = re.compile(r"\d+\.\d+(\.\d+)?[\w.+-]{0,20}")
-
-
-def _version() -> str:
-    from groundtrace.analyzer.gate import code_version
-
-    return code_version()
 
 
 def log_record(
@@ -90,9 +85,8 @@ def export_otlp(verdicts: Sequence[Verdict], endpoint: str) -> int:
     url = endpoint.rstrip("/")
     if not url.endswith("/v1/logs"):
         url += "/v1/logs"
-    version = _version()
-    resource = Resource.create({sc.SERVICE_NAME: SERVICE, sc.SERVICE_VERSION: version})
-    scope = InstrumentationScope(SCOPE, version)
+    resource = Resource.create({sc.SERVICE_NAME: SERVICE, sc.SERVICE_VERSION: __version__})
+    scope = InstrumentationScope(SCOPE, __version__)
     exporter = OTLPLogExporter(endpoint=url, timeout=TIMEOUT_S)
     exported = 0
     try:

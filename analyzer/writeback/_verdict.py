@@ -1,9 +1,18 @@
 """Per-case results as :class:`Verdict` items linked to the span they concern.
 
-Each analysis builds its verdicts from its own result records: the gate's case decisions,
-the path status of each case, the judge's scores and protocol errors, the roles of each
-evidence item. A verdict needs a trace; a result without one (a case no trace ran) cannot be
-linked and is returned in the ``unlinked`` list, never dropped silently.
+Each analysis builds its verdicts from its own result records, in its own package (the
+``verdicts`` hook of its shape): the gate's case decisions, the path status of each case, the
+judge's scores and protocol errors, the roles of each evidence item. Write-back knows no
+analysis: it takes the verdicts and sends them. A verdict needs a trace; a result without one
+(a case no trace ran) cannot be linked and is returned in the ``unlinked`` list, never dropped
+silently.
+
+A label-only verdict (gate decision, path status, evidence roles) also carries a score, so a
+backend charts it and a failed result does not look like a passed one. One scale for all:
+:attr:`Verdict.PASSED` (1.0) for an outcome that passes, :attr:`Verdict.FAILED` (0.0) for one
+that fails, :attr:`Verdict.BETWEEN` (0.5) for one in between; no score where there is no
+verdict, so a mean is over the decided results only. Each analysis says which of its labels
+is which.
 
 Each verdict names the span it evaluates: the request's root span for per-request results
 (gate decision, path status), the LLM call that produced the answer for judge scores (else the
@@ -15,11 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from groundtrace.collectors import Trace
 from groundtrace.sdk import semconv as sc
 
-__all__ = ["Linked", "Target", "Verdict", "answer_spans", "link", "root_spans"]
+__all__ = ["Linked", "Target", "Verdict", "answer_spans", "root_spans"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +44,8 @@ class Verdict:
         case_id: the case, when there is one.
         label: the categorical outcome (decision, status, pass/fail, roles).
         score: the numeric score: the one the analysis measured (a judge score), else the
-            label's score by ``label_score`` (1.0 passed, 0.0 failed, 0.5 between), so a
-            backend charts label-only verdicts too; ``None`` where there is no verdict.
+            label's score on the one scale (:attr:`PASSED`, :attr:`FAILED`, :attr:`BETWEEN`),
+            so a backend charts label-only verdicts too; ``None`` where there is no verdict.
         explanation: the reasons, in words.
         error_type: set when the evaluation itself failed (a judge protocol error).
         evidence_id: the evidence item an evidence-role verdict concerns.
@@ -43,6 +53,11 @@ class Verdict:
             documents (``retrieval.documents``), when known.
         response_id: ``gen_ai.response.id`` of the completion evaluated, when the trace has it.
     """
+
+    #: Score of a label that passes, fails, or lies in between (a label-only verdict).
+    PASSED: ClassVar[float] = 1.0
+    FAILED: ClassVar[float] = 0.0
+    BETWEEN: ClassVar[float] = 0.5
 
     trace_id: str
     span_id: str
@@ -158,8 +173,3 @@ def answer_spans(traces: Iterable[Trace]) -> dict[str, Target]:
             root = next((s for s in trace.steps if s.parent_span_id is None), trace.steps[0])
             targets[trace.trace_id] = Target(root.span_id)
     return targets
-
-
-def link(trace_id: str | None, roots: Mapping[str, str]) -> str | None:
-    """The root span of ``trace_id``, ``None`` when the trace is unknown."""
-    return None if trace_id is None else roots.get(trace_id)

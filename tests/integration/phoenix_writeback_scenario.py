@@ -38,8 +38,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import groundtrace.sdk as gt
+from groundtrace.analyzer.interventions._verdicts import role_score
 from groundtrace.analyzer.writeback import Verdict, annotate_phoenix
-from groundtrace.analyzer.writeback._build import label_score
 from groundtrace.collectors import ReadReport, read_traces
 from groundtrace.collectors.model import loads
 from groundtrace.sdk import semconv as sc
@@ -155,7 +155,7 @@ def second_role(
         return [
             Verdict(
                 trace, span, sc.GT_EVALUATION_EVIDENCE_ROLE, case_id=metadata.get("case_id"),
-                label=label, score=label_score(sc.GT_EVALUATION_EVIDENCE_ROLE, label),
+                label=label, score=role_score(label),
                 evidence_id=documents[trace][span][others[0]], document_position=others[0],
             )
         ]  # fmt: skip

@@ -28,8 +28,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from groundtrace.analyzer.interventions._verdicts import role_score
 from groundtrace.analyzer.writeback import Verdict, export_otlp
-from groundtrace.analyzer.writeback._build import label_score
 from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
 from groundtrace.examples.agent_docs.app import run as run_agent
@@ -109,7 +109,7 @@ def roles_on_one_span(traces: dict[str, Trace]) -> list[Verdict]:
                     sc.GT_EVALUATION_EVIDENCE_ROLE,
                     case_id=trace.request.case_id,
                     label=label,
-                    score=label_score(sc.GT_EVALUATION_EVIDENCE_ROLE, label),
+                    score=role_score(label),
                     evidence_id=documents[position],
                     document_position=position,
                 )

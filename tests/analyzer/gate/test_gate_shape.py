@@ -23,7 +23,8 @@ from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import InputError, TraceReadError
 from groundtrace.analyzer.executor import LocalExecutor, executor_for
-from groundtrace.analyzer.writeback import gate_verdicts, root_spans
+from groundtrace.analyzer.gate._verdicts import gate_verdicts
+from groundtrace.analyzer.writeback import root_spans
 from groundtrace.collectors.readers import read_traces
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
 

@@ -24,7 +24,7 @@ import groundtrace.sdk as gt
 from groundtrace.analyzer import Analysis, get_analysis, load_config, run_analysis
 from groundtrace.analyzer._results import encode
 from groundtrace.analyzer.errors import ConfigError, InputError
-from groundtrace.analyzer.writeback import role_verdicts
+from groundtrace.analyzer.interventions._verdicts import role_verdicts
 
 ROOT = Path(__file__).resolve().parents[3]
 HERE = "tests.analyzer.interventions.test_interventions_shape"

@@ -1,5 +1,6 @@
-"""Verdicts that read right where they land: label-only verdicts carry a score by one rule, and
-a read-back keeps which document of a retrieval span a document-level verdict concerns.
+"""Verdicts that read right where they land: label-only verdicts carry a score on one scale
+(each analysis says which of its labels passes), and a read-back keeps which document of a
+retrieval span a document-level verdict concerns.
 
 The read-back goes through the real OTLP encoding: the records ``export_otlp`` would send
 (:func:`log_record`, encoded by the stock exporter's encoder) are stored as an OTLP protobuf
@@ -19,10 +20,16 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from groundtrace.analyzer.gate import Decision
+from groundtrace.analyzer.gate._verdicts import decision_score
 from groundtrace.analyzer.interventions import Role
+from groundtrace.analyzer.interventions._verdicts import role_score
+from groundtrace.analyzer.judge._types import JudgeResult, Metric
+from groundtrace.analyzer.judge._verdicts import judge_verdicts
 from groundtrace.analyzer.paths import PathStatus
-from groundtrace.analyzer.writeback import Verdict, log_record, phoenix_annotation
-from groundtrace.analyzer.writeback._build import label_score
+from groundtrace.analyzer.paths._verdicts import status_score
+from groundtrace.analyzer.writeback import Target, Verdict
+from groundtrace.analyzer.writeback._otlp import log_record
+from groundtrace.analyzer.writeback._phoenix import phoenix_annotation
 from groundtrace.collectors import ReadReport, read_traces
 from groundtrace.sdk import semconv as sc
 
@@ -34,12 +41,12 @@ RETRIEVAL_SPAN = "0000000000000002"
 
 
 def test_gate_decisions_score_passed_between_failed_and_not_evaluable_has_none() -> None:
-    scores = {d.value: label_score(sc.GT_EVALUATION_GATE_CASE, d.value) for d in Decision}
+    scores = {d.value: decision_score(d.value) for d in Decision}
     assert scores == {"promote": 1.0, "manual_review": 0.5, "block": 0.0, "not_evaluable": None}
 
 
 def test_every_failed_path_status_scores_below_a_pass() -> None:
-    scores = {s.value: label_score(sc.GT_EVALUATION_PATH_STATUS, s.value) for s in PathStatus}
+    scores = {s.value: status_score(s.value) for s in PathStatus}
     assert scores.pop("pass") == 1.0
     assert scores.pop("not_required") is None and scores.pop("not_applicable") is None
     assert scores and set(scores.values()) == {0.0}  # every other status is a failure
@@ -62,11 +69,11 @@ def test_every_failed_path_status_scores_below_a_pass() -> None:
 def test_evidence_roles_score_by_harm_then_help(
     label: str, evaluable: bool, score: float | None
 ) -> None:
-    assert label_score(sc.GT_EVALUATION_EVIDENCE_ROLE, label, evaluable=evaluable) == score
+    assert role_score(label, evaluable=evaluable) == score
 
 
 def test_every_role_has_a_side() -> None:
-    scores = {r.value: label_score(sc.GT_EVALUATION_EVIDENCE_ROLE, r.value) for r in Role}
+    scores = {r.value: role_score(r.value) for r in Role}
     assert scores == {
         "constructive": 1.0,
         "corrective": 1.0,
@@ -77,13 +84,19 @@ def test_every_role_has_a_side() -> None:
 
 
 def test_a_judge_score_is_not_relabelled() -> None:
-    assert label_score(f"{sc.GT_EVALUATION_JUDGE}.adherence", "fail") is None
+    result = JudgeResult("q1", {Metric.ADHERENCE: 0.25, Metric.ANSWER_RELEVANCE: 0.75})
+    linked = judge_verdicts([result], {"q1": RAG_TRACE}, {RAG_TRACE: Target("a1")}, 0.5)
+    got = {(v.name, v.label, v.score) for v in linked.verdicts}
+    assert got == {  # the measured score stays, a failing one is not scored 0.0
+        (f"{sc.GT_EVALUATION_JUDGE}.adherence", "fail", 0.25),
+        (f"{sc.GT_EVALUATION_JUDGE}.answer_relevance", "pass", 0.75),
+    }
 
 
 def _roles_on_one_span() -> list[Verdict]:
     verdicts = []
     for evidence_id, position, label in (("d1", 0, "constructive"), ("d2", 1, "distracting")):
-        score = label_score(sc.GT_EVALUATION_EVIDENCE_ROLE, label)
+        score = role_score(label)
         verdict = Verdict(
             RAG_TRACE, RETRIEVAL_SPAN, sc.GT_EVALUATION_EVIDENCE_ROLE, case_id="q1",
             label=label, score=score, evidence_id=evidence_id, document_position=position,

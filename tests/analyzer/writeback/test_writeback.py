@@ -19,8 +19,9 @@ from typer.testing import CliRunner
 from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import WriteBackError
-from groundtrace.analyzer.writeback import Verdict, annotate_phoenix, phoenix_annotation, root_spans
-from groundtrace.analyzer.writeback._build import label_score
+from groundtrace.analyzer.interventions._verdicts import role_score
+from groundtrace.analyzer.writeback import Verdict, annotate_phoenix, root_spans
+from groundtrace.analyzer.writeback._phoenix import phoenix_annotation
 from groundtrace.collectors import ReadReport, Trace, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR
 from groundtrace.examples.agent_docs.app import run as run_agent
@@ -293,8 +294,7 @@ def test_interventions_write_back_puts_roles_on_the_retrieval_span(tmp_path: Pat
         assert attrs[sc.GT_EVALUATION_CASE_ID] == trace.request.case_id
         assert attrs[sc.GENAI_EVALUATION_SCORE_LABEL]  # roles, or "none"
         assert attrs[sc.GT_EVALUATION_DOCUMENT_POSITION] == position
-        assert attrs.get(sc.GENAI_EVALUATION_SCORE_VALUE) == label_score(
-            sc.GT_EVALUATION_EVIDENCE_ROLE,
-            attrs[sc.GENAI_EVALUATION_SCORE_LABEL],
+        assert attrs.get(sc.GENAI_EVALUATION_SCORE_VALUE) == role_score(
+            str(attrs[sc.GENAI_EVALUATION_SCORE_LABEL]),
             evaluable=sc.GENAI_EVALUATION_EXPLANATION not in attrs,
         )
