@@ -17,7 +17,18 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from . import _analyze, _audit, _collect, _demo, _gate, _interventions, _judge, _paths, _traces
+from . import (
+    _analyze,
+    _audit,
+    _collect,
+    _demo,
+    _gate,
+    _interventions,
+    _judge,
+    _monitor,
+    _paths,
+    _traces,
+)
 from ._app import root_options
 
 __all__ = ["COMMANDS", "CommandModule", "build_app"]
@@ -34,6 +45,7 @@ class CommandModule(Protocol):
 COMMANDS: Final[tuple[CommandModule, ...]] = (
     _gate,
     _collect,
+    _monitor,
     _judge,
     _demo,
     _traces,

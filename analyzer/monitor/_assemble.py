@@ -1,0 +1,229 @@
+"""Live traces put back together from the receiver's files, and when each one is complete.
+
+The receiver writes every accepted batch as one fsync'd OTLP-JSON line before it answers 200,
+so the monitor never sits on the ingest path: it reads the receiver's folder behind it
+(:class:`FolderTail`, whole lines only, from where it stopped), keeps the spans of the traces
+some rule may sample (:class:`Assembler`), and hands a trace over once its root span has
+arrived and ``complete_after`` seconds passed without a new span of it. A trace whose root
+never arrives is given up after ``give_up_after`` seconds (incomplete: never evaluated).
+
+What is kept of a trace is its OTLP-JSON fragments, so a batch of complete traces is written
+back as export lines the analyses read like any trace file (:func:`write_batch`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from groundtrace.sdk import semconv as sc
+
+__all__ = ["Assembler", "FolderTail", "LiveTrace", "write_batch"]
+
+#: Attributes that mark a trace groundtrace itself produced (a replay, a counterfactual, an
+#: evaluation): such a trace is never sampled nor counted in a production window.
+EVALUATION_MARKERS = (sc.GT_REPLAY_OF, sc.GT_ORIGIN)
+
+
+def _value(v: dict[str, Any]) -> Any:
+    """The Python value of an OTLP-JSON ``AnyValue`` (scalars; anything else as given)."""
+    for kind in ("stringValue", "boolValue", "doubleValue"):
+        if kind in v:
+            return v[kind]
+    if "intValue" in v:
+        return int(v["intValue"])
+    return v
+
+
+def _attributes(items: Iterable[dict[str, Any]] | None) -> dict[str, Any]:
+    return {a["key"]: _value(a.get("value", {})) for a in items or () if "key" in a}
+
+
+@dataclass(slots=True)
+class LiveTrace:
+    """The spans of one trace seen so far, as OTLP-JSON fragments.
+
+    Attributes:
+        trace_id: hex trace id.
+        first_seen: monotonic time its first span was read.
+        last_seen: monotonic time its latest span was read.
+        root: whether its root span (no parent) has arrived.
+        service: ``service.name`` of the root's resource (else the first span's).
+        version: ``service.version`` likewise (the app version).
+        case_id: ``groundtrace.request.case_id`` of any span.
+        attributes: the root span's attributes over its resource's.
+        evaluation: whether a span or resource carries an evaluation marker.
+        spans: resource JSON -> scope JSON -> the spans.
+        logs: resource JSON -> scope JSON -> the log records joined to the trace.
+    """
+
+    trace_id: str
+    first_seen: float
+    last_seen: float
+    root: bool = False
+    service: str | None = None
+    version: str | None = None
+    case_id: str | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    evaluation: bool = False
+    spans: dict[bytes, dict[bytes, list[Any]]] = field(default_factory=dict)
+    logs: dict[bytes, dict[bytes, list[Any]]] = field(default_factory=dict)
+
+    def export_lines(self) -> list[bytes]:
+        """The trace as OTLP-JSON export lines: one of its spans, one of its log records."""
+        lines = [orjson.dumps({"resourceSpans": _group(self.spans, "scopeSpans", "spans")})]
+        if self.logs:
+            lines.append(orjson.dumps({"resourceLogs": _group(self.logs, "scopeLogs",
+                                                              "logRecords")}))  # fmt: skip
+        return lines
+
+
+def _group(by_resource: dict[bytes, dict[bytes, list[Any]]], scopes: str, items: str) -> list[Any]:
+    return [
+        {"resource": orjson.loads(resource),
+         scopes: [{"scope": orjson.loads(scope), items: found} for scope, found in by.items()]}
+        for resource, by in by_resource.items()
+    ]  # fmt: skip
+
+
+class FolderTail:
+    """Reads the whole lines appended to a folder's ``.jsonl`` files since the last call.
+
+    A partial last line (the writer is mid-write) is left for the next call. Files are read in
+    name order (the receiver's names sort by time and sequence).
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self._offsets: dict[Path, int] = {}
+
+    def read(self) -> Iterator[tuple[Path, bytes]]:
+        """(file, line) of every whole line not read before."""
+        if not self.folder.is_dir():
+            return
+        for path in sorted(self.folder.glob("*.jsonl")):
+            start = self._offsets.get(path, 0)
+            try:
+                size = os.path.getsize(path)
+            except OSError:  # rotated away between the listing and now
+                continue
+            if size <= start:
+                continue
+            with path.open("rb") as f:
+                f.seek(start)
+                data = f.read(size - start)
+            end = data.rfind(b"\n") + 1
+            self._offsets[path] = start + end
+            for line in data[:end].splitlines():
+                if line.strip():
+                    yield path, line
+
+
+class Assembler:
+    """Keeps the traces that ``wanted(trace_id)`` selects until they are complete.
+
+    Args:
+        wanted: whether a trace id is sampled by some rule (traces no rule samples are not
+            kept at all: memory follows the sample, not the traffic).
+        complete_after: seconds of quiet after the root span arrived.
+        give_up_after: seconds after the first span with no root: given up (incomplete).
+        clock: monotonic seconds (a test's clock).
+    """
+
+    def __init__(
+        self,
+        wanted: Callable[[str], bool],
+        *,
+        complete_after: float,
+        give_up_after: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.wanted = wanted
+        self.complete_after = complete_after
+        self.give_up_after = give_up_after
+        self.clock = clock
+        self.pending: dict[str, LiveTrace] = {}
+        #: Lines that were not OTLP-JSON exports (named by file, counted).
+        self.bad_lines: dict[str, int] = {}
+        self.spans_read = 0
+
+    def add_line(self, where: Path | str, line: bytes) -> None:
+        """Take in one export line (spans or log records); a bad line is counted, not raised."""
+        try:
+            export = orjson.loads(line)
+            now = self.clock()
+            for resource in export.get("resourceSpans", ()):
+                self._add(resource, "scopeSpans", "spans", now, spans=True)
+            for resource in export.get("resourceLogs", ()):
+                self._add(resource, "scopeLogs", "logRecords", now, spans=False)
+        except (orjson.JSONDecodeError, AttributeError, TypeError, KeyError):
+            self.bad_lines[str(where)] = self.bad_lines.get(str(where), 0) + 1
+
+    def _add(self, resource: dict[str, Any], scopes: str, items: str, now: float, *,
+             spans: bool) -> None:  # fmt: skip
+        res = resource.get("resource", {})
+        res_key = orjson.dumps(res)
+        res_attrs = _attributes(res.get("attributes"))
+        for scope in resource.get(scopes, ()):
+            scope_key = orjson.dumps(scope.get("scope", {}))
+            for item in scope.get(items, ()):
+                trace_id = str(item.get("traceId", "")).lower()
+                if not trace_id or not self.wanted(trace_id):
+                    continue
+                trace = self.pending.get(trace_id)
+                if trace is None:
+                    trace = self.pending[trace_id] = LiveTrace(trace_id, now, now)
+                trace.last_seen = now
+                store = trace.spans if spans else trace.logs
+                store.setdefault(res_key, {}).setdefault(scope_key, []).append(item)
+                if spans:
+                    self.spans_read += 1
+                    self._note_span(trace, item, res_attrs)
+
+    @staticmethod
+    def _note_span(trace: LiveTrace, span: dict[str, Any], resource: dict[str, Any]) -> None:
+        attrs = _attributes(span.get("attributes"))
+        if any(m in attrs or m in resource for m in EVALUATION_MARKERS):
+            trace.evaluation = True
+        case_id = attrs.get(sc.GT_REQUEST_CASE_ID)
+        if case_id is not None and trace.case_id is None:
+            trace.case_id = str(case_id)
+        is_root = not span.get("parentSpanId")
+        if is_root or trace.service is None:
+            trace.service = resource.get(sc.SERVICE_NAME, trace.service)
+            trace.version = resource.get(sc.SERVICE_VERSION, trace.version)
+        if is_root:
+            trace.root = True
+            trace.attributes = {**resource, **attrs}
+
+    def ripe(self, *, everything: bool = False) -> tuple[list[LiveTrace], list[LiveTrace]]:
+        """Take out the complete traces and the given-up ones, in the order they started.
+
+        ``everything``: no more span will come (a backfill read all its files): every trace
+        with a root is complete, every other one given up.
+        """
+        now = self.clock()
+        done: list[LiveTrace] = []
+        lost: list[LiveTrace] = []
+        for trace_id, trace in list(self.pending.items()):
+            if trace.root and (everything or now - trace.last_seen >= self.complete_after):
+                done.append(self.pending.pop(trace_id))
+            elif not trace.root and (everything or now - trace.first_seen >= self.give_up_after):
+                lost.append(self.pending.pop(trace_id))
+        return done, lost
+
+
+def write_batch(traces: Iterable[LiveTrace], path: Path) -> Path:
+    """Write the traces as OTLP-JSON lines to ``path`` (a trace file the analyses read)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        for trace in traces:
+            for line in trace.export_lines():
+                f.write(line + b"\n")
+    return path
