@@ -12,6 +12,7 @@ per request, each case requiring it) by a small app traced with the SDK, then ti
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 import groundtrace.analyzer.gate as gate
 import groundtrace.sdk as gt
 from groundtrace.analyzer.cases import read_cases
+from groundtrace.analyzer.gate._path_layer import path_snapshot
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
 
 
@@ -65,7 +67,7 @@ def _measure(root: Path, n: int, agent: bool) -> dict[str, Any]:
     outcomes = tuple(gate.outcomes_from_traces(r, cases=cases)[0] for r in runs)
     read_s = time.perf_counter() - start
     start = time.perf_counter()
-    snapshot = gate.path_snapshot(*runs, cases, (outcomes[0], outcomes[1]))
+    snapshot = asyncio.run(path_snapshot(*runs, cases, (outcomes[0], outcomes[1])))
     paths_s = time.perf_counter() - start
     kept = 0 if snapshot is None else len(snapshot.candidate)
     return {"cases": n, "read_outcomes_s": round(read_s, 2), "path_snapshot_s": round(paths_s, 2),

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
+from ._analyze import drive, finish
 from ._app import console, err_console, handle_errors, print_reading
+from ._budget import CallOptions
 from ._executor import ExecutorOptions
 from ._options import uses
-from ._runfolder import holds_out_folder
 from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
 
@@ -86,8 +86,7 @@ def simulate_command(
 
 @gate_app.command("run")
 @handle_errors
-@holds_out_folder
-@uses(WriteBackOptions, ExecutorOptions)
+@uses(WriteBackOptions, ExecutorOptions, CallOptions)
 def run_command(
     baseline: Annotated[list[str], typer.Option(help="Traces of the baseline run (file or dir).")],
     candidate: Annotated[list[str], typer.Option(help="Traces of the candidate run.")],
@@ -115,6 +114,7 @@ def run_command(
     *,
     write_back: WriteBackOptions,
     executor: ExecutorOptions,
+    calls: CallOptions,
     strict: StrictOpt = False,
 ) -> None:
     """Decide whether the candidate may ship.
@@ -126,24 +126,13 @@ def run_command(
     values) and whose trace fails it (groundtrace paths) is a failed check
     paths.command_path: manual review, or block for a critical case or with the profile's
     paths.critical. Unreadable trace lines are skipped, named and noted in the
-    report (--strict refuses them, exit 2).
+    report (--strict refuses them, exit 2, before any report is written). The gate calls
+    no model: --max-calls / --max-cost are accepted and never reached; --estimate is refused.
+    The same run as groundtrace analyze gate --config FILE with these settings.
     """
-    from groundtrace.analyzer import encode
-    from groundtrace.analyzer.gate import (
-        Config,
-        blocking_findings,
-        plan,
-        reading,
-        run,
-        verdicts,
-        write_report,
-    )
+    from groundtrace.analyzer._results import encode
+    from groundtrace.analyzer.gate import ANALYSIS, Config
 
-    blocking = blocking_findings(cases)
-    for finding in blocking[:20]:  # plan refuses them: say which first
-        err_console.print(f"[bold red]blocking:[/] {escape(finding.message)}", highlight=False)
-    if len(blocking) > 20:
-        err_console.print(f"[bold red]blocking:[/] and {len(blocking) - 20} more", highlight=False)
     config = Config(
         baseline=tuple(baseline),
         candidate=tuple(candidate),
@@ -152,26 +141,29 @@ def run_command(
         judge=judge,
         judge_records=tuple(str(r) for r in judge_record or ()),
         junit=None if junit is None else str(junit),
+        strict=strict,
         tools_config=None if tools_config is None else str(tools_config),
     )
-    # Unreadable lines are refused (--strict) or warned about by the CLI's one rule for every
-    # command that reads traces, after the findings are said: the config leaves strict off.
-    units = plan(config)
-    for found in units.findings:
+    # planning refuses blocking curation findings, and unreadable lines under --strict
+    done = drive(
+        ANALYSIS, config, out, executor=executor, settings=calls.settings(None),
+        estimate=calls.estimate, in_flight=1, write_back=write_back, as_json=as_json,
+    )  # fmt: skip
+    if done is None:
+        return
+    result = done.result
+    assert result is not None  # not an estimate
+    for found in result.findings:
         err_console.print(f"finding: {found}", highlight=False, markup=False)
-    check_unreadable(units.unreadable, strict)
-    with executor.open(1) as runner:
-        result = run(units, config, runner)
+    check_unreadable(result.unreadable, False)
     report = result.report
-    path = write_report(result, out)
-    write_back.send(lambda: verdicts(result, config))
     if as_json:
         typer.echo(encode(report).decode())
     else:
         console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
-        print_reading(reading(result))
-        console.print(f"report: {path}  (exit code {report.exit_code})")
-    raise typer.Exit(report.exit_code)
+        print_reading(done.reading)
+        console.print(f"report: {done.reports[0]}  (exit code {report.exit_code})")
+    finish(done)
 
 
 @gate_app.command("verify")

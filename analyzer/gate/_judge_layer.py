@@ -118,13 +118,11 @@ def eligibility(
     return out
 
 
-def judge_verdicts(
+async def judge_verdicts(
     judge: Judge, cases: Sequence[Case], outcomes: Mapping[str, CaseOutcome]
 ) -> dict[str, JudgeVerdict]:
     """Run ``judge`` on every case whose trace has an answer and content to judge it against:
     the retrieved documents, then the tool results (an agent's answer rests on them)."""
-    import asyncio
-
     from groundtrace.analyzer.judge import judge_all
 
     todo: list[JudgeCase] = []
@@ -143,7 +141,7 @@ def judge_verdicts(
         context = documents + outcome.tool_results
         todo.append(JudgeCase(case.case_id, case.question or "", context, outcome.answer, source))
     sources = {c.case_id: c.source for c in todo}
-    for result in asyncio.run(judge_all(judge, todo)):
+    for result in await judge_all(judge, todo):
         source = sources[result.case_id]
         verdicts[result.case_id] = JudgeVerdict(
             {m.value: s for m, s in result.scores.items()},
@@ -199,7 +197,7 @@ def judge_checks(verdict: JudgeVerdict | None, layer: JudgeLayer) -> list[CheckR
     return results
 
 
-def judge_snapshot(
+async def judge_snapshot(
     name: str,
     records: Sequence[str | Path],
     profile: Profile,
@@ -234,5 +232,7 @@ def judge_snapshot(
         judge=judge.name,
     )
     return JudgeSnapshot(
-        layer, judge_verdicts(judge, cases, baseline), judge_verdicts(judge, cases, candidate)
+        layer,
+        await judge_verdicts(judge, cases, baseline),
+        await judge_verdicts(judge, cases, candidate),
     )

@@ -3,7 +3,7 @@
 A case that declares a command path (``required_reads``, ``required_calls``,
 ``required_values``, ``allowed_commands``, ``exclusive_tools``, ``turns``; or an answer
 citing what it read) gets its path status from :func:`groundtrace.analyzer.paths
-.validate_traces` on each run's traces. A path that fails (``missing_command``,
+.validate_traces_async` on each run's traces. A path that fails (``missing_command``,
 ``param_error``, ``tool_error``, ``fabricated_quote``, ...) is a failed check
 ``paths.command_path``: the case goes to manual review, or blocks when the case is critical
 or the profile puts path failures in the critical set::
@@ -24,11 +24,12 @@ from collections.abc import Mapping, Sequence
 import msgspec
 
 from groundtrace.analyzer.cases import Case
+from groundtrace.analyzer.executor import Executor
 from groundtrace.analyzer.paths import (
     CaseVerdict,
     PathStatus,
     load_tools_config,
-    validate_traces,
+    validate_traces_async,
 )
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.readers import ReadReport, read_traces
@@ -78,18 +79,20 @@ def _stored(verdict: CaseVerdict) -> PathVerdict:
     return PathVerdict(verdict.status.value, issues, verdict.trace_id)
 
 
-def _verdicts(
+async def _verdicts(
     paths: Sequence[str],
     cases: Sequence[Case],
     outcomes: Mapping[str, CaseOutcome],
     tools_config: str | None,
+    executor: Executor | None,
 ) -> dict[str, PathVerdict]:
     tools = None if tools_config is None else load_tools_config(tools_config)
     # The traces were read (and their unreadable lines noted) for the outcomes already. The
     # gate keeps the verdicts only: the report's bootstrap intervals are drawn once, not 5000
     # times (they were 90% of the validation's time on 1000 agent traces).
-    report = validate_traces(
-        read_traces(list(paths), report=ReadReport()), cases, tools, settings=_VERDICTS_ONLY
+    traces = read_traces(list(paths), report=ReadReport())
+    report = await validate_traces_async(
+        traces, cases, tools, settings=_VERDICTS_ONLY, executor=executor
     )
     out: dict[str, PathVerdict] = {}
     for verdict in report.verdicts:
@@ -101,14 +104,16 @@ def _verdicts(
     return {k: v for k, v in out.items() if v.status not in _UNCHECKED}
 
 
-def path_snapshot(
+async def path_snapshot(
     baseline: Sequence[str],
     candidate: Sequence[str],
     cases: Sequence[Case],
     outcomes: tuple[Mapping[str, CaseOutcome], Mapping[str, CaseOutcome]],
     tools_config: str | None = None,
+    executor: Executor | None = None,
 ) -> PathSnapshot | None:
-    """Validate the command paths of both runs' traces against ``cases``.
+    """Validate the command paths of both runs' traces against ``cases``, each (case,
+    trace) a unit of ``executor`` (default: local, one at a time).
 
     ``outcomes`` are the two runs' outcomes (baseline, candidate): of several traces of one
     case, the verdict of the trace the outcome was read from is kept. Only the verdicts
@@ -118,8 +123,8 @@ def path_snapshot(
     Raises:
         ConfigError: a bad tools config (file and field named).
     """
-    base = _verdicts(baseline, cases, outcomes[0], tools_config)
-    cand = _verdicts(candidate, cases, outcomes[1], tools_config)
+    base = await _verdicts(baseline, cases, outcomes[0], tools_config, executor)
+    cand = await _verdicts(candidate, cases, outcomes[1], tools_config, executor)
     return PathSnapshot(tools_config, base, cand) if base or cand else None
 
 

@@ -13,7 +13,6 @@ their hashes) with the current code and compares it with the recorded report.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from groundtrace.analyzer._foreign import analysable, case_by_question, question
 from groundtrace.analyzer._results import Result, read
 from groundtrace.analyzer._wording import some
 from groundtrace.analyzer.cases import Case
-from groundtrace.analyzer.errors import InputError
+from groundtrace.analyzer.errors import InputError, TraceReadError
 from groundtrace.analyzer.executor import Executor, LocalExecutor
 from groundtrace.collectors import Trace
 from groundtrace.collectors.readers import ReadReport, read_traces
@@ -188,12 +187,16 @@ class GateRun:
         profile: the profile (its exact text is the profile snapshot).
         junit: where :func:`~groundtrace.analyzer.gate.write_report` also writes the JUnit
             XML of the case decisions (the config's ``junit``; None: not written).
+        findings: the gold answers no trace matched (also in the report's notes).
+        unreadable: the trace lines that could not be read, skipped (noted in the report).
     """
 
     report: GateReport
     dataset_json: str
     profile: Profile
     junit: Path | None = None
+    findings: tuple[str, ...] = ()
+    unreadable: tuple[TraceReadError, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,44 +207,80 @@ class _CaseChecks:
     actions: Mapping[str, str]
     f1_threshold: float
 
-    async def __call__(self, unit: tuple[Case, CaseOutcome]) -> list[CheckResult]:
+    @classmethod
+    def of(cls, profile: Profile) -> _CaseChecks:
+        """The layers 1-2 settings of ``profile``."""
+        return cls(
+            SynonymMatcher(profile.data.get("synonyms", {}).get("groups", [])),
+            profile.data.get("guardrails", {}).get("actions", {}),
+            float(profile.data.get("checks", {}).get("f1_threshold", 0.8)),
+        )
+
+    def check(self, unit: tuple[Case, CaseOutcome]) -> list[CheckResult]:
+        """The results of layers 1-2 on one (case, outcome)."""
         case, outcome = unit
         results = deterministic_checks(case, outcome, self.matcher, f1_threshold=self.f1_threshold)
         return results + run_guardrails(case, outcome, actions=self.actions)
+
+    async def __call__(self, unit: tuple[Case, CaseOutcome]) -> list[CheckResult]:
+        return self.check(unit)
+
+
+#: Per run (candidate, baseline): case id -> the results of layers 1-2 of its traced case.
+_Checked = tuple[dict[str, list[CheckResult]], dict[str, list[CheckResult]]]
+
+
+def _traced(dataset: DatasetSnapshot) -> list[tuple[int, Case, CaseOutcome]]:
+    """The (run, case, outcome) whose layers 1-2 run: every case with an answer or retrieved
+    items in its run's trace (run 0 the candidate, 1 the baseline)."""
+    return [
+        (run, case, outcome)
+        for run, outcomes in enumerate((dataset.candidate, dataset.baseline))
+        for case in dataset.cases
+        if (outcome := outcomes.get(case.case_id)) is not None
+        and not (outcome.answer is None and outcome.retrieved is None)
+    ]
+
+
+def _sorted(traced: Sequence[tuple[int, Case, CaseOutcome]],
+            results: Sequence[list[CheckResult]]) -> _Checked:  # fmt: skip
+    checked: _Checked = ({}, {})
+    for (run, case, _), found in zip(traced, results, strict=True):
+        checked[run].setdefault(case.case_id, found)
+    return checked
+
+
+async def _check(dataset: DatasetSnapshot, profile: Profile, executor: Executor) -> _Checked:
+    """Layers 1-2 of both runs' traced cases, each a unit of ``executor``."""
+    traced = _traced(dataset)
+    units = [(case, outcome) for _, case, outcome in traced]
+    return _sorted(traced, await executor.map(_CaseChecks.of(profile), units))
+
+
+def _check_here(dataset: DatasetSnapshot, profile: Profile) -> _Checked:
+    """Layers 1-2 of both runs' traced cases, in this thread (``verify``)."""
+    traced = _traced(dataset)
+    checks = _CaseChecks.of(profile)
+    return _sorted(traced, [checks.check((case, outcome)) for _, case, outcome in traced])
 
 
 def _decide_cases(
     cases: Iterable[Case],
     outcomes: Mapping[str, CaseOutcome],
     profile: Profile,
+    checked: Mapping[str, list[CheckResult]],
     judge: JudgeSnapshot | None = None,
     verdicts: Mapping[str, JudgeVerdict] | None = None,
-    executor: Executor | None = None,
     paths: Mapping[str, PathVerdict] | None = None,
 ) -> list[CaseDecision]:
-    checks = _CaseChecks(
-        SynonymMatcher(profile.data.get("synonyms", {}).get("groups", [])),
-        profile.data.get("guardrails", {}).get("actions", {}),
-        float(profile.data.get("checks", {}).get("f1_threshold", 0.8)),
-    )
-    listed = list(cases)
-    traced = [
-        i
-        for i, case in enumerate(listed)
-        if (outcome := outcomes.get(case.case_id)) is not None
-        and not (outcome.answer is None and outcome.retrieved is None)
-    ]
-    units = [(listed[i], outcomes[listed[i].case_id]) for i in traced]
-    runner = executor or LocalExecutor(1)
-    checked = dict(zip(traced, asyncio.run(runner.map(checks, units)), strict=True))
     decided: list[CaseDecision] = []
-    for i, case in enumerate(listed):
+    for case in cases:
         critical = case.critical or case.stratum == CRITICAL_STRATUM
         outcome = outcomes.get(case.case_id)
         if outcome is not None and outcome.incomplete is not None:  # no layer checks it
             decided.append(decide_case(case.case_id, case.stratum, [_incomplete(outcome)]))
             continue
-        results = checked.get(i)
+        results = checked.get(case.case_id)
         if results is None:
             results = []  # no trace: nothing produced a result
         elif judge is not None:
@@ -275,15 +314,15 @@ def _derive(
     dataset: DatasetSnapshot,
     profile: Profile,
     snapshots: Snapshots,
-    notes: Sequence[str] = (),
-    executor: Executor | None = None,
+    notes: Sequence[str],
+    checked: _Checked,
 ) -> GateReport:
     judge, paths = dataset.judge, dataset.paths
-    cand = _decide_cases(dataset.cases, dataset.candidate, profile, judge,
-                         None if judge is None else judge.candidate, executor,
+    cand = _decide_cases(dataset.cases, dataset.candidate, profile, checked[0], judge,
+                         None if judge is None else judge.candidate,
                          None if paths is None else paths.candidate)  # fmt: skip
-    base = _decide_cases(dataset.cases, dataset.baseline, profile, judge,
-                         None if judge is None else judge.baseline, executor,
+    base = _decide_cases(dataset.cases, dataset.baseline, profile, checked[1], judge,
+                         None if judge is None else judge.baseline,
                          None if paths is None else paths.baseline)  # fmt: skip
     case_level = decide_run(cand, profile.min_evaluable)
     base_level = decide_run(base, profile.min_evaluable)
@@ -316,7 +355,7 @@ def _derive(
     )
 
 
-def evaluate(
+async def evaluate(
     cases: Sequence[Case],
     baseline: Mapping[str, CaseOutcome],
     candidate: Mapping[str, CaseOutcome],
@@ -332,7 +371,7 @@ def evaluate(
     verdicts of both runs (a failed declared path is a failed check ``paths.command_path``);
     both are stored in the dataset snapshot like the outcomes. Layers 1-2 of each traced case
     (deterministic checks and guardrails) are a unit of ``executor`` (default: local, one at
-    a time); the report is the same whichever runs them. Call it outside a running event loop.
+    a time); the report is the same whichever runs them.
     """
     if not cases:
         raise InputError("the case file has no cases")
@@ -347,7 +386,8 @@ def evaluate(
     snapshots = Snapshots(
         _sha256(dataset_json), profile.sha256, profile.name, profile.version, code_version()
     )
-    return GateRun(_derive(dataset, profile, snapshots, notes, executor), dataset_json, profile)
+    checked = await _check(dataset, profile, executor or LocalExecutor(1))
+    return GateRun(_derive(dataset, profile, snapshots, notes, checked), dataset_json, profile)
 
 
 def verify_report(report_path: Path) -> tuple[bool, str]:
@@ -378,7 +418,7 @@ def verify_report(report_path: Path) -> tuple[bool, str]:
         dataset = msgspec.json.decode(dataset_text, type=DatasetSnapshot)
     except msgspec.ValidationError as exc:
         raise InputError(f"not a dataset snapshot: {exc}", path=str(dataset_path)) from None
-    derived = _derive(dataset, profile, snaps, recorded.notes)
+    derived = _derive(dataset, profile, snaps, recorded.notes, _check_here(dataset, profile))
     recorded_cases = {c.case_id: c.decision for c in recorded.cases}
     derived_cases = {c.case_id: c.decision for c in derived.cases}
     problems = []

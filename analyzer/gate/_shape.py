@@ -8,19 +8,14 @@ judge layer included when the config names a judge; its :class:`GateRun` is what
 ``write_report``, ``reading``, ``nothing_measured`` and ``verdicts`` take. ``groundtrace gate
 run`` and ``groundtrace analyze gate --config FILE`` both go through these names::
 
-    from pathlib import Path
-
-    from groundtrace.analyzer import gate
-    from groundtrace.analyzer.executor import executor_for
+    from groundtrace.analyzer import gate, run_analysis
 
     config = gate.Config(baseline=("runs/v1",), candidate=("runs/v2",), cases="cases.jsonl")
-    executor = executor_for("local", concurrency=1)
-    try:
-        result = gate.run(gate.plan(config), config, executor)
-    finally:
-        executor.close()
-    gate.write_report(result, Path("out/gate"))
-    print(gate.reading(result), result.report.exit_code)
+    done = run_analysis(gate.ANALYSIS, config, out="out/gate")  # report.json, summary.md...
+    print(done.reading, done.exit_code)  # 0 promote, 10 manual review, 20 block, 30 not evaluable
+
+    # in a notebook or an async service:
+    # done = await run_analysis_async(gate.ANALYSIS, config, out="out/gate")
 """
 
 from __future__ import annotations
@@ -35,7 +30,6 @@ import msgspec
 from groundtrace.analyzer._analysis import Analysis, Plan
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.errors import InputError, TraceReadError
-from groundtrace.analyzer.executor import Executor
 from groundtrace.collectors.readers import ReadReport, read_traces
 
 from ._cases import CaseOutcome
@@ -49,6 +43,7 @@ from ._report import write_report
 from ._run import DatasetSnapshot, GateReport, GateRun, evaluate, outcomes_from_traces
 
 if TYPE_CHECKING:
+    from groundtrace.analyzer import RunContext
     from groundtrace.analyzer.writeback import Linked
 
 __all__ = [
@@ -62,6 +57,10 @@ __all__ = [
     "run",
     "verdicts",
 ]
+
+
+#: How many blocking curation findings the refusal names.
+_NAMED = 5
 
 
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -125,7 +124,6 @@ class GatePlan(Plan[GateCase]):
             answers no trace matched), kept in the report.
         findings: the gold answers no trace matched (``run: case ...``), also in ``notes``.
         unreadable: the trace lines that could not be read (skipped).
-        paths: the command-path verdicts of both runs (the gate's path layer).
     """
 
     cases: tuple[Case, ...]
@@ -135,7 +133,6 @@ class GatePlan(Plan[GateCase]):
     notes: tuple[str, ...] = ()
     findings: tuple[str, ...] = ()
     unreadable: tuple[TraceReadError, ...] = field(default=())
-    paths: PathSnapshot | None = None
 
     @overload
     def __getitem__(self, index: int) -> GateCase: ...
@@ -171,19 +168,19 @@ def blocking_findings(cases: str | Path) -> list[CurationFinding]:
 def plan(config: Config) -> GatePlan:
     """Read the config's cases, profile and both runs' traces: the cases to decide.
 
-    The command paths of both runs are validated too (``groundtrace paths``, with
-    ``config.tools_config``): the gate's path layer.
-
     Raises:
         InputError: the case file holds blocking curation findings, cannot be read or is
             invalid (file, line and field named); the profile or the tools config is invalid
             (``ConfigError``); ``strict`` and a trace line cannot be read (``TraceReadError``).
+            Nothing is decided yet: the path layer validates in :func:`run`.
     """
     blocking = blocking_findings(config.cases)
     if blocking:
+        named = "; ".join(f.message for f in blocking[:_NAMED])
+        more = f"; and {len(blocking) - _NAMED} more" if len(blocking) > _NAMED else ""
         raise InputError(
             f"{len(blocking)} blocking curation finding(s): redact the case file first "
-            "(groundtrace gate curate)",
+            f"(groundtrace gate curate): {named}{more}",
             path=config.cases,
         )
     cases = tuple(read_cases(config.cases))
@@ -212,35 +209,35 @@ def plan(config: Config) -> GatePlan:
     if config.strict and unreadable:
         first = unreadable[0]
         raise TraceReadError(
-            f"{len(unreadable)} unreadable trace line(s) (strict); first: {first}",
+            f"{len(unreadable)} unreadable trace line(s) (--strict); first: {first}",
             path=first.path,
         )
-    path_verdicts = path_snapshot(
-        config.baseline,
-        config.candidate,
-        cases,
-        (outcomes["baseline"], outcomes["candidate"]),
-        config.tools_config,
-    )
     return GatePlan(
         cases, outcomes["baseline"], outcomes["candidate"], profile, tuple(notes),
-        tuple(findings), tuple(unreadable), path_verdicts,
+        tuple(findings), tuple(unreadable),
     )  # fmt: skip
 
 
-def run(units: Sequence[GateCase], config: Config, executor: Executor) -> GateRun:
-    """Decide the release on ``units``: each case's layers 1-2 run on ``executor``.
+async def run(units: Sequence[GateCase], config: Config, context: RunContext) -> GateRun:
+    """Decide the release on ``units``: each case's layers 1-2 run on the run's executor.
 
-    ``units`` is normally :func:`plan`'s :class:`GatePlan` (its notes and command-path
-    verdicts go into the report); any other sequence of cases is decided under
-    ``config.profile`` with no notes and no path layer (it holds no traces). With
-    ``config.judge``, the judge layer scores both runs first. Call it outside a running
-    event loop.
+    ``units`` is normally :func:`plan`'s :class:`GatePlan`: its notes go into the report,
+    and the command paths of both runs' traces are validated on the run's executor
+    (``groundtrace paths``, with ``config.tools_config``: the gate's path layer). Any other
+    sequence of cases is decided under ``config.profile`` with no notes and no path layer
+    (it holds no traces). With ``config.judge``, the judge layer scores both runs first.
+    The driver runs it (:func:`~groundtrace.analyzer.run_analysis`).
 
     Raises:
-        InputError: no case, an unknown judge or an unreadable validation record.
+        InputError: no case, an unknown judge, an unreadable validation record or a bad
+            tools config (``ConfigError``, file and field named).
     """
-    if not isinstance(units, GatePlan):
+    paths: PathSnapshot | None = None
+    if isinstance(units, GatePlan):
+        paths = await path_snapshot(config.baseline, config.candidate, units.cases,
+                                    (units.baseline, units.candidate), config.tools_config,
+                                    context.executor)  # fmt: skip
+    else:
         units = GatePlan(
             tuple(u.case for u in units),
             {u.case.case_id: u.baseline for u in units if u.baseline is not None},
@@ -249,11 +246,12 @@ def run(units: Sequence[GateCase], config: Config, executor: Executor) -> GateRu
         )
     judge: JudgeSnapshot | None = None
     if config.judge is not None:
-        judge = judge_snapshot(config.judge, config.judge_records, units.profile,
-                               units.cases, units.baseline, units.candidate)  # fmt: skip
-    result = evaluate(units.cases, units.baseline, units.candidate, units.profile,
-                      units.notes, judge, executor, units.paths)  # fmt: skip
-    return result if config.junit is None else replace(result, junit=Path(config.junit))
+        judge = await judge_snapshot(config.judge, config.judge_records, units.profile,
+                                     units.cases, units.baseline, units.candidate)  # fmt: skip
+    result = await evaluate(units.cases, units.baseline, units.candidate, units.profile,
+                            units.notes, judge, context.executor, paths)  # fmt: skip
+    junit = None if config.junit is None else Path(config.junit)
+    return replace(result, junit=junit, findings=units.findings, unreadable=units.unreadable)
 
 
 def nothing_measured(result: GateRun | GateReport) -> str | None:

@@ -7,6 +7,7 @@ sanitising it): a model answer, a case id or a stratum cannot become an image, a
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from pathlib import Path
@@ -113,11 +114,13 @@ def _gate_summary(tmp_path: Path, case_id: str, stratum: str, answer: str) -> st
         reference_answer="2 business days",
     )
     item = (RetrievedItem("d1", title="Shipping"),)
-    run = evaluate(
-        [case],
-        {case_id: CaseOutcome(case_id, "2 business days", item)},
-        {case_id: CaseOutcome(case_id, answer, item)},
-        load_profile("balanced_default"),
+    run = asyncio.run(
+        evaluate(
+            [case],
+            {case_id: CaseOutcome(case_id, "2 business days", item)},
+            {case_id: CaseOutcome(case_id, answer, item)},
+            load_profile("balanced_default"),
+        )
     )
     write_gate_report(run, tmp_path / "gate")
     return (tmp_path / "gate" / "summary.md").read_text(encoding="utf-8")

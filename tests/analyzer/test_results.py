@@ -192,7 +192,9 @@ def _gate_inputs() -> tuple[list[Case], dict[str, CaseOutcome], dict[str, CaseOu
 
 def gate_report() -> GateReport:
     cases, base, cand = _gate_inputs()
-    report = evaluate(cases, base, cand, load_profile("balanced_default"), ["a note"]).report
+    report = asyncio.run(
+        evaluate(cases, base, cand, load_profile("balanced_default"), ["a note"])
+    ).report
     snapshots = msgspec.structs.replace(report.snapshots, code_version="0+fixture")
     return msgspec.structs.replace(report, snapshots=snapshots)
 
@@ -248,7 +250,7 @@ def test_path_report_keeps_its_json_keys() -> None:
 
 def test_gate_report_verifies_from_its_snapshots(tmp_path: Path) -> None:
     cases, base, cand = _gate_inputs()
-    run = evaluate(cases, base, cand, load_profile("balanced_default"))
+    run = asyncio.run(evaluate(cases, base, cand, load_profile("balanced_default")))
     path = write_report(run, tmp_path)
     assert read(path, GateReport) == run.report
     same, explanation = verify_report(path)

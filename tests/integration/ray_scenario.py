@@ -277,9 +277,9 @@ def gate_same(work: Path, address: str) -> dict[str, Any]:
     cases = list(read_cases(demo / "cases.jsonl"))
     outcomes, _ = outcomes_from_traces([str(demo / "traces")])
     profile = load_profile("balanced_default")
-    local = evaluate(cases, outcomes, outcomes, profile).report
-    ray_run = evaluate(cases, outcomes, outcomes, profile,
-                       executor=_ray(address)).report  # fmt: skip
+    local = asyncio.run(evaluate(cases, outcomes, outcomes, profile)).report
+    ray_run = asyncio.run(evaluate(cases, outcomes, outcomes, profile,
+                                   executor=_ray(address))).report  # fmt: skip
     return {"identical": local == ray_run, "cases": len(ray_run.cases)}
 
 

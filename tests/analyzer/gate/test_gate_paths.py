@@ -10,6 +10,7 @@ member (``wrong_member``): a regression only the command path shows.
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,9 @@ from typer.testing import CliRunner
 
 import groundtrace.analyzer.gate as gate
 import groundtrace.sdk as gt
+from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError
-from groundtrace.analyzer.executor import executor_for
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
 
 #: book id -> (title, copies on the shelf)
@@ -100,11 +101,10 @@ def desk(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(root: Path, cases: Path | None = None, **extra: Any) -> gate.GateRun:
     config = gate.Config(baseline=(str(root / "v1"),), candidate=(str(root / "v2"),),
                          cases=str(cases or root / "cases.jsonl"), **extra)  # fmt: skip
-    executor = executor_for("local", concurrency=1)
-    try:
-        return gate.run(gate.plan(config), config, executor)
-    finally:
-        executor.close()
+    with tempfile.TemporaryDirectory() as out:
+        done = run_analysis(gate.ANALYSIS, config, out=out, concurrency=1)
+    assert done.result is not None
+    return done.result
 
 
 def test_a_path_only_regression_goes_to_review_with_the_path_named(desk: Path) -> None:

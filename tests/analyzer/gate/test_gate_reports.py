@@ -8,20 +8,27 @@ written here, no app needed.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
 import groundtrace.analyzer.gate as gate
+from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.executor import LocalExecutor
+from groundtrace.analyzer.gate._run import GateRun
 
 app = build_app()
 
 FROST = gate.RetrievedItem("fw-1", "Frost warning", "warnings.md", "1", "Frost below -2 C.")
 OTHER = gate.RetrievedItem("fw-2", "Irrigation", "water.md", "1", "Water at dawn.")
+
+
+def _evaluate(*args: Any, **kwargs: Any) -> GateRun:
+    return asyncio.run(gate.evaluate(*args, **kwargs))
 
 
 def _cases(n: int, stratum: str = "general", gold: str = "fw-1") -> list[Case]:
@@ -49,7 +56,7 @@ def test_each_strata_row_shows_the_thresholds_it_is_judged_by(tmp_path: Path) ->
     base = {**_outcomes(cases[:20], 20), **_outcomes(cases[20:], 6)}
     cand = {**_outcomes(cases[:20], 18), **_outcomes(cases[20:], 6)}
     profile = gate.load_profile("balanced_default")
-    result = gate.evaluate(cases, base, cand, profile)
+    result = _evaluate(cases, base, cand, profile)
     stats = result.report.statistics
     assert stats is not None
     rows = {s.stratum: s for s in stats.strata}
@@ -74,7 +81,7 @@ def test_a_stratum_that_escalates_by_its_own_thresholds_is_read_so() -> None:
     cases = _cases(100) + _cases(10, "domain_specific")
     base = {**_outcomes(cases[:100], 100), **_outcomes(cases[100:], 10)}
     cand = {**_outcomes(cases[:100], 100), **_outcomes(cases[100:], 7)}
-    run = gate.evaluate(cases, base, cand, gate.load_profile("balanced_default"))
+    run = _evaluate(cases, base, cand, gate.load_profile("balanced_default"))
     stats = run.report.statistics
     assert stats is not None and stats.pooled_decision is gate.Decision.PROMOTE
     small = next(s for s in stats.strata if s.stratum == "domain_specific")
@@ -92,7 +99,7 @@ def test_no_list_of_cases_is_cut_silently(tmp_path: Path) -> None:
     cases = _cases(11, "critical")
     base = _outcomes(cases, 11)
     cand = _outcomes(cases, 0)
-    report = gate.evaluate(cases, base, cand, gate.load_profile("balanced_default")).report
+    report = _evaluate(cases, base, cand, gate.load_profile("balanced_default")).report
     (reason,) = report.case_level.reasons
     assert reason.startswith("11 case(s) block: critical-00, ")
     assert reason.endswith("critical-09 and 1 more")
@@ -112,7 +119,7 @@ def test_new_and_known_failures_are_told_apart_on_screen() -> None:
     cases = _cases(12)
     base = _outcomes(cases, 3)  # 9 failing already
     cand = _outcomes(cases, 1)  # 2 more failing
-    report = gate.evaluate(cases, base, cand, gate.load_profile("balanced_default")).report
+    report = _evaluate(cases, base, cand, gate.load_profile("balanced_default")).report
     lines = gate.change_lines(report)
     assert lines == [
         "new failures (did not fail in the baseline): 2: general-01, general-02",
@@ -168,7 +175,9 @@ def test_a_gold_no_trace_matches_is_a_finding_a_missed_gold_is_a_regression(
         ["baseline", " case o-2"], ["candidate", " case o-2"]
     ]  # fmt: skip
     assert all("check that the gold holds the ids or titles" in f for f in units.findings)
-    decided = gate.run(units, config, LocalExecutor(1)).report
+    done = run_analysis(gate.ANALYSIS, config, out=tmp_path / "shape", units=units)
+    assert done.result is not None
+    decided = done.result.report
     reasons = {c.case_id: " ".join(c.reasons) for c in decided.cases}
     assert "required_context fail: 1 of 1 required items not retrieved (fw-1)" in reasons["o-1"]
     cli = CliRunner().invoke(app, [
@@ -187,8 +196,8 @@ def test_the_demo_screen_separates_new_from_known_failures(tmp_path: Path) -> No
     from groundtrace.analyzer.demo import DemoGate
 
     cases = _cases(12)
-    run = gate.evaluate(cases, _outcomes(cases, 3), _outcomes(cases, 1),
-                        gate.load_profile("balanced_default"))  # fmt: skip
+    run = _evaluate(cases, _outcomes(cases, 3), _outcomes(cases, 1),
+                    gate.load_profile("balanced_default"))  # fmt: skip
     path = gate.write_report(run, tmp_path)
     shown = DemoGate(baseline="1", candidate="2", candidate_traces="t", profile="p",
                      decision=run.report.decision.value, exit_code=run.report.exit_code,

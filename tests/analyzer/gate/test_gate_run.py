@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from importlib import resources
@@ -282,8 +283,8 @@ def test_layers_one_and_two_run_through_the_executor_seam(runs: Path) -> None:
     base, _ = outcomes_from_traces([str(runs / "baseline")])
     cand, _ = outcomes_from_traces([str(runs / "candidate")])
     profile = load_profile("balanced_default")
-    default = evaluate(cases, base, cand, profile).report
-    spread = evaluate(cases, base, cand, profile, executor=Counting(4)).report
+    default = asyncio.run(evaluate(cases, base, cand, profile)).report
+    spread = asyncio.run(evaluate(cases, base, cand, profile, executor=Counting(4))).report
     assert Counting.units == len(base) + len(cand)  # one unit per traced case and run
     assert default == spread and default.decision.value == "block"
     code, cli = _gate(runs, "candidate", "seam", "--executor", "local")

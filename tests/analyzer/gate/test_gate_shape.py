@@ -9,7 +9,9 @@ answers of the other two questions (one of them critical).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +20,12 @@ from typer.testing import CliRunner
 
 import groundtrace.analyzer.gate as gate
 import groundtrace.sdk as gt
-from groundtrace.analyzer import encode, get_analysis, load_config, read
+from groundtrace.analyzer import get_analysis, load_config, read, run_analysis
+from groundtrace.analyzer._results import encode
 from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import InputError, TraceReadError
-from groundtrace.analyzer.executor import LocalExecutor, executor_for
+from groundtrace.analyzer.executor import LocalExecutor
 from groundtrace.analyzer.gate._verdicts import gate_verdicts
 from groundtrace.analyzer.writeback import root_spans
 from groundtrace.collectors.readers import read_traces
@@ -99,12 +102,12 @@ def _config(root: Path, candidate: str = "v2", **extra: Any) -> gate.Config:
                        cases=str(root / "cases.jsonl"), **extra)  # fmt: skip
 
 
-def _run(config: gate.Config) -> gate.GateRun:
-    executor = executor_for("local", concurrency=1)
-    try:
-        return gate.run(gate.plan(config), config, executor)
-    finally:
-        executor.close()
+def _run(config: gate.Config, units: Any = None) -> gate.GateRun:
+    """The gate run by the driver (into a folder thrown away: the result is what is read)."""
+    with tempfile.TemporaryDirectory() as out:
+        done = run_analysis(gate.ANALYSIS, config, out=out, concurrency=1, units=units)
+    assert done.result is not None
+    return done.result
 
 
 def test_the_record_is_what_get_analysis_returns() -> None:
@@ -113,7 +116,7 @@ def test_the_record_is_what_get_analysis_returns() -> None:
     assert record.config is gate.Config and record.plan is gate.plan and record.run is gate.run
     assert record.write_report is gate.write_report and record.reading is gate.reading
     assert record.nothing_measured is gate.nothing_measured
-    assert record.verdicts is gate.verdicts and record.demo is None
+    assert record.verdicts is gate.verdicts
 
 
 def test_a_toml_config_is_the_config(tmp_path: Path) -> None:
@@ -185,8 +188,8 @@ def test_the_shape_decides_as_evaluate_and_the_gate_run_command(
     notes = [why for c in cases for o in (base, cand)
              if (why := gate.gold_unmatched(c, o[c.case_id], everywhere))]  # fmt: skip
     assert notes == []
-    expected = gate.evaluate(cases, base, cand, gate.load_profile("balanced_default"), notes,
-                             executor=LocalExecutor(2))  # fmt: skip
+    expected = asyncio.run(gate.evaluate(cases, base, cand, gate.load_profile("balanced_default"),
+                                         notes, executor=LocalExecutor(2)))  # fmt: skip
     assert result.report == expected.report and result.dataset_json == expected.dataset_json
     decisions = {c.case_id: c.decision.value for c in result.report.cases}
     assert decisions == {"ferry-a": "promote", "ferry-b": "block", "ferry-c": "block"}
@@ -216,7 +219,7 @@ def test_a_plain_sequence_of_cases_is_decided_alike(ferry: Path) -> None:
     config = _config(ferry)
     units = gate.plan(config)
     plain = [gate.GateCase(u.case, u.baseline, u.candidate) for u in units]
-    result = gate.run(plain, config, LocalExecutor(1))
+    result = _run(config, plain)
     assert result.report.cases == _run(config).report.cases
 
 
@@ -269,5 +272,5 @@ def test_plan_refuses_unredacted_cases_and_under_strict_unreadable_lines(
     broken.write_text("{not json\n")
     lenient = gate.plan(_config(ferry, candidate=str(broken)))
     assert len(lenient.unreadable) == 1 and any("read error" in n for n in lenient.notes)
-    with pytest.raises(TraceReadError, match=r"1 unreadable trace line\(s\) \(strict\)"):
+    with pytest.raises(TraceReadError, match=r"1 unreadable trace line\(s\) \(--strict\)"):
         gate.plan(_config(ferry, candidate=str(broken), strict=True))
