@@ -1,4 +1,10 @@
-"""``groundtrace paths``: command-path validation of traces against a case file (SPEC 4.3)."""
+"""``groundtrace paths``: command-path validation of traces against a case file (SPEC 4.3).
+
+A front-end over the ``paths`` analysis (``groundtrace.analyzer.paths``): its options make the
+analysis's :class:`Config`, which the one driver runs (:func:`drive`: lock, budget,
+``--estimate``, reports, write-back, exit code), as ``groundtrace analyze paths --config``
+does; the printing is its own.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +15,11 @@ from typing import Annotated, Final
 
 import typer
 
+from ._analyze import drive, finish
 from ._app import console, handle_errors
+from ._budget import CallOptions
 from ._executor import ExecutorOptions
 from ._options import fields_as_options, uses
-from ._runfolder import holds_out_folder
 from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
 
@@ -41,8 +48,7 @@ class CasesFormat(StrEnum):
 
 
 @handle_errors
-@holds_out_folder
-@uses(WriteBackOptions, ExecutorOptions)
+@uses(WriteBackOptions, ExecutorOptions, CallOptions)
 def paths_command(
     traces: Annotated[list[str], typer.Argument(help="Trace files or directories.")],
     cases: Annotated[Path, typer.Option(help="Case file (JSONL, see analyzer.paths).")],
@@ -76,6 +82,7 @@ def paths_command(
     *,
     write_back: WriteBackOptions,
     executor: ExecutorOptions,
+    calls: CallOptions,
     strict: StrictOpt = False,
 ) -> None:
     """Did the answers really come from what was read? Text and path channels side by side.
@@ -83,19 +90,15 @@ def paths_command(
     Exit codes: 0 done (1 with --fail-on-failure when a case fails), 2 on bad input, 4 when
     --write-back failed (the report is written), 6 when nothing was measured: no trace of
     any case, or no case run to check (every one "not applicable: no tool calls" -- an app
-    whose answers come from no traced tool -- or require_path false); the report is written.
-    Unreadable trace lines are skipped, named and noted in the report (--strict refuses
-    them, exit 2).
+    whose answers come from no traced tool -- or require_path false); the report is written
+    (and nothing is written back). Unreadable trace lines are skipped, named and noted in the
+    report (--strict refuses them before any report is written, exit 2). The run is the one
+    `groundtrace analyze paths --config` runs: the same reports and exit codes. It makes no
+    model call: --max-calls / --max-cost are accepted as everywhere (never reached), and
+    --estimate is refused (there is nothing to estimate).
     """
     from groundtrace.analyzer._results import to_builtins
-    from groundtrace.analyzer.paths import (
-        Config,
-        nothing_measured,
-        plan,
-        run,
-        verdicts,
-        write_report,
-    )
+    from groundtrace.analyzer.paths import ANALYSIS, Config
 
     config = Config(
         traces=tuple(traces),
@@ -106,28 +109,25 @@ def paths_command(
         quote_threshold=quote_threshold,
         resamples=resamples,
         seed=seed,
+        strict=strict,
     )
-    with fields_as_options(_OPTIONS):
-        units = plan(config)
-    # streamed: each trace is validated as it is read, none is held
-    with executor.open(1) as runner:
-        result = run(units, config, runner)
-    # --strict refuses before the report is written, by the CLI's one rule for every command
-    # that reads traces (the config leaves strict off)
-    check_unreadable([line.error() for line in result.read_errors], strict)
-    path = write_report(result, out)
-    write_back.send(lambda: verdicts(result, config))
+    with fields_as_options(_OPTIONS):  # streamed: each trace is validated as it is read
+        done = drive(
+            ANALYSIS, config, out, executor=executor, settings=calls.settings(None),
+            estimate=calls.estimate, in_flight=1, write_back=write_back, as_json=as_json,
+        )  # fmt: skip
+    if done is None:
+        return
+    result = done.result
+    assert result is not None  # not an estimate
+    check_unreadable([line.error() for line in result.read_errors], False)
     if as_json:
         payload = to_builtins(result.report)
         typer.echo(json.dumps({"cases": payload["cases"], "metrics": payload["metrics"]}))
     else:  # the summary holds the reading (paths.reading)
         console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
-        console.print(f"report: {path}", markup=False)
-    reason = nothing_measured(result)
-    if reason is not None:
-        from groundtrace.analyzer.errors import NothingMeasuredError
-
-        raise NothingMeasuredError(f"nothing measured: {reason} (report: {path})")
+        console.print(f"report: {done.reports[0]}", markup=False)
+    finish(done)
     if fail_on_failure and any(v.path_pass is False for v in result.report.verdicts):
         raise typer.Exit(1)
 

@@ -11,43 +11,30 @@ retrieving without tools has no command path), never a failure. Multi-turn cases
 (BFCL multi-turn, :attr:`Case.turns`) are checked turn by turn on a conversation: the traces
 of a case sharing a conversation id, or one trace of every turn (see :mod:`._turns`).
 
-Usage::
+Usage (what ``groundtrace paths`` and ``groundtrace analyze paths --config FILE.toml`` run:
+the units are the cases, the traces are streamed by ``run``)::
+
+    from groundtrace.analyzer import run_analysis
+    from groundtrace.analyzer.paths import ANALYSIS, Config
+
+    config = Config(traces=("runs/agent/traces",), cases="cases.jsonl", tools_config="tools.toml")
+    done = run_analysis(ANALYSIS, config, out="out/paths")  # report.json, summary.md, .html
+    print(done.reading, done.exit_code, done.result.read_errors)
+
+In a notebook or an async service, ``await run_analysis_async(ANALYSIS, config, out=...)``;
+traces already read (or made) in code are validated by awaiting
+:func:`validate_traces_async`, in the caller's event loop::
 
     from groundtrace.analyzer.cases import read_cases
-    from groundtrace.analyzer.paths import load_tools_config, validate_traces
+    from groundtrace.analyzer.paths import load_tools_config, validate_traces_async
     from groundtrace.collectors import read_traces
 
-    report = validate_traces(
+    report = await validate_traces_async(
         read_traces(["runs/agent/traces"]),
         list(read_cases("cases.jsonl")),
         load_tools_config("tools.toml"),
     )
     print(report.metrics.path_pass_rate.value, report.metrics.masked_failures)
-
-The same run in the one analysis shape (what ``groundtrace paths`` and ``groundtrace analyze
-paths --config FILE.toml`` call): the units are the cases, the traces are streamed by ``run``::
-
-    from pathlib import Path
-
-    from groundtrace.analyzer.executor import executor_for
-    from groundtrace.analyzer.paths import Config, plan, reading, run, write_report
-
-    config = Config(traces=("runs/agent/traces",), cases="cases.jsonl", tools_config="tools.toml")
-    executor = executor_for("local", concurrency=1)
-    try:
-        result = run(plan(config), config, executor)
-    finally:
-        executor.close()
-    write_report(result, Path("out/paths"))
-    print(reading(result), result.read_errors)
-
-The BFCL-style call checker works on its own::
-
-    from groundtrace.analyzer.cases import RequiredCall
-    from groundtrace.analyzer.paths import ExecutedCall, check_calls
-
-    required = [RequiredCall("get_weather", {"city": ["Paris"], "unit": ["C", ""]})]
-    check_calls(required, [ExecutedCall("get_weather", {"city": "paris"})], strict=True).ok
 """
 
 from __future__ import annotations
@@ -60,7 +47,7 @@ from ._outcome import PathRun, UnreadableLine
 from ._quotes import DEFAULT_QUOTE_THRESHOLD, QuoteMatch, best_quote_match
 from ._reading import reading
 from ._report import write_report
-from ._run import PathReport, validate_traces
+from ._run import PathReport, validate_traces, validate_traces_async
 from ._shape import ANALYSIS, nothing_measured, plan, run, verdicts
 from ._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
 from ._tools_config import ToolsConfig, load_tools_config
@@ -109,6 +96,7 @@ __all__ = [
     "validate_case",
     "validate_conversation",
     "validate_traces",
+    "validate_traces_async",
     "verdicts",
     "write_report",
 ]

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
 
+from groundtrace.analyzer._deprecation import deprecated
 from groundtrace.analyzer._foreign import case_by_question, question_index
 from groundtrace.analyzer._results import Result
 from groundtrace.analyzer._wording import some
 from groundtrace.analyzer.cases import Case
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.executor import Executor, LocalExecutor
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import Trace
@@ -23,7 +24,7 @@ from ._tools_config import ToolsConfig
 from ._turns import conversation_order, validate_conversation
 from ._types import CaseVerdict, PathStatus
 
-__all__ = ["UNMATCHED_SAMPLE", "PathReport", "validate_traces"]
+__all__ = ["UNMATCHED_SAMPLE", "PathReport", "validate_traces", "validate_traces_async"]
 
 #: How many ids of unmatched traces a report lists (it counts them all): a production input
 #: is mostly traffic without a case, and its ids must not grow the report with the input.
@@ -101,6 +102,9 @@ def _nothing_measured(
 #: (case, trace) pairs handed to the executor at once while the traces stream in.
 _CHUNK = 4096
 
+#: A (case, trace) pair to check: (case position, arrival, case, the trace or a conversation).
+_Pair = tuple[int, int, Case, Trace | tuple[Trace, ...]]
+
 
 @dataclass(frozen=True, slots=True)
 class _Check:
@@ -109,13 +113,118 @@ class _Check:
     tools: ToolsConfig | None
     quote_threshold: float
 
-    async def __call__(self, unit: tuple[Case, Trace | tuple[Trace, ...]]) -> CaseVerdict:
+    def now(self, unit: tuple[Case, Trace | tuple[Trace, ...]]) -> CaseVerdict:
+        """The verdict of ``unit``, in this thread."""
         case, trace = unit
         run = trace if isinstance(trace, tuple) else (trace,)
         return validate_conversation(case, run, self.tools, quote_threshold=self.quote_threshold)
 
+    async def __call__(self, unit: tuple[Case, Trace | tuple[Trace, ...]]) -> CaseVerdict:
+        return self.now(unit)
 
-def validate_traces(
+
+class _Join:
+    """Traces joined to the cases as they stream in, and the verdicts of the pairs checked.
+
+    :meth:`chunks` hands out the pairs to check, at most ``_CHUNK`` at a time; the caller
+    checks each chunk (on an executor, or in this thread) and hands the verdicts back with
+    :meth:`checked` before asking for the next one; :meth:`report` summarises.
+    """
+
+    def __init__(self, cases: Sequence[Case], on_match: Callable[[Trace], object] | None) -> None:
+        self.cases = cases
+        self.on_match = on_match
+        self.entries: dict[str, list[tuple[int, Case]]] = {}
+        for position, case in enumerate(cases):
+            self.entries.setdefault(case.case_id, []).append((position, case))
+        self.found: list[tuple[int, int, CaseVerdict]] = []
+        self.unmatched: list[str] = []
+        self.incomplete: dict[str, str] = {}
+        self.unmatched_count = 0
+        self.arrivals = 0
+
+    def chunks(self, traces: Iterable[Trace]) -> Iterator[list[_Pair]]:
+        """The (case, trace) pairs to check, in chunks; ``traces`` is read once, lazily."""
+        chunk: list[_Pair] = []
+        # (case id, conversation id) -> (root start, arrival, trace) of each turn trace
+        conversations: dict[tuple[str, str | None], list[tuple[int, int, Trace]]] = {}
+        by_question = question_index(self.cases)
+        for arrival, trace in enumerate(traces):
+            self.arrivals = arrival + 1
+            case_id = trace.request.case_id
+            if case_id is None and (joined := case_by_question(trace, by_question)) is not None:
+                case_id = joined.case_id  # a trace of another instrumentation: by its question
+            matching = self.entries.get(case_id) if case_id is not None else None
+            if not matching or case_id is None:
+                self.unmatched_count += 1
+                if len(self.unmatched) < UNMATCHED_SAMPLE:
+                    self.unmatched.append(trace.trace_id)
+                continue
+            if (lost := trace.incomplete) is not None:  # lost evidence is never a verdict
+                self.incomplete.setdefault(case_id, f"trace {trace.trace_id}: {lost.message}")
+                continue
+            if self.on_match is not None:
+                self.on_match(trace)
+            session = trace.request.session_id
+            if session is not None or any(case.turns for _, case in matching):
+                turn = (conversation_order(trace), arrival, trace)
+                conversations.setdefault((case_id, session), []).append(turn)
+                continue
+            chunk.extend((position, arrival, case, trace) for position, case in matching)
+            if len(chunk) >= _CHUNK:
+                yield chunk
+                chunk = []
+        for (case_id, _), turns in conversations.items():
+            if case_id in self.incomplete:
+                continue  # a turn of the conversation is incomplete: so is the conversation
+            turns.sort(key=lambda item: (item[0], item[1]))
+            run = tuple(trace for *_, trace in turns)
+            first = min(arrival for _, arrival, _ in turns)
+            chunk.extend((position, first, case, run) for position, case in self.entries[case_id])
+            if len(chunk) >= _CHUNK:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+    def checked(self, chunk: Sequence[_Pair], verdicts: Sequence[CaseVerdict]) -> None:
+        """Keep the verdicts of ``chunk`` (in its order); its traces are let go."""
+        self.found.extend((pos, arr, v) for (pos, arr, *_), v in zip(chunk, verdicts, strict=True))
+
+    def report(
+        self,
+        tools: ToolsConfig | None,
+        settings: StatsSettings | None,
+        quote_threshold: float,
+        notes: Sequence[str],
+    ) -> PathReport:
+        """The report of every pair checked: verdicts in case-file order, then arrival."""
+        self.found.sort(key=lambda item: (item[0], item[1]))
+        verdicts = [verdict for _, _, verdict in self.found]
+        scored = {position for position, _, _ in self.found}
+        missing = [
+            case.case_id
+            for position, case in enumerate(self.cases)
+            if position not in scored and case.case_id not in self.incomplete
+        ]
+        return PathReport(
+            verdicts=tuple(verdicts),
+            metrics=compute_metrics(verdicts, settings),
+            missing_traces=tuple(missing),
+            incomplete_traces=self.incomplete,
+            unmatched_traces=tuple(self.unmatched),
+            unmatched_count=self.unmatched_count,
+            quote_threshold=quote_threshold,
+            tools_config=None if tools is None else tools.source,
+            notes=tuple(notes),
+            not_applicable=sum(v.status is PathStatus.NOT_APPLICABLE for v in verdicts),
+            nothing_measured=_nothing_measured(
+                verdicts, len(self.cases), self.arrivals, self.incomplete
+            ),
+        )
+
+
+async def validate_traces_async(
     traces: Iterable[Trace],
     cases: Sequence[Case],
     tools: ToolsConfig | None = None,
@@ -139,85 +248,53 @@ def validate_traces(
     time), handed over in chunks of at most ``_CHUNK`` pairs, and the traces are let go once
     checked, so memory holds the cases, the verdicts and one chunk, never every trace
     (unmatched traces are counted, and the first :data:`UNMATCHED_SAMPLE` of their ids
-    kept). Verdicts come in case-file order, the runs of one case in arrival order. Call it
-    outside a running event loop.
+    kept). Verdicts come in case-file order, the runs of one case in arrival order. Awaited
+    in the caller's event loop (a notebook, an async service, an analysis's ``run``): it
+    starts none of its own.
 
     ``on_match`` (when given) is called with every trace joined to a case, as it arrives
     (e.g. to note its root span for a write-back, :func:`groundtrace.analyzer.paths.run`).
     """
-    entries: dict[str, list[tuple[int, Case]]] = {}
-    for position, case in enumerate(cases):
-        entries.setdefault(case.case_id, []).append((position, case))
-    runner = executor or LocalExecutor(1)
+    join = _Join(cases, on_match)
     check = _Check(tools, quote_threshold)
-    found: list[tuple[int, int, CaseVerdict]] = []
-    chunk: list[tuple[int, int, Case, Trace | tuple[Trace, ...]]] = []
-    # (case id, conversation id) -> (root start, arrival, trace) of each turn trace
-    conversations: dict[tuple[str, str | None], list[tuple[int, int, Trace]]] = {}
+    runner = executor or LocalExecutor(1)
+    for chunk in join.chunks(traces):
+        join.checked(chunk, await runner.map(check, [(case, trace) for *_, case, trace in chunk]))
+    return join.report(tools, settings, quote_threshold, notes)
 
-    def run_chunk() -> None:
-        verdicts = asyncio.run(runner.map(check, [(case, trace) for *_, case, trace in chunk]))
-        found.extend((pos, arr, v) for (pos, arr, *_), v in zip(chunk, verdicts, strict=True))
-        chunk.clear()
 
-    unmatched: list[str] = []
-    incomplete: dict[str, str] = {}
-    unmatched_count = 0
-    arrival_count = 0
-    by_question = question_index(cases)
-    for arrival, trace in enumerate(traces):
-        arrival_count = arrival + 1
-        case_id = trace.request.case_id
-        if case_id is None and (joined := case_by_question(trace, by_question)) is not None:
-            case_id = joined.case_id  # a trace of another instrumentation: by its question
-        matching = entries.get(case_id) if case_id is not None else None
-        if not matching or case_id is None:
-            unmatched_count += 1
-            if len(unmatched) < UNMATCHED_SAMPLE:
-                unmatched.append(trace.trace_id)
-            continue
-        if (lost := trace.incomplete) is not None:  # lost evidence is never a verdict
-            incomplete.setdefault(case_id, f"trace {trace.trace_id}: {lost.message}")
-            continue
-        if on_match is not None:
-            on_match(trace)
-        session = trace.request.session_id
-        if session is not None or any(case.turns for _, case in matching):
-            turn = (conversation_order(trace), arrival, trace)
-            conversations.setdefault((case_id, session), []).append(turn)
-            continue
-        chunk.extend((position, arrival, case, trace) for position, case in matching)
-        if len(chunk) >= _CHUNK:
-            run_chunk()
-    for (case_id, _), turns in conversations.items():
-        if case_id in incomplete:
-            continue  # a turn of the conversation is incomplete: so is the conversation
-        turns.sort(key=lambda item: (item[0], item[1]))
-        run = tuple(trace for *_, trace in turns)
-        first = min(arrival for _, arrival, _ in turns)
-        chunk.extend((position, first, case, run) for position, case in entries[case_id])
-        if len(chunk) >= _CHUNK:
-            run_chunk()
-    if chunk:
-        run_chunk()
-    found.sort(key=lambda item: (item[0], item[1]))
-    verdicts = [verdict for _, _, verdict in found]
-    scored = {position for position, _, _ in found}
-    missing = [
-        case.case_id
-        for position, case in enumerate(cases)
-        if position not in scored and case.case_id not in incomplete
-    ]
-    return PathReport(
-        verdicts=tuple(verdicts),
-        metrics=compute_metrics(verdicts, settings),
-        missing_traces=tuple(missing),
-        incomplete_traces=incomplete,
-        unmatched_traces=tuple(unmatched),
-        unmatched_count=unmatched_count,
-        quote_threshold=quote_threshold,
-        tools_config=None if tools is None else tools.source,
-        notes=tuple(notes),
-        not_applicable=sum(v.status is PathStatus.NOT_APPLICABLE for v in verdicts),
-        nothing_measured=_nothing_measured(verdicts, len(cases), arrival_count, incomplete),
-    )
+@deprecated(
+    since="0.2.0",
+    remove_in="0.3.0",
+    use="groundtrace.analyzer.paths.validate_traces_async (awaited), or "
+    "groundtrace.analyzer.run_analysis(paths.ANALYSIS, ...) for trace files",
+)
+def validate_traces(
+    traces: Iterable[Trace],
+    cases: Sequence[Case],
+    tools: ToolsConfig | None = None,
+    *,
+    settings: StatsSettings | None = None,
+    quote_threshold: float = DEFAULT_QUOTE_THRESHOLD,
+    notes: Sequence[str] = (),
+    executor: Executor | None = None,
+    on_match: Callable[[Trace], object] | None = None,
+) -> PathReport:
+    """:func:`validate_traces_async` without an event loop: every pair checked in this
+    thread, one at a time (deprecated: await :func:`validate_traces_async`).
+
+    Raises:
+        ConfigError: ``executor`` given (an executor is awaited: use
+            :func:`validate_traces_async`).
+    """
+    if executor is not None:
+        raise ConfigError(
+            "validate_traces checks in this thread: await validate_traces_async(..., "
+            "executor=...) to run the checks on an executor",
+            field="executor",
+        )
+    join = _Join(cases, on_match)
+    check = _Check(tools, quote_threshold)
+    for chunk in join.chunks(traces):
+        join.checked(chunk, [check.now((case, trace)) for *_, case, trace in chunk])
+    return join.report(tools, settings, quote_threshold, notes)

@@ -2,7 +2,10 @@
 
 The units are the cases (``plan`` reads the case file and the tools config, never a trace).
 ``run`` streams the traces: each one is validated as it is read and let go (see
-:func:`~groundtrace.analyzer.paths.validate_traces`), so no run holds every trace.
+:func:`~groundtrace.analyzer.paths.validate_traces_async`), so no run holds every trace.
+Under ``strict`` it refuses the run when a trace line cannot be read, after the one pass over
+the traces and before the driver writes any report (the lines are counted and the first named:
+a refusal in ``plan`` would read every trace twice).
 """
 
 from __future__ import annotations
@@ -24,12 +27,12 @@ from ._config import CASES_FORMATS, TRACE_FORMATS, Config
 from ._outcome import PathRun, UnreadableLine
 from ._reading import reading
 from ._report import write_report
-from ._run import PathReport, validate_traces
+from ._run import PathReport, validate_traces_async
 from ._tau import tau_bench_cases
 from ._tools_config import ToolsConfig, load_tools_config
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.executor import Executor
+    from groundtrace.analyzer import RunContext
     from groundtrace.analyzer.writeback import Linked
 
 __all__ = ["ANALYSIS", "nothing_measured", "plan", "run", "verdicts"]
@@ -86,14 +89,16 @@ def _unreadable_note(errors: Sequence[UnreadableLine]) -> str:
     return f"{len(errors)} unreadable trace line(s) skipped: {named}{more}"
 
 
-def run(units: Sequence[Case], config: Config, executor: Executor) -> PathRun:
+async def run(units: Sequence[Case], config: Config, context: RunContext) -> PathRun:
     """Validate the traces of ``config`` against the cases ``units`` (from :func:`plan`).
 
-    The traces are read once, lazily, and each (case, trace) pair is a unit of ``executor``
-    (:func:`~groundtrace.analyzer.paths.validate_traces`). A trace line that cannot be read
-    is skipped: it is in :attr:`PathRun.read_errors` and named in a note of the report
-    (``config.strict`` refuses the run instead). The root span of every trace joined to a
-    case is kept for :func:`verdicts`. Call it outside a running event loop.
+    The traces are read once, lazily, and each (case, trace) pair is a unit of the run's
+    executor (:func:`~groundtrace.analyzer.paths.validate_traces_async`). A trace line that
+    cannot be read is skipped: it is in :attr:`PathRun.read_errors` and named in a note of
+    the report (``config.strict`` refuses the run instead, before any report is written).
+    The root span of every trace joined to a case is kept for :func:`verdicts`. Run by
+    :func:`~groundtrace.analyzer.run_analysis` (or awaited from
+    :func:`~groundtrace.analyzer.run_analysis_async`).
 
     Raises:
         ConfigError: a bad tools config (file named).
@@ -109,19 +114,19 @@ def run(units: Sequence[Case], config: Config, executor: Executor) -> PathRun:
             roots.setdefault(trace_id, span_id)  # a split trace keeps its first root
 
     read = ReadReport()
-    report = validate_traces(
+    report = await validate_traces_async(
         _traces(config, read),
         units,
         _tools(config),
         settings=StatsSettings(n_resamples=config.resamples, seed=config.seed),
         quote_threshold=config.quote_threshold,
-        executor=executor,
+        executor=context.executor,
         on_match=note_root,
     )
     if config.strict and read.errors:
         first = read.errors[0]
         raise TraceReadError(
-            f"{len(read.errors)} unreadable trace line(s) (strict); first: {first}",
+            f"{len(read.errors)} unreadable trace line(s) (--strict); first: {first}",
             path=first.path,
         )
     errors = tuple(UnreadableLine.of(error) for error in read.errors)

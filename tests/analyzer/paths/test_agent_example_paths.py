@@ -14,10 +14,10 @@ from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.paths import (
     PathReport,
     load_tools_config,
-    validate_traces,
 )
 from groundtrace.collectors import ReadReport, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR, FAULTS, LUCKY_FAULTS, run
+from tests.analyzer.paths.checking import validate
 
 CASES = EXAMPLE_DIR / "cases.jsonl"
 TOOLS = EXAMPLE_DIR / "tools.toml"
@@ -48,7 +48,7 @@ def report(run_dir: Path) -> PathReport:
     read = ReadReport()
     traces = list(read_traces([run_dir / "traces"], report=read))
     assert read.errors == []
-    return validate_traces(traces, list(read_cases(CASES)), load_tools_config(TOOLS))
+    return validate(traces, list(read_cases(CASES)), load_tools_config(TOOLS))
 
 
 def test_masked_failures_are_exactly_the_lucky_faults(report: PathReport) -> None:
@@ -127,9 +127,9 @@ def test_a_stream_of_traces_is_validated_like_a_list(run_dir: Path, report: Path
     tools = load_tools_config(TOOLS)
     traces = list(read_traces([run_dir / "traces"]))
     # reversed and streamed (read once, none held): verdicts still come in case-file order
-    assert validate_traces(iter(traces[::-1]), cases, tools) == report
+    assert validate(iter(traces[::-1]), cases, tools) == report
     # two runs of one case: both validated, in arrival order
-    twice = validate_traces(iter([traces[1], *traces]), cases, tools)
+    twice = validate(iter([traces[1], *traces]), cases, tools)
     runs = [v.trace_id for v in twice.verdicts if v.case_id == traces[1].request.case_id]
     assert len(twice.verdicts) == len(report.verdicts) + 1
     assert runs == [traces[1].trace_id, traces[1].trace_id]

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from groundtrace.analyzer.cases import parse_case, read_cases
-from groundtrace.analyzer.paths import PathStatus, tau_bench_cases, validate_traces
+from groundtrace.analyzer.paths import PathStatus, tau_bench_cases
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import Request, ToolCall, Trace
+from tests.analyzer.paths.checking import validate
 
 SETTINGS = StatsSettings(n_resamples=100, seed=3)
 
@@ -42,7 +43,7 @@ def test_tau_bench_tasks_with_no_writes_pass_a_run_without_calls(tmp_path: Path)
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     cases = list(tau_bench_cases(source))
     traces = [silent(i, c.case_id) for i, c in enumerate(cases)]
-    report = validate_traces(traces, cases, settings=SETTINGS)
+    report = validate(traces, cases, settings=SETTINGS)
     statuses = {v.case_id: v.status for v in report.verdicts}
     assert statuses == {
         "1:0": PathStatus.PASS,
@@ -62,7 +63,7 @@ def test_a_tau2_task_without_actions_declares_no_path(tmp_path: Path) -> None:
     ]
     source.write_text(json.dumps(tasks), encoding="utf-8")
     cases = list(tau_bench_cases(source))
-    report = validate_traces([silent(0, "t-none"), silent(1, "t-empty")], cases, settings=SETTINGS)
+    report = validate([silent(0, "t-none"), silent(1, "t-empty")], cases, settings=SETTINGS)
     statuses = {v.case_id: v.status for v in report.verdicts}
     assert statuses == {"t-none": PathStatus.NOT_APPLICABLE, "t-empty": PathStatus.PASS}
 
@@ -84,7 +85,7 @@ def test_a_tau2_task_without_actions_declares_no_path(tmp_path: Path) -> None:
 )  # fmt: skip
 @pytest.mark.timeout(60)
 def test_native_rows_declare_a_path_by_naming_one(row: dict[str, object], status: str) -> None:
-    (verdict,) = validate_traces([silent(0, "c")], [parse_case(row)], settings=SETTINGS).verdicts
+    (verdict,) = validate([silent(0, "c")], [parse_case(row)], settings=SETTINGS).verdicts
     assert verdict.status is status
 
 
@@ -96,6 +97,6 @@ def test_a_declared_empty_path_still_fails_a_disallowed_call(tmp_path: Path) -> 
     assert case.declares_path is True
     call = ToolCall(span_id="t", name="delete_all", status="ok")
     trace = Trace(request=silent(0, "c").request, answer="done", tool_calls=(call,))
-    (verdict,) = validate_traces([trace], [case], settings=SETTINGS).verdicts
+    (verdict,) = validate([trace], [case], settings=SETTINGS).verdicts
     assert verdict.status is PathStatus.PARAM_ERROR
     assert verdict.call_errors[0].code.value == "disallowed_command"

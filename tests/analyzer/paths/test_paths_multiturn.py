@@ -16,10 +16,11 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cases import parse_case
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.paths import PathStatus, validate_traces
+from groundtrace.analyzer.paths import PathStatus
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import LLMCall, Message, Request, Step, ToolCall, Trace
 from groundtrace.sdk import semconv as sc
+from tests.analyzer.paths.checking import validate
 
 SETTINGS = StatsSettings(n_resamples=200, seed=3)
 CASE = {
@@ -50,7 +51,7 @@ def turn_trace(i: int, start: int, *calls: ToolCall, session: str | None = "s1")
 
 
 def check(*traces: Trace, case: dict[str, Any] = CASE) -> Any:
-    report = validate_traces(list(traces), [parse_case(case)], settings=SETTINGS)
+    report = validate(list(traces), [parse_case(case)], settings=SETTINGS)
     (verdict,) = report.verdicts
     return verdict
 
@@ -98,7 +99,7 @@ def test_two_conversations_of_one_case_are_two_runs() -> None:
         turn_trace(2, 300, call("water", bed=3, minutes=5), session="a"),
         turn_trace(3, 100, call("set_vent", percent=10), session="b"),
     ]
-    report = validate_traces(runs, [parse_case(CASE)], settings=SETTINGS)
+    report = validate(runs, [parse_case(CASE)], settings=SETTINGS)
     assert [v.status.value for v in report.verdicts] == ["pass", "param_error"]
     assert report.metrics.path_pass_rate.numerator == 1
 

@@ -19,9 +19,10 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cases import parse_case
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.paths import PathStatus, validate_traces, write_report
+from groundtrace.analyzer.paths import PathStatus, write_report
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import Evidence, Request, ToolCall, Trace
+from tests.analyzer.paths.checking import validate
 
 #: (case id, question, gold chunk id, the chunk's text -- the reference answer)
 KILN: tuple[tuple[str, str, str, str], ...] = (
@@ -54,7 +55,7 @@ def rag_traces() -> list[Trace]:
 
 
 def test_rag_traces_without_tool_calls_are_not_applicable_never_failures() -> None:
-    report = validate_traces(rag_traces(), rag_cases(), settings=SETTINGS)
+    report = validate(rag_traces(), rag_cases(), settings=SETTINGS)
     assert [v.status for v in report.verdicts] == [PathStatus.NOT_APPLICABLE] * 3
     assert all(v.path_pass is None and v.issues == () for v in report.verdicts)
     assert report.verdicts[0].details["not_applicable"] == "no tool calls"
@@ -74,7 +75,7 @@ def test_applicable_cases_are_still_checked_next_to_inapplicable_ones() -> None:
     traces[0] = Trace(
         request=traces[0].request, answer="cone 04", cited_ids=("kiln-07",), tool_calls=(read,)
     )
-    report = validate_traces(traces, rag_cases(), settings=SETTINGS)
+    report = validate(traces, rag_cases(), settings=SETTINGS)
     assert [v.status.value for v in report.verdicts] == [
         "invalid_quote", "not_applicable", "not_applicable",
     ]  # fmt: skip
@@ -83,12 +84,12 @@ def test_applicable_cases_are_still_checked_next_to_inapplicable_ones() -> None:
     assert report.not_applicable == 2 and report.nothing_measured is None
     # a case that requires a read is checked even when no tool ran
     required = parse_case({"id": "vents", "answer": "after 1000 F", "required_reads": ["k"]})
-    (verdict,) = validate_traces([rag_traces()[2]], [required], settings=SETTINGS).verdicts
+    (verdict,) = validate([rag_traces()[2]], [required], settings=SETTINGS).verdicts
     assert verdict.status is PathStatus.ZERO_CALL_CITATION  # and missing_command
 
 
 def test_reports_say_not_applicable_per_case_and_overall(tmp_path: Path) -> None:
-    report = validate_traces(rag_traces(), rag_cases(), settings=SETTINGS)
+    report = validate(rag_traces(), rag_cases(), settings=SETTINGS)
     write_report(report, tmp_path)
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert "**Nothing measured**: not applicable: no tool calls" in summary

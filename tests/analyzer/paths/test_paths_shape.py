@@ -8,17 +8,17 @@ traces are joined by. One case passes, one answers right over a note it never re
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from groundtrace.analyzer import get_analysis, load_config, read
+from groundtrace.analyzer import get_analysis, load_config, read, run_analysis
 from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError, InputError, TraceReadError
-from groundtrace.analyzer.executor import executor_for
 from groundtrace.analyzer.paths import (
     ANALYSIS,
     Config,
@@ -29,7 +29,7 @@ from groundtrace.analyzer.paths import (
     plan,
     reading,
     run,
-    validate_traces,
+    validate_traces_async,
     verdicts,
     write_report,
 )
@@ -99,11 +99,10 @@ def _config(folder: Path, **fields: object) -> Config:
 
 
 def _run(config: Config) -> PathRun:
-    executor = executor_for("local", concurrency=1)
-    try:
-        return run(plan(config), config, executor)
-    finally:
-        executor.close()
+    """``config`` run by the driver, into a run folder beside the case file."""
+    done = run_analysis(ANALYSIS, config, out=Path(config.cases).parent / "run", concurrency=1)
+    assert isinstance(done.result, PathRun)
+    return done.result
 
 
 def test_the_record_is_what_get_analysis_returns() -> None:
@@ -111,7 +110,7 @@ def test_the_record_is_what_get_analysis_returns() -> None:
     assert ANALYSIS.name == "paths" and ANALYSIS.config is Config
     assert (ANALYSIS.plan, ANALYSIS.run, ANALYSIS.write_report) == (plan, run, write_report)
     assert (ANALYSIS.reading, ANALYSIS.nothing_measured) == (reading, nothing_measured)
-    assert ANALYSIS.verdicts is verdicts and ANALYSIS.demo is None
+    assert ANALYSIS.verdicts is verdicts
 
 
 def test_a_toml_config_file_is_the_config(inputs: Path) -> None:
@@ -131,11 +130,13 @@ def test_the_shape_gives_what_validate_traces_gives(inputs: Path) -> None:
     units = plan(config)
     assert [case.case_id for case in units] == ["swarm", "harvest", "mites"]
     result = _run(config)
-    expected = validate_traces(
-        read_traces([str(inputs / "traces.jsonl")]),
-        list(read_cases(inputs / "cases.jsonl")),
-        load_tools_config(inputs / "tools.toml"),
-        settings=StatsSettings(n_resamples=300, seed=11),
+    expected = asyncio.run(
+        validate_traces_async(
+            read_traces([str(inputs / "traces.jsonl")]),
+            list(read_cases(inputs / "cases.jsonl")),
+            load_tools_config(inputs / "tools.toml"),
+            settings=StatsSettings(n_resamples=300, seed=11),
+        )
     )
     assert result.report == expected and result.read_errors == ()
     report = result.report
@@ -188,8 +189,9 @@ def test_unreadable_lines_are_kept_and_noted(inputs: Path) -> None:
     assert str(error) == str(error.error()) and error.error().path == str(path)
     assert [v.case_id for v in result.report.verdicts] == ["swarm", "harvest"]
     with pytest.raises(TraceReadError) as err:  # strict: refused, nothing returned
-        _run(_config(inputs, strict=True))
-    assert err.value.path == str(path) and f"(strict); first: {path}:4" in str(err.value)
+        run_analysis(ANALYSIS, _config(inputs, strict=True), out=inputs / "strict")
+    assert err.value.path == str(path) and f"(--strict); first: {path}:4" in str(err.value)
+    assert {f.name for f in (inputs / "strict").iterdir()} <= {".groundtrace.lock"}  # no report
 
 
 def test_analyze_paths_runs_the_config_file(inputs: Path) -> None:

@@ -12,10 +12,10 @@ from groundtrace.analyzer.paths import (
     AIRLINE_WRITE_TOOLS,
     PathReport,
     tau_bench_cases,
-    validate_traces,
 )
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.transcripts import read_transcripts
+from tests.analyzer.paths.checking import validate
 from tests.support.data import DATA
 
 
@@ -27,9 +27,7 @@ def source() -> Path:
 @pytest.fixture(scope="module")
 def report(source: Path) -> PathReport:
     cases = list(tau_bench_cases(source))
-    return validate_traces(
-        read_transcripts([source]), cases, settings=StatsSettings(n_resamples=1000)
-    )
+    return validate(read_transcripts([source]), cases, settings=StatsSettings(n_resamples=1000))
 
 
 @pytest.fixture(scope="module")
