@@ -162,7 +162,8 @@ class Analysis(Generic[C, U, R]):
         exit_code: ``exit_code(result)`` → the exit code the verdict asks for.
         journal: its unit journal's file name in the run folder (opened by the driver).
         unit_key: ``unit_key(unit)`` → a unit's content key.
-        estimate: ``estimate(units, config, journal)`` → (model requests, units done).
+        estimate: ``estimate(units, config, journal)`` → (model requests, units done[,
+            dependent calls]).
         run_folder: ``run_folder(config)`` → its journal's folder, when the config names one.
     """
 
@@ -185,7 +186,10 @@ class Analysis(Generic[C, U, R]):
     estimate: (
         Callable[
             [Sequence[U], C, UnitJournal | None],
-            tuple[Sequence[ChatRequest], int] | Awaitable[tuple[Sequence[ChatRequest], int]],
+            tuple[Sequence[ChatRequest], int]
+            | tuple[Sequence[ChatRequest], int, int]
+            | Awaitable[tuple[Sequence[ChatRequest], int]]
+            | Awaitable[tuple[Sequence[ChatRequest], int, int]],
         ]
         | None
     ) = None

@@ -382,13 +382,14 @@ async def _estimate(
     try:
         requests: Sequence[ChatRequest] = ()
         done = 0
+        dependent: list[int] = []  # calls that depend on replies not made yet, if told
         if analysis.estimate is not None:
             asked = analysis.estimate(units, config, journal)  # or its coroutine
-            requests, done = await asked if inspect.isawaitable(asked) else asked
+            requests, done, *dependent = await asked if inspect.isawaitable(asked) else asked
         elif journal is not None and analysis.unit_key is not None:
             keys = [analysis.unit_key(u) for u in units]
             done = sum(1 for k in keys if (e := journal.entry(k)) is not None and e.ok)
-        return estimate_calls(requests, cache, prices, units_done=done)
+        return estimate_calls(requests, cache, prices, units_done=done, dependent=sum(dependent))
     finally:
         if journal is not None:
             journal.close()
