@@ -22,7 +22,8 @@ An analysis is an :class:`Analysis` record of a few public names from its packag
   driver opens it, so a re-run resumes;
 * ``unit_key(unit)`` → a unit's content key (what the driver's estimate counts as done);
 * ``estimate(units, config, journal)`` → the model requests the units the journal does not
-  hold would make, and how many it holds (``--estimate``; it may be ``async``);
+  hold would make, how many it holds and, optionally, how many further calls at most depend
+  on replies not made yet (``--estimate``; it may be ``async``);
 * ``run_folder(config)`` → the folder of its journal and call cache when the config names
   one (``None``: the folder the reports are written in).
 

@@ -23,16 +23,17 @@ Usage::
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final, Protocol, cast
 
 from opentelemetry import trace
 
 import groundtrace.sdk as gt
-from groundtrace.analyzer.errors import InputError
+from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.sdk import Action, request, step
 from groundtrace.sdk import answer as answer_step
 from groundtrace.sdk import semconv as sc
@@ -47,6 +48,7 @@ __all__ = [
     "Retriever",
     "TracedAnswering",
     "answer_from_source",
+    "named_retriever",
     "whole_source",
 ]
 
@@ -94,6 +96,31 @@ def whole_source(query: str, source: Source) -> tuple[list[dict[str, object]], C
         "id": f"{source.id}:all", "title": source.title, "rank": 1, "content": source.text,
     }  # fmt: skip
     return [item], _Whole("whole", (), (), len(source.text.split()))
+
+
+def named_retriever(reference: str) -> Retriever:
+    """The retriever ``reference`` (``module:qualname``) names, imported.
+
+    Raises:
+        ConfigError: malformed, not importable, or not callable (field ``retriever``).
+    """
+    module, sep, qualname = reference.rpartition(":")
+    if not sep or not module or not qualname:
+        raise ConfigError(f"retriever {reference!r} is not of the form module:qualname",
+                          field="retriever")  # fmt: skip
+    try:
+        found: object = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"cannot import the retriever {reference!r}: {exc} (install its "
+            "package or put its folder on PYTHONPATH)",
+            field="retriever",
+        ) from None
+    if not callable(found):
+        raise ConfigError(f"retriever {reference!r} is not callable", field="retriever")
+    return cast("Retriever", found)
 
 
 @answer_step(name="answer", query_param="question", evidence_param="evidence")

@@ -37,6 +37,11 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
             the call cache ``llm_cache.sqlite`` and the answers' ``traces/``.
         sources: the sources: a JSON lines file or a folder of ``.txt`` / ``.md`` files.
         questions: the questions file (JSON lines; optional gold answers and cues).
+        retriever: the RETRIEVE step of the traced app that answers here, as
+            ``module:qualname`` of a retriever (``(query, source) -> (evidence, chosen)``,
+            imported when the run is planned; default: each source whole). Its optional
+            attributes label the run: ``mode`` (recorded as the run's ``retrieval``),
+            ``app_name``, ``app_version`` and ``span_name`` (its traces).
         answers: answers made elsewhere (JSON lines): the pairs are labelled only.
         traces: captured traces holding the per-source answers (the source id on the
             REQUEST span, the question id as case id).
@@ -60,6 +65,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     out: str
     sources: str
     questions: str
+    retriever: str | None = None
     answers: str | None = None
     traces: tuple[str, ...] = ()
     endpoint: str | None = None

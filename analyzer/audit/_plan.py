@@ -23,6 +23,7 @@ from groundtrace.analyzer._analysis import Plan
 from groundtrace.analyzer.errors import ConfigError, InputError, NothingMeasuredError
 from groundtrace.collectors import ReadReport
 
+from ._app import Retriever, named_retriever
 from ._config import Config
 from ._folder import answers_from_traces
 from ._inputs import AuditInputs, load_answers, load_inputs
@@ -57,6 +58,7 @@ class AuditPlan(Plan[AnswerUnit]):
         answerer: the answerer name the run records for given answers
             (``answers:<file name>`` or ``traces``); empty when answered in the run.
         notes: what reading the inputs noticed (unreadable trace lines, traces not used).
+        retriever: the config's named retriever, imported (None: each source whole).
     """
 
     units: tuple[AnswerUnit, ...]
@@ -64,6 +66,7 @@ class AuditPlan(Plan[AnswerUnit]):
     given: tuple[Answer, ...] | None = None
     answerer: str = ""
     notes: tuple[str, ...] = ()
+    retriever: Retriever | None = None
 
     def restricted(self, units: Sequence[AnswerUnit]) -> AuditPlan:
         """This plan with only ``units`` (each one of this plan's).
@@ -83,7 +86,9 @@ class AuditPlan(Plan[AnswerUnit]):
                     field="units",
                 )  # fmt: skip
             kept.append(found)
-        return AuditPlan(tuple(kept), self.inputs, self.given, self.answerer, self.notes)
+        return AuditPlan(
+            tuple(kept), self.inputs, self.given, self.answerer, self.notes, self.retriever
+        )
 
 
 def _path(value: str, field: str, what: str, *, folder: bool = False) -> Path:
@@ -118,8 +123,8 @@ def plan(config: Config) -> AuditPlan:
 
     Raises:
         ConfigError: two ways of answering are given (answers and traces, or answers made
-            elsewhere and a model), or an answerer or judge is neither built-in nor a URL
-            with its model id.
+            elsewhere and a model or a retriever), an answerer or judge is neither built-in
+            nor a URL with its model id, or the retriever cannot be imported.
         InputError: an input file is missing or invalid (the message names its file, line
             and field).
         NothingMeasuredError: nothing can answer: the offline answerer is asked to answer
@@ -127,6 +132,7 @@ def plan(config: Config) -> AuditPlan:
     """
     url = config.answerer_url()
     config.judge_url()
+    retriever = None if config.retriever is None else named_retriever(config.retriever)
     sources = _path(config.sources, "sources", "file or folder", folder=True)
     questions = _path(config.questions, "questions", "questions file")
     inputs = load_inputs(sources, questions)
@@ -141,6 +147,9 @@ def plan(config: Config) -> AuditPlan:
         if url is not None:
             raise ConfigError("answers made elsewhere (answers / traces) need no answerer",
                               field="endpoint")  # fmt: skip
+        if retriever is not None:
+            raise ConfigError("answers made elsewhere (answers / traces) need no retriever",
+                              field="retriever")  # fmt: skip
         given, name, notes = _given(config, inputs)
         return AuditPlan(units, inputs, given, name, tuple(notes))
     if url is None and not inputs.answerable_offline:
@@ -149,4 +158,4 @@ def plan(config: Config) -> AuditPlan:
             f"the questions' cues, and no question of {config.questions} has any; give --answers "
             "FILE or --traces PATH (answers of your own app) or --endpoint URL --model NAME"
         )
-    return AuditPlan(units, inputs)
+    return AuditPlan(units, inputs, retriever=retriever)

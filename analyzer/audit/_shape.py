@@ -6,7 +6,7 @@ run's executor into the config's run folder (the driver locks it and opens its u
 traced app writes one trace per answer into ``traces/``), labels every pair and returns the
 :class:`AuditRun`. The driver writes the reports (:func:`write_report`) and exits 6 with
 :func:`nothing_measured`'s reason. :func:`estimate` goes the same way without sending or
-writing anything, for ``--estimate``.
+writing anything: the driver awaits it for ``--estimate``.
 
 Usage::
 
@@ -20,7 +20,6 @@ Usage::
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,11 +29,18 @@ from typing import TYPE_CHECKING, Final
 from groundtrace.analyzer._analysis import Analysis
 from groundtrace.analyzer._results import read
 from groundtrace.analyzer.executor import LocalExecutor, RayExecutor
-from groundtrace.analyzer.llm import CallCache, ChatRequest, ModelClient, RequestRecorder
+from groundtrace.analyzer.llm import (
+    CallCache,
+    ChatRequest,
+    FailureKind,
+    ModelClient,
+    RequestRecorder,
+)
 
 from ._answerers import AnswerFn, EndpointAnswerer, extractive_answer
-from ._app import TracedAnswering
+from ._app import AUDIT_APP_NAME, AUDIT_APP_VERSION, TracedAnswering, whole_source
 from ._config import Calls, Config
+from ._demo import demo_config
 from ._folder import FolderRun, GivenAnswers, audit_in_folder, nothing_measured
 from ._judge import PairJudge
 from ._plan import AnswerUnit, AuditPlan, plan
@@ -83,12 +89,21 @@ def _setup(
         if answer_url is not None and config.model:
             made = EndpointAnswerer(connect(answer_url), config.model)
             answer_fn, name = made, made.name
-        one = traced = TracedAnswering(traces, answer_fn, planned.inputs.cues)
+        retriever = planned.retriever or whole_source
+        one = traced = TracedAnswering(
+            traces, answer_fn, planned.inputs.cues, retriever,
+            app_name=getattr(retriever, "app_name", AUDIT_APP_NAME),
+            app_version=getattr(retriever, "app_version", AUDIT_APP_VERSION),
+            span_name=getattr(retriever, "span_name", "audit_answer"),
+        )  # fmt: skip
     labeller = None
     if judge_url is not None and config.judge_model:
         labeller = PairJudge(connect(judge_url), config.judge_model)
+    retrieval = "given"
+    if traced is not None:
+        retrieval = str(getattr(traced.retriever, "mode", None) or config.retriever or "whole")
     settings = AuditSettings(
-        retrieval="given" if traced is None else "whole", answerer=name,
+        retrieval=retrieval, answerer=name,
         labeller=labeller.name if labeller is not None else "baseline",
         concurrency=config.units(),
     )  # fmt: skip
@@ -171,23 +186,33 @@ async def _run(
             await client.aclose()
 
 
-def estimate(
-    units: Sequence[AnswerUnit], config: Config, cache: CallCache | None
-) -> tuple[AuditRun, list[ChatRequest]]:
-    """The run of ``units`` with nothing sent and nothing written, and the requests it makes.
+async def estimate(
+    units: Sequence[AnswerUnit], config: Config, journal: UnitJournal | None
+) -> tuple[list[ChatRequest], int, int]:
+    """The model requests the run of ``units`` would send (``--estimate``; the driver awaits
+    it): nothing is sent, traced or written.
 
-    Each model request is answered from ``cache`` (the run folder's call cache, if any) or
-    fails as not sent; the answers are made untraced, in this process, with no journal.
+    Each request is answered from the run folder's call cache where it can be, else fails as
+    not sent; the answers are made untraced, in this process, with no journal.
 
     Args:
         units: the plan (:func:`plan`), or some of its units.
         config: the run's config.
-        cache: the call cache the run would use (``None``: nothing is cached yet).
+        journal: the run folder's journal (not read: the cache answers what ran).
 
     Returns:
-        The run as far as the cache carries it, and every request it would send.
+        The requests; 0 (units the journal holds are not told apart); with a pair judge,
+        the label calls, at most, of pairs whose answers are not made yet.
     """
-    return asyncio.run(_estimated(units, config, cache))
+    del journal
+    path = Path(config.out) / "llm_cache.sqlite"
+    cache = CallCache(path) if path.exists() else None
+    try:
+        found, requests = await _estimated(units, config, cache)
+        return requests, 0, _dependent(found) if config.judge_url() is not None else 0
+    finally:
+        if cache is not None:
+            cache.close()
 
 
 async def _estimated(
@@ -212,18 +237,18 @@ async def _estimated(
     return found, [r for c in recorders.values() for r in c.seen]
 
 
-async def _estimate_hook(
-    units: Sequence[AnswerUnit], config: Config, journal: UnitJournal | None
-) -> tuple[list[ChatRequest], int]:
-    """The driver's ``--estimate``: the requests the run would send (the answers' ones; the
-    pair labels that depend on replies not made yet are not counted)."""
-    path = Path(config.out) / "llm_cache.sqlite"
-    cache = CallCache(path) if path.exists() else None
-    try:
-        return (await _estimated(units, config, cache))[1], 0
-    finally:
-        if cache is not None:
-            cache.close()
+def _dependent(run: AuditRun) -> int:
+    """Pair label calls, at most, that wait on answers not made yet (each may need one)."""
+    dependent = 0
+    for question in run.questions:
+        mine = [a for a in run.answers if a.question_id == question.id]
+        later = sum(1 for a in mine if (a.error or "").startswith(FailureKind.NOT_SENT))
+        dependent += _pairs(len(mine)) - _pairs(len(mine) - later)
+    return dependent
+
+
+def _pairs(n: int) -> int:
+    return n * (n - 1) // 2
 
 
 def _run_folder(config: Config) -> str:
@@ -240,7 +265,8 @@ ANALYSIS: Final[Analysis[Config, AnswerUnit, AuditRun]] = Analysis(
     write_report=write_report,
     reading=reading,
     nothing_measured=nothing_measured,
+    demo=demo_config,
     journal="units.sqlite",
     run_folder=_run_folder,
-    estimate=_estimate_hook,
+    estimate=estimate,
 )

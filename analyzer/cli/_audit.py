@@ -1,38 +1,38 @@
-"""``groundtrace audit ...``: the multi-source audit (run, compare two runs, validate labels)."""
+"""``groundtrace audit ...``: the multi-source audit (run, compare two runs, validate labels).
+
+``audit run`` makes the audit's config from its options and runs it through the one driver
+(:func:`~groundtrace.analyzer.cli._analyze.drive`), as ``analyze audit --config`` does; without
+``--sources`` the config is the audit's demo config: the licence example's shipped sources and
+questions files with its retriever.
+"""
 
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ._app import console, err_console, handle_errors, print_reading
-from ._budget import CallOptions, CallSettings, existing_cache, print_estimate
+from ._budget import CallOptions, CallSettings
 from ._executor import ExecutorOptions
 from ._options import fields_as_options, uses
-from ._progress import ProgressReporter
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.audit import (
-        AnswerFn,
-        AuditRun,
-        AuditValidation,
-        Config,
-        PairLabeller,
-    )
-    from groundtrace.analyzer.executor import LocalExecutor, RayExecutor
-    from groundtrace.analyzer.llm import CallCache, ModelClient
+    from groundtrace.analyzer.audit import AuditRun, Config
 
-__all__ = ["API_KEY_ENV", "register"]
+__all__ = ["register"]
 
-#: Environment variable read for the endpoints' API key (optional).
-API_KEY_ENV = "GROUNDTRACE_AUDIT_API_KEY"
-#: Requests in flight when neither --concurrency nor the call profile says.
-DEFAULT_CONCURRENCY = 8
+#: The licence example's retrievers, by ``--retrieval`` (the shipped corpus only).
+_SHIPPED_RETRIEVERS = {
+    "auto": "groundtrace.examples.license_audit.app:hierarchical",
+    "flat": "groundtrace.examples.license_audit.app:flat",
+}
 
 audit_app = typer.Typer(
     help="Multi-source audit: same question, different sources, different answers.",
@@ -56,65 +56,6 @@ def _load_run(path: Path) -> AuditRun:
     from groundtrace.analyzer.audit import AuditRun
 
     return read(_run_file(path), AuditRun)
-
-
-def _endpoint(spec: str, model: str | None, option: str) -> str | None:
-    from groundtrace.analyzer.errors import ConfigError
-
-    if spec in ("extractive", "baseline"):
-        return None
-    if not spec.startswith(("http://", "https://")):
-        raise ConfigError(f"{option} must be built-in or an http(s) URL", field=option)
-    if not model:
-        raise ConfigError(f"a model id is required with {option} URL", field=option)
-    return spec
-
-
-def _client(url: str, out: Path, calls: CallSettings, timeout: float) -> ModelClient:
-    import os
-
-    from groundtrace.analyzer.llm import CallCache, ModelClient
-
-    return ModelClient(
-        url, api_key=os.environ.get(API_KEY_ENV), cache=CallCache(out / "llm_cache.sqlite"),
-        concurrency=calls.concurrency(url, DEFAULT_CONCURRENCY), timeout=timeout,
-        rate_limit=calls.rate_limit(url),
-    )  # fmt: skip
-
-
-def _print_estimate(
-    run: AuditRun, clients: dict[str, ModelClient], cache: CallCache | None,
-    calls: CallSettings, *, pair_calls: bool, as_json: bool,
-) -> None:  # fmt: skip
-    """The requests the recorders saw; pairs with an answer not made yet are ``dependent``."""
-    from groundtrace.analyzer.llm import RequestRecorder
-
-    requests = [r for c in clients.values() if isinstance(c, RequestRecorder) for r in c.seen]
-    dependent = _dependent(run) if pair_calls else 0
-    print_estimate(requests, cache, calls.prices, as_json=as_json, dependent=dependent)
-
-
-def _dependent(run: AuditRun) -> int:
-    """Pair label calls, at most, that wait on answers not made yet (each may need one)."""
-    from groundtrace.analyzer.llm import FailureKind
-
-    dependent = 0
-    for question in run.questions:
-        mine = [a for a in run.answers if a.question_id == question.id]
-        later = sum(1 for a in mine if (a.error or "").startswith(FailureKind.NOT_SENT))
-        dependent += _pairs(len(mine)) - _pairs(len(mine) - later)
-    return dependent
-
-
-def _pairs(n: int) -> int:
-    return n * (n - 1) // 2
-
-
-def _validation(path: Path | None) -> AuditValidation | None:
-    from groundtrace.analyzer._results import read
-    from groundtrace.analyzer.audit import AuditValidation
-
-    return None if path is None else read(path, AuditValidation)
 
 
 def _share(value: float | None, low: float | None, high: float | None) -> str:
@@ -197,7 +138,14 @@ def run_command(
         Retrieval | None,
         typer.Option(
             help="Shipped corpus only: auto (whole short sources, hierarchical long ones) or "
-            "flat. Sources of --sources are answered whole."
+            "flat (the licence example's retrievers)."
+        ),
+    ] = None,
+    retriever: Annotated[
+        str | None,
+        typer.Option(
+            help="Your RETRIEVE step as module:qualname: (query, source) -> (evidence, "
+            "chosen) (docs/audit.md; default: each source whole)."
         ),
     ] = None,
     concurrency: Annotated[
@@ -243,103 +191,92 @@ def run_command(
     the run would make, those the cache answers and their cost are printed (pair labels of
     answers not made yet are counted as "up to" calls).
     """
-    import asyncio
-    from contextlib import ExitStack
-
-    from groundtrace.analyzer.audit import (
-        EndpointAnswerer,
-        PairJudge,
-        extractive_answer,
-        reading,
-    )
+    from groundtrace.analyzer.audit import Config
     from groundtrace.analyzer.errors import ConfigError
-    from groundtrace.analyzer.llm import RequestRecorder
 
     settings = calls.settings(concurrency)
-    units = settings.units(DEFAULT_CONCURRENCY)
-    estimate = calls.estimate
-    if sources is not None and _user_corpus(sources) is not None:
-        if retrieval is not None:
-            raise ConfigError("--retrieval applies to the shipped licence corpus; sources of "
-                              "--sources are answered whole", field="--retrieval")  # fmt: skip
-        from groundtrace.analyzer.audit import Config
-
-        config = Config(
-            out=str(out), sources=sources, questions=questions,
-            answers=None if answers is None else str(answers), traces=tuple(traces or ()),
-            endpoint=endpoint, answerer=answerer, model=model, judge=judge,
-            judge_model=judge_model, validation=None if validation is None else str(validation),
-            concurrency=concurrency, timeout=timeout,
-            call_profile=None if calls.call_profile is None else str(calls.call_profile),
-            rate_limit=calls.rate_limit, max_calls=calls.max_calls, max_cost=calls.max_cost,
-            prices=None if calls.prices is None else str(calls.prices),
-        )  # fmt: skip
-        _audit_user(config, _RunOptions(settings, units, executor), estimate=estimate,
-                    as_json=as_json)  # fmt: skip
-        return
-    stack = ExitStack()
-    cache = stack.enter_context(existing_cache(out / "llm_cache.sqlite")) if estimate else None
-
-    def connect(url: str) -> ModelClient:
-        if url not in clients:
-            clients[url] = (
-                RequestRecorder(url, cache) if estimate else _client(url, out, settings, timeout)
-            )
-        return clients[url]
-
-    if endpoint is not None:
-        if answerer != "extractive":
-            raise ConfigError(
-                "give the answerer once: --endpoint or --answerer", field="--endpoint"
-            )
-        answerer = endpoint
-    clients: dict[str, ModelClient] = {}
-    answer_fn: AnswerFn = extractive_answer
-    answer_name = "extractive"
-    if (url := _endpoint(answerer, model, "--endpoint")) is not None and model:
-        made = EndpointAnswerer(connect(url), model)
-        answer_fn, answer_name = made, made.name
-    labeller: PairLabeller | None = None
-    if (url := _endpoint(judge, judge_model, "--judge")) is not None and judge_model:
-        labeller = PairJudge(connect(url), judge_model)
-    model_calls = (lambda: {u: c.stats.snapshot() for u, c in clients.items()}) if clients else None
-
-    if answers is not None or traces:
+    shipped = _user_corpus(sources) is None
+    if shipped and (answers is not None or traces):
         raise ConfigError("--answers and --traces need --sources and --questions",
                           field="--sources")  # fmt: skip
-    options: dict[str, object] = {
-        "retrieval": (retrieval or Retrieval.AUTO).value, "answerer": answer_fn,
-        "answerer_name": answer_name, "labeller": labeller, "concurrency": units,
-        "questions": [q.strip() for q in questions.split(",") if q.strip()],
-        "max_sources": int(sources) if sources else None,
-    }  # fmt: skip
+    if not shipped and retrieval is not None:
+        raise ConfigError("--retrieval applies to the shipped licence corpus; name your own "
+                          "retriever with --retriever", field="--retrieval")  # fmt: skip
+    config = Config(
+        out=str(out), sources=sources or "", questions=questions, retriever=retriever,
+        answers=None if answers is None else str(answers), traces=tuple(traces or ()),
+        endpoint=endpoint, answerer=answerer, model=model, judge=judge,
+        judge_model=judge_model, validation=None if validation is None else str(validation),
+        concurrency=concurrency, timeout=timeout,
+        call_profile=None if calls.call_profile is None else str(calls.call_profile),
+        rate_limit=calls.rate_limit, max_calls=calls.max_calls, max_cost=calls.max_cost,
+        prices=None if calls.prices is None else str(calls.prices),
+    )  # fmt: skip
+    with ExitStack() as stack:
+        if shipped:  # an estimate creates nothing: a subset's files go to a temporary folder
+            corpus = Path(stack.enter_context(TemporaryDirectory())) if calls.estimate else out
+            mode = (retrieval or Retrieval.AUTO).value
+            config = _shipped(config, mode, sources, questions, corpus / "corpus")
+        _audit_user(config, _RunOptions(settings, settings.units(8), executor),
+                    estimate=calls.estimate, as_json=as_json)  # fmt: skip
 
-    if estimate:
-        from groundtrace.analyzer.demo import estimate_shipped_audit
 
-        with stack:
-            found = asyncio.run(estimate_shipped_audit(**options))
-            _print_estimate(found, clients, cache, settings, pair_calls=labeller is not None,
-                            as_json=as_json)  # fmt: skip
-        return
+def _shipped(config: Config, retrieval: str, count: str | None, ids: str, folder: Path) -> Config:
+    """``config`` on the licence example's corpus (the audit's demo config): its sources and
+    questions files and ``retrieval``'s retriever (unless ``--retriever`` names one); a count
+    N of ``--sources`` and question ids of ``--questions`` keep a subset, written as the same
+    files into ``folder``."""
+    import msgspec
 
-    async def main(runner: LocalExecutor | RayExecutor) -> AuditRun:
-        from groundtrace.analyzer.demo import run_shipped_audit
+    from groundtrace.analyzer import DemoInputs
+    from groundtrace.analyzer.audit import ANALYSIS
 
-        try:
-            return await run_shipped_audit(
-                out=out, judge_validation=_validation(validation), progress=progress,
-                model_calls=model_calls, executor=runner, **options,
-            )  # fmt: skip
-        finally:
-            for client in clients.values():
-                await client.aclose()
+    assert ANALYSIS.demo is not None
+    demo = ANALYSIS.demo(DemoInputs(traces=Path(), cases=Path(), out=Path(config.out)))
+    kept = [q.strip() for q in ids.split(",") if q.strip()]
+    files = {"sources": demo.sources, "questions": demo.questions}
+    if count or kept:
+        files = _subset(Path(demo.sources), Path(demo.questions), count, kept, folder)
+    named = config.retriever or _SHIPPED_RETRIEVERS[retrieval]
+    return msgspec.structs.replace(config, retriever=named, **files)
 
-    with ProgressReporter(err_console) as progress, executor.open(units, settings.budget) as runner:
-        run = asyncio.run(main(runner))
-    _print_headline(run)
-    print_reading(reading(run))
-    console.print(f"report: {out / 'report.html'}", highlight=False)
+
+def _subset(
+    sources: Path, questions: Path, count: str | None, kept: list[str], folder: Path
+) -> dict[str, str]:
+    """The first ``count`` sources and the questions ``kept`` (empty: all) of the shipped
+    corpus, as its files in ``folder`` (questions scoped to no kept group dropped, gold
+    answers of dropped sources too).
+
+    Raises:
+        InputError: fewer than two sources, or an unknown question id.
+    """
+    import json
+
+    from groundtrace.analyzer.errors import InputError
+
+    lines = sources.read_text("utf-8").splitlines()
+    if count is not None and int(count) < 2:
+        raise InputError("an audit needs at least two sources", field="--sources")
+    lines = lines[: int(count)] if count else lines
+    read = [json.loads(line) for line in lines]
+    ids, groups = {s["id"] for s in read}, {s.get("group") for s in read}
+    asked = [json.loads(line) for line in questions.read_text("utf-8").splitlines()]
+    if unknown := sorted(set(kept) - {q["id"] for q in asked}):
+        raise InputError(f"unknown question id(s): {', '.join(unknown)}", field="--questions")
+    chosen = []
+    for question in asked:
+        if (kept and question["id"] not in kept) or question["scope"] not in {"general", *groups}:
+            continue
+        question["gold"] = {k: v for k, v in question["gold"].items() if k in ids}
+        chosen.append(json.dumps(question))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "sources.jsonl").write_text("".join(f"{x}\n" for x in lines), "utf-8")
+        (folder / "questions.jsonl").write_text("".join(f"{x}\n" for x in chosen), "utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the subset: {exc.strerror}", path=str(folder)) from None
+    return {"sources": str(folder / "sources.jsonl"), "questions": str(folder / "questions.jsonl")}
 
 
 def _user_corpus(sources: str | None) -> Path | None:
@@ -366,13 +303,14 @@ class _RunOptions:
 #: Config fields named as the options of ``audit run`` in its messages.
 _OPTION_OF = {
     name: "--" + name.replace("_", "-")
-    for name in ("out", "sources", "questions", "answers", "traces", "endpoint", "answerer",
-                 "model", "judge", "judge_model", "validation", "concurrency", "timeout")
+    for name in ("out", "sources", "questions", "retriever", "answers", "traces", "endpoint",
+                 "answerer", "model", "judge", "judge_model", "validation", "concurrency",
+                 "timeout")
 }  # fmt: skip
 
 
 def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json: bool) -> None:
-    """``audit run --sources``: the audit's config run by the one driver."""
+    """``audit run``: the audit's config run by the one driver (``--estimate``: printed)."""
     from groundtrace.analyzer import audit
     from groundtrace.analyzer.errors import NothingMeasuredError
 
@@ -383,21 +321,15 @@ def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json
     for note in planned.notes:
         err_console.print(note, highlight=False, markup=False)
     out = Path(config.out)
-    if estimate:
-        named = fields_as_options(_OPTION_OF, config)
-        with existing_cache(out / "llm_cache.sqlite") as cache, named:
-            found, requests = audit.estimate(planned, config, cache)
-            dependent = _dependent(found) if config.judge_url() is not None else 0
-            print_estimate(requests, cache, options.calls.prices, as_json=as_json,
-                           dependent=dependent)  # fmt: skip
-        return
     with fields_as_options(_OPTION_OF, config):
         done = drive(
             audit.ANALYSIS, config, out, executor=options.executor, settings=options.calls,
-            estimate=False, in_flight=options.units, write_back=None, as_json=as_json,
+            estimate=estimate, in_flight=options.units, write_back=None, as_json=as_json,
             units=planned,
         )  # fmt: skip
-    assert done is not None and done.result is not None  # not an estimate
+    if done is None:  # an estimate, printed
+        return
+    assert done.result is not None
     if done.reason is not None:
         raise NothingMeasuredError(f"{done.reason}; the run's files are in {out}")
     _print_headline(done.result)

@@ -7,15 +7,18 @@ hierarchical, or flat top-k) and ANSWER with an answerer of the audit -- the off
 :func:`~groundtrace.analyzer.audit.extractive_answer` (the questions' cues) or an
 :class:`~groundtrace.analyzer.audit.EndpointAnswerer`.
 
+An audit config names this retrieval as its retriever: ``retriever =
+"groundtrace.examples.license_audit.app:hierarchical"`` (or ``:flat``), which is what
+``groundtrace audit run`` without ``--sources`` runs.
+
 Usage::
 
-    import asyncio
-    answer = asyncio.run(answer_one(question, source, cues, extractive_answer, "auto"))
+    answer = await answer_one(question, source, cues, extractive_answer, "auto")
 """
 
 from __future__ import annotations
 
-import functools
+from dataclasses import dataclass
 from typing import Final
 
 from groundtrace.analyzer.audit import (
@@ -37,9 +40,12 @@ __all__ = [
     "APP_VERSION",
     "SPAN_NAME",
     "AnswerFn",
+    "LicenceRetriever",
     "answer_one",
     "app_version",
     "extractive_answer",
+    "flat",
+    "hierarchical",
     "retriever",
 ]
 
@@ -54,15 +60,42 @@ def app_version(retrieval: RetrievalMode) -> str:
     return f"{APP_VERSION}+{'hierarchical' if retrieval == 'auto' else 'flat'}"
 
 
-def _retrieve(
-    mode: RetrievalMode, query: str, source: Source
-) -> tuple[list[dict[str, object]], Chosen]:
-    return retrieve_evidence(query, source, mode)
+@dataclass(frozen=True, slots=True)
+class LicenceRetriever:
+    """The audit's RETRIEVE step with this example's retrieval in ``mode`` (it pickles).
+
+    Its attributes label the run (``mode``: the run's ``retrieval`` setting) and its traces
+    (the app's name and version, the REQUEST span's name).
+
+    Attributes:
+        mode: ``auto`` (whole / hierarchical) or ``flat``.
+        app_name: the app name on the REQUEST span.
+        span_name: the REQUEST span's name.
+    """
+
+    mode: RetrievalMode
+    app_name: str = APP_NAME
+    span_name: str = SPAN_NAME
+
+    @property
+    def app_version(self) -> str:
+        """The app version (its retrieval mode)."""
+        return app_version(self.mode)
+
+    def __call__(self, query: str, source: Source) -> tuple[list[dict[str, object]], Chosen]:
+        """The evidence for ``query`` from ``source``, and what was chosen."""
+        return retrieve_evidence(query, source, self.mode)
+
+
+#: Whole short licences, hierarchical retrieval in long ones (the audit config's retriever).
+hierarchical: Final = LicenceRetriever("auto")
+#: Flat BM25 top-k in every licence (the comparison run's retriever).
+flat: Final = LicenceRetriever("flat")
 
 
 def retriever(mode: RetrievalMode) -> Retriever:
     """The audit's RETRIEVE step with this example's retrieval in ``mode`` (it pickles)."""
-    return functools.partial(_retrieve, mode)
+    return LicenceRetriever(mode)
 
 
 async def answer_one(

@@ -8,6 +8,12 @@ A question (``data/questions.jsonl``, one JSON object a line) carries a scope an
 rule deriving its gold answer from a licence's tags (``gold``) and the cue patterns of the
 offline extractive answerer (``cues``). The derivation is documented in this example's README.
 
+The audit reads the corpus as any user's: :data:`SOURCES_FILE` and :data:`QUESTIONS_FILE`, the
+licences and their questions in the audit's documented input formats (``docs/audit.md``; the
+questions with each in-scope licence's gold answer), made from the files above by
+:func:`audit_inputs` (``python -m groundtrace.examples.license_audit.corpus`` writes them; a
+test checks they are in step).
+
 Usage::
 
     from groundtrace.examples.license_audit.corpus import load_corpus
@@ -42,9 +48,12 @@ from groundtrace.analyzer.errors import InputError
 
 __all__ = [
     "DATA_DIR",
+    "QUESTIONS_FILE",
+    "SOURCES_FILE",
     "GoldRule",
     "LicenceQuestion",
     "QuestionCues",
+    "audit_inputs",
     "gold_answer",
     "licence_group",
     "licence_tags",
@@ -56,6 +65,10 @@ __all__ = [
 
 #: The shipped data folder (licence texts, rules.yml, questions.jsonl, the attribution).
 DATA_DIR: Final = Path(str(files(__package__ or __name__) / "data"))
+#: The licences as the audit's sources file (JSON lines; made by :func:`audit_inputs`).
+SOURCES_FILE: Final = DATA_DIR / "sources.jsonl"
+#: The questions as the audit's questions file, with their gold answers (:func:`audit_inputs`).
+QUESTIONS_FILE: Final = DATA_DIR / "audit_questions.jsonl"
 _TAG_KINDS: Final = ("permissions", "conditions", "limitations")
 _COPYLEFT_TAGS: Final = frozenset(
     {
@@ -249,3 +262,43 @@ def load_corpus() -> Corpus:
         for s in in_scope(q, sources)
     )  # fmt: skip
     return Corpus(name=corpus.name, sources=sources, questions=questions, gold=gold)
+
+
+def audit_inputs() -> tuple[str, str]:
+    """The text of :data:`SOURCES_FILE` and :data:`QUESTIONS_FILE`, made from the licence texts
+    and ``data/questions.jsonl``: a source per licence (its id, title, group, author and the
+    ``spdx_id`` / ``file`` / ``tags`` metadata, its text), a question per question with the
+    gold answer of each in-scope licence and its cues."""
+    corpus = load_corpus()
+    encode = msgspec.json.encode
+    sources = [
+        encode({
+            "id": s.id, "title": s.title, "group": s.group, "author": s.metadata["author"],
+            "metadata": {k: v for k, v in s.metadata.items() if k != "author"}, "text": s.text,
+        })
+        for s in corpus.sources
+    ]  # fmt: skip
+    questions = []
+    for asked in load_questions():
+        gold = {
+            g.source_id: g.stance if not g.points else {"stance": g.stance, "points": g.points}
+            for g in corpus.gold if g.question_id == asked.id
+        }  # fmt: skip
+        questions.append(encode({
+            "id": asked.id, "text": asked.text, "scope": asked.scope, "topics": asked.topics,
+            "gold": gold, "cues": asked.cues,
+        }))  # fmt: skip
+    return "".join(f"{line.decode()}\n" for line in sources), "".join(
+        f"{line.decode()}\n" for line in questions
+    )
+
+
+def main() -> None:
+    """Write :data:`SOURCES_FILE` and :data:`QUESTIONS_FILE` from the licences and questions."""
+    sources, questions = audit_inputs()
+    SOURCES_FILE.write_text(sources, "utf-8")
+    QUESTIONS_FILE.write_text(questions, "utf-8")
+
+
+if __name__ == "__main__":
+    main()
