@@ -326,6 +326,10 @@ async def _executor(
     before = None if own is None else own.stop_when
     if own is not None and budget is not None:
         own.stop_when = budget
+    if isinstance(runner, RayExecutor) and runner.carry is None:  # the workers' model calls
+        from groundtrace.analyzer.llm import WorkerCalls
+
+        runner.carry = WorkerCalls()
     if budget is not None:
         budget.start()
     try:

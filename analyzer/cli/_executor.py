@@ -62,7 +62,7 @@ class ExecutorOptions:
         Raises:
             ConfigError: ``--ray-address`` without ``--executor ray``.
         """
-        from groundtrace.analyzer.executor import executor_for
+        from groundtrace.analyzer.executor import RayExecutor, executor_for
 
         executor = executor_for(
             self.executor.value,
@@ -71,6 +71,10 @@ class ExecutorOptions:
             workers=self.ray_workers,
         )
         executor.budget = budget
+        if isinstance(executor, RayExecutor):  # the workers' model calls, counted here
+            from groundtrace.analyzer.llm import WorkerCalls
+
+            executor.carry = WorkerCalls()
         try:
             yield executor
         finally:

@@ -9,8 +9,10 @@ process. The driver keeps ``workers * concurrency`` units in flight, hands each 
 per unit: a worker that dies is restarted by Ray and its in-flight units are retried there
 (up to :data:`RETRIES` times, then the run fails with ``ExecutorError``), and a retried unit
 can never produce a second result. An exception the work raises reaches the driver as it was
-raised. Model-call counters of the workers' clients travel back with every result and are
-added to the driver's clients, so a run's recorded counts cover the whole cluster.
+raised. What the executor's ``carry`` takes of each unit travels back with its result and is
+absorbed in the driver: the driver's :class:`~groundtrace.analyzer.llm.WorkerCalls` carries the
+workers' model calls to the run's ledger and the original clients' counters, so a run's
+recorded counts cover the whole cluster.
 
 Without an address the executor joins the cluster ``RAY_ADDRESS`` names (``ray job submit``
 sets it), else the one ``ray start`` left running on this machine, and starts a private
@@ -33,16 +35,9 @@ from collections.abc import Sequence
 from typing import Any, Final, TypeVar
 
 from groundtrace.analyzer.errors import ConfigError, ExecutorError, MissingExtraError
-from groundtrace.analyzer.llm import (
-    UsageLedger,
-    absorb_counts,
-    absorb_ledger,
-    counting,
-    take_counts,
-)
 
 from ._stop import stop_on_signals
-from ._types import OnResult, Stoppable, Work
+from ._types import Carry, OnResult, Stoppable, Work
 
 __all__ = ["RayExecutor"]
 
@@ -136,23 +131,25 @@ class _Worker:
 
     def __init__(self) -> None:
         self.work: Work[Any, Any] | None = None
+        self.carry: Carry | None = None
         self.token: str | None = None
         self._loading: asyncio.Lock | None = None
 
-    async def run(
-        self, token: str, holder: list[Any], unit: Any
-    ) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-        """``work(unit)``; the work (``holder[0]``, an object ref) is loaded once per map."""
+    async def run(self, token: str, holder: list[Any], unit: Any) -> tuple[Any, Any]:
+        """``work(unit)`` and what the carry took of it; the work and the carry
+        (``holder[0]``, an object ref) are loaded once per map."""
         if self.token != token:
             self._loading = self._loading or asyncio.Lock()
             async with self._loading:
                 if self.token != token:
-                    self.work = await holder[0]
+                    self.work, self.carry = await holder[0]
                     self.token = token
         assert self.work is not None
-        with counting(UsageLedger()) as usage:  # this unit's calls, sent back with it
+        if self.carry is None:
+            return await self.work(unit), None
+        with self.carry.running() as taken:  # e.g. this unit's model calls, sent back with it
             result = await self.work(unit)
-        return result, take_counts(), usage.entries()
+        return result, taken()
 
     async def close(self, token: str) -> None:
         """Close the work of map ``token`` (when it has ``aclose``) and drop it."""
@@ -161,6 +158,7 @@ class _Worker:
             if closer is not None:
                 await closer()
         self.work = None
+        self.carry = None
         self.token = None
 
     def pid(self) -> int:
@@ -178,6 +176,10 @@ class RayExecutor(Stoppable):
         workers: worker actors.
         concurrency: units in flight per worker.
         local_cpus: CPUs of the private cluster (``address=None`` only).
+        carry: what each unit sends back besides its result, absorbed in the driver
+            (``None``: nothing; the analysis driver gives a
+            :class:`~groundtrace.analyzer.llm.WorkerCalls`, so the workers' model calls are
+            counted in the run).
     """
 
     name: Final = "ray"
@@ -189,6 +191,7 @@ class RayExecutor(Stoppable):
         workers: int = 2,
         concurrency: int = 4,
         local_cpus: int = 2,
+        carry: Carry | None = None,
     ) -> None:
         if workers < 1 or concurrency < 1:
             raise ValueError(f"workers and concurrency must be >= 1, got {workers}, {concurrency}")
@@ -196,6 +199,7 @@ class RayExecutor(Stoppable):
         self.workers = workers
         self.concurrency = concurrency
         self.local_cpus = local_cpus
+        self.carry = carry
         self._started = False
         self.actors: list[Any] = []
 
@@ -241,7 +245,8 @@ class RayExecutor(Stoppable):
             )  # fmt: skip
             self.actors = [actor_class.remote() for _ in range(self.workers)]
         token = uuid.uuid4().hex
-        holder = [ray.put(work)]  # in a list: each worker loads it itself, once per map
+        carry = self.carry
+        holder = [ray.put((work, carry))]  # in a list: each worker loads it, once per map
         results: dict[int, R] = {}
         inflight: dict[asyncio.Future[Any], tuple[int, int]] = {}
         load = [0] * self.workers
@@ -266,9 +271,9 @@ class RayExecutor(Stoppable):
                     for future in done:
                         index, lane = inflight.pop(future)
                         load[lane] -= 1
-                        result, counts, usage = _unwrap(ray, future)
-                        absorb_counts(counts)
-                        absorb_ledger(usage)
+                        result, sent = _unwrap(ray, future)
+                        if carry is not None:
+                            carry.absorb(sent)
                         if index not in results:
                             results[index] = result
                             if on_result is not None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from groundtrace.analyzer._seeds import derived_seed
 from groundtrace.analyzer.errors import BudgetReachedError, RunStoppedError
 
-__all__ = ["Executor", "OnResult", "StopCondition", "Stoppable", "Work", "unit_seed"]
+__all__ = ["Carry", "Executor", "OnResult", "StopCondition", "Stoppable", "Work", "unit_seed"]
 
 U = TypeVar("U")
 R = TypeVar("R")
@@ -62,6 +62,21 @@ def unit_seed(base: int, key: str) -> int:
     worker runs it, in whatever order.
     """
     return derived_seed(base, key)
+
+
+class Carry(Protocol):
+    """What a unit run in another process (a cluster worker) sends back besides its result,
+    for the driver to add to its own state: the driver hands the Ray executor a
+    :class:`~groundtrace.analyzer.llm.WorkerCalls`, so the model calls made on the workers
+    reach the run's ledger and the original clients' counters. It is pickled to the workers
+    once per ``map``; the executor itself knows nothing of what is carried."""
+
+    def running(self) -> AbstractContextManager[Callable[[], Any]]:
+        """In the worker: the block one unit runs in; what it yields, called after the unit,
+        returns what to send back (picklable)."""
+
+    def absorb(self, sent: Any) -> None:
+        """In the driver: add what a unit's worker sent back."""
 
 
 class StopCondition(Protocol):

@@ -20,40 +20,53 @@ Usage::
 
 from __future__ import annotations
 
-from ._budget import Budget, Price, PriceTable
+from groundtrace.analyzer._deprecation import renamed
+
+from ._budget import Budget, PriceTable
 from ._cache import CallCache
-from ._client import ClientCounts, ClientStats, ModelClient, absorb_counts, take_counts
+from ._carry import WorkerCalls
+from ._client import ClientCounts, ModelClient
 from ._estimate import Estimate, RequestRecorder, estimate_calls
-from ._ledger import Usage, UsageLedger, absorb_ledger, counting, ledger, take_ledger
-from ._profile import CallProfile, EndpointLimits
+from ._ledger import Usage, UsageLedger, counting
+from ._profile import CallProfile
 from ._retry import RetryPolicy
-from ._types import CallFailure, CallResult, ChatRequest, ChatResponse, FailureKind
+from ._types import CallFailure, ChatRequest, ChatResponse, FailureKind
 
 __all__ = [
     "Budget",
     "CallCache",
     "CallFailure",
     "CallProfile",
-    "CallResult",
     "ChatRequest",
     "ChatResponse",
     "ClientCounts",
-    "ClientStats",
-    "EndpointLimits",
     "Estimate",
     "FailureKind",
     "ModelClient",
-    "Price",
     "PriceTable",
     "RequestRecorder",
     "RetryPolicy",
     "Usage",
     "UsageLedger",
-    "absorb_counts",
-    "absorb_ledger",
+    "WorkerCalls",
     "counting",
     "estimate_calls",
-    "ledger",
-    "take_counts",
-    "take_ledger",
 ]
+
+#: Internals no longer public (0.2.0): importable from here for one release, with a warning.
+__getattr__ = renamed(
+    __name__,
+    {
+        "CallResult": f"{__name__}._types.CallResult",
+        "ClientStats": f"{__name__}._client.ClientStats",
+        "EndpointLimits": f"{__name__}._profile.EndpointLimits",
+        "Price": f"{__name__}._budget.Price",
+        "absorb_counts": f"{__name__}._client.absorb_counts",
+        "absorb_ledger": f"{__name__}._ledger.absorb_ledger",
+        "ledger": f"{__name__}._ledger.ledger",
+        "take_counts": f"{__name__}._client.take_counts",
+        "take_ledger": f"{__name__}._ledger.take_ledger",
+    },
+    since="0.2.0",
+    remove_in="0.3.0",
+)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from groundtrace.analyzer.executor import RayExecutor
-from groundtrace.analyzer.llm import CallCache, ChatRequest, ModelClient, RetryPolicy
+from groundtrace.analyzer.llm import CallCache, ChatRequest, ModelClient, RetryPolicy, WorkerCalls
 from groundtrace.analyzer.llm._limit import RateLimiter
 from tests.analyzer.audit.test_audit_models import _reply
 from tests.integration.ray_scenario import (
@@ -112,7 +112,9 @@ def coalesce(temp: Path, address: str) -> dict[str, Any]:
         return Reply(content=f"{last_user_text(req)} -> answer #{n}", delay=LATENCY)
 
     units = [i for i in range(DISTINCT) for _ in range(ASKS)]  # each asked by two units in a row
-    executor = RayExecutor(address=address, workers=2, concurrency=DISTINCT * ASKS // 2)
+    executor = RayExecutor(
+        address=address, workers=2, concurrency=DISTINCT * ASKS // 2, carry=WorkerCalls()
+    )  # the workers' client counters come back with each unit
     try:
         asyncio.run(executor.map(_pid, [0, 1]))  # both workers up: the asks come together
         with OpenAICompatServer(handler=handler) as server:

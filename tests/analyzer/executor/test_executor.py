@@ -22,14 +22,8 @@ from groundtrace.analyzer.executor import (
     run_journaled,
     unit_seed,
 )
-from groundtrace.analyzer.llm import (
-    CallCache,
-    ChatRequest,
-    ModelClient,
-    RetryPolicy,
-    absorb_counts,
-    take_counts,
-)
+from groundtrace.analyzer.llm import CallCache, ChatRequest, ModelClient, RetryPolicy
+from groundtrace.analyzer.llm._client import absorb_counts, take_counts
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
 
 

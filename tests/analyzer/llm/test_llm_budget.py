@@ -15,12 +15,12 @@ from groundtrace.analyzer.executor import LocalExecutor
 from groundtrace.analyzer.llm import (
     Budget,
     CallCache,
-    CallResult,
     ChatRequest,
     ModelClient,
     PriceTable,
     estimate_calls,
 )
+from groundtrace.analyzer.llm._types import CallResult
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
 
 app = build_app()

@@ -16,16 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from groundtrace.analyzer.llm import (
-    CallCache,
-    CallResult,
-    ChatRequest,
-    ChatResponse,
-    ModelClient,
-    RetryPolicy,
-)
+from groundtrace.analyzer.llm import CallCache, ChatRequest, ChatResponse, ModelClient, RetryPolicy
 from groundtrace.analyzer.llm._limit import LATE, Bucket, RateLimiter
-from groundtrace.analyzer.llm._types import cache_key
+from groundtrace.analyzer.llm._types import CallResult, cache_key
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
 
 pytestmark = pytest.mark.timeout(60)

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError
-from groundtrace.analyzer.llm import CallProfile, EndpointLimits
+from groundtrace.analyzer.llm import CallProfile
+from groundtrace.analyzer.llm._profile import EndpointLimits
 from tests.analyzer.audit.test_audit_models import _reply, _schema_keys
 from tests.analyzer.interventions.test_interventions_run import _answering, demo_dir
 from tests.support.data import HOTPOT
