@@ -92,22 +92,30 @@ def _group(by_resource: dict[bytes, dict[bytes, list[Any]]], scopes: str, items:
     ]  # fmt: skip
 
 
-class FolderTail:
-    """Reads the whole lines appended to a folder's ``.jsonl`` files since the last call.
+#: Suffixes of the OTLP-JSON lines files a folder is read for.
+SUFFIXES = (".jsonl", ".json", ".ndjson")
 
-    A partial last line (the writer is mid-write) is left for the next call. Files are read in
-    name order (the receiver's names sort by time and sequence).
+
+class FolderTail:
+    """Reads the whole lines appended to a file, or to a folder's OTLP-JSON lines files (found
+    below it, in name order: the receiver's names sort by time and sequence), since the last
+    call. A partial last line (the writer is mid-write) is left for the next call.
     """
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self._offsets: dict[Path, int] = {}
 
+    def _files(self) -> list[Path]:
+        if self.folder.is_file():
+            return [self.folder]
+        if not self.folder.is_dir():
+            return []
+        return sorted(p for p in self.folder.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+
     def read(self) -> Iterator[tuple[Path, bytes]]:
         """(file, line) of every whole line not read before."""
-        if not self.folder.is_dir():
-            return
-        for path in sorted(self.folder.glob("*.jsonl")):
+        for path in self._files():
             start = self._offsets.get(path, 0)
             try:
                 size = os.path.getsize(path)

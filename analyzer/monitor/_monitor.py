@@ -466,7 +466,8 @@ class Monitor:
     # -- status ------------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        """What the monitor did: per rule counts, lag, queue, window and incident."""
+        """What the monitor did: per rule counts, lag, queue, window and incident (plain
+        JSON values, as ``status.json`` holds them)."""
         rules: dict[str, Any] = {}
         for state in self._states:
             lags = sorted(state.lags)
@@ -478,19 +479,20 @@ class Monitor:
                     "p95": round(lags[min(len(lags) - 1, int(len(lags) * 0.95))], 3)},
                 **state.window.snapshot(),
             }  # fmt: skip
-        return {
+        status = {
             "rules": rules,
             "ingest": {"spans_read": self.assembler.spans_read,
                        "traces_pending": len(self.assembler.pending),
                        "bad_lines": self.assembler.bad_lines, "skipped_behind": self._behind},
             "alerts": self.alerts.summary(),
         }  # fmt: skip
+        plain: dict[str, Any] = msgspec.to_builtins(status)
+        return plain
 
     def _write_status(self) -> None:
         path = self.state / STATUS_NAME
         tmp = path.with_suffix(".tmp")
-        plain = orjson.loads(msgspec.json.encode(self.status()))
-        tmp.write_bytes(orjson.dumps(plain, option=orjson.OPT_INDENT_2) + b"\n")
+        tmp.write_bytes(orjson.dumps(self.status(), option=orjson.OPT_INDENT_2) + b"\n")
         tmp.replace(path)
 
 

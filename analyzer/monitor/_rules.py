@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ class MonitorSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     baseline: int = 200
     alert_probability: float = 0.95
     recover_probability: float = 0.5
-    margin: float = 0.0
+    margin: float = 0.05
     webhook: str | None = None
     seed: int = 20260709
     draws: int = 4000
@@ -153,9 +154,15 @@ def sampled(trace_id: str, rate: float) -> bool:
     return int.from_bytes(digest[:8], "big") < rate * 2**64
 
 
-def _field(path: str) -> str:
-    """``$.rule[0].sample`` -> ``rule[0].sample``."""
-    return path.removeprefix("$").removeprefix(".") or "(file)"
+def _located(exc: msgspec.ValidationError, prefix: str = "") -> tuple[str, str | None]:
+    """msgspec's message and the field it names: ``Expected float - at `$.rule[0].sample```
+    -> ``rule[0].sample``; an unknown field's own name is appended."""
+    message, _, where = str(exc).partition(" - at `$")
+    field = prefix + where.rstrip("`")
+    unknown = re.search(r"unknown field `([^`]*)`", message)
+    if unknown is not None:
+        field = f"{field}.{unknown.group(1)}"
+    return message, field.lstrip(".") or None
 
 
 def load_rules(path: str | Path) -> Rules:
@@ -178,9 +185,8 @@ def load_rules(path: str | Path) -> Rules:
     try:
         rules = msgspec.convert(data, Rules)
     except msgspec.ValidationError as exc:
-        text = str(exc)
-        field = _field(text.rsplit(" - at `", 1)[1].rstrip("`")) if " - at `" in text else None
-        raise ConfigError(text.split(" - at `", maxsplit=1)[0], path=where, field=field) from None
+        message, field = _located(exc)
+        raise ConfigError(message, path=where, field=field) from None
     if not rules.rule:
         raise ConfigError("the file has no [[rule]]", path=where, field="rule")
     _check_settings(rules.monitor, where)
