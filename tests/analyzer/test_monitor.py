@@ -175,7 +175,7 @@ def test_the_tail_reads_whole_lines_only_and_each_once(tmp_path: Path) -> None:
     tail = FolderTail(tmp_path)
     assert [line for _, line in tail.read()] == [b'{"a": 1}']
     with path.open("ab") as f:
-        f.write(b': 2}\n')
+        f.write(b": 2}\n")
     assert [line for _, line in tail.read()] == [b'{"b": 2}']
     assert list(tail.read()) == []
 
@@ -199,7 +199,7 @@ def test_a_regression_opens_one_incident_naming_its_version_and_recovers() -> No
     rollback = [("v1", i % 10 == 0) for i in range(100)]
     changes = _feed(RuleWindow("r", settings), steady + regression + rollback)
     assert [c[1] for c in changes] == ["incident", "recovered"]
-    opened, state, version = changes[0]
+    opened, _, version = changes[0]
     assert version == "v2" and 100 < opened <= 100 + 20  # stated: within 20 v2 outcomes
     assert changes[1][0] > 140  # recovers only after the rollback
     # the control: the same traffic without the regression opens nothing

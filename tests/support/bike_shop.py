@@ -40,8 +40,12 @@ TOPICS: tuple[tuple[str, str, str], ...] = (
     ("How hard are road tyres pumped for a light rider?", "manuals/tyres.md", "6 bar"),
     ("When is a chain replaced?", "manuals/chain.md", "0.5 percent"),
 )
-_WRONG = {"manuals/brakes.md": "manuals/tyres.md", "manuals/gears.md": "manuals/chain.md",
-          "manuals/tyres.md": "manuals/brakes.md", "manuals/chain.md": "manuals/gears.md"}  # fmt: skip
+_WRONG = {
+    "manuals/brakes.md": "manuals/tyres.md",
+    "manuals/gears.md": "manuals/chain.md",
+    "manuals/tyres.md": "manuals/brakes.md",
+    "manuals/chain.md": "manuals/gears.md",
+}
 
 
 def case_id(i: int) -> str:
