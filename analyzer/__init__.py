@@ -40,9 +40,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._deprecation import renamed
+
 if TYPE_CHECKING:
     from ._analysis import (
-        ENTRY_POINT_GROUP,
         Analysis,
         DemoInputs,
         Plan,
@@ -52,10 +53,9 @@ if TYPE_CHECKING:
         register_analysis,
     )
     from ._driver import AnalysisRun, RunContext, run_analysis, run_analysis_async
-    from ._results import RESULT_FORMAT_VERSION, Result, decode, encode, read, to_builtins, write
+    from ._results import RESULT_FORMAT_VERSION, Result, read, write
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
     "RESULT_FORMAT_VERSION",
     "Analysis",
     "AnalysisRun",
@@ -64,23 +64,34 @@ __all__ = [
     "Result",
     "RunContext",
     "analyses",
-    "decode",
-    "encode",
     "get_analysis",
     "load_config",
     "read",
     "register_analysis",
     "run_analysis",
     "run_analysis_async",
-    "to_builtins",
     "write",
 ]
 
 _ANALYSIS_NAMES = frozenset(
-    {"ENTRY_POINT_GROUP", "Analysis", "DemoInputs", "Plan", "analyses", "get_analysis",
-     "load_config", "register_analysis"}
+    {"Analysis", "DemoInputs", "Plan", "analyses", "get_analysis", "load_config",
+     "register_analysis"}
 )  # fmt: skip
 _DRIVER_NAMES = frozenset({"AnalysisRun", "RunContext", "run_analysis", "run_analysis_async"})
+
+#: No longer public (0.2.0; :func:`read` and :func:`write` are the way to a result file):
+#: importable from here for one release, with a warning.
+_deprecated = renamed(
+    __name__,
+    {
+        "ENTRY_POINT_GROUP": f"{__name__}._analysis.ENTRY_POINT_GROUP",
+        "decode": f"{__name__}._results.decode",
+        "encode": f"{__name__}._results.encode",
+        "to_builtins": f"{__name__}._results.to_builtins",
+    },
+    since="0.2.0",
+    remove_in="0.3.0",
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -92,4 +103,4 @@ def __getattr__(name: str) -> Any:
         if name in _DRIVER_NAMES:
             return getattr(_driver, name)
         return getattr(_analysis if name in _ANALYSIS_NAMES else _results, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _deprecated(name)

@@ -2,9 +2,10 @@
 
 Every error raised on purpose is a :class:`GroundtraceError`; foreign errors
 (``json.JSONDecodeError``, protobuf decode errors, ``OSError``, HTTP errors...) are mapped to
-one of these at the boundary, with the file, line and field that caused them. The reading
-errors live in :mod:`groundtrace.collectors.errors` (the collectors may not import the
-analyzer) and are re-exported here, so analyzer code imports every error from this module.
+one of these at the boundary, with the file, line and field that caused them. The errors of
+reading trace files live in :mod:`groundtrace.collectors.errors` (the collectors may not
+import the analyzer) and are re-exported here, so analyzer code imports every error from this
+module.
 The ``groundtrace`` command prints the message (never a traceback) and exits with the
 error's ``exit_code``::
 

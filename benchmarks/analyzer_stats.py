@@ -29,11 +29,10 @@ from groundtrace.analyzer.stats import (  # noqa: E402
     StatsSettings,
     _resample,
     bootstrap_indices,
-    bootstrap_mean_ci,
-    bootstrap_means,
-    sign_flip_pvalues,
     summarise_deltas,
 )
+from groundtrace.analyzer.stats._bootstrap import bootstrap_mean_ci, bootstrap_means  # noqa: E402
+from groundtrace.analyzer.stats._signflip import sign_flip_pvalues  # noqa: E402
 
 N_ITEMS = 1000
 OPERATORS = ("REMOVE", "REPLACE", "DUPLICATE")

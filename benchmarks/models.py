@@ -49,7 +49,7 @@ import numpy as np
 from groundtrace.analyzer.backends import MODELS, LlamaServer
 from groundtrace.analyzer.llm import CallCache, ChatRequest, ChatResponse, ModelClient
 from groundtrace.analyzer.metrics import score_answer
-from groundtrace.analyzer.stats import bootstrap_mean_ci
+from groundtrace.analyzer.stats._bootstrap import bootstrap_mean_ci
 from groundtrace.examples.hotpot_rag import app
 from groundtrace.examples.hotpot_rag.cases import load_cases
 from groundtrace.sdk.rendering import parse_answer

@@ -15,9 +15,11 @@ Usage::
 
 from __future__ import annotations
 
-from ._lexical_server import LEXICAL_MODEL, LexicalServer, lexical_client, lexical_transport
+from groundtrace.analyzer._deprecation import renamed
+
+from ._lexical_server import LEXICAL_MODEL, LexicalServer, lexical_client
 from ._llama import LlamaServer
-from ._models import DEFAULT_MODEL, MODELS, ModelSpec, assemble_model, model_cache_dir, model_spec
+from ._models import DEFAULT_MODEL, MODELS, ModelSpec
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -26,9 +28,19 @@ __all__ = [
     "LexicalServer",
     "LlamaServer",
     "ModelSpec",
-    "assemble_model",
     "lexical_client",
-    "lexical_transport",
-    "model_cache_dir",
-    "model_spec",
 ]
+
+#: How a model file is found and assembled, and the reader's transport, no longer public
+#: (0.2.0): importable from here for one release, with a warning.
+__getattr__ = renamed(
+    __name__,
+    {
+        "assemble_model": f"{__name__}._models.assemble_model",
+        "lexical_transport": f"{__name__}._lexical_server.lexical_transport",
+        "model_cache_dir": f"{__name__}._models.model_cache_dir",
+        "model_spec": f"{__name__}._models.model_spec",
+    },
+    since="0.2.0",
+    remove_in="0.3.0",
+)

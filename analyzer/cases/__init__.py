@@ -30,31 +30,32 @@ Usage::
 
 from __future__ import annotations
 
-from ._layouts import LAYOUTS
-from ._model import (
-    STRATA,
-    Case,
-    ExpectedSource,
-    Passage,
-    RequiredCall,
-    SupportingFact,
-    ToolSpec,
-    Turn,
-    normalise_resource,
-)
+from groundtrace.analyzer._deprecation import renamed
+
+from ._model import STRATA, Case, Passage, RequiredCall, Turn, normalise_resource
 from ._read import parse_case, read_cases
 
 __all__ = [
-    "LAYOUTS",
     "STRATA",
     "Case",
-    "ExpectedSource",
     "Passage",
     "RequiredCall",
-    "SupportingFact",
-    "ToolSpec",
     "Turn",
     "normalise_resource",
     "parse_case",
     "read_cases",
 ]
+
+#: Parts of :class:`Case` and the layout table, no longer public (0.2.0): importable from here
+#: for one release, with a warning.
+__getattr__ = renamed(
+    __name__,
+    {
+        "ExpectedSource": f"{__name__}._model.ExpectedSource",
+        "LAYOUTS": f"{__name__}._layouts.LAYOUTS",
+        "SupportingFact": f"{__name__}._model.SupportingFact",
+        "ToolSpec": f"{__name__}._model.ToolSpec",
+    },
+    since="0.2.0",
+    remove_in="0.3.0",
+)

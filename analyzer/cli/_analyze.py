@@ -129,7 +129,8 @@ def analyze_command(
     analysis's verdict asks for (gate: 10 manual review, 20 block, 30 not evaluable), else 6
     when nothing was measured (the report is written, the reason printed).
     """
-    from groundtrace.analyzer import analyses, get_analysis, load_config, to_builtins
+    from groundtrace.analyzer import analyses, get_analysis, load_config
+    from groundtrace.analyzer._results import to_builtins
     from groundtrace.analyzer.errors import ConfigError
 
     if list_them:

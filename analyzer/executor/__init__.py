@@ -7,9 +7,8 @@ its content key (:func:`unit_seed`), so the results do not depend on scheduling 
 number of workers. SIGTERM/SIGINT stop the run gracefully: no new unit starts, the in-flight
 ones finish and are journaled, then ``RunStoppedError`` is raised (a re-run resumes).
 
-Usage::
-
-    import asyncio
+Usage (inside an async function, a notebook cell or a service: the library starts no event
+loop of its own; an analysis gets its executor from the driver, ``context.map``)::
 
     from groundtrace.analyzer.executor import executor_for
 
@@ -24,30 +23,42 @@ Usage::
         finally:
             executor.close()
 
-    print(asyncio.run(main()))  # [1, 4, 9], in the units' order
+    print(await main())  # [1, 4, 9], in the units' order
 """
 
 from __future__ import annotations
 
-from ._journal import UnitJournal, UnitRecord
+from groundtrace.analyzer._deprecation import renamed
+
+from ._journal import UnitJournal
 from ._journaled import Spread, run_journaled
 from ._local import LocalExecutor
 from ._ray import RayExecutor
-from ._types import Executor, OnResult, Work, unit_seed
+from ._types import Executor, unit_seed
 
 __all__ = [
     "Executor",
     "LocalExecutor",
-    "OnResult",
     "RayExecutor",
     "Spread",
     "UnitJournal",
-    "UnitRecord",
-    "Work",
     "executor_for",
     "run_journaled",
     "unit_seed",
 ]
+
+#: Type aliases of :meth:`Executor.map` and the journal's row, no longer public (0.2.0):
+#: importable from here for one release, with a warning.
+__getattr__ = renamed(
+    __name__,
+    {
+        "OnResult": f"{__name__}._types.OnResult",
+        "UnitRecord": f"{__name__}._journal.UnitRecord",
+        "Work": f"{__name__}._types.Work",
+    },
+    since="0.2.0",
+    remove_in="0.3.0",
+)
 
 
 def executor_for(

@@ -12,6 +12,8 @@ Usage::
 
 from __future__ import annotations
 
+from groundtrace.analyzer._deprecation import renamed
+
 from ._divergence import (
     DEFAULT_DIVERGENCE_WEIGHTS,
     SENSITIVITY_WEIGHTS,
@@ -20,17 +22,8 @@ from ._divergence import (
     divergence_terms,
     trace_divergence,
 )
-from ._evidence import calibration_error, grounding, jaccard_distance
-from ._facts import Fact, distinguishing_facts
-from ._text import (
-    DEFAULT_F1_THRESHOLD,
-    AnswerScore,
-    exact_match,
-    normalise_answer,
-    score_answer,
-    soft_correct,
-    token_f1,
-)
+from ._evidence import calibration_error, grounding
+from ._text import DEFAULT_F1_THRESHOLD, AnswerScore, normalise_answer, score_answer
 
 __all__ = [
     "DEFAULT_DIVERGENCE_WEIGHTS",
@@ -39,16 +32,26 @@ __all__ = [
     "AnswerScore",
     "DivergenceTerms",
     "DivergenceWeights",
-    "Fact",
     "calibration_error",
-    "distinguishing_facts",
     "divergence_terms",
-    "exact_match",
     "grounding",
-    "jaccard_distance",
     "normalise_answer",
     "score_answer",
-    "soft_correct",
-    "token_f1",
     "trace_divergence",
 ]
+
+#: Parts of :func:`score_answer` and :func:`trace_divergence`, no longer public (0.2.0):
+#: importable from here for one release, with a warning.
+__getattr__ = renamed(
+    __name__,
+    {
+        "Fact": f"{__name__}._facts.Fact",
+        "distinguishing_facts": f"{__name__}._facts.distinguishing_facts",
+        "exact_match": f"{__name__}._text.exact_match",
+        "jaccard_distance": f"{__name__}._evidence.jaccard_distance",
+        "soft_correct": f"{__name__}._text.soft_correct",
+        "token_f1": f"{__name__}._text.token_f1",
+    },
+    since="0.2.0",
+    remove_in="0.3.0",
+)

@@ -14,41 +14,38 @@ Usage::
 
 from __future__ import annotations
 
-from ._bootstrap import bootstrap_mean_ci, bootstrap_means
-from ._resample import (
-    SIGN_STREAM,
-    bootstrap_counts,
-    bootstrap_indices,
-    bootstrap_sums,
-    percentile_interval,
-)
-from ._settings import Alternative, StatsSettings
-from ._signflip import sign_flip_pvalues
-from ._summary import (
-    BOOTSTRAP_METHOD,
-    DeltaSummary,
-    PairedSummary,
-    summarise_deltas,
-    summarise_paired,
-)
-from ._wilcoxon import WILCOXON_METHOD, wilcoxon_test
+from groundtrace.analyzer._deprecation import renamed
+
+from ._resample import bootstrap_counts, bootstrap_indices, bootstrap_sums, percentile_interval
+from ._settings import StatsSettings
+from ._summary import DeltaSummary, PairedSummary, summarise_deltas, summarise_paired
 
 __all__ = [
-    "BOOTSTRAP_METHOD",
-    "SIGN_STREAM",
-    "WILCOXON_METHOD",
-    "Alternative",
     "DeltaSummary",
     "PairedSummary",
     "StatsSettings",
     "bootstrap_counts",
     "bootstrap_indices",
-    "bootstrap_mean_ci",
-    "bootstrap_means",
     "bootstrap_sums",
     "percentile_interval",
-    "sign_flip_pvalues",
     "summarise_deltas",
     "summarise_paired",
-    "wilcoxon_test",
 ]
+
+#: The summaries' parts and constants, no longer public (0.2.0): importable from here for one
+#: release, with a warning.
+__getattr__ = renamed(
+    __name__,
+    {
+        "Alternative": f"{__name__}._settings.Alternative",
+        "BOOTSTRAP_METHOD": f"{__name__}._summary.BOOTSTRAP_METHOD",
+        "SIGN_STREAM": f"{__name__}._resample.SIGN_STREAM",
+        "WILCOXON_METHOD": f"{__name__}._wilcoxon.WILCOXON_METHOD",
+        "bootstrap_mean_ci": f"{__name__}._bootstrap.bootstrap_mean_ci",
+        "bootstrap_means": f"{__name__}._bootstrap.bootstrap_means",
+        "sign_flip_pvalues": f"{__name__}._signflip.sign_flip_pvalues",
+        "wilcoxon_test": f"{__name__}._wilcoxon.wilcoxon_test",
+    },
+    since="0.2.0",
+    remove_in="0.3.0",
+)

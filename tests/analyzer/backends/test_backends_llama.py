@@ -10,15 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from groundtrace.analyzer.backends import (
-    DEFAULT_MODEL,
-    MODELS,
-    LlamaServer,
-    ModelSpec,
-    assemble_model,
-    model_cache_dir,
-    model_spec,
-)
+from groundtrace.analyzer.backends import DEFAULT_MODEL, MODELS, LlamaServer, ModelSpec
+from groundtrace.analyzer.backends._models import assemble_model, model_cache_dir, model_spec
 from groundtrace.analyzer.errors import BackendUnavailableError, ConfigError
 
 

@@ -15,15 +15,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from groundtrace.analyzer.cases import (
-    Case,
-    ExpectedSource,
-    Passage,
-    RequiredCall,
-    SupportingFact,
-    parse_case,
-    read_cases,
-)
+from groundtrace.analyzer.cases import Case, Passage, RequiredCall, parse_case, read_cases
+from groundtrace.analyzer.cases._model import ExpectedSource, SupportingFact
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.interventions._plan import _cases
 from groundtrace.analyzer.judge import JudgeCase, load_cases

@@ -11,8 +11,10 @@ import msgspec
 import pytest
 
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.executor import UnitJournal, UnitRecord
-from groundtrace.analyzer.replay import UnitResult, UnitStatus, journaled_trace_ids
+from groundtrace.analyzer.executor import UnitJournal
+from groundtrace.analyzer.executor._journal import UnitRecord
+from groundtrace.analyzer.replay import UnitResult, journaled_trace_ids
+from groundtrace.analyzer.replay._types import UnitStatus
 
 
 class Verdict(msgspec.Struct, frozen=True):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from groundtrace.analyzer.cases import Case, ExpectedSource
+from groundtrace.analyzer.cases import Case
+from groundtrace.analyzer.cases._model import ExpectedSource
 from groundtrace.analyzer.gate import (
     BayesSettings,
     CaseOutcome,

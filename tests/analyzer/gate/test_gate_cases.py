@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundtrace.analyzer.cases import Case, ExpectedSource, read_cases
+from groundtrace.analyzer.cases import Case, read_cases
+from groundtrace.analyzer.cases._model import ExpectedSource
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.gate import (
     CaseOutcome,

@@ -19,9 +19,9 @@ from groundtrace.analyzer.metrics import (
     DivergenceWeights,
     calibration_error,
     grounding,
-    jaccard_distance,
     trace_divergence,
 )
+from groundtrace.analyzer.metrics._evidence import jaccard_distance
 from groundtrace.analyzer.stats import StatsSettings
 
 TITLES = {"c1": "Paris", "c2": "Rome", "c3": "Paris", "c4": "Oslo"}

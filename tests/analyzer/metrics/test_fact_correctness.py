@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from groundtrace.analyzer.metrics import Fact, distinguishing_facts, score_answer
+from groundtrace.analyzer.metrics import score_answer
+from groundtrace.analyzer.metrics._facts import Fact, distinguishing_facts
 
 
 @pytest.mark.parametrize(

@@ -141,7 +141,7 @@ def test_the_default_interval_is_95_percent() -> None:
 
 @pytest.mark.parametrize("confidence", [0.9, 0.95])
 def test_the_mean_interval_is_at_its_stated_level(confidence: float) -> None:
-    from groundtrace.analyzer.stats import bootstrap_mean_ci, bootstrap_means
+    from groundtrace.analyzer.stats._bootstrap import bootstrap_mean_ci, bootstrap_means
 
     deltas = np.arange(40, dtype=np.float64).reshape(20, 2) % 7
     _, lows, highs = bootstrap_mean_ci(deltas, 2000, 4, confidence)

@@ -13,11 +13,11 @@ from groundtrace.analyzer.stats import (
     StatsSettings,
     bootstrap_counts,
     bootstrap_indices,
-    bootstrap_means,
-    sign_flip_pvalues,
     summarise_deltas,
     summarise_paired,
 )
+from groundtrace.analyzer.stats._bootstrap import bootstrap_means
+from groundtrace.analyzer.stats._signflip import sign_flip_pvalues
 
 
 def _exact_p(d: np.ndarray, alternative: str) -> float:
