@@ -41,17 +41,12 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer.backends import DEFAULT_MODEL, LexicalServer, LlamaServer
 from groundtrace.analyzer.backends._lexical_server import json_handler
 from groundtrace.analyzer.demo import DemoConfig, run_demo
 from groundtrace.analyzer.errors import ConfigError
-from groundtrace.analyzer.interventions import (
-    AxisEffect,
-    InterventionSummary,
-    PlanSettings,
-    RunConfig,
-    run_interventions,
-)
+from groundtrace.analyzer.interventions import ANALYSIS, AxisEffect, Config, InterventionSummary
 from groundtrace.analyzer.llm import CallCache, ChatRequest, ChatResponse, ModelClient
 from groundtrace.examples.hotpot_rag.cases import DEFAULT_DATASET
 
@@ -245,23 +240,23 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         app_calls = run_app(
             app_dir, args.items, base_url, model, args.cache or app_dir / "llm_cache.sqlite"
         )
-        result = run_interventions(
-            [app_dir / "traces"],
-            RunConfig(
-                out_dir=args.out / "interventions",
-                replay=None,
-                endpoint=base_url,
-                model=model,
-                plan=PlanSettings(operators=OPERATORS),
-                limit=args.limit,
-                concurrency=1,
-                timeout=900.0,
-            ),
-            cases_path=app_dir / "cases.jsonl",
-            pool_dataset=DEFAULT_DATASET,
-            progress=lambda done, total: _say("replays", done, total),
+        config = Config(
+            out=str(args.out / "interventions"),
+            traces=(str(app_dir / "traces"),),
+            cases=str(app_dir / "cases.jsonl"),
+            pool_dataset=str(DEFAULT_DATASET),
+            endpoint=base_url,
+            model=model,
+            operators=OPERATORS,
+            limit=args.limit,
+            concurrency=1,
+            timeout=900.0,
         )
-    summary = result.summary
+        done = run_analysis(
+            ANALYSIS, config, out=config.out, concurrency=config.concurrency, progress=_say
+        )
+    assert done.result is not None  # not an estimate
+    summary = done.result.summary
     report = {
         "model": args.model,
         "items": summary.items,

@@ -59,6 +59,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
         limit: use the first N traces (those that name their case first).
         concurrency: replays in flight (>= 1).
         rate_limit: calls per second to the endpoint (endpoint replay; ``None``: no limit).
+        timeout: seconds per model call attempt (endpoint replay).
         seed: the seed sent to the model with every replay.
         similarity: replacement hardness on similarity to the target (``any`` or a level).
         relevance: replacement hardness on relevance to the query (``any`` or a level).
@@ -78,6 +79,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     limit: int | None = None
     concurrency: int = 4
     rate_limit: float | None = None
+    timeout: float = 120.0
     seed: int = 0
     similarity: HardnessLevel = "any"
     relevance: HardnessLevel = "any"
@@ -89,7 +91,8 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 
         Raises:
             ConfigError: no traces, both replay ways, an unknown operator or hardness, a
-                concurrency below 1, a rate limit without endpoint replay.
+                concurrency below 1, a timeout not above 0, a rate limit without endpoint
+                replay.
         """
         if not self.traces:
             raise ConfigError("no trace files or folders given", field="traces")
@@ -101,12 +104,14 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
             relevance=_hardness(self.relevance),
             recompute_original=self.recompute_original,
         )
+        if not self.timeout > 0:
+            raise ConfigError(f"must be > 0 seconds, got {self.timeout}", field="timeout")
         if self.rate_limit is not None and self.endpoint is None:
             raise ConfigError("--rate-limit needs endpoint replay (--endpoint)", field="--endpoint")
         config = RunConfig(
             out_dir=Path(self.out), replay=replay, endpoint=self.endpoint, model=self.model,
             kwarg_overrides=dict(self.replay_kwargs), plan=plan, limit=self.limit,
-            concurrency=self.concurrency, rate_limit=self.rate_limit,
+            concurrency=self.concurrency, rate_limit=self.rate_limit, timeout=self.timeout,
         )  # fmt: skip
         checked_mode(config)  # exactly one replay way, concurrency >= 1
         return config

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from groundtrace.analyzer.interventions import PlanSettings, RunConfig, run_interventions
+from groundtrace.analyzer import run_analysis
+from groundtrace.analyzer.interventions import ANALYSIS, Config
+from groundtrace.analyzer.interventions._run import RunResult
 from tests.support.data import HOTPOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(3600)]
 
 OPERATORS = ("REMOVE", "REPLACE", "DUPLICATE", "ZERO", "JOINT_REMOVE")
+
+
+def _run(config: Config) -> RunResult:
+    done = run_analysis(ANALYSIS, config, out=config.out, concurrency=config.concurrency)
+    assert done.result is not None
+    return done.result
 
 
 def test_embedded_model_interventions_complete(tmp_path: Path) -> None:
@@ -21,32 +30,17 @@ def test_embedded_model_interventions_complete(tmp_path: Path) -> None:
 
     demo = tmp_path / "demo"
     result = run_demo(DemoConfig(questions=1, out=demo, dataset=hotpot))
-    plan = PlanSettings(operators=OPERATORS)
+
+    def config(out: str, **replay: Any) -> Config:
+        return Config(
+            out=str(tmp_path / out), traces=(str(demo / "traces"),),
+            cases=str(demo / "cases.jsonl"), pool_dataset=str(hotpot), operators=OPERATORS,
+            concurrency=1, **replay,
+        )  # fmt: skip
+
     with LlamaServer() as server:
-        endpoint = run_interventions(
-            [demo / "traces"],
-            RunConfig(
-                out_dir=tmp_path / "endpoint",
-                replay=None,
-                endpoint=server.base_url,
-                model=server.model,
-                plan=plan,
-                concurrency=1,
-            ),
-            cases_path=demo / "cases.jsonl",
-            pool_dataset=hotpot,
-        )
-        function = run_interventions(
-            [demo / "traces"],
-            RunConfig(
-                out_dir=tmp_path / "function",
-                plan=plan,
-                concurrency=1,
-                kwarg_overrides={"base_url": server.base_url},
-            ),
-            cases_path=demo / "cases.jsonl",
-            pool_dataset=hotpot,
-        )
+        endpoint = _run(config("endpoint", endpoint=server.base_url, model=server.model))
+        function = _run(config("function", replay_kwargs={"base_url": server.base_url}))
     assert result.report.questions == 1
     for run in (endpoint, function):
         s = run.summary

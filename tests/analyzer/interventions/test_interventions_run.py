@@ -1,4 +1,5 @@
-"""Intervention runs end to end: function replay of demo traces, endpoint replay, resume."""
+"""Intervention runs end to end through the one driver: function replay of demo traces,
+endpoint replay, resume."""
 
 from __future__ import annotations
 
@@ -10,20 +11,16 @@ from typing import Any
 import msgspec
 import pytest
 
+from groundtrace.analyzer import run_analysis
+from groundtrace.analyzer._driver import Progress
 from groundtrace.analyzer._results import read
-from groundtrace.analyzer.interventions import (
-    InterventionSummary,
-    PlanSettings,
-    RunConfig,
-    UnitRow,
-    run_interventions,
-)
-from groundtrace.analyzer.llm import CallCache, RetryPolicy
+from groundtrace.analyzer.interventions import ANALYSIS, Config, InterventionSummary
+from groundtrace.analyzer.interventions._records import UnitRow
+from groundtrace.analyzer.interventions._run import RunResult
+from groundtrace.analyzer.llm import CallCache
 from groundtrace.collectors import ReadReport, read_traces
 from tests.support.data import HOTPOT
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
-
-FAST_RETRY = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.02, jitter=0.0)
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +32,21 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def _config(demo_dir: Path, out: Path, *, gold: bool = True, **settings: Any) -> Config:
+    return Config(
+        out=str(out), traces=(str(demo_dir / "traces"),),
+        cases=str(demo_dir / "cases.jsonl") if gold else None, **settings,
+    )  # fmt: skip
+
+
+def _run(config: Config, progress: Progress | None = None) -> RunResult:
+    done = run_analysis(
+        ANALYSIS, config, out=config.out, concurrency=config.concurrency, progress=progress
+    )
+    assert done.result is not None
+    return done.result
+
+
 def _rows(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
 
@@ -43,10 +55,8 @@ def test_function_replay_records_linked_counterfactuals_and_resumes(
     demo_dir: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    config = RunConfig(out_dir=out, concurrency=2)
-    first = run_interventions(
-        [demo_dir / "traces"], config, cases_path=demo_dir / "cases.jsonl", pool_dataset=HOTPOT
-    )
+    config = _config(demo_dir, out, pool_dataset=str(HOTPOT), concurrency=2)
+    first = _run(config)
     rows = _rows(out)
     assert first.summary.items == 3
     assert len(rows) == first.summary.calls.units_total > 3 * 4
@@ -78,9 +88,7 @@ def test_function_replay_records_linked_counterfactuals_and_resumes(
         assert trace.replay.operator == row["operator"]
         assert trace.answer == row["counterfactual"]["answer"]
 
-    again = run_interventions(
-        [demo_dir / "traces"], config, cases_path=demo_dir / "cases.jsonl", pool_dataset=HOTPOT
-    )
+    again = _run(config)
     assert again.summary.calls.run_now == 0
     assert again.summary.calls.from_journal == len(rows)
     assert again.summary.operators == first.summary.operators
@@ -90,10 +98,7 @@ def test_function_replay_records_linked_counterfactuals_and_resumes(
 
 
 def test_without_cases_gold_axes_are_skipped_with_reason(demo_dir: Path, tmp_path: Path) -> None:
-    result = run_interventions(
-        [demo_dir / "traces"],
-        RunConfig(out_dir=tmp_path / "run", plan=PlanSettings(operators=("REMOVE", "ZERO"))),
-    )
+    result = _run(_config(demo_dir, tmp_path / "run", gold=False, operators=("REMOVE", "ZERO")))
     skipped = result.summary.skipped_axes
     assert "correctness" in skipped and "grounding" in skipped
     remove = result.summary.operators["REMOVE"]
@@ -120,32 +125,26 @@ def _posts(server: OpenAICompatServer) -> list[str]:
 def test_endpoint_replay_kill_and_resume_repeats_no_call(demo_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     with OpenAICompatServer(handler=_answering) as server:
-        config = RunConfig(
-            out_dir=out, replay=None, endpoint=server.base_url, model="m", concurrency=1,
-            retry=FAST_RETRY,
+        config = _config(
+            demo_dir, out, pool_dataset=str(HOTPOT), endpoint=server.base_url, model="m",
+            concurrency=1,
         )  # fmt: skip
         calls = {"n": 0}
 
-        def stop_after_three(done: int, total: int) -> None:
-            if done > 0:
+        def stop_after_three(phase: str, done: int, total: int | None) -> None:
+            if phase == "replay units" and done > 0:
                 calls["n"] += 1
             if calls["n"] >= 3:
                 raise KeyboardInterrupt("killed")
 
         with pytest.raises(KeyboardInterrupt):
-            run_interventions(
-                [demo_dir / "traces"], config, cases_path=demo_dir / "cases.jsonl",
-                pool_dataset=HOTPOT, progress=stop_after_three,
-            )  # fmt: skip
+            _run(config, progress=stop_after_three)
         first = _posts(server)
         cache = CallCache(out / "llm_cache.sqlite")
         completed_calls = len(cache)
         cache.close()
         assert completed_calls >= 1
-        result = run_interventions(
-            [demo_dir / "traces"], config, cases_path=demo_dir / "cases.jsonl",
-            pool_dataset=HOTPOT,
-        )  # fmt: skip
+        result = _run(config)
         second = _posts(server)[len(first) :]
     # only a call still in flight when the run was killed (concurrency 1: at most one) may be
     # sent again; every call that completed before the kill is served from cache/journal
@@ -165,24 +164,22 @@ def test_endpoint_replay_retries_429_and_records_500_failures(
 ) -> None:
     seen: set[str] = set()
 
-    def flaky(req: ServerRequest) -> Reply:
+    def flaky(req: ServerRequest) -> Reply:  # Retry-After 0: the client retries at once
         text = last_user_text(req)
         if "(no evidence)" in text:
-            return Reply(status=500, error_message="backend down")
+            return Reply(status=500, error_message="backend down", retry_after=0)
         key = json.dumps(req.body, sort_keys=True)
         if key not in seen:
             seen.add(key)
-            return Reply(status=429, error_message="slow down")
+            return Reply(status=429, error_message="slow down", retry_after=0)
         return _answering(req)
 
     with OpenAICompatServer(handler=flaky) as server:
-        config = RunConfig(
-            out_dir=tmp_path / "run", replay=None, endpoint=server.base_url, model="m",
-            retry=FAST_RETRY, plan=PlanSettings(operators=("REMOVE", "DUPLICATE", "ZERO")),
+        config = _config(
+            demo_dir, tmp_path / "run", endpoint=server.base_url, model="m",
+            operators=("REMOVE", "DUPLICATE", "ZERO"),
         )  # fmt: skip
-        result = run_interventions(
-            [demo_dir / "traces"], config, cases_path=demo_dir / "cases.jsonl"
-        )
+        result = _run(config)
     s = result.summary
     assert s.calls.retries is not None and s.calls.retries >= 6
     assert s.failed_units == {"ZERO": 3}

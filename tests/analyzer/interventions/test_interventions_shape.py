@@ -1,5 +1,5 @@
 """The interventions in the one analysis shape: ``Config`` → ``plan`` → ``run`` →
-``write_report`` → ``reading``, the same results as ``run_interventions``.
+``write_report`` → ``reading``, the same results as the deprecated ``run_interventions``.
 
 The data is an apiary's inspection notes (a domain the repository holds nowhere else): a
 small RAG app written here, run in a fresh interpreter with the SDK, its chunk ids the gold.
@@ -7,6 +7,7 @@ small RAG app written here, run in a fresh interpreter with the SDK, its chunk i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
@@ -24,6 +25,14 @@ import groundtrace.sdk as gt
 from groundtrace.analyzer import Analysis, get_analysis, load_config, run_analysis
 from groundtrace.analyzer._results import encode
 from groundtrace.analyzer.errors import ConfigError, InputError
+from groundtrace.analyzer.interventions._deprecated import (
+    estimate_requests,
+    plan_run,
+    run_interventions,
+    run_interventions_async,
+)
+from groundtrace.analyzer.interventions._engine import PlanSettings, parse_operators
+from groundtrace.analyzer.interventions._run import RunConfig
 from groundtrace.analyzer.interventions._verdicts import role_verdicts
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -198,7 +207,9 @@ def test_plan_refuses_bad_settings_naming_the_field(tmp_path: Path) -> None:
     assert not (tmp_path / "r").exists()
 
 
-def test_the_shape_gives_what_run_interventions_gives(apiary: Path, tmp_path: Path) -> None:
+def test_the_shape_gives_what_the_deprecated_run_interventions_gives(
+    apiary: Path, tmp_path: Path
+) -> None:
     config = _config(apiary, tmp_path / "shape")
     items = iv.plan(config)
     assert [p.key for p in items] == [c for c, _, _ in QUESTIONS]
@@ -208,11 +219,13 @@ def test_the_shape_gives_what_run_interventions_gives(apiary: Path, tmp_path: Pa
     main = iv.write_report(result, tmp_path / "report")
     assert main == tmp_path / "report" / "summary.json"
 
-    settings = iv.RunConfig(
+    settings = RunConfig(
         out_dir=tmp_path / "entry", concurrency=2,
-        plan=iv.PlanSettings(operators=iv.parse_operators(["REMOVE,ZERO,DUPLICATE"])),
+        plan=PlanSettings(operators=parse_operators(["REMOVE,ZERO,DUPLICATE"])),
     )  # fmt: skip
-    entry = iv.run_interventions([apiary / "traces"], settings, cases_path=apiary / "cases.jsonl")
+    with pytest.warns(DeprecationWarning, match=r"run_interventions is deprecated .* use "
+                      r"groundtrace\.analyzer\.run_analysis"):  # fmt: skip
+        entry = run_interventions([apiary / "traces"], settings, cases_path=apiary / "cases.jsonl")
     assert result.summary.items == len(QUESTIONS)
     assert result.summary.calls.run_now == result.summary.calls.units_total > len(QUESTIONS)
     assert encode(result.summary) == encode(entry.summary)
@@ -231,6 +244,34 @@ def test_the_shape_gives_what_run_interventions_gives(apiary: Path, tmp_path: Pa
     assert again.summary.calls.from_journal == again.summary.calls.units_total
     assert again.summary.calls.run_now == 0
     assert again.summary.operators == result.summary.operators
+
+
+def test_the_other_deprecated_ways_in_still_work_and_warn(apiary: Path, tmp_path: Path) -> None:
+    """``run_interventions_async``, ``plan_run`` and ``estimate_requests`` give what the shape
+    gives, each warning with what replaces it."""
+    config = _config(apiary, tmp_path / "shape", operators=("REMOVE", "ZERO"))
+    settings = RunConfig(out_dir=tmp_path / "async", plan=PlanSettings(("REMOVE", "ZERO")))
+    traces, cases = [apiary / "traces"], apiary / "cases.jsonl"
+
+    with pytest.warns(DeprecationWarning, match=r"run_interventions_async is deprecated .* "
+                      r"use groundtrace\.analyzer\.run_analysis_async"):  # fmt: skip
+        entry = asyncio.run(run_interventions_async(traces, settings, cases_path=cases))
+    assert encode(entry.summary) == encode(_shape_run(config).summary)
+
+    with pytest.warns(DeprecationWarning, match=r"plan_run is deprecated .* use groundtrace\."
+                      r"analyzer\.interventions\.plan\(Config\)"):  # fmt: skip
+        planned = plan_run(traces, settings, cases_path=cases)
+    assert [(p.key, p.units) for p in planned] == [(p.key, p.units) for p in iv.plan(config)]
+
+    endpoint = msgspec.structs.replace(
+        config, out=str(tmp_path / "estimate"), endpoint="http://127.0.0.1:9/v1", model="m"
+    )
+    with pytest.warns(DeprecationWarning, match=r"estimate_requests is deprecated .* "
+                      r"estimate=True"):  # fmt: skip
+        requests, done = estimate_requests(traces, endpoint.run_config(), cases_path=cases)
+    assert done == 0  # the apiary app calls no model: nothing to send
+    assert iv.ANALYSIS.estimate is not None
+    assert (requests, done) == iv.ANALYSIS.estimate(iv.plan(endpoint), endpoint, None)
 
 
 def test_nothing_measured_names_why(apiary: Path, tmp_path: Path) -> None:
