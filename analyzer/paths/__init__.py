@@ -39,11 +39,13 @@ traces already read (or made) in code are validated by awaiting
 
 from __future__ import annotations
 
+from groundtrace.analyzer._deprecation import renamed
+
 from ._bfcl import check_item, concrete_calls
 from ._calls import CallMatch, ExecutedCall, check_calls
 from ._config import Config
 from ._metrics import MetricValue, PathMetrics, compute_metrics
-from ._outcome import PathRun, UnreadableLine
+from ._outcome import PathsResult, UnreadableLine
 from ._quotes import DEFAULT_QUOTE_THRESHOLD, QuoteMatch, best_quote_match
 from ._reading import reading
 from ._report import write_report
@@ -77,8 +79,8 @@ __all__ = [
     "MetricValue",
     "PathMetrics",
     "PathReport",
-    "PathRun",
     "PathStatus",
+    "PathsResult",
     "QuoteMatch",
     "ToolsConfig",
     "UnreadableLine",
@@ -100,3 +102,6 @@ __all__ = [
     "verdicts",
     "write_report",
 ]
+
+#: Old names, kept working for a release with a DeprecationWarning naming the new one.
+__getattr__ = renamed(__name__, {"PathRun": "PathsResult"}, since="0.2.0", remove_in="0.3.0")

@@ -40,12 +40,13 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
         cases_format: ``"groundtrace"`` (path cases) or ``"tau-bench"`` (results rows with
             ``info.task.actions``: only the write calls are required).
         quote_threshold: the minimum fuzzy ratio for a quote to occur in what was read, in
-            (0, 1] (default :data:`~groundtrace.analyzer.paths.DEFAULT_QUOTE_THRESHOLD`).
+            (0, 1] (default 0.9).
         resamples: bootstrap resamples of the metrics' intervals (>= 1).
         seed: the bootstrap seed (recorded in the report).
-        strict: refuse the run when a trace line cannot be read (``TraceReadError``); else
-            the line is skipped and named (:attr:`~groundtrace.analyzer.paths.PathRun.read_errors`
-            and a note of the report). ``groundtrace paths --strict`` refuses by its own rule.
+        strict: refuse the run when a trace line cannot be read (``TraceReadError``, before
+            any report is written); else the line is skipped and named
+            (:attr:`~groundtrace.analyzer.paths.PathsResult.read_errors` and a note of the
+            report). ``groundtrace paths --strict`` sets it.
     """
 
     traces: Annotated[tuple[str, ...], msgspec.Meta(min_length=1)]

@@ -11,7 +11,7 @@ from groundtrace.analyzer.errors import TraceReadError
 
 from ._run import PathReport
 
-__all__ = ["PathRun", "UnreadableLine"]
+__all__ = ["PathsResult", "UnreadableLine"]
 
 
 class UnreadableLine(msgspec.Struct, frozen=True, kw_only=True):
@@ -47,7 +47,7 @@ class UnreadableLine(msgspec.Struct, frozen=True, kw_only=True):
 
 
 @dataclass(frozen=True, slots=True)
-class PathRun:
+class PathsResult:
     """A run of the ``paths`` analysis (:func:`groundtrace.analyzer.paths.run`): its report
     and what the report does not keep.
 
@@ -55,7 +55,7 @@ class PathRun:
         report: the record written to ``report.json`` (the unreadable trace lines, when
             any, are one of its ``notes``).
         read_errors: every trace line (or record) that could not be read and was skipped,
-            in reading order (``groundtrace paths --strict`` refuses the run when any).
+            in the order read (``groundtrace paths --strict`` refuses the run when any).
         roots: trace id -> root span id of every trace with a verdict: where a write-back
             puts its path status (:func:`groundtrace.analyzer.paths.verdicts`).
     """

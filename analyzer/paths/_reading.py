@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from groundtrace.analyzer._wording import ci, num
 
-from ._outcome import PathRun
+from ._outcome import PathsResult
 from ._run import PathReport
 
 __all__ = ["reading"]
 
 
-def reading(result: PathRun | PathReport) -> str:
+def reading(result: PathsResult | PathReport) -> str:
     """What the command-path validation says beyond the text answers.
 
     Args:

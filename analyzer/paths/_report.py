@@ -14,7 +14,7 @@ from groundtrace.analyzer._results import write
 
 from ._applies import NO_TOOL_CALLS
 from ._metrics import MetricValue
-from ._outcome import PathRun
+from ._outcome import PathsResult
 from ._reading import reading
 from ._run import PathReport
 from ._types import CaseVerdict, PathStatus
@@ -205,7 +205,7 @@ def _html(report: PathReport) -> str:
     )
 
 
-def write_report(result: PathRun | PathReport, out_dir: Path) -> Path:
+def write_report(result: PathsResult | PathReport, out_dir: Path) -> Path:
     """Write ``report.json``, ``summary.md`` and ``report.html`` into ``out_dir``.
 
     Args:

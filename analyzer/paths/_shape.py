@@ -24,7 +24,7 @@ from groundtrace.collectors.model import Trace
 from groundtrace.collectors.transcripts import read_transcripts
 
 from ._config import CASES_FORMATS, TRACE_FORMATS, Config
-from ._outcome import PathRun, UnreadableLine
+from ._outcome import PathsResult, UnreadableLine
 from ._reading import reading
 from ._report import write_report
 from ._run import PathReport, validate_traces_async
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ANALYSIS", "nothing_measured", "plan", "run", "verdicts"]
 
-#: How many unreadable lines the report's note names (``PathRun.read_errors`` holds them all).
+#: How many unreadable lines the report's note names (``PathsResult.read_errors`` holds them all).
 _NAMED = 5
 
 
@@ -89,12 +89,12 @@ def _unreadable_note(errors: Sequence[UnreadableLine]) -> str:
     return f"{len(errors)} unreadable trace line(s) skipped: {named}{more}"
 
 
-async def run(units: Sequence[Case], config: Config, context: RunContext) -> PathRun:
+async def run(units: Sequence[Case], config: Config, context: RunContext) -> PathsResult:
     """Validate the traces of ``config`` against the cases ``units`` (from :func:`plan`).
 
     The traces are read once, lazily, and each (case, trace) pair is a unit of the run's
     executor (:func:`~groundtrace.analyzer.paths.validate_traces_async`). A trace line that
-    cannot be read is skipped: it is in :attr:`PathRun.read_errors` and named in a note of
+    cannot be read is skipped: it is in :attr:`PathsResult.read_errors` and named in a note of
     the report (``config.strict`` refuses the run instead, before any report is written).
     The root span of every trace joined to a case is kept for :func:`verdicts`. Run by
     :func:`~groundtrace.analyzer.run_analysis` (or awaited from
@@ -135,20 +135,20 @@ async def run(units: Sequence[Case], config: Config, context: RunContext) -> Pat
     with_verdict = {v.trace_id for v in report.verdicts}
     for trace_id in [t for t in roots if t not in with_verdict]:  # the other turns of a run
         del roots[trace_id]
-    return PathRun(report=report, read_errors=errors, roots=roots)
+    return PathsResult(report=report, read_errors=errors, roots=roots)
 
 
-def _report(result: PathRun | PathReport) -> PathReport:
+def _report(result: PathsResult | PathReport) -> PathReport:
     return result if isinstance(result, PathReport) else result.report
 
 
-def nothing_measured(result: PathRun | PathReport) -> str | None:
+def nothing_measured(result: PathsResult | PathReport) -> str | None:
     """Why no case run was checked (no trace of any case, every run not applicable or not
     required), or ``None`` when one was."""
     return _report(result).nothing_measured
 
 
-def verdicts(result: PathRun, config: Config) -> Linked:
+def verdicts(result: PathsResult, config: Config) -> Linked:
     """The path status of every case run, on its trace's root span (for ``--write-back``);
     a case without a trace (or a root span) is listed as not linked."""
     from ._verdicts import path_verdicts
@@ -157,7 +157,7 @@ def verdicts(result: PathRun, config: Config) -> Linked:
 
 
 #: The ``paths`` analysis (``groundtrace.analyzer.get_analysis("paths")``).
-ANALYSIS: Final[Analysis[Config, Case, PathRun]] = Analysis(
+ANALYSIS: Final[Analysis[Config, Case, PathsResult]] = Analysis(
     name="paths",
     title="Command-path validation: did the answers come from what was read?",
     config=Config,

@@ -23,7 +23,7 @@ from groundtrace.analyzer.paths import (
     ANALYSIS,
     Config,
     PathReport,
-    PathRun,
+    PathsResult,
     load_tools_config,
     nothing_measured,
     plan,
@@ -98,10 +98,10 @@ def _config(folder: Path, **fields: object) -> Config:
     return Config(**(base | fields))  # type: ignore[arg-type]
 
 
-def _run(config: Config) -> PathRun:
+def _run(config: Config) -> PathsResult:
     """``config`` run by the driver, into a run folder beside the case file."""
     done = run_analysis(ANALYSIS, config, out=Path(config.cases).parent / "run", concurrency=1)
-    assert isinstance(done.result, PathRun)
+    assert isinstance(done.result, PathsResult)
     return done.result
 
 
