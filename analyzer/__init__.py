@@ -79,9 +79,22 @@ _ANALYSIS_NAMES = frozenset(
 )  # fmt: skip
 _DRIVER_NAMES = frozenset({"AnalysisRun", "RunContext", "run_analysis", "run_analysis_async"})
 
+
+def _lazy(name: str) -> Any:
+    """Import the result helpers and the analysis table on first use (``import
+    groundtrace.analyzer`` stays cheap)."""
+    if name in __all__:
+        from . import _analysis, _driver, _results
+
+        if name in _DRIVER_NAMES:
+            return getattr(_driver, name)
+        return getattr(_analysis if name in _ANALYSIS_NAMES else _results, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: No longer public (0.2.0; :func:`read` and :func:`write` are the way to a result file):
 #: importable from here for one release, with a warning.
-_deprecated = renamed(
+__getattr__ = renamed(
     __name__,
     {
         "ENTRY_POINT_GROUP": f"{__name__}._analysis.ENTRY_POINT_GROUP",
@@ -91,16 +104,5 @@ _deprecated = renamed(
     },
     since="0.2.0",
     remove_in="0.3.0",
+    fallback=_lazy,
 )
-
-
-def __getattr__(name: str) -> Any:
-    """Import the result helpers and the analysis table on first use (``import
-    groundtrace.analyzer`` stays cheap)."""
-    if name in __all__:
-        from . import _analysis, _driver, _results
-
-        if name in _DRIVER_NAMES:
-            return getattr(_driver, name)
-        return getattr(_analysis if name in _ANALYSIS_NAMES else _results, name)
-    return _deprecated(name)

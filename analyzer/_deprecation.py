@@ -38,7 +38,12 @@ def _removal(remove_in: str | None) -> str:
 
 
 def renamed(
-    module: str, names: Mapping[str, str], *, since: str, remove_in: str | None = None
+    module: str,
+    names: Mapping[str, str],
+    *,
+    since: str,
+    remove_in: str | None = None,
+    fallback: Callable[[str], Any] | None = None,
 ) -> Callable[[str], Any]:
     """A module ``__getattr__`` serving each old name of ``names`` (old -> new) as the new one.
 
@@ -48,11 +53,15 @@ def renamed(
             it moved to another module).
         since: the release that deprecated the old names.
         remove_in: the release that removes them (``None``: not decided yet).
+        fallback: the module's own ``__getattr__`` for every other name (its lazy imports);
+            ``None``: every other name is an ``AttributeError``.
     """
     table = dict(names)
 
     def __getattr__(name: str) -> Any:
         new = table.get(name)
+        if new is None and fallback is not None:
+            return fallback(name)
         if new is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         home, _, attr = new.rpartition(".")

@@ -1,5 +1,6 @@
 """Names the smaller packages no longer export keep working for one release: each is served from
-its package with a DeprecationWarning naming the release that removes it, and is the object of
+its package with a DeprecationWarning naming the release that removes it and pointing at the
+line that used it (shown by Python's default filters in a user's script), and is the object of
 its module (groundtrace 0.2.0 deprecated them; 0.3.0 removes them)."""
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def test_a_dropped_name_still_imports_with_a_warning(package: str, name: str) ->
     said = rf"{package}\.{name} is deprecated since groundtrace 0\.2\.0 and is removed in 0\.3\.0"
     with pytest.warns(DeprecationWarning, match=said) as caught:
         found = getattr(module, name)
+    assert caught[0].filename == __file__  # the line that used it, not the package's
     home, _, attr = str(caught[0].message).rpartition("use ")[2].rpartition(".")
     assert home.startswith(package + "._")  # the module it lives in
     assert getattr(importlib.import_module(home), attr) is found
@@ -56,6 +58,7 @@ def test_the_kept_names_import_without_a_warning(package: str) -> None:
             getattr(module, name)
 
 
-def test_an_unknown_name_is_still_an_attribute_error() -> None:
-    with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
-        _ = importlib.import_module("groundtrace.analyzer.stats").nothing_here
+@pytest.mark.parametrize("package", ["groundtrace.analyzer", "groundtrace.analyzer.stats"])
+def test_an_unknown_name_is_still_an_attribute_error(package: str) -> None:
+    with pytest.raises(AttributeError, match=rf"'{package}' has no attribute 'nothing_here'"):
+        _ = importlib.import_module(package).nothing_here
