@@ -25,8 +25,8 @@ from ._writeback import WriteBackOptions
 
 __all__ = ["register"]
 
-#: Minimum fuzzy ratio of a quote: ``analyzer.paths.DEFAULT_QUOTE_THRESHOLD``, spelled out so
-#: that --help imports no analysis (a test keeps the two equal).
+#: Minimum fuzzy ratio of a quote: ``analyzer.paths._quotes.DEFAULT_QUOTE_THRESHOLD``, spelled
+#: out so that --help imports no analysis (a test keeps the two equal).
 QUOTE_THRESHOLD: Final = 0.9
 
 #: The option each field of ``analyzer.paths.Config`` that ``plan`` checks comes from.

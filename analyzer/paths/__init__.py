@@ -3,8 +3,8 @@
 Two channels side by side, never merged: the text channel (EM, token F1 vs the reference)
 and the path channel (required reads and calls ran successfully with valid arguments,
 every citation was read, every quote occurs in what was read, tool results reached the
-answer). Each case gets one status (most specific wins, see :data:`STATUS_PRECEDENCE`)
-with the evidence behind it; metrics carry seeded bootstrap intervals. A case run without
+answer). Each case gets one status (:class:`PathStatus`, the most specific wins) with
+the evidence behind it; metrics carry seeded bootstrap intervals. A case run without
 tool calls whose case declares no path (:attr:`Case.declares_path`: no read, call or value
 required, not even an empty list of them) is ``not_applicable`` ("no tool calls": a RAG app
 retrieving without tools has no command path), never a failure. Multi-turn cases
@@ -35,73 +35,69 @@ traces already read (or made) in code are validated by awaiting
         load_tools_config("tools.toml"),
     )
     print(report.metrics.path_pass_rate.value, report.metrics.masked_failures)
+
+The checks behind a verdict (the BFCL-style call checker, quotes, tau-bench cases, turns) live
+in the private modules of this package; :func:`validate_traces` (sync) is deprecated.
 """
 
 from __future__ import annotations
 
 from groundtrace.analyzer._deprecation import renamed
 
-from ._bfcl import check_item, concrete_calls
-from ._calls import CallMatch, ExecutedCall, check_calls
 from ._config import Config
-from ._metrics import MetricValue, PathMetrics, compute_metrics
-from ._outcome import PathsResult, UnreadableLine
-from ._quotes import DEFAULT_QUOTE_THRESHOLD, QuoteMatch, best_quote_match
+from ._metrics import PathMetrics
+from ._outcome import PathsResult
 from ._reading import reading
 from ._report import write_report
-from ._run import PathReport, validate_traces, validate_traces_async
+from ._run import PathReport, validate_traces_async
+from ._run import validate_traces as validate_traces  # deprecated (0.2.0 -> 0.3.0)
 from ._shape import ANALYSIS, nothing_measured, plan, run, verdicts
-from ._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
 from ._tools_config import ToolsConfig, load_tools_config
-from ._turns import validate_conversation
-from ._types import (
-    STATUS_PRECEDENCE,
-    CallError,
-    CallErrorCode,
-    CaseVerdict,
-    PathStatus,
-)
-from ._validate import CITATION_STATUSES, COMMAND_STATUSES, validate_case
+from ._types import CaseVerdict, PathStatus
 
 __all__ = [
-    "AIRLINE_WRITE_TOOLS",
     "ANALYSIS",
-    "CITATION_STATUSES",
-    "COMMAND_STATUSES",
-    "DEFAULT_QUOTE_THRESHOLD",
-    "STATUS_PRECEDENCE",
-    "CallError",
-    "CallErrorCode",
-    "CallMatch",
     "CaseVerdict",
     "Config",
-    "ExecutedCall",
-    "MetricValue",
     "PathMetrics",
     "PathReport",
     "PathStatus",
     "PathsResult",
-    "QuoteMatch",
     "ToolsConfig",
-    "UnreadableLine",
-    "best_quote_match",
-    "check_calls",
-    "check_item",
-    "compute_metrics",
-    "concrete_calls",
     "load_tools_config",
     "nothing_measured",
     "plan",
     "reading",
     "run",
-    "tau_bench_cases",
-    "validate_case",
-    "validate_conversation",
-    "validate_traces",
     "validate_traces_async",
     "verdicts",
     "write_report",
 ]
 
-#: Old names, kept working for a release with a DeprecationWarning naming the new one.
-__getattr__ = renamed(__name__, {"PathRun": "PathsResult"}, since="0.2.0", remove_in="0.3.0")
+#: Where each name no longer exported lives now (the checks behind a verdict are internals).
+_MOVED = {
+    "AIRLINE_WRITE_TOOLS": "_tau",
+    "CITATION_STATUSES": "_validate",
+    "COMMAND_STATUSES": "_validate",
+    "DEFAULT_QUOTE_THRESHOLD": "_quotes",
+    "STATUS_PRECEDENCE": "_types",
+    "CallError": "_types",
+    "CallErrorCode": "_types",
+    "CallMatch": "_calls",
+    "ExecutedCall": "_calls",
+    "MetricValue": "_metrics",
+    "QuoteMatch": "_quotes",
+    "UnreadableLine": "_outcome",
+    "best_quote_match": "_quotes",
+    "check_calls": "_calls",
+    "check_item": "_bfcl",
+    "compute_metrics": "_metrics",
+    "concrete_calls": "_bfcl",
+    "tau_bench_cases": "_tau",
+    "validate_case": "_validate",
+    "validate_conversation": "_turns",
+}
+
+#: Old names, kept working for a release with a DeprecationWarning naming where they are now.
+_OLD = {"PathRun": "PathsResult"} | {n: f"{__name__}.{home}.{n}" for n, home in _MOVED.items()}
+__getattr__ = renamed(__name__, _OLD, since="0.2.0", remove_in="0.3.0")

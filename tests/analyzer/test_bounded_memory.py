@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from groundtrace.analyzer.paths import _metrics, _run, tau_bench_cases, validate_traces
+from groundtrace.analyzer.paths import _metrics, _run
+from groundtrace.analyzer.paths._tau import tau_bench_cases
 from groundtrace.analyzer.stats import StatsSettings, _resample, bootstrap_counts, bootstrap_sums
 from groundtrace.collectors.transcripts import read_transcripts
+from tests.analyzer.paths.checking import validate
 from tests.support.data import DATA
 
 TAU = DATA / "agent_tools" / "tau_bench_traces" / "gpt-4o-airline_dev_40.jsonl"
@@ -74,6 +76,6 @@ def test_unmatched_traces_are_all_counted_and_a_bounded_sample_listed(
     monkeypatch.setattr(_run, "UNMATCHED_SAMPLE", 10)
     cases = list(tau_bench_cases(TAU))[:5]
     settings = StatsSettings(n_resamples=500)
-    report = validate_traces(read_transcripts([TAU]), cases, settings=settings)
+    report = validate(read_transcripts([TAU]), cases, settings=settings)
     assert len(report.verdicts) == 5
     assert report.unmatched_count == 35 and len(report.unmatched_traces) == 10

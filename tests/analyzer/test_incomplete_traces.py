@@ -19,9 +19,10 @@ from typer.testing import CliRunner
 from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.judge import cases_from_traces
-from groundtrace.analyzer.paths import load_tools_config, validate_traces
+from groundtrace.analyzer.paths import load_tools_config
 from groundtrace.collectors import ReadReport, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR, run
+from tests.analyzer.paths.checking import validate
 
 CASES = EXAMPLE_DIR / "cases.jsonl"
 TOOLS = EXAMPLE_DIR / "tools.toml"
@@ -100,8 +101,8 @@ def test_paths_calls_them_not_evaluable_and_no_other_verdict_changes(
 ) -> None:
     partly, wholly = _lost(runs)
     cases, tools = list(read_cases(CASES)), load_tools_config(TOOLS)
-    intact = validate_traces(_traces(runs["intact"])[0], cases, tools)
-    damaged = validate_traces(_traces(runs["damaged"])[0], cases, tools)
+    intact = validate(_traces(runs["intact"])[0], cases, tools)
+    damaged = validate(_traces(runs["damaged"])[0], cases, tools)
     assert set(damaged.incomplete_traces) == partly
     assert all("incomplete" in why for why in damaged.incomplete_traces.values())
     assert set(damaged.missing_traces) == wholly

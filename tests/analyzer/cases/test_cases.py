@@ -20,7 +20,7 @@ from groundtrace.analyzer.cases._model import ExpectedSource, SupportingFact
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.interventions._plan import _cases
 from groundtrace.analyzer.judge import JudgeCase, load_cases
-from groundtrace.analyzer.paths import AIRLINE_WRITE_TOOLS, tau_bench_cases
+from groundtrace.analyzer.paths._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
 
 HOTPOT_SAMPLE = (
     Path(__file__).resolve().parents[3]

@@ -197,7 +197,7 @@ def test_every_command_module_is_in_the_one_table() -> None:
 
 def test_the_defaults_the_commands_spell_out_are_the_librarys() -> None:
     from groundtrace.analyzer.cli import _collect, _paths
-    from groundtrace.analyzer.paths import DEFAULT_QUOTE_THRESHOLD
+    from groundtrace.analyzer.paths._quotes import DEFAULT_QUOTE_THRESHOLD
     from groundtrace.collectors.phoenix import DEFAULT_PAGE_SIZE
 
     assert _collect.PAGE_SIZE == DEFAULT_PAGE_SIZE

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from groundtrace.analyzer.cases import parse_case
 from groundtrace.analyzer.gate import CaseOutcome, CheckStatus, deterministic_checks
-from groundtrace.analyzer.paths import validate_case
+from groundtrace.analyzer.paths._validate import validate_case
 from groundtrace.collectors.model import Request, ToolCall, Trace
 
 REFERENCE = "Pepper is booked with Dr Lee on Tuesday at 10:00."

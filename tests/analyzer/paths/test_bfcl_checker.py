@@ -8,13 +8,9 @@ from collections import Counter
 import pytest
 
 from groundtrace.analyzer.cases import Case, RequiredCall, read_cases
-from groundtrace.analyzer.paths import (
-    CallErrorCode,
-    ExecutedCall,
-    check_calls,
-    check_item,
-    concrete_calls,
-)
+from groundtrace.analyzer.paths._bfcl import check_item, concrete_calls
+from groundtrace.analyzer.paths._calls import ExecutedCall, check_calls
+from groundtrace.analyzer.paths._types import CallErrorCode
 from tests.support.data import DATA
 
 

@@ -13,8 +13,14 @@ from typing import Any
 import pytest
 
 from groundtrace.analyzer.cases import RequiredCall
-from groundtrace.analyzer.paths import CallErrorCode, ExecutedCall, check_calls
-from groundtrace.analyzer.paths._calls import diagnose_call, standardise_string, value_matches
+from groundtrace.analyzer.paths._calls import (
+    ExecutedCall,
+    check_calls,
+    diagnose_call,
+    standardise_string,
+    value_matches,
+)
+from groundtrace.analyzer.paths._types import CallErrorCode
 
 pytestmark = pytest.mark.timeout(60)
 

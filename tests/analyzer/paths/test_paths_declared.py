@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from groundtrace.analyzer.cases import parse_case, read_cases
-from groundtrace.analyzer.paths import PathStatus, tau_bench_cases
+from groundtrace.analyzer.paths import PathStatus
+from groundtrace.analyzer.paths._tau import tau_bench_cases
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.model import Request, ToolCall, Trace
 from tests.analyzer.paths.checking import validate

@@ -11,13 +11,9 @@ from typer.testing import CliRunner
 from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError, InputError
-from groundtrace.analyzer.paths import (
-    CaseVerdict,
-    PathStatus,
-    best_quote_match,
-    compute_metrics,
-    load_tools_config,
-)
+from groundtrace.analyzer.paths import CaseVerdict, PathStatus, load_tools_config
+from groundtrace.analyzer.paths._metrics import compute_metrics
+from groundtrace.analyzer.paths._quotes import best_quote_match
 from groundtrace.analyzer.stats import StatsSettings
 
 app = build_app()

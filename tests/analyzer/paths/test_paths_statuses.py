@@ -8,12 +8,8 @@ import pytest
 
 from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.cases import Case, RequiredCall, parse_case
-from groundtrace.analyzer.paths import (
-    CaseVerdict,
-    PathStatus,
-    ToolsConfig,
-    validate_case,
-)
+from groundtrace.analyzer.paths import CaseVerdict, PathStatus, ToolsConfig
+from groundtrace.analyzer.paths._validate import validate_case
 from groundtrace.collectors.model import LLMCall, Message, Request, ToolCall, Trace
 
 DOC_X = "/data/products/x.md"

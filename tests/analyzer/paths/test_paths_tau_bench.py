@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from groundtrace.analyzer.paths import (
-    AIRLINE_WRITE_TOOLS,
-    PathReport,
-    tau_bench_cases,
-)
+from groundtrace.analyzer.paths import PathReport
+from groundtrace.analyzer.paths._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors.transcripts import read_transcripts
 from tests.analyzer.paths.checking import validate
