@@ -16,8 +16,10 @@ _SIGNALS = (signal.SIGTERM, signal.SIGINT)
 def stop_on_signals(request_stop: Callable[[], None]) -> Iterator[None]:
     """While inside, the first SIGTERM/SIGINT calls ``request_stop``; a second one cancels.
 
-    Installed only where the running loop can take signal handlers (the main thread);
-    elsewhere the default handlers stay and nothing changes.
+    Installed only where the running loop can take signal handlers (the main thread) and
+    the process left the signal's default handler in place: a host that handles the signal
+    itself (an async service, ``groundtrace monitor``) keeps its handler, and stops the run
+    its own way.
     """
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
@@ -33,6 +35,8 @@ def stop_on_signals(request_stop: Callable[[], None]) -> Iterator[None]:
 
     installed: list[signal.Signals] = []
     for sig in _SIGNALS:
+        if signal.getsignal(sig) not in (signal.SIG_DFL, signal.default_int_handler):
+            continue
         try:
             loop.add_signal_handler(sig, on_signal)
         except (NotImplementedError, RuntimeError, ValueError):

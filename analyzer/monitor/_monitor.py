@@ -182,6 +182,10 @@ class Monitor:
         self.say = say
         self.clock = clock
         self._states = [_RuleState(r, rules, _may_alert(r, rules.source)) for r in rules.rule]
+        for state in self._states:
+            if not state.window.may_alert and state.rule.alert:
+                say(f"rule {state.rule.name}: no alerts (a judge rule alerts only with a "
+                    "gate-eligible judge_record of the same judge)")  # fmt: skip
         top = max(r.sample for r in rules.rule)
         self.assembler = Assembler(
             lambda trace_id: sampled(trace_id, top),
@@ -380,6 +384,15 @@ class Monitor:
         by_trace: dict[str, list[Any]] = {}
         for v in verdicts:
             by_trace.setdefault(v.trace_id, []).append(v)
+        # Written back before journaled: a kill in between evaluates the batch again and
+        # writes it back again (a backend keyed by the verdict's identifier replaces it),
+        # never journals a batch whose verdicts were not sent.
+        if linked is not None and verdicts and self.write_back is not None:
+            try:
+                self.write_back(linked)
+            except GroundtraceError as exc:
+                state.count("write_back_failed")
+                self.say(f"rule {rule.name}: write-back failed ({exc})")
         failed = 0
         for trace, ready in todo:
             found = by_trace.get(trace.trace_id, [])
@@ -388,12 +401,6 @@ class Monitor:
             reason = None if found else (done.reason or "the analysis gave no verdict")
             self._record(state, trace, outcome, found, reason)
             state.lags.append(self.clock() - ready)
-        if linked is not None and verdicts and self.write_back is not None:
-            try:
-                self.write_back(linked)
-            except GroundtraceError as exc:
-                state.count("write_back_failed")
-                self.say(f"rule {rule.name}: write-back failed ({exc})")
         self.say(f"rule {rule.name}: {len(todo)} trace(s) evaluated, {failed} failed")
         return True
 
