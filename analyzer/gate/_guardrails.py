@@ -26,17 +26,18 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, get_args
 
 from groundtrace.analyzer.cases import Case
 from groundtrace.sdk.redaction import Redactor
 
 from ._cases import CaseOutcome, CheckResult, CheckStatus
+from ._profile import Action
 
 __all__ = ["ACTIONS", "BUILTIN_RULES", "Rule", "run_guardrails"]
 
 #: Rule actions, from most to least severe.
-ACTIONS: Final = ("block", "warn", "log")
+ACTIONS: Final[tuple[str, ...]] = get_args(Action)
 _LAYER = "guardrail"
 
 _PII_MASKERS: Final = ("email", "phone", "credit_card", "us_ssn", "uk_nino", "iban")

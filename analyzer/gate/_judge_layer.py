@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import get_args
 
 import msgspec
 
@@ -28,7 +29,7 @@ from groundtrace.analyzer.judge import (
 )
 
 from ._cases import CaseOutcome, CheckResult, CheckStatus
-from ._profile import Profile
+from ._profile import JudgeMode, Profile
 
 __all__ = [
     "JUDGE_MODES",
@@ -43,7 +44,7 @@ __all__ = [
 ]
 
 #: Modes a metric can run in.
-JUDGE_MODES = ("block", "review", "observe")
+JUDGE_MODES: tuple[str, ...] = get_args(JudgeMode)
 _LAYER = "judge"
 
 
@@ -211,20 +212,17 @@ async def judge_snapshot(
     ``block`` metric blocks only when one of them makes it gate-eligible.
 
     Raises:
-        InputError: ``name`` is not ``lexical`` (the offline judge), a record cannot be read,
-            or the profile's ``judge.modes`` names an unknown mode.
+        InputError: ``name`` is not ``lexical`` (the offline judge), or a record cannot be
+            read.
     """
-    from groundtrace.analyzer.judge import DEFAULT_THRESHOLD, LexicalJudge, load_record
+    from groundtrace.analyzer.judge import LexicalJudge, load_record
 
     if name != "lexical":
         raise InputError(f"unknown judge {name!r} (the gate runs the offline 'lexical' judge)")
     judge = LexicalJudge()
-    settings = profile.data.get("judge", {})
-    threshold = float(settings.get("threshold", DEFAULT_THRESHOLD))
-    modes = dict(settings.get("modes", {"adherence": "review"}))
-    bad = {m: v for m, v in modes.items() if v not in JUDGE_MODES}
-    if bad:
-        raise InputError(f"unknown judge modes {bad}", path=profile.source, field="judge.modes")
+    settings = profile.settings.judge  # its modes are JUDGE_MODES (checked on loading)
+    threshold = settings.threshold
+    modes: dict[str, str] = dict(settings.modes)
     layer = JudgeLayer(
         threshold=threshold,
         modes=modes,

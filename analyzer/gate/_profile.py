@@ -10,25 +10,133 @@ LF original and the snapshot names exactly the file that decided.
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
+import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
 
 from groundtrace.analyzer.errors import ConfigError
 
 from ._bayes import BayesSettings, StratumThresholds
 
-__all__ = ["BUILTIN_PROFILES", "Profile", "load_profile"]
+__all__ = [
+    "BUILTIN_PROFILES",
+    "BayesTable",
+    "ChecksTable",
+    "CoverageTable",
+    "GuardrailsTable",
+    "JudgeTable",
+    "PathsTable",
+    "Profile",
+    "ProfileMeta",
+    "ProfileSettings",
+    "StratumTable",
+    "SynonymsTable",
+    "load_profile",
+]
+
+#: A judge metric's mode (``[judge] modes``).
+JudgeMode = Literal["block", "review", "observe"]
+#: A guardrail rule's action, from most to least severe (``[guardrails] actions``).
+Action = Literal["block", "warn", "log"]
 
 #: Names of the profiles shipped with groundtrace.
 BUILTIN_PROFILES: tuple[str, ...] = ("balanced_default", "decision_grade")
 
 
+class _Table(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A table of the profile file: a misspelt key is refused, never ignored."""
+
+
+class ProfileMeta(_Table, frozen=True, kw_only=True):
+    """``[profile]``: the profile's identity (recorded in every gate snapshot)."""
+
+    name: str
+    version: str | int | float = "0"
+
+
+class StratumTable(_Table, frozen=True, kw_only=True):
+    """``[bayes.strata.<stratum>]``: the stratum's own tolerance and thresholds."""
+
+    delta: float = 0.03
+    tau_block: float = 0.8
+    tau_review: float = 0.5
+
+
+class BayesTable(_Table, frozen=True, kw_only=True):
+    """``[bayes]``: the Bayesian comparison (:class:`BayesSettings`, SPEC 4.5)."""
+
+    prior_alpha: float = 1.0
+    prior_beta: float = 1.0
+    delta: float = 0.03
+    tau_block: float = 0.8
+    tau_review: float = 0.5
+    samples: int = 20_000
+    seed: int = 20260709
+    weights: dict[str, float] = msgspec.field(default_factory=dict)
+    strata: dict[str, StratumTable] = msgspec.field(default_factory=dict)
+
+
+class CoverageTable(_Table, frozen=True, kw_only=True):
+    """``[coverage]``: the least share of evaluable cases (below it: not evaluable)."""
+
+    min_evaluable: float = 0.9
+
+
+class JudgeTable(_Table, frozen=True, kw_only=True):
+    """``[judge]``: layer 3, the working threshold and each metric's mode."""
+
+    threshold: float = 0.8  # the judge's DEFAULT_THRESHOLD
+    modes: dict[str, JudgeMode] = msgspec.field(default_factory=lambda: {"adherence": "review"})
+
+
+class GuardrailsTable(_Table, frozen=True, kw_only=True):
+    """``[guardrails]``: layer 2, the actions of the non-critical rules."""
+
+    actions: dict[str, Action] = msgspec.field(default_factory=dict)
+
+
+class SynonymsTable(_Table, frozen=True, kw_only=True):
+    """``[synonyms]``: groups of terms an expected term or forbidden phrase matches alike."""
+
+    groups: tuple[tuple[str, ...], ...] = ()
+
+
+class ChecksTable(_Table, frozen=True, kw_only=True):
+    """``[checks]``: layer 1, the token F1 a reference answer needs."""
+
+    f1_threshold: float = 0.8
+
+
+class PathsTable(_Table, frozen=True, kw_only=True):
+    """``[paths]``: whether a failed command path always blocks (default: manual review, or
+    block for a critical case)."""
+
+    critical: bool = False
+
+
+class ProfileSettings(_Table, frozen=True, kw_only=True):
+    """A profile file, decoded: every table with its defaults (an absent table is its
+    defaults; an unknown table or key, or a value of the wrong type, is refused)."""
+
+    profile: ProfileMeta
+    bayes: BayesTable = msgspec.field(default_factory=BayesTable)
+    coverage: CoverageTable = msgspec.field(default_factory=CoverageTable)
+    judge: JudgeTable = msgspec.field(default_factory=JudgeTable)
+    guardrails: GuardrailsTable = msgspec.field(default_factory=GuardrailsTable)
+    synonyms: SynonymsTable = msgspec.field(default_factory=SynonymsTable)
+    checks: ChecksTable = msgspec.field(default_factory=ChecksTable)
+    paths: PathsTable = msgspec.field(default_factory=PathsTable)
+
+
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """A loaded profile: its identity, raw data, hash and the parsed Bayesian settings.
+    """A loaded profile: its identity, settings, hash and the parsed Bayesian settings.
 
     Attributes:
         name: the profile's ``profile.name``.
@@ -36,11 +144,8 @@ class Profile:
         source: ``builtin:<name>`` or the file path.
         sha256: sha256 of the file's exact bytes (no newline translation).
         raw_text: the file's text, decoded as UTF-8 with its newlines as they are.
-        data: the parsed TOML.
+        settings: the file's tables, decoded with their defaults.
         bayes: the Bayesian decision settings.
-        min_evaluable: least share of evaluable cases (``coverage.min_evaluable``).
-        paths_critical: whether a failed command path always blocks (``paths.critical``;
-            default false: the case goes to manual review, or blocks when it is critical).
     """
 
     name: str
@@ -48,17 +153,57 @@ class Profile:
     source: str
     sha256: str
     raw_text: str
-    data: dict[str, Any]
+    settings: ProfileSettings
     bayes: BayesSettings
-    min_evaluable: float
-    paths_critical: bool = False
+
+    @property
+    def min_evaluable(self) -> float:
+        """Least share of evaluable cases (``coverage.min_evaluable``)."""
+        return self.settings.coverage.min_evaluable
+
+    @property
+    def paths_critical(self) -> bool:
+        """Whether a failed command path always blocks (``paths.critical``)."""
+        return self.settings.paths.critical
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The parsed TOML (deprecated: read the typed :attr:`settings`)."""
+        warnings.warn(
+            "groundtrace.analyzer.gate.Profile.data is deprecated since groundtrace 0.2.0 and "
+            "is removed in 0.3.0: use Profile.settings",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return tomllib.loads(self.raw_text)
 
 
-def _number(table: dict[str, Any], key: str, default: float, where: str) -> float:
-    value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"expected a number, got {value!r}", path=where, field=key)
-    return float(value)
+#: A msgspec message's `` - at `$.a.b` `` tail, and the key an unknown/missing-field message names.
+_AT = re.compile(r" - at `\$\.?(?P<path>[^`]*)`$")
+_KEY = re.compile(r"(?:unknown|required) field `(?P<key>[^`]*)`")
+
+
+def _refused(exc: msgspec.ValidationError, source: str) -> ConfigError:
+    """The decoding error as a ConfigError naming the file and the dotted field."""
+    message = str(exc)
+    at = _AT.search(message)
+    reason = message[: at.start()] if at else message
+    parts = [at.group("path")] if at and at.group("path") else []
+    if (key := _KEY.search(reason)) is not None:
+        parts.append(key.group("key"))
+    return ConfigError(reason, path=source, field=".".join(parts) or None)
+
+
+def _bayes(table: BayesTable) -> BayesSettings:
+    strata = {
+        stratum: StratumThresholds(delta=t.delta, tau_block=t.tau_block, tau_review=t.tau_review)
+        for stratum, t in table.strata.items()
+    }
+    return BayesSettings(
+        prior_alpha=table.prior_alpha, prior_beta=table.prior_beta, delta=table.delta,
+        tau_block=table.tau_block, tau_review=table.tau_review, samples=table.samples,
+        seed=table.seed, weights=dict(table.weights), strata=strata,
+    )  # fmt: skip
 
 
 def _parse(raw: bytes, source: str) -> Profile:
@@ -72,54 +217,25 @@ def _parse(raw: bytes, source: str) -> Profile:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", path=source) from None
-    meta = data.get("profile", {})
-    bayes = data.get("bayes", {})
-    name = meta.get("name")
-    if not isinstance(name, str) or not name:
+    try:
+        settings = msgspec.convert(data, ProfileSettings)
+    except msgspec.ValidationError as exc:
+        raise _refused(exc, source) from None
+    if not settings.profile.name:
         raise ConfigError("missing profile name", path=source, field="profile.name")
-    strata_table = bayes.get("strata", {})
-    strata = {
-        stratum: StratumThresholds(
-            delta=_number(t, "delta", 0.03, source),
-            tau_block=_number(t, "tau_block", 0.8, source),
-            tau_review=_number(t, "tau_review", 0.5, source),
-        )
-        for stratum, t in strata_table.items()
-    }
-    weights = {
-        k: _number(bayes.get("weights", {}), k, 0.0, source) for k in bayes.get("weights", {})
-    }
-    samples = int(_number(bayes, "samples", 20_000, source))
-    settings = BayesSettings(
-        prior_alpha=_number(bayes, "prior_alpha", 1.0, source),
-        prior_beta=_number(bayes, "prior_beta", 1.0, source),
-        delta=_number(bayes, "delta", 0.03, source),
-        tau_block=_number(bayes, "tau_block", 0.8, source),
-        tau_review=_number(bayes, "tau_review", 0.5, source),
-        samples=samples,
-        seed=int(_number(bayes, "seed", 20260709, source)),
-        weights=weights,
-        strata=strata,
-    )
-    if not 0.0 <= settings.tau_review <= settings.tau_block <= 1.0:
+    bayes = _bayes(settings.bayes)
+    if not 0.0 <= bayes.tau_review <= bayes.tau_block <= 1.0:
         raise ConfigError("need 0 <= tau_review <= tau_block <= 1", path=source, field="bayes")
-    if settings.prior_alpha <= 0 or settings.prior_beta <= 0 or samples < 1:
+    if bayes.prior_alpha <= 0 or bayes.prior_beta <= 0 or bayes.samples < 1:
         raise ConfigError("priors must be > 0 and samples >= 1", path=source, field="bayes")
-    paths_critical = data.get("paths", {}).get("critical", False)
-    if not isinstance(paths_critical, bool):
-        raise ConfigError(
-            f"expected true or false, got {paths_critical!r}", path=source, field="paths.critical"
-        )
     return Profile(
-        name=name,
-        version=str(meta.get("version", "0")),
+        name=settings.profile.name,
+        version=str(settings.profile.version),
         source=source,
         sha256=hashlib.sha256(raw).hexdigest(),
         raw_text=text,
-        data=data,
-        bayes=settings,
-        min_evaluable=_number(data.get("coverage", {}), "min_evaluable", 0.9, source),
-        paths_critical=paths_critical,
+        settings=settings,
+        bayes=bayes,
     )
 
 

@@ -210,10 +210,11 @@ class _CaseChecks:
     @classmethod
     def of(cls, profile: Profile) -> _CaseChecks:
         """The layers 1-2 settings of ``profile``."""
+        settings = profile.settings
         return cls(
-            SynonymMatcher(profile.data.get("synonyms", {}).get("groups", [])),
-            profile.data.get("guardrails", {}).get("actions", {}),
-            float(profile.data.get("checks", {}).get("f1_threshold", 0.8)),
+            SynonymMatcher(settings.synonyms.groups),
+            settings.guardrails.actions,
+            settings.checks.f1_threshold,
         )
 
     def check(self, unit: tuple[Case, CaseOutcome]) -> list[CheckResult]:

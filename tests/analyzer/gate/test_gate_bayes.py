@@ -152,7 +152,7 @@ def test_profile_hash_is_of_the_exact_bytes(tmp_path) -> None:
 def test_profile_errors_name_file_and_field(tmp_path) -> None:
     bad = tmp_path / "p.toml"
     bad.write_text('[profile]\nname = "x"\n[bayes]\ntau_block = "high"\n')
-    with pytest.raises(ConfigError, match=r"p\.toml.*\[tau_block\]"):
+    with pytest.raises(ConfigError, match=r"p\.toml.*\[bayes\.tau_block\]"):
         load_profile(bad)
     bad.write_text("[profile\n")
     with pytest.raises(ConfigError, match="invalid TOML"):
