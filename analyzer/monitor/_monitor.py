@@ -182,9 +182,9 @@ class Monitor:
         self.say = say
         self.clock = clock
         self._states = [_RuleState(r, rules, _may_alert(r, rules.source)) for r in rules.rule]
-        for state in self._states:
-            if not state.window.may_alert and state.rule.alert:
-                say(f"rule {state.rule.name}: no alerts (a judge rule alerts only with a "
+        for ruled in self._states:
+            if not ruled.window.may_alert and ruled.rule.alert:
+                say(f"rule {ruled.rule.name}: no alerts (a judge rule alerts only with a "
                     "gate-eligible judge_record of the same judge)")  # fmt: skip
         top = max(r.sample for r in rules.rule)
         self.assembler = Assembler(

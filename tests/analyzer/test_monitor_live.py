@@ -46,7 +46,7 @@ def _free_port() -> int:
 class _Hook(http.server.BaseHTTPRequestHandler):
     bodies: list[dict[str, object]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (the http.server name)
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         type(self).bodies.append(json.loads(body))
         self.send_response(200)
