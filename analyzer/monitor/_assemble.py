@@ -104,7 +104,10 @@ class FolderTail:
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
-        self._offsets: dict[Path, int] = {}
+        #: Bytes read of each file, by (device, inode): a file a Collector's file exporter
+        #: renames when it rotates (``traces.jsonl`` -> ``traces-<time>.jsonl``) is the same
+        #: file, read on from where it was.
+        self._offsets: dict[tuple[int, int], int] = {}
 
     def _files(self) -> list[Path]:
         if self.folder.is_file():
@@ -116,18 +119,19 @@ class FolderTail:
     def read(self) -> Iterator[tuple[Path, bytes]]:
         """(file, line) of every whole line not read before."""
         for path in self._files():
-            start = self._offsets.get(path, 0)
             try:
-                size = os.path.getsize(path)
+                with path.open("rb") as f:
+                    info = os.fstat(f.fileno())
+                    key = (info.st_dev, info.st_ino)
+                    start = self._offsets.get(key, 0)
+                    if info.st_size <= start:
+                        continue
+                    f.seek(start)
+                    data = f.read(info.st_size - start)
             except OSError:  # rotated away between the listing and now
                 continue
-            if size <= start:
-                continue
-            with path.open("rb") as f:
-                f.seek(start)
-                data = f.read(size - start)
             end = data.rfind(b"\n") + 1
-            self._offsets[path] = start + end
+            self._offsets[key] = start + end
             for line in data[:end].splitlines():
                 if line.strip():
                     yield path, line

@@ -305,3 +305,17 @@ def test_online_and_backfill_give_the_same_outcomes(shop: Path, tmp_path: Path) 
         assert o.source == "online" and stored[key].source == "backfill"
         assert (o.outcome, o.verdicts) == (stored[key].outcome, stored[key].verdicts)
     assert {case_id(i) for i in range(COUNT)} >= {c for _, c in online}
+
+
+def test_a_file_renamed_by_rotation_is_read_on_where_it_was(tmp_path: Path) -> None:
+    """The Collector's file exporter renames ``traces.jsonl`` to ``traces-<time>.jsonl`` when
+    it rotates and starts a new ``traces.jsonl``: no line is read twice, none is missed."""
+    current = tmp_path / "traces.jsonl"
+    current.write_bytes(b"1\n2\n")
+    tail = FolderTail(tmp_path)
+    assert [line for _, line in tail.read()] == [b"1", b"2"]
+    with current.open("ab") as f:
+        f.write(b"3\n")
+    current.rename(tmp_path / "traces-2026-12-06T10-00-00.jsonl")
+    current.write_bytes(b"4\n")
+    assert sorted(line for _, line in tail.read()) == [b"3", b"4"]

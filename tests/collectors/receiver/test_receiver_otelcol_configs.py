@@ -21,7 +21,7 @@ def load(name: str) -> dict[str, Any]:
     return document
 
 
-@pytest.mark.parametrize("name", ["file-export.yaml", "fanout.yaml"])
+@pytest.mark.parametrize("name", ["file-export.yaml", "fanout.yaml", "monitor.yaml"])
 def test_every_pipeline_component_is_defined_and_every_definition_used(name: str) -> None:
     config = load(name)
     pipelines = config["service"]["pipelines"]
@@ -37,7 +37,7 @@ def test_every_pipeline_component_is_defined_and_every_definition_used(name: str
         assert set(config[section]) == used[section], f"{name}: unused {section}"
 
 
-@pytest.mark.parametrize("name", ["file-export.yaml", "fanout.yaml"])
+@pytest.mark.parametrize("name", ["file-export.yaml", "fanout.yaml", "monitor.yaml"])
 def test_otlp_receiver_takes_grpc_and_http_on_loopback_by_default(name: str) -> None:
     protocols = load(name)["receivers"]["otlp"]["protocols"]
     assert set(protocols) == {"grpc", "http"}
@@ -69,3 +69,18 @@ def test_fanout_sends_to_phoenix_over_http_and_tempo_over_grpc_from_env() -> Non
     for component in ("otlphttp/phoenix", "otlp/tempo"):
         assert exporters[component]["sending_queue"]["enabled"] is True
         assert exporters[component]["retry_on_failure"]["enabled"] is True
+
+
+def test_the_monitor_config_sends_traces_and_logs_to_the_monitors_receiver() -> None:
+    """monitor.yaml: the same traces go to the backend and to ``groundtrace monitor run
+    --port 4319`` (log records too: the monitor joins GenAI events to their spans)."""
+    config = load("monitor.yaml")
+    monitor = config["exporters"]["otlphttp/groundtrace-monitor"]
+    assert monitor["endpoint"] == "${env:GROUNDTRACE_MONITOR_ENDPOINT:-http://127.0.0.1:4319}"
+    assert monitor["sending_queue"]["enabled"] and monitor["retry_on_failure"]["enabled"]
+    pipelines = config["service"]["pipelines"]
+    assert set(pipelines["traces"]["exporters"]) == {
+        "otlphttp/phoenix",
+        "otlphttp/groundtrace-monitor",
+    }
+    assert pipelines["logs"]["exporters"] == ["otlphttp/groundtrace-monitor"]
