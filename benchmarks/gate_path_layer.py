@@ -1,5 +1,5 @@
 """What the gate's command-path layer costs: seconds to read two runs' outcomes, and to
-validate their command paths (``gate.path_snapshot``), on a RAG run and on an agent run.
+validate their command paths (``path_snapshot``), on a RAG run and on an agent run.
 
 Usage::
 
@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import groundtrace.analyzer.gate as gate
 import groundtrace.sdk as gt
 from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.gate._path_layer import path_snapshot
+from groundtrace.analyzer.gate._run import outcomes_from_traces
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
 
 
@@ -62,9 +62,9 @@ def _measure(root: Path, n: int, agent: bool) -> dict[str, Any]:
         (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     cases = list(read_cases(root / "cases.jsonl"))
     runs = ([str(root / "v1")], [str(root / "v2")])
-    gate.outcomes_from_traces(runs[0], cases=cases)  # warm-up: the readers' first imports
+    outcomes_from_traces(runs[0], cases=cases)  # warm-up: the readers' first imports
     start = time.perf_counter()
-    outcomes = tuple(gate.outcomes_from_traces(r, cases=cases)[0] for r in runs)
+    outcomes = tuple(outcomes_from_traces(r, cases=cases)[0] for r in runs)
     read_s = time.perf_counter() - start
     start = time.perf_counter()
     snapshot = asyncio.run(path_snapshot(*runs, cases, (outcomes[0], outcomes[1])))

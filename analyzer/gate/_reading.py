@@ -10,7 +10,7 @@ from __future__ import annotations
 from groundtrace.analyzer._wording import interval, join, num, some
 
 from ._bayes import Decision, most_severe
-from ._run import GateReport, GateRun
+from ._run import GateReport, GateResult
 
 __all__ = ["change_lines", "reading"]
 
@@ -23,14 +23,14 @@ _VERBS = {
 }
 
 
-def reading(result: GateRun | GateReport) -> str:
+def reading(result: GateResult | GateReport) -> str:
     """What the gate decided between the two versions, and why.
 
     Args:
         result: a gate run (:func:`~groundtrace.analyzer.gate.run`) or its ``report.json``
             record (read back with ``groundtrace.analyzer.read(path, GateReport)``).
     """
-    report = result.report if isinstance(result, GateRun) else result
+    report = result.report if isinstance(result, GateResult) else result
     decision = report.decision.value
     parts = [f"The gate {_VERBS.get(decision, decision)} (exit code {report.exit_code})."]
     counts = {k: v for k, v in report.case_level.counts.items() if v}
@@ -96,11 +96,11 @@ def _changes_sentence(report: GateReport) -> list[str]:
     ]
 
 
-def change_lines(result: GateRun | GateReport, limit: int = 10) -> list[str]:
+def change_lines(result: GateResult | GateReport, limit: int = 10) -> list[str]:
     """The candidate's new failures, known failures and fixed cases, one line each (with
     the first ``limit`` case ids and how many more): what a terminal shows beside the reading.
     """
-    report = result.report if isinstance(result, GateRun) else result
+    report = result.report if isinstance(result, GateResult) else result
     changes = report.changes
     if changes is None:
         return ["new and known failures: not recorded (a report of format 1.1)"]

@@ -11,7 +11,7 @@ from groundtrace.analyzer._results import write
 from ._bayes import Decision
 from ._changes import CaseChange, ChangeKind, FailureChanges
 from ._report_html import render_html
-from ._run import GateReport, GateRun
+from ._run import GateReport, GateResult
 
 __all__ = ["write_report"]
 
@@ -180,7 +180,7 @@ def _junit(report: GateReport) -> bytes:
     return data
 
 
-def write_report(run: GateRun, out_dir: Path, junit: Path | None = None) -> Path:
+def write_report(run: GateResult, out_dir: Path, junit: Path | None = None) -> Path:
     """Write report.json, summary.md, report.html and the snapshots; return report.json.
 
     The JUnit XML is written to ``junit``, by default the run's (its config's ``junit``).

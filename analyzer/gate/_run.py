@@ -6,7 +6,7 @@ Everything the decision depends on is frozen into two snapshots stored with the 
   case's trace showed (answer and retrieved items), as sorted-key JSON;
 * the profile snapshot -- the profile file's exact bytes.
 
-:func:`evaluate` returns a :class:`GateRun`: the :class:`GateReport` record (``report.json``)
+:func:`evaluate` returns a :class:`GateResult`: the :class:`GateReport` record (``report.json``)
 and the two snapshots. ``verify`` re-derives the decision from the two snapshots (checking
 their hashes) with the current code and compares it with the recorded report.
 """
@@ -45,7 +45,7 @@ __all__ = [
     "EXIT_CODES",
     "DatasetSnapshot",
     "GateReport",
-    "GateRun",
+    "GateResult",
     "Snapshots",
     "code_version",
     "evaluate",
@@ -178,7 +178,7 @@ class GateReport(Result, frozen=True, kw_only=True):
 
 
 @dataclass(frozen=True, slots=True)
-class GateRun:
+class GateResult:
     """A gate run: its report and the two snapshots it was derived from.
 
     Attributes:
@@ -365,7 +365,7 @@ async def evaluate(
     judge: JudgeSnapshot | None = None,
     executor: Executor | None = None,
     paths: PathSnapshot | None = None,
-) -> GateRun:
+) -> GateResult:
     """Decide a release from the two runs' outcomes; the run carries the snapshots.
 
     ``judge`` holds the judge layer and its verdicts on both runs, ``paths`` the command-path
@@ -388,7 +388,7 @@ async def evaluate(
         _sha256(dataset_json), profile.sha256, profile.name, profile.version, code_version()
     )
     checked = await _check(dataset, profile, executor or LocalExecutor(1))
-    return GateRun(_derive(dataset, profile, snapshots, notes, checked), dataset_json, profile)
+    return GateResult(_derive(dataset, profile, snapshots, notes, checked), dataset_json, profile)
 
 
 def verify_report(report_path: Path) -> tuple[bool, str]:

@@ -4,7 +4,7 @@
 case (what the baseline's and the candidate's traces showed for it), within a
 :class:`GatePlan` that also keeps every outcome read, the notes on the traces and the
 profile. ``run`` decides the release (:func:`~groundtrace.analyzer.gate.evaluate`), the
-judge layer included when the config names a judge; its :class:`GateRun` is what
+judge layer included when the config names a judge; its :class:`GateResult` is what
 ``write_report``, ``reading``, ``nothing_measured`` and ``verdicts`` take. ``groundtrace gate
 run`` and ``groundtrace analyze gate --config FILE`` both go through these names::
 
@@ -40,7 +40,7 @@ from ._path_layer import PathSnapshot, path_snapshot
 from ._profile import Profile, load_profile
 from ._reading import reading
 from ._report import write_report
-from ._run import DatasetSnapshot, GateReport, GateRun, evaluate, outcomes_from_traces
+from ._run import DatasetSnapshot, GateReport, GateResult, evaluate, outcomes_from_traces
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import RunContext
@@ -218,7 +218,7 @@ def plan(config: Config) -> GatePlan:
     )  # fmt: skip
 
 
-async def run(units: Sequence[GateCase], config: Config, context: RunContext) -> GateRun:
+async def run(units: Sequence[GateCase], config: Config, context: RunContext) -> GateResult:
     """Decide the release on ``units``: each case's layers 1-2 run on the run's executor.
 
     ``units`` is normally :func:`plan`'s :class:`GatePlan`: its notes go into the report,
@@ -254,14 +254,14 @@ async def run(units: Sequence[GateCase], config: Config, context: RunContext) ->
     return replace(result, junit=junit, findings=units.findings, unreadable=units.unreadable)
 
 
-def nothing_measured(result: GateRun | GateReport) -> str | None:
+def nothing_measured(result: GateResult | GateReport) -> str | None:
     """Why the gate measured nothing: no case of the candidate could be evaluated.
 
     ``groundtrace gate run`` and ``groundtrace analyze gate`` exit 30 (not evaluable) then,
     its decision code (the driver's policy: an analysis's own code wins over 6). None when a
     case was evaluated.
     """
-    report = result.report if isinstance(result, GateRun) else result
+    report = result.report if isinstance(result, GateResult) else result
     counts = report.case_level.counts
     if sum(counts.values()) - counts.get("not_evaluable", 0):
         return None
@@ -269,7 +269,7 @@ def nothing_measured(result: GateRun | GateReport) -> str | None:
     return f"no case of the candidate could be evaluated ({why})"
 
 
-def verdicts(result: GateRun, config: Config) -> Linked:
+def verdicts(result: GateResult, config: Config) -> Linked:
     """The candidate's case decisions linked to the root spans of its traces (write-back)."""
     from groundtrace.analyzer.writeback import root_spans
 
@@ -282,12 +282,12 @@ def verdicts(result: GateRun, config: Config) -> Linked:
 
 
 #: The gate in the table of analyses (``groundtrace.analyzer.get_analysis("gate")``).
-def _exit_code(result: GateRun) -> int:
+def _exit_code(result: GateResult) -> int:
     """The decision's exit code (0 promote, 10 manual review, 20 block, 30 not evaluable)."""
     return result.report.exit_code
 
 
-ANALYSIS: Analysis[Config, GateCase, GateRun] = Analysis(
+ANALYSIS: Analysis[Config, GateCase, GateResult] = Analysis(
     name="gate",
     title="Release gate: promote / manual review / block / not evaluable, candidate vs baseline",
     config=Config,

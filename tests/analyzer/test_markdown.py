@@ -17,8 +17,10 @@ from markdown_it import MarkdownIt
 
 from groundtrace.analyzer._markdown import literal
 from groundtrace.analyzer.cases import Case
-from groundtrace.analyzer.gate import CaseOutcome, RetrievedItem, evaluate, load_profile
+from groundtrace.analyzer.gate import load_profile
 from groundtrace.analyzer.gate import write_report as write_gate_report
+from groundtrace.analyzer.gate._cases import CaseOutcome, RetrievedItem
+from groundtrace.analyzer.gate._run import evaluate
 
 HOSTILE = [
     "![pixel](https://evil.test/p.png)",

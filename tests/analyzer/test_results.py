@@ -27,7 +27,8 @@ from groundtrace.analyzer._results import (
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.demo import DemoBackend, DemoReport, ExportCounts
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.gate import CaseOutcome, RetrievedItem, load_profile
+from groundtrace.analyzer.gate import load_profile
+from groundtrace.analyzer.gate._cases import CaseOutcome, RetrievedItem
 from groundtrace.analyzer.gate._curate import CurationFinding, CurationReport
 from groundtrace.analyzer.gate._report import write_report
 from groundtrace.analyzer.gate._run import GateReport, evaluate, verify_report

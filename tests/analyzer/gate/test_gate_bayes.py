@@ -16,16 +16,14 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError
-from groundtrace.analyzer.gate import (
+from groundtrace.analyzer.gate import Decision, load_profile, simulate
+from groundtrace.analyzer.gate._bayes import (
     BayesSettings,
-    Decision,
     StratumCounts,
     StratumThresholds,
     compare,
     decide,
-    load_profile,
     most_severe,
-    simulate,
 )
 
 app = build_app()

@@ -12,24 +12,20 @@ import pytest
 
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.cases._model import ExpectedSource
-from groundtrace.analyzer.gate import (
+from groundtrace.analyzer.gate import CheckStatus, Decision
+from groundtrace.analyzer.gate._bayes import (
+    HISTOGRAM_BINS,
     BayesSettings,
-    CaseOutcome,
-    CheckResult,
-    CheckStatus,
-    Decision,
-    RetrievedItem,
     StratumCounts,
     StratumThresholds,
-    SynonymMatcher,
     compare,
     decide,
-    decide_case,
-    decide_run,
-    deterministic_checks,
     most_severe,
 )
-from groundtrace.analyzer.gate._bayes import HISTOGRAM_BINS
+from groundtrace.analyzer.gate._cases import CaseOutcome, CheckResult, RetrievedItem
+from groundtrace.analyzer.gate._checks import deterministic_checks
+from groundtrace.analyzer.gate._decision import decide_case, decide_run
+from groundtrace.analyzer.gate._match import SynonymMatcher
 
 L = "deterministic"
 DOC = RetrievedItem("d1", title="Refund policy", source="policy.md", version="v3")
@@ -446,7 +442,7 @@ def test_the_prior_is_used() -> None:
 
 
 def test_gold_unmatched_is_a_finding_only_when_no_trace_retrieved_the_gold() -> None:
-    from groundtrace.analyzer.gate import gold_unmatched
+    from groundtrace.analyzer.gate._checks import gold_unmatched
 
     case = Case("c", support_titles=("Warranty",))
     assert gold_unmatched(Case("c"), CaseOutcome("c", "ok", (DOC,))) is None
@@ -470,7 +466,7 @@ def test_the_default_f1_threshold_is_0_8_inclusive() -> None:
 
 
 def test_decisions_are_frozen_records_with_their_defaults() -> None:
-    from groundtrace.analyzer.gate import RunDecision
+    from groundtrace.analyzer.gate._decision import RunDecision
 
     decided = decide_case("c", "s", [r(CheckStatus.PASS)])
     with pytest.raises(AttributeError):
@@ -505,7 +501,7 @@ def test_a_stratum_with_one_case_in_each_run_gets_its_own_risk() -> None:
 
 
 def test_risk_results_are_frozen_and_thresholds_default_to_none() -> None:
-    from groundtrace.analyzer.gate import StratumRisk
+    from groundtrace.analyzer.gate._bayes import StratumRisk
 
     res = compare({"g": StratumCounts(5, 4)}, {"g": StratumCounts(5, 4)}, BayesSettings(samples=50))
     bare = StratumRisk("s", StratumCounts(1, 1), StratumCounts(1, 1), 1.0, None, None, 0.5, 0.5)
@@ -527,7 +523,7 @@ def test_a_stratum_the_candidate_has_no_case_of_gets_no_risk() -> None:
 def test_a_risk_result_round_trips_through_json() -> None:
     import msgspec
 
-    from groundtrace.analyzer.gate import RiskResult
+    from groundtrace.analyzer.gate._bayes import RiskResult
 
     settings = BayesSettings(samples=200, strata={"g": StratumThresholds(0.05, 0.8, 0.5)})
     res = compare({"g": StratumCounts(9, 8), "h": StratumCounts(3, 3)},

@@ -12,20 +12,12 @@ from hypothesis import strategies as st
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.cases._model import ExpectedSource
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.gate import (
-    CaseOutcome,
-    CheckResult,
-    CheckStatus,
-    Decision,
-    RetrievedItem,
-    Rule,
-    SynonymMatcher,
-    decide_case,
-    decide_run,
-    deterministic_checks,
-    fold,
-    run_guardrails,
-)
+from groundtrace.analyzer.gate import CheckStatus, Decision
+from groundtrace.analyzer.gate._cases import CaseOutcome, CheckResult, RetrievedItem
+from groundtrace.analyzer.gate._checks import deterministic_checks
+from groundtrace.analyzer.gate._decision import decide_case, decide_run
+from groundtrace.analyzer.gate._guardrails import Rule, run_guardrails
+from groundtrace.analyzer.gate._match import SynonymMatcher, fold
 
 DOCS = (
     RetrievedItem(

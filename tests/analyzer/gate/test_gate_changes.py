@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.gate import CaseDecision, ChangeKind, Decision, compare_cases
+from groundtrace.analyzer.gate import CaseDecision, Decision
+from groundtrace.analyzer.gate._changes import ChangeKind, compare_cases
 from tests.analyzer.gate import test_gate_run
 from tests.analyzer.gate.test_gate_run import DOCS, QUESTIONS, _run_app
 

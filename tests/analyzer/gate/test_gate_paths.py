@@ -22,6 +22,7 @@ import groundtrace.sdk as gt
 from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError
+from groundtrace.analyzer.gate._path_layer import PathVerdict, path_checks
 from groundtrace.sdk.file_exporter import OTLPJsonFileExporter
 
 #: book id -> (title, copies on the shelf)
@@ -98,7 +99,7 @@ def desk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _run(root: Path, cases: Path | None = None, **extra: Any) -> gate.GateRun:
+def _run(root: Path, cases: Path | None = None, **extra: Any) -> gate.GateResult:
     config = gate.Config(baseline=(str(root / "v1"),), candidate=(str(root / "v2"),),
                          cases=str(cases or root / "cases.jsonl"), **extra)  # fmt: skip
     with tempfile.TemporaryDirectory() as out:
@@ -171,10 +172,10 @@ def test_the_path_verdicts_are_in_the_snapshot_and_verify(desk: Path, tmp_path: 
 
 
 def test_the_layer_does_not_apply_to_a_run_without_tools() -> None:
-    verdict = gate.PathVerdict("not_applicable")
-    assert gate.path_checks(verdict, critical=True) == []
-    assert gate.path_checks(None, critical=False) == []
-    failed = gate.path_checks(gate.PathVerdict("tool_error", ("lend raised",)), critical=True)
+    verdict = PathVerdict("not_applicable")
+    assert path_checks(verdict, critical=True) == []
+    assert path_checks(None, critical=False) == []
+    failed = path_checks(PathVerdict("tool_error", ("lend raised",)), critical=True)
     assert [(r.layer, r.name, r.status.value, r.critical) for r in failed] == [
         ("paths", "command_path", "fail", True)
     ]

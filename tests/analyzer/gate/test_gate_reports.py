@@ -19,16 +19,18 @@ import groundtrace.analyzer.gate as gate
 from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.gate._run import GateRun
+from groundtrace.analyzer.gate._cases import CaseOutcome, CheckResult, RetrievedItem
+from groundtrace.analyzer.gate._decision import decide_case, decide_run
+from groundtrace.analyzer.gate._run import GateResult, evaluate
 
 app = build_app()
 
-FROST = gate.RetrievedItem("fw-1", "Frost warning", "warnings.md", "1", "Frost below -2 C.")
-OTHER = gate.RetrievedItem("fw-2", "Irrigation", "water.md", "1", "Water at dawn.")
+FROST = RetrievedItem("fw-1", "Frost warning", "warnings.md", "1", "Frost below -2 C.")
+OTHER = RetrievedItem("fw-2", "Irrigation", "water.md", "1", "Water at dawn.")
 
 
-def _evaluate(*args: Any, **kwargs: Any) -> GateRun:
-    return asyncio.run(gate.evaluate(*args, **kwargs))
+def _evaluate(*args: Any, **kwargs: Any) -> GateResult:
+    return asyncio.run(evaluate(*args, **kwargs))
 
 
 def _cases(n: int, stratum: str = "general", gold: str = "fw-1") -> list[Case]:
@@ -40,11 +42,11 @@ def _cases(n: int, stratum: str = "general", gold: str = "fw-1") -> list[Case]:
 
 
 def _outcomes(
-    cases: list[Case], good: int, items: tuple[gate.RetrievedItem, ...] = (FROST,)
-) -> dict[str, gate.CaseOutcome]:
+    cases: list[Case], good: int, items: tuple[RetrievedItem, ...] = (FROST,)
+) -> dict[str, CaseOutcome]:
     """The first ``good`` cases answer right from ``items``, the others say nothing useful."""
     return {
-        c.case_id: gate.CaseOutcome(
+        c.case_id: CaseOutcome(
             c.case_id, "below -2 C" if i < good else "No idea.", items if i < good else (OTHER,)
         )
         for i, c in enumerate(cases)
@@ -104,14 +106,14 @@ def test_no_list_of_cases_is_cut_silently(tmp_path: Path) -> None:
     assert reason.startswith("11 case(s) block: critical-00, ")
     assert reason.endswith("critical-09 and 1 more")
     assert len([c for c in report.cases if c.decision is gate.Decision.BLOCK]) == 11
-    review = gate.decide_run(
+    review = decide_run(
         [gate.CaseDecision(f"c{i}", "general", gate.Decision.MANUAL_REVIEW, (), ())
          for i in range(13)], 0.9,
     )  # fmt: skip
     assert review.reasons[0].endswith("c9 and 3 more")
-    many = gate.CheckResult("deterministic", "required_context", gate.CheckStatus.FAIL,
-                            critical=True, evidence=("a", "b", "c", "d", "e"))  # fmt: skip
-    decided = gate.decide_case("x", "general", [many])
+    many = CheckResult("deterministic", "required_context", gate.CheckStatus.FAIL,
+                       critical=True, evidence=("a", "b", "c", "d", "e"))  # fmt: skip
+    decided = decide_case("x", "general", [many])
     assert decided.reasons[0].endswith("(a; b; c and 2 more)")
 
 

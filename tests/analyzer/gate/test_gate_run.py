@@ -235,14 +235,13 @@ def test_judge_layer_runs_review_only_without_a_validation_record(runs: Path) ->
 
 
 def test_judge_checks_modes_and_protocol_errors() -> None:
-    from groundtrace.analyzer.gate import (
-        CheckResult,
-        CheckStatus,
-        Decision,
+    from groundtrace.analyzer.gate import CheckStatus, Decision
+    from groundtrace.analyzer.gate._cases import CheckResult
+    from groundtrace.analyzer.gate._decision import decide_case
+    from groundtrace.analyzer.gate._judge_layer import (
         JudgeLayer,
         JudgeVerdict,
         VerdictError,
-        decide_case,
         judge_checks,
     )
 
@@ -270,7 +269,8 @@ def test_judge_checks_modes_and_protocol_errors() -> None:
 def test_layers_one_and_two_run_through_the_executor_seam(runs: Path) -> None:
     from groundtrace.analyzer.cases import read_cases
     from groundtrace.analyzer.executor import LocalExecutor
-    from groundtrace.analyzer.gate import evaluate, load_profile, outcomes_from_traces
+    from groundtrace.analyzer.gate import load_profile
+    from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces
 
     class Counting(LocalExecutor):
         units = 0

@@ -26,6 +26,9 @@ from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import InputError, TraceReadError
 from groundtrace.analyzer.executor import LocalExecutor
+from groundtrace.analyzer.gate._checks import gold_unmatched
+from groundtrace.analyzer.gate._run import evaluate, outcomes_from_traces
+from groundtrace.analyzer.gate._shape import GateCase, GatePlan
 from groundtrace.analyzer.gate._verdicts import gate_verdicts
 from groundtrace.analyzer.writeback import root_spans
 from groundtrace.collectors.readers import read_traces
@@ -102,7 +105,7 @@ def _config(root: Path, candidate: str = "v2", **extra: Any) -> gate.Config:
                        cases=str(root / "cases.jsonl"), **extra)  # fmt: skip
 
 
-def _run(config: gate.Config, units: Any = None) -> gate.GateRun:
+def _run(config: gate.Config, units: Any = None) -> gate.GateResult:
     """The gate run by the driver (into a folder thrown away: the result is what is read)."""
     with tempfile.TemporaryDirectory() as out:
         done = run_analysis(gate.ANALYSIS, config, out=out, concurrency=1, units=units)
@@ -157,7 +160,7 @@ def test_a_bad_config_names_its_file_and_field(tmp_path: Path, toml: str, field:
 
 def test_plan_has_one_unit_per_case_with_both_runs_outcomes(ferry: Path) -> None:
     units = gate.plan(_config(ferry))
-    assert isinstance(units, gate.GatePlan) and len(units) == len(QUESTIONS)
+    assert isinstance(units, GatePlan) and len(units) == len(QUESTIONS)
     assert [u.case.case_id for u in units] == list(QUESTIONS)
     assert units[0] == next(iter(units)) and list(units[1:]) == list(units)[1:]
     by_case = {u.case.case_id: u for u in units}
@@ -175,21 +178,21 @@ def test_the_shape_decides_as_evaluate_and_the_gate_run_command(
     config = _config(ferry, junit=str(tmp_path / "junit" / "gate.xml"))
     result = _run(config)
     cases = list(read_cases(ferry / "cases.jsonl"))
-    base, base_notes = gate.outcomes_from_traces([str(ferry / "v1")], cases=cases)
-    cand, cand_notes = gate.outcomes_from_traces([str(ferry / "v2")], cases=cases)
+    base, base_notes = outcomes_from_traces([str(ferry / "v1")], cases=cases)
+    cand, cand_notes = outcomes_from_traces([str(ferry / "v2")], cases=cases)
     assert not base_notes and not cand_notes
     # The candidate did not retrieve ferry-b's and ferry-c's gold, which the baseline did: a
     # retrieval regression (required_context fails), not a gold in the wrong format.
     everywhere = [i for o in (*base.values(), *cand.values()) for i in o.retrieved or ()]
-    assert [c.case_id for c in cases if gate.gold_unmatched(c, cand[c.case_id])] == [
+    assert [c.case_id for c in cases if gold_unmatched(c, cand[c.case_id])] == [
         "ferry-b",
         "ferry-c",
     ]  # its own trace alone matches nothing
     notes = [why for c in cases for o in (base, cand)
-             if (why := gate.gold_unmatched(c, o[c.case_id], everywhere))]  # fmt: skip
+             if (why := gold_unmatched(c, o[c.case_id], everywhere))]  # fmt: skip
     assert notes == []
-    expected = asyncio.run(gate.evaluate(cases, base, cand, gate.load_profile("balanced_default"),
-                                         notes, executor=LocalExecutor(2)))  # fmt: skip
+    expected = asyncio.run(evaluate(cases, base, cand, gate.load_profile("balanced_default"),
+                                    notes, executor=LocalExecutor(2)))  # fmt: skip
     assert result.report == expected.report and result.dataset_json == expected.dataset_json
     decisions = {c.case_id: c.decision.value for c in result.report.cases}
     assert decisions == {"ferry-a": "promote", "ferry-b": "block", "ferry-c": "block"}
@@ -218,7 +221,7 @@ def test_the_shape_decides_as_evaluate_and_the_gate_run_command(
 def test_a_plain_sequence_of_cases_is_decided_alike(ferry: Path) -> None:
     config = _config(ferry)
     units = gate.plan(config)
-    plain = [gate.GateCase(u.case, u.baseline, u.candidate) for u in units]
+    plain = [GateCase(u.case, u.baseline, u.candidate) for u in units]
     result = _run(config, plain)
     assert result.report.cases == _run(config).report.cases
 

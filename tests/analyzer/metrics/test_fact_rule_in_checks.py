@@ -8,7 +8,9 @@ still pass a paraphrase of the same fact.
 from __future__ import annotations
 
 from groundtrace.analyzer.cases import parse_case
-from groundtrace.analyzer.gate import CaseOutcome, CheckStatus, deterministic_checks
+from groundtrace.analyzer.gate import CheckStatus
+from groundtrace.analyzer.gate._cases import CaseOutcome
+from groundtrace.analyzer.gate._checks import deterministic_checks
 from groundtrace.analyzer.paths._validate import validate_case
 from groundtrace.collectors.model import Request, ToolCall, Trace
 
