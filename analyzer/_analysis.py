@@ -137,11 +137,20 @@ class DemoInputs:
         traces: the folder of the demo app's OTLP trace files.
         cases: the demo's case file (JSON lines, ``docs/cases.md``).
         out: the folder this analysis writes its report into.
+        dataset: the question set the app ran on (HotpotQA layout), e.g. a pool of
+            replacement evidence (``None``: not known).
+        candidate: the traces of a second version of the app on the same questions, a
+            release candidate (``None``: not run).
+        agent: the run folder of a tool-using agent (``None``: not run): its traces in
+            ``traces/``, its path cases in ``cases.jsonl``, its tools config in ``tools.toml``.
     """
 
     traces: Path
     cases: Path
     out: Path
+    dataset: Path | None = None
+    candidate: Path | None = None
+    agent: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)

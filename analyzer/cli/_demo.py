@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 from rich.markup import escape
@@ -19,6 +20,7 @@ DEFAULT_ITEMS: Final = 16
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.demo import DemoResult
+    from groundtrace.analyzer.gate import GateReport
 
 __all__ = ["register"]
 
@@ -76,39 +78,90 @@ def _print_failed_calls(failed: tuple[str, ...]) -> None:
         console.print(f"  and {len(failed) - _SHOWN_FAILURES} more (--json: failed_calls)")
 
 
-def _print_gate_and_paths(result: DemoResult) -> None:
-    from groundtrace.analyzer import gate as gate_analysis
-    from groundtrace.analyzer import paths as paths_analysis
-    from groundtrace.analyzer._results import read
+def _print_interventions(result: DemoResult, found: Any, report: str) -> None:
+    from groundtrace.analyzer.demo import interventions_table, roles_and_joint_lines
 
-    gate, paths = result.report.gate, result.report.paths
-    if gate is not None:
-        console.print(
-            f"\n[bold]Release gate[/] {gate.baseline} -> {gate.candidate}: "
-            f"[bold]{gate.decision}[/] (exit code {gate.exit_code}; {gate.report})"
-        )
-        for reason in gate.reasons:
-            console.print(f"  - {reason}", markup=False)
-        gate_report = read(Path(gate.report), gate_analysis.GateReport)
-        for line in gate_analysis.change_lines(gate_report):
-            console.print(f"  {line}", markup=False, highlight=False)
-        print_reading(gate_analysis.reading(gate_report))
-    if paths is not None:
-        metrics = paths.metrics
-        masked = ", ".join(metrics.masked_failures) or "none"
-        rate = metrics.path_pass_rate
-        shown = (
-            "not measured"
-            if rate.value is None
-            else f"{rate.value:.2f} ({int(rate.numerator)} of {int(rate.denominator)} checked)"
-        )
-        console.print(
-            f"\n[bold]Command paths[/] of the document agent ({paths.report}): path pass rate "
-            f"{shown} over {paths.cases} cases; masked failures "
-            f"(right text, failed path): {masked}",
-            highlight=False,
-        )
-        print_reading(paths_analysis.reading(read(Path(paths.report), paths_analysis.PathReport)))
+    folder = result.config.out / "interventions"
+    console.print(
+        f"\n[bold]Evidence interventions[/] on {result.config.interventions} traces ({folder}):"
+    )
+    console.print(interventions_table(found.summary))
+    for line in roles_and_joint_lines(found.summary):
+        console.print(line, markup=False, highlight=False)
+
+
+def _print_gate(result: DemoResult, found: Any, report: str) -> None:
+    """The gate's decision between the demo's two app versions, why, and what changed."""
+    from groundtrace.analyzer import gate
+
+    decided: GateReport = found.report
+    note = (decided.statistics_note,) if decided.statistics_note else ()
+    console.print(
+        f"\n[bold]Release gate[/] {result.report.app_version} -> "
+        f"{result.report.candidate_version}: [bold]{decided.decision.value}[/] (exit code "
+        f"{decided.exit_code}; {report})"
+    )
+    for reason in (*decided.case_level.reasons, *note):
+        console.print(f"  - {reason}", markup=False)
+    for line in gate.change_lines(decided):
+        console.print(f"  {line}", markup=False, highlight=False)
+
+
+def _print_paths(result: DemoResult, found: Any, report: str) -> None:
+    metrics = found.report.metrics
+    masked = ", ".join(metrics.masked_failures) or "none"
+    rate = metrics.path_pass_rate
+    shown = (
+        "not measured"
+        if rate.value is None
+        else f"{rate.value:.2f} ({int(rate.numerator)} of {int(rate.denominator)} checked)"
+    )
+    console.print(
+        f"\n[bold]Command paths[/] of the document agent ({report}): path pass rate "
+        f"{shown} over {len(found.report.verdicts)} cases; masked failures "
+        f"(right text, failed path): {masked}",
+        highlight=False,
+    )
+
+
+def _print_judge(result: DemoResult, found: Any, report: str) -> None:
+    from ._judge import _print_run
+
+    console.print(f"\n[bold]Judge[/] of the app's answers ({report}):")
+    _print_run(found.summary)
+
+
+def _print_audit(result: DemoResult, found: Any, report: str) -> None:
+    from ._audit import _print_headline
+
+    console.print(f"\n[bold]Multi-source audit[/] ({report}):")
+    _print_headline(found)
+
+
+#: What the screen shows of a built-in analysis's result (the demo, its result, its main
+#: report) before its reading.
+_DETAILS: Final[dict[str, Callable[[DemoResult, Any, str], None]]] = {
+    "interventions": _print_interventions,
+    "gate": _print_gate,
+    "paths": _print_paths,
+    "judge": _print_judge,
+    "audit": _print_audit,
+}
+
+
+def _print_analyses(result: DemoResult) -> None:
+    """Each analysis's run: what it found (a built-in's own lines), its reading, and why it
+    measured nothing."""
+    for name, shown in result.report.analyses.items():
+        done = result.runs.get(name)
+        detail = _DETAILS.get(name)
+        if detail is not None and done is not None and done.result is not None:
+            detail(result, done.result, shown.report)
+        else:
+            console.print(f"\n[bold]{escape(name)}[/] ({escape(shown.report)}):")
+        print_reading(shown.reading)
+        if shown.nothing_measured is not None:
+            console.print(f"nothing measured: {shown.nothing_measured}", markup=False)
 
 
 def _print_phases(result: DemoResult) -> None:
@@ -194,6 +247,13 @@ def register(app: typer.Typer) -> None:
                 "(0: skip it).",
             ),
         ] = 12,
+        judge: Annotated[
+            bool,
+            typer.Option(
+                "--judge/--no-judge",
+                help="Score the app's answers with the offline lexical judge.",
+            ),
+        ] = True,
         as_json: Annotated[
             bool, typer.Option("--json", help="Print one JSON summary object.")
         ] = False,
@@ -201,8 +261,11 @@ def register(app: typer.Typer) -> None:
         """Run the instrumented HotpotQA RAG example, capture its traces and summarise them.
 
         Traces go to OUT/traces/ (OTLP-JSON lines), the case file to OUT/cases.jsonl; both are
-        the inputs of the other analyses. Exits 1 when the traces read back do not cover every
-        question, 2 on bad input, 3 when the model backend is unavailable.
+        the inputs of the analyses, which then run on them, each into OUT/NAME/ with the config
+        `groundtrace analyze NAME --config` takes (the options above skip or size them). Exits
+        1 when the traces read back do not cover every question, 2 on bad input, 3 when the
+        model backend is unavailable; an analysis's own verdict (a blocked gate) is shown, not
+        exited with.
         """
         from groundtrace.analyzer.backends import DEFAULT_MODEL
         from groundtrace.analyzer.demo import DemoConfig, run_demo
@@ -210,7 +273,7 @@ def register(app: typer.Typer) -> None:
         config = DemoConfig(model=model or DEFAULT_MODEL, dataset=dataset,
                             questions=questions, out=out, top_k=top_k,
                             interventions=interventions, gate_top_k=gate_top_k,
-                            paths=paths, audit_sources=audit_sources)  # fmt: skip
+                            paths=paths, audit_sources=audit_sources, judge=judge)  # fmt: skip
         if operators:
             config = dataclasses.replace(config, operators=tuple(operators))
         with ProgressReporter(err_console) as progress:
@@ -221,34 +284,6 @@ def register(app: typer.Typer) -> None:
             typer.echo(encode(result.report).decode())
         else:
             _print_summary(result)
-            if result.report.interventions is not None:
-                from groundtrace.analyzer import interventions as interventions_analysis
-                from groundtrace.analyzer.demo import interventions_table, roles_and_joint_lines
-
-                console.print(
-                    f"\n[bold]Evidence interventions[/] on {config.interventions} traces "
-                    f"({result.config.out / 'interventions'}):"
-                )
-                console.print(interventions_table(result.report.interventions))
-                for line in roles_and_joint_lines(result.report.interventions):
-                    console.print(line, markup=False, highlight=False)
-                print_reading(interventions_analysis.reading(result.report.interventions))
-            _print_gate_and_paths(result)
-            if result.report.audit is not None:
-                from groundtrace.analyzer import audit
-                from groundtrace.analyzer._results import read
-
-                from ._audit import _print_headline
-
-                folder = result.config.out / "audit"
-                console.print(f"\n[bold]Multi-source audit[/] ({folder / 'report.html'}):")
-                run = read(folder / "run.json", audit.AuditRun)
-                _print_headline(run)
-                print_reading(audit.reading(run))
-            for name, hooked in result.report.analyses.items():
-                console.print(f"\n[bold]{escape(name)}[/] ({escape(hooked.report)}):")
-                print_reading(hooked.reading)
-                if hooked.nothing_measured is not None:
-                    console.print(f"nothing measured: {hooked.nothing_measured}", markup=False)
+            _print_analyses(result)
             _print_phases(result)
         _check_complete(result)

@@ -1,11 +1,16 @@
-"""The demo job: run the instrumented HotpotQA RAG app, capture its traces, read them back.
+"""The demo job: run the instrumented HotpotQA RAG app, capture its traces, run every analysis.
 
 Steps: configure the SDK (content capture on, OTLP-JSON file exporter to ``OUT/traces/``),
 instrument ``openai``, run the example app (:mod:`groundtrace.examples.hotpot_rag`) on N
 questions against the chosen model, shut the SDK down (flush + fsync), write the case file
-``OUT/cases.jsonl`` (case_id, question, reference_answer, gold_support_titles, type, level),
-then read the traces back with the collectors and score the recorded answers against the
-cases (soft EM/F1).
+``OUT/cases.jsonl`` (case_id, question, reference_answer, gold_support_titles, type, level);
+optionally run the app again at another BM25 depth (a release candidate) and the document
+agent (:mod:`groundtrace.examples.agent_docs`). Then every analysis with a demo hook runs the
+one way: its hook's config on what the demo captured
+(:class:`~groundtrace.analyzer.DemoInputs`), through
+:func:`~groundtrace.analyzer.run_analysis`, its reports in ``OUT/<name>/``. Last, the traces
+are read back with the collectors and the recorded answers scored against the cases (soft
+EM/F1).
 
 The demo is a user of the library: it imports the public names of the analyzer, the
 collectors and the SDK only, and it is the one part of the analyzer that runs the example apps
@@ -19,26 +24,57 @@ Usage::
 
     result = run_demo(DemoConfig(model="lexical", questions=5, out=Path("runs/demo")))
     print(result.report.accuracy)           # the record `groundtrace demo --json` prints
+    print(result.report.analyses["judge"].reading)
 """
 
 from __future__ import annotations
 
-from ._audit import estimate_shipped_audit, run_shipped_audit
-from ._phases import DemoGate, DemoPaths
-from ._run import DemoBackend, DemoConfig, DemoReport, DemoResult, ExportCounts, run_demo
+import warnings
+from typing import Any
+
+from ._audit import licence_config, run_shipped_audit
+from ._hooks import DemoAnalysis
+from ._run import (
+    DEMO_FORMAT_VERSION,
+    DemoBackend,
+    DemoConfig,
+    DemoReport,
+    DemoResult,
+    ExportCounts,
+    run_demo,
+)
 from ._tables import interventions_table, roles_and_joint_lines
 
 __all__ = [
+    "DEMO_FORMAT_VERSION",
+    "DemoAnalysis",
     "DemoBackend",
     "DemoConfig",
-    "DemoGate",
-    "DemoPaths",
     "DemoReport",
     "DemoResult",
     "ExportCounts",
-    "estimate_shipped_audit",
     "interventions_table",
+    "licence_config",
     "roles_and_joint_lines",
     "run_demo",
     "run_shipped_audit",
 ]
+
+#: Records of demo reports of format 1.5 and earlier, served with a warning until 0.3.0.
+_REMOVED = frozenset({"DemoGate", "DemoPaths"})
+
+
+def __getattr__(name: str) -> Any:
+    """``DemoGate`` and ``DemoPaths``, deprecated: each analysis's run is an entry of
+    ``DemoReport.analyses``."""
+    if name not in _REMOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{__name__}.{name} is deprecated since groundtrace 0.2.0 and is removed in 0.3.0: "
+        f"use {__name__}.DemoReport.analyses",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    from . import _legacy
+
+    return getattr(_legacy, name)

@@ -1,60 +1,108 @@
-"""The analyses the demo runs through their demo hook (``Analysis.demo``): plugins' and others.
+"""Every analysis of the demo, run the one way: its demo hook, then the one driver.
 
-After its own phases, the demo hands every analysis that has a ``demo`` hook and no phase of
-its own the traces and cases it captured (:class:`~groundtrace.analyzer.DemoInputs`), then
-runs it through the one driver (:func:`~groundtrace.analyzer.run_analysis`): its report in
-``OUT/<name>/``, then its ``reading``.
+Each analysis with a ``demo`` hook (the built-ins and any plugin's) is handed what the demo
+captured (:class:`~groundtrace.analyzer.DemoInputs`, its report folder ``OUT/<name>/``);
+the config its hook returns, with the fields the demo's options set (the interventions'
+``limit`` and ``operators``...), is run by :func:`~groundtrace.analyzer.run_analysis`, as
+``groundtrace analyze NAME --config`` runs that config written to a file.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, TypeVar
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 import msgspec
 
-from groundtrace.analyzer import Analysis, DemoInputs, analyses, get_analysis, run_analysis
+from groundtrace.analyzer import AnalysisRun, DemoInputs, analyses, get_analysis, run_analysis
 
-__all__ = ["OWN_PHASES", "DemoAnalysis", "run_hooked", "run_through"]
+__all__ = ["DemoAnalysis", "Settings", "demo_configs", "entry", "run_analyses"]
 
-C = TypeVar("C", bound=msgspec.Struct)
-R = TypeVar("R")
+#: What the demo's options say of an analysis, by name: ``None`` (not run), or the config
+#: fields they set over its demo hook's. An analysis not named runs with its hook's config.
+Settings = Mapping[str, Mapping[str, Any] | None]
+#: Called as work completes with (phase, done, total).
+Progress = Callable[[str, int, int | None], None]
+#: Times the block of one phase (its name).
+Clock = Callable[[str], contextlib.AbstractContextManager[None]]
 
-#: The analyses the demo runs in phases of its own (their hooks, if any, are not used again).
-OWN_PHASES = frozenset({"interventions", "gate", "paths", "audit"})
 
-
-class DemoAnalysis(msgspec.Struct, frozen=True):
-    """One analysis run through its demo hook.
+class DemoAnalysis(msgspec.Struct, frozen=True, kw_only=True):
+    """What one analysis's run produced in the demo (an entry of ``DemoReport.analyses``).
 
     Attributes:
         report: the main report file it wrote.
         reading: its plain-language reading.
         nothing_measured: why it measured nothing, else ``None``.
+        exit_code: the exit code its run asks for (``groundtrace analyze NAME`` exits with
+            it: the gate's 10, 20, 30; 6 when nothing was measured); 0 in reports of format
+            1.5 and earlier, which did not record it.
     """
 
     report: str
     reading: str
     nothing_measured: str | None = None
+    exit_code: int = 0
 
 
-def run_through(analysis: Analysis[C, Any, R], config: C, out: Path) -> tuple[R, Path]:
-    """``analysis`` on ``config`` through the driver (a local executor); its report in ``out``."""
-    done = run_analysis(analysis, config, out=out, concurrency=4)
-    assert done.result is not None and done.reports  # not an estimate
-    return done.result, done.reports[0]
+def entry(done: AnalysisRun[Any]) -> DemoAnalysis:
+    """The report entry of one run."""
+    return DemoAnalysis(
+        report=str(done.reports[0]) if done.reports else "",
+        reading=done.reading,
+        nothing_measured=done.reason,
+        exit_code=done.exit_code,
+    )
 
 
-def run_hooked(traces: Path, cases: Path, out: Path) -> dict[str, DemoAnalysis]:
-    """Run every hooked analysis on the demo's ``traces`` and ``cases``; results by name."""
-    done: dict[str, DemoAnalysis] = {}
+def demo_configs(inputs: DemoInputs, settings: Settings) -> dict[str, Any]:
+    """The config of every analysis the demo runs, by name, in the order of ``analyses()``:
+    its demo hook's on ``inputs`` (report folder ``inputs.out / name``), with the fields
+    ``settings`` names set.
+
+    Raises:
+        ConfigError: a hook cannot make its config from ``inputs``.
+    """
+    configs: dict[str, Any] = {}
     for name in analyses():
+        if name in settings and settings[name] is None:
+            continue  # not asked for: not even loaded
         analysis = get_analysis(name)
-        if analysis.demo is None or name in OWN_PHASES:
+        if analysis.demo is None:
             continue
-        config = analysis.demo(DemoInputs(traces=traces, cases=cases, out=out / name))
-        result, report = run_through(analysis, config, out / name)
-        done[name] = DemoAnalysis(
-            str(report), analysis.reading(result), analysis.nothing_measured(result)
-        )
-    return done
+        config = analysis.demo(dataclasses.replace(inputs, out=inputs.out / name))
+        fields = settings.get(name) or {}
+        configs[name] = msgspec.structs.replace(config, **fields) if fields else config
+    return configs
+
+
+@contextlib.contextmanager
+def _untimed(phase: str) -> Iterator[None]:
+    yield
+
+
+def run_analyses(
+    configs: Mapping[str, Any],
+    inputs: DemoInputs,
+    *,
+    progress: Progress | None = None,
+    clock: Clock = _untimed,
+) -> dict[str, AnalysisRun[Any]]:
+    """Run each config through the driver into ``inputs.out / name``; the runs by name.
+
+    One unit at a time: a local model server has one slot (the interventions replay
+    through it).
+
+    Raises:
+        what :func:`~groundtrace.analyzer.run_analysis` raises.
+    """
+    runs: dict[str, AnalysisRun[Any]] = {}
+    for name, config in configs.items():
+        with clock(name):
+            runs[name] = run_analysis(
+                get_analysis(name), config, out=inputs.out / name, concurrency=1,
+                progress=progress,
+            )  # fmt: skip
+    return runs

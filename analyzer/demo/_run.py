@@ -3,36 +3,48 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
+import shutil
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Final
 
 import httpx
 import msgspec
 import openai
 
-from groundtrace.analyzer import Result
-from groundtrace.analyzer.audit import AuditSummary
+from groundtrace.analyzer import AnalysisRun, DemoInputs, Result, get_analysis
 from groundtrace.analyzer.backends import DEFAULT_MODEL
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import BackendUnavailableError, ConfigError, InputError
-from groundtrace.analyzer.interventions import InterventionSummary
 from groundtrace.sdk import Settings
 from groundtrace.sdk.redaction import Redactor
 
 from ._audit import run_shipped_audit
 from ._backend import Backend, open_backend
-from ._hooks import DemoAnalysis, run_hooked
-from ._interventions import CUE_R_OPERATORS, run_interventions_for_demo
-from ._phases import DemoGate, DemoPaths, gate_phase, paths_phase
+from ._hooks import DemoAnalysis, demo_configs, entry, run_analyses
+from ._hooks import Settings as AnalysisSettings
 from ._summary import TraceSummary, summarise_traces
 
-__all__ = ["DemoBackend", "DemoConfig", "DemoReport", "DemoResult", "ExportCounts", "run_demo"]
+__all__ = [
+    "DEMO_FORMAT_VERSION",
+    "DemoBackend",
+    "DemoConfig",
+    "DemoReport",
+    "DemoResult",
+    "ExportCounts",
+    "run_demo",
+]
 
-#: Called as work completes with (phase, done, total): questions, interventions, audit phases.
+#: Called as work completes with (phase, done, total): questions, then each analysis's phases.
 Progress = Callable[[str, int, int | None], None]
+
+#: Format version of the demo's report: 1.6 holds every analysis in ``analyses`` (before:
+#: the fields ``interventions``, ``gate``, ``paths`` and ``audit``, which a 1.6 reader skips).
+DEMO_FORMAT_VERSION: Final = "1.6"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +58,16 @@ class DemoConfig:
         questions: how many questions to run (the first N of the dataset).
         out: output directory (``traces/`` and ``cases.jsonl`` go there).
         top_k: BM25 depth of the app (also part of its version label).
-        interventions: number of traces to run the evidence interventions on after the app
-            run and the gate's (0: none), replayed through the same model while its server
-            still runs.
-        operators: the intervention operators (``--operators`` names; default the CUE-R set).
+        interventions: number of traces to run the evidence interventions on (0: none),
+            replayed through the same model while its server still runs.
+        operators: the intervention operators (``--operators`` names; ``None``: the
+            interventions' demo choice, the CUE-R set REMOVE, REPLACE, DUPLICATE).
         gate_top_k: BM25 depth of a second app run on the same questions (the candidate
             version) that the release gate compares with the first (0: no gate).
         paths: run the document-agent example and its command-path report.
         audit_sources: run the multi-source licence audit (offline extractive answerer and
             baseline labeller) over the first N licences into ``OUT/audit`` (0: skip it).
+        judge: score the app's answers with the offline lexical judge (``OUT/judge``).
     """
 
     model: str = DEFAULT_MODEL
@@ -63,10 +76,28 @@ class DemoConfig:
     out: Path = Path("groundtrace-demo")
     top_k: int = 5
     interventions: int = 0
-    operators: tuple[str, ...] = CUE_R_OPERATORS
+    operators: tuple[str, ...] | None = None
     gate_top_k: int = 0
     paths: bool = False
     audit_sources: int = 0
+    judge: bool = True
+
+    def settings(self) -> AnalysisSettings:
+        """What these options say of each built-in analysis: ``None`` (not run) or the
+        config fields they set over its demo hook's (any other analysis with a demo hook,
+        a plugin's, runs with its hook's config)."""
+        interventions: dict[str, Any] = {"limit": self.interventions}
+        if self.operators is not None:
+            if not self.operators:
+                raise ConfigError("name at least one operator", field="--operators")
+            interventions["operators"] = tuple(self.operators)
+        return {
+            "interventions": interventions if self.interventions > 0 else None,
+            "gate": {} if self.gate_top_k > 0 else None,
+            "paths": {} if self.paths else None,
+            "audit": {} if self.audit_sources > 0 else None,
+            "judge": {} if self.judge else None,
+        }
 
 
 class DemoBackend(msgspec.Struct, frozen=True):
@@ -87,9 +118,12 @@ class ExportCounts(msgspec.Struct, frozen=True):
 
 
 class DemoReport(Result, frozen=True, kw_only=True):
-    """What ``groundtrace demo --json`` prints: the run and what its traces say.
+    """What ``groundtrace demo --json`` prints: the run, what its traces say, and what each
+    analysis's run on them produced.
 
-    Rates are ``None`` when nothing was measured (no answer, no recorded confidence).
+    Rates are ``None`` when nothing was measured (no answer, no recorded confidence). Its
+    format version is :data:`DEMO_FORMAT_VERSION`; reports of format 1.3 to 1.5 still read
+    (their per-analysis fields, which ``analyses`` replaced, are skipped).
 
     Attributes:
         model: the ``--model`` asked for.
@@ -112,8 +146,8 @@ class DemoReport(Result, frozen=True, kw_only=True):
         unmatched_traces: traces whose case id is missing or not in the case file.
         missing_cases: case ids with no trace.
         failed_calls: the model calls that failed, one ``<case id>: <error>`` each (the
-            candidate run's of the gate as ``gate candidate <case id>: <error>``); each is a
-            failure of its case, the run goes on.
+            candidate run's as ``gate candidate <case id>: <error>``); each is a failure
+            of its case, the run goes on.
         failed: the app run's failed calls: cases without an answer, counted as wrong.
         correct: soft-correct answers (EM or F1 >= 0.8).
         exact_match: exact matches.
@@ -121,17 +155,16 @@ class DemoReport(Result, frozen=True, kw_only=True):
         em_rate: ``exact_match / (answered + failed)``.
         mean_f1: mean token F1 over answered traces and failed calls (F1 0).
         mean_confidence: mean recorded confidence over traces that have one.
-        interventions: the interventions summary (``groundtrace interventions --json``), if run.
-        audit: the multi-source audit's summary (``OUT/audit/run.json`` holds the whole run),
-            if run.
-        gate: the release gate between the app run and the ``gate_top_k`` run, if run.
-        paths: the document agent's command-path report, if run.
-        phase_seconds: wall time of each phase run, in run order (``model server``, ``app``,
-            ``gate``, ``interventions``, ``paths``, ``audit``, ``analyses``; each includes
+        candidate_version: version label of the second app run (the gate's candidate), if
+            run.
+        phase_seconds: wall time of each phase, in run order: ``model server``, ``app``,
+            ``candidate app``, ``agent app``, then each analysis by name (each includes
             writing its reports).
-        analyses: the analyses run through their demo hook (plugins'), by name.
+        analyses: what each analysis's run produced, by name (its report, reading, why
+            nothing was measured, exit code); its reports are in ``OUT/<name>/``.
     """
 
+    format_version: str = DEMO_FORMAT_VERSION
     model: str
     backend: DemoBackend
     app_version: str
@@ -159,17 +192,14 @@ class DemoReport(Result, frozen=True, kw_only=True):
     em_rate: float | None
     mean_f1: float | None
     mean_confidence: float | None
-    interventions: InterventionSummary | None = None
-    audit: AuditSummary | None = None
-    gate: DemoGate | None = None
-    paths: DemoPaths | None = None
+    candidate_version: str | None = None
     phase_seconds: dict[str, float] = msgspec.field(default_factory=dict)
     analyses: dict[str, DemoAnalysis] = msgspec.field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class DemoResult:
-    """Where everything is and what the traces say.
+    """Where everything is, what the traces say and what each analysis produced.
 
     Attributes:
         config: the settings used.
@@ -178,6 +208,10 @@ class DemoResult:
         cases_path: the case file.
         summary: the traces read back and scored, with one row per joined trace.
         report: the run's :class:`DemoReport`.
+        runs: each analysis's run (its result record), by name, in run order.
+        configs: the config each analysis ran with, by name: the record ``groundtrace
+            analyze NAME --config`` reads (the audit's, until it has a demo hook, is not
+            here).
     """
 
     config: DemoConfig
@@ -186,6 +220,8 @@ class DemoResult:
     cases_path: Path
     summary: TraceSummary
     report: DemoReport
+    runs: dict[str, AnalysisRun[Any]] = field(default_factory=dict)
+    configs: dict[str, Any] = field(default_factory=dict)
 
 
 def _prepare_out(out: Path) -> tuple[Path, Path]:
@@ -220,12 +256,9 @@ def _report(
     seconds: float,
     stats: ExportCounts,
     summary: TraceSummary,
-    interventions: InterventionSummary | None,
-    audit: AuditSummary | None,
-    gate: DemoGate | None = None,
-    paths: DemoPaths | None = None,
+    candidate_version: str | None = None,
     phase_seconds: dict[str, float] | None = None,
-    hooked: dict[str, DemoAnalysis] | None = None,
+    runs: dict[str, AnalysisRun[Any]] | None = None,
     failed_calls: tuple[str, ...] = (),
     failed: int = 0,
 ) -> DemoReport:
@@ -258,12 +291,9 @@ def _report(
         em_rate=summary.exact / n if n else None,
         mean_f1=summary.f1_sum / n if n else None,
         mean_confidence=summary.confidence_sum / with_confidence if with_confidence else None,
-        interventions=interventions,
-        audit=audit,
-        gate=gate,
-        paths=paths,
+        candidate_version=candidate_version,
         phase_seconds=dict(phase_seconds or {}),
-        analyses=dict(hooked or {}),
+        analyses={name: entry(done) for name, done in (runs or {}).items()},
     )
 
 
@@ -282,16 +312,21 @@ class _PhaseClock:
             self.seconds[phase] = round(time.perf_counter() - started, 3)
 
 
-def _audit(config: DemoConfig, progress: Progress | None) -> AuditSummary:
-    """The offline licence audit over the first ``config.audit_sources`` licences."""
+def _shipped_audit(config: DemoConfig, progress: Progress | None) -> AnalysisRun[Any]:
+    """The offline licence audit over the first ``config.audit_sources`` licences (the
+    audit's own phase until the audit has a demo hook)."""
     import asyncio
 
+    folder = config.out / "audit"
     run = asyncio.run(
-        run_shipped_audit(
-            out=config.out / "audit", max_sources=config.audit_sources, progress=progress
-        )
+        run_shipped_audit(out=folder, max_sources=config.audit_sources, progress=progress)
     )
-    return run.summary
+    audit = get_analysis("audit")
+    reason = audit.nothing_measured(run)
+    return AnalysisRun(
+        analysis="audit", result=run, reports=(folder / "report.html",),
+        exit_code=6 if reason is not None else 0, reason=reason, reading=audit.reading(run),
+    )  # fmt: skip
 
 
 def _run_app(
@@ -369,6 +404,17 @@ def _redacted(record: dict[str, object], redact: Redactor | None) -> dict[str, o
     return {k: v if k == "case_id" else mask(v) for k, v in record.items()}
 
 
+def _agent(out: Path) -> Path:
+    """The document agent run into ``out`` (deterministic, no model), with its path cases
+    and tools config beside its traces: the run folder ``DemoInputs.agent`` names."""
+    from groundtrace.examples.agent_docs.app import EXAMPLE_DIR, run
+
+    run(out)
+    for name in ("cases.jsonl", "tools.toml"):
+        shutil.copyfile(EXAMPLE_DIR / name, out / name)
+    return out
+
+
 def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoResult:
     """Run the demo end to end (see the module docstring).
 
@@ -393,10 +439,12 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
         raise ConfigError("must be at least 1", field="--top-k")
     if config.gate_top_k < 0:
         raise ConfigError("must be 0 (no gate) or at least 1", field="--gate-top-k")
+    settings = config.settings()
     from groundtrace.examples.hotpot_rag import app
     from groundtrace.examples.hotpot_rag.cases import DEFAULT_DATASET, case_record, load_cases
 
-    cases = load_cases(config.dataset or DEFAULT_DATASET, limit=config.questions)
+    dataset = config.dataset or DEFAULT_DATASET
+    cases = load_cases(dataset, limit=config.questions)
     if not cases:
         raise InputError("the dataset holds no questions", path=str(config.dataset))
     traces_dir, cases_path = _prepare_out(config.out)
@@ -407,6 +455,8 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
     redactor = redact if isinstance(redact, Redactor) else None
     phases = _PhaseClock()
     started = time.perf_counter()
+    inputs = DemoInputs(traces=traces_dir, cases=cases_path, out=config.out, dataset=dataset)
+    candidate_version = None
     with open_backend(config.model) as backend:
         phases.seconds["model server"] = round(time.perf_counter() - started, 3)
         with phases("app"):
@@ -418,51 +468,32 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
                 for record in records.values():
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         failed_calls = list(failed)
-        gate = None
         if config.gate_top_k > 0:  # first: its prompts extend the app's, still in the cache
-            with phases("gate"):
-                candidate = config.out / "candidate" / "traces"
-                _prepare_out(config.out / "candidate")
+            with phases("candidate app"):
+                candidate, _ = _prepare_out(config.out / "candidate")
                 _, _, lost = _run_app(
                     cases, backend, config.gate_top_k, candidate, progress, redactor,
                     "gate candidate",
                 )  # fmt: skip
                 failed_calls += [f"gate candidate {line}" for line in lost]
-                gate = gate_phase(
-                    cases_path, traces_dir, candidate, config.out / "gate",
-                    versions=(version, app.app_version(config.gate_top_k)),
-                )  # fmt: skip
-        interventions = None
-        if config.interventions > 0:
-            # replayed through the recorded entry point, against the server still running
-            def units(done: int, total: int) -> None:
-                if progress is not None:
-                    progress("interventions", done, total)
-
-            with phases("interventions"):
-                interventions = run_interventions_for_demo(
-                    config.out, dataset=config.dataset, limit=config.interventions,
-                    operators=config.operators, progress=units,
-                )  # fmt: skip
-
-    paths = None
-    if config.paths:
-        with phases("paths"):
-            paths = paths_phase(config.out / "agent")
-    summary = summarise_traces(traces_dir, records)
-    audit = None
-    if config.audit_sources > 0:
+            candidate_version = app.app_version(config.gate_top_k)
+            inputs = dataclasses.replace(inputs, candidate=candidate)
+        if config.paths:
+            with phases("agent app"):
+                inputs = dataclasses.replace(inputs, agent=_agent(config.out / "agent"))
+        configs = demo_configs(inputs, settings)
+        # while the model still serves: the interventions replay through it
+        runs = run_analyses(configs, inputs, progress=progress, clock=phases)
+    if config.audit_sources > 0 and "audit" not in runs:  # the audit has no demo hook yet
         with phases("audit"):
-            audit = _audit(config, progress)
-    with phases("analyses"):
-        hooked = run_hooked(traces_dir, cases_path, config.out)
-    if not hooked:
-        del phases.seconds["analyses"]
+            runs["audit"] = _shipped_audit(config, progress)
+    summary = summarise_traces(traces_dir, records)
     report = _report(
         config, backend, traces_dir=traces_dir, cases_path=cases_path, version=version,
         questions=len(cases), seconds=elapsed, stats=stats, summary=summary,
-        interventions=interventions, audit=audit, gate=gate, paths=paths,
-        phase_seconds=phases.seconds, hooked=hooked, failed_calls=tuple(failed_calls),
-        failed=len(failed),
+        candidate_version=candidate_version, phase_seconds=phases.seconds, runs=runs,
+        failed_calls=tuple(failed_calls), failed=len(failed),
     )  # fmt: skip
-    return DemoResult(config, backend, traces_dir, cases_path, summary, report)
+    return DemoResult(
+        config, backend, traces_dir, cases_path, summary, report, runs=runs, configs=configs
+    )

@@ -35,6 +35,7 @@ from groundtrace.collectors.readers import ReadReport, read_traces
 from ._cases import CaseOutcome
 from ._checks import gold_unmatched
 from ._curate import CurationFinding, scan_case_file
+from ._demo import demo_config
 from ._judge_layer import JudgeSnapshot, judge_snapshot
 from ._path_layer import PathSnapshot, path_snapshot
 from ._profile import Profile, load_profile
@@ -297,5 +298,6 @@ ANALYSIS: Analysis[Config, GateCase, GateResult] = Analysis(
     reading=reading,
     nothing_measured=nothing_measured,
     verdicts=verdicts,
+    demo=demo_config,
     exit_code=_exit_code,
 )

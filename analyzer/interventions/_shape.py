@@ -21,6 +21,7 @@ from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.llm import ChatRequest
 
 from ._config import Config
+from ._demo import demo_config
 from ._engine import ItemPlan
 from ._estimate import unit_requests
 from ._plan import Items, plan_items
@@ -155,6 +156,7 @@ ANALYSIS: Analysis[Config, ItemPlan, RunResult] = Analysis(
     reading=reading,
     nothing_measured=nothing_measured,
     verdicts=verdicts,
+    demo=demo_config,
     journal=JOURNAL,
     estimate=_estimate,
     run_folder=_run_folder,

@@ -21,6 +21,7 @@ from groundtrace.analyzer._results import Result, encode, write
 from groundtrace.analyzer.errors import InputError
 
 from ._config import Config, acceptance, build_judge, metric_of
+from ._demo import demo_config
 from ._plan import plan, plan_of
 from ._reading import reading
 from ._record import ValidationRecord, build_record
@@ -232,5 +233,6 @@ ANALYSIS: Analysis[Config, JudgeCase, JudgeReport] = Analysis(
     reading=reading,
     nothing_measured=nothing_measured,
     verdicts=verdicts,
+    demo=demo_config,
     estimate=estimate,
 )

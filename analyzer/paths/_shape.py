@@ -24,6 +24,7 @@ from groundtrace.collectors.model import Trace
 from groundtrace.collectors.transcripts import read_transcripts
 
 from ._config import CASES_FORMATS, TRACE_FORMATS, Config
+from ._demo import demo_config
 from ._outcome import PathsResult, UnreadableLine
 from ._reading import reading
 from ._report import write_report
@@ -167,4 +168,5 @@ ANALYSIS: Final[Analysis[Config, Case, PathsResult]] = Analysis(
     reading=reading,
     nothing_measured=nothing_measured,
     verdicts=verdicts,
+    demo=demo_config,
 )

@@ -25,14 +25,13 @@ from groundtrace.analyzer._results import (
     write,
 )
 from groundtrace.analyzer.cases import Case
-from groundtrace.analyzer.demo import DemoBackend, DemoReport, ExportCounts
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.gate import load_profile
 from groundtrace.analyzer.gate._cases import CaseOutcome, RetrievedItem
 from groundtrace.analyzer.gate._curate import CurationFinding, CurationReport
 from groundtrace.analyzer.gate._report import write_report
 from groundtrace.analyzer.gate._run import GateReport, evaluate, verify_report
-from groundtrace.analyzer.interventions import (
+from groundtrace.analyzer.interventions._records import (
     AxisEffect,
     CallCounts,
     Estimate,
@@ -46,25 +45,23 @@ from groundtrace.analyzer.interventions import (
     Shift,
 )
 from groundtrace.analyzer.judge import (
-    AcceptanceProfile,
-    GoldItem,
-    GoldSet,
     JudgeCase,
     JudgeRunSummary,
     JudgeValidation,
     LexicalJudge,
     Metric,
     ValidationRecord,
-    build_record,
     judge_all,
-    load_record,
-    meta_evaluate,
-    summarize_results,
 )
+from groundtrace.analyzer.judge._gold import GoldItem, GoldSet
+from groundtrace.analyzer.judge._record import AcceptanceProfile, build_record, load_record
+from groundtrace.analyzer.judge._run import summarize_results
+from groundtrace.analyzer.judge._validate import meta_evaluate
 from groundtrace.analyzer.llm import ClientCounts
 from groundtrace.analyzer.metrics import DivergenceWeights
-from groundtrace.analyzer.paths import CallError, CallErrorCode, CaseVerdict, PathReport, PathStatus
+from groundtrace.analyzer.paths import CaseVerdict, PathReport, PathStatus
 from groundtrace.analyzer.paths._metrics import compute_metrics
+from groundtrace.analyzer.paths._types import CallError, CallErrorCode
 from groundtrace.analyzer.stats import StatsSettings, summarise_deltas
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
@@ -164,20 +161,6 @@ def judge_run_summary() -> JudgeRunSummary:
     return msgspec.structs.replace(summarize_results(results, 0.8), client=counts)
 
 
-def demo_report() -> DemoReport:
-    return DemoReport(
-        model="lexical", backend=DemoBackend("lexical", "lexical", "http://lexical.invalid/v1"),
-        app_version="1.0.0+bm25-top5", top_k=5, out="demo", traces_dir="demo/traces",
-        cases="demo/cases.jsonl", questions=2, seconds=0.5, seconds_per_question=0.25,
-        export_stats=ExportCounts(10, 0, 0, 0), traces=2, spans=10,
-        spans_by_action={"ANSWER": 2, "LLM": 2, "REQUEST": 2, "RETRIEVE": 2, "SELECT": 2},
-        findings_by_kind={"no_citation": 1}, read_errors=(), answered=2, unmatched_traces=0,
-        missing_cases=(), correct=1, exact_match=1, accuracy=0.5, em_rate=0.5, mean_f1=0.75,
-        mean_confidence=None, interventions=intervention_summary(),
-        phase_seconds={"model server": 0.1, "app": 0.5, "interventions": 1.25},
-    )  # fmt: skip
-
-
 def _gate_inputs() -> tuple[list[Case], dict[str, CaseOutcome], dict[str, CaseOutcome]]:
     cases = [
         Case(f"q{i}", "How long is the return window?", "30 days", support_titles=("p1",))
@@ -216,7 +199,6 @@ BUILDERS: dict[str, Callable[[], Result]] = {
     "judge_run_summary": judge_run_summary,
     "gate_report": gate_report,
     "gate_curation": curation_report,
-    "demo_report": demo_report,
 }
 
 
@@ -275,15 +257,6 @@ def test_another_major_version_names_file_and_field(tmp_path: Path) -> None:
     data["format_version"] = "1.7"  # a later minor version still reads
     path.write_text(json.dumps(data))
     assert read(path, PathReport).format_version == "1.7"
-
-
-def test_a_file_of_an_earlier_minor_version_still_loads() -> None:
-    """A 1.3 demo report (before ``analyses``) reads with the new field empty."""
-    old = read(FIXTURES / "demo_report-1.3.json", DemoReport)
-    assert old.format_version == "1.3" and old.analyses == {}
-    current = f'"{RESULT_FORMAT_VERSION}"'.encode()
-    new = encode(demo_report()).replace(current, b'"1.3"').replace(b',"analyses":{}', b"")
-    assert encode(old).replace(b',"analyses":{}', b"") == new
 
 
 def test_to_builtins_writes_a_path_as_its_text_and_refuses_what_has_no_json() -> None:

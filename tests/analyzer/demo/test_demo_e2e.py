@@ -56,11 +56,11 @@ def test_report_is_the_run_summed_up(demo_run) -> None:
     assert report.traces_dir == str(demo_run.traces_dir) and report.cases == str(
         demo_run.cases_path
     )
-    assert report.interventions is None
+    assert list(report.analyses) == ["judge"]  # DemoConfig's defaults: the judge only
 
 
 def test_the_audit_runs_only_when_asked(demo_run) -> None:
-    assert demo_run.report.audit is None  # DemoConfig's default: audit_sources=0
+    assert "audit" not in demo_run.report.analyses  # DemoConfig's default: audit_sources=0
     assert not (demo_run.config.out / "audit").exists()
 
 
@@ -68,7 +68,7 @@ def test_rates_are_none_when_nothing_was_measured(demo_run) -> None:
     empty = _report(
         demo_run.config, demo_run.backend, traces_dir=demo_run.traces_dir,
         cases_path=demo_run.cases_path, version="v", questions=1, seconds=0.1,
-        stats=ExportCounts(0, 0, 0, 0), summary=TraceSummary(), interventions=None, audit=None,
+        stats=ExportCounts(0, 0, 0, 0), summary=TraceSummary(),
     )  # fmt: skip
     assert empty.answered == 0
     assert (empty.accuracy, empty.em_rate, empty.mean_f1, empty.mean_confidence) == (None,) * 4
@@ -131,16 +131,24 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
         "spans", "spans_by_action", "findings_by_kind", "read_errors", "answered",
         "unmatched_traces", "missing_cases", "failed_calls", "failed", "correct",
         "exact_match", "accuracy", "em_rate",
-        "mean_f1", "mean_confidence", "interventions", "audit", "gate", "paths",
-        "phase_seconds", "analyses",
+        "mean_f1", "mean_confidence", "candidate_version", "phase_seconds", "analyses",
     }  # fmt: skip
-    assert summary["analyses"] == {}  # no analysis with a demo hook is installed here
+    assert summary["format_version"] == "1.6"
+    # every analysis, the judge included, in the order of analyses()
+    assert list(summary["analyses"]) == ["audit", "gate", "interventions", "judge", "paths"]
     assert list(summary["phase_seconds"]) == [
-        "model server", "app", "gate", "interventions", "paths", "audit",
+        "model server", "app", "candidate app", "agent app", "audit", "gate", "interventions",
+        "judge", "paths",
     ]  # fmt: skip
-    assert summary["interventions"]["items"] == 3
-    # the default demo also runs the offline licence audit over the first 12 licences
-    assert summary["audit"]["n_answers"] > 0 and summary["audit"]["n_pairs"] > 0
+    assert summary["candidate_version"] == "1.0.0+bm25-top2"
+    gate = summary["analyses"]["gate"]
+    assert gate["exit_code"] in {0, 10, 20, 30} and gate["reading"].startswith("The gate ")
+    assert gate["report"] == str(tmp_path / "out" / "gate" / "report.json")
+    replayed = json.loads((tmp_path / "out" / "interventions" / "summary.json").read_text())
+    assert replayed["items"] == 3
+    # the default demo also runs the offline licence audit
+    audited = summary["analyses"]["audit"]
+    assert audited["exit_code"] == 0 and audited["nothing_measured"] is None
     assert (tmp_path / "out" / "audit" / "report.html").is_file()
     assert summary["backend"]["kind"] == "lexical" and summary["export_stats"]["dropped"] == 0
     assert decode(result.stdout, DemoReport).answered == 3

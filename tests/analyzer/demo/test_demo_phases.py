@@ -12,26 +12,28 @@ from groundtrace.examples.agent_docs.app import FAULTS, LUCKY_FAULTS
 def test_demo_gates_top2_against_top5_and_reports_masked_failures(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     result = run_demo(DemoConfig(model="lexical", questions=6, out=out, gate_top_k=2, paths=True))
-    gate = result.report.gate
-    assert gate is not None
-    assert (gate.baseline, gate.candidate) == ("1.0.0+bm25-top5", "1.0.0+bm25-top2")
+    report = result.report
+    assert (report.app_version, report.candidate_version) == ("1.0.0+bm25-top5", "1.0.0+bm25-top2")
+    gate = report.analyses["gate"]
     written = json.loads(Path(gate.report).read_text())
-    assert written["decision"] == gate.decision and written["exit_code"] == gate.exit_code
-    assert gate.decision in {"promote", "manual_review", "block", "not_evaluable"}
-    assert gate.reasons  # a decision always says why
+    assert written["exit_code"] == gate.exit_code  # the decision's code, 0 promote ... 30
+    assert written["decision"] in {"promote", "manual_review", "block", "not_evaluable"}
+    assert written["case_level"]["reasons"]  # a decision always says why
+    assert result.configs["gate"].candidate == (str(out / "candidate" / "traces"),)
     candidate = list((out / "candidate" / "traces").iterdir())
     assert candidate  # the candidate version's own traces
 
-    paths = result.report.paths
-    assert paths is not None and Path(paths.report).is_file()
+    paths = report.analyses["paths"]
+    assert Path(paths.report) == out / "paths" / "report.json"
     lucky = {case for case, fault in FAULTS.items() if fault in LUCKY_FAULTS}
-    assert set(paths.metrics.masked_failures) == lucky
+    assert set(json.loads(Path(paths.report).read_text())["metrics"]["masked_failures"]) == lucky
 
 
 def test_phases_run_only_when_asked(tmp_path: Path) -> None:
-    result = run_demo(DemoConfig(model="lexical", questions=1, out=tmp_path / "d"))
-    assert result.report.gate is None and result.report.paths is None
+    result = run_demo(DemoConfig(model="lexical", questions=1, out=tmp_path / "d", judge=False))
+    assert result.report.analyses == {} and result.runs == {}
     assert not (tmp_path / "d" / "gate").exists() and not (tmp_path / "d" / "agent").exists()
+    assert not (tmp_path / "d" / "judge").exists()
 
 
 def test_cli_prints_one_row_per_operator_gate_and_paths(tmp_path: Path) -> None:
@@ -70,9 +72,10 @@ def test_operators_option_selects_the_rows(tmp_path: Path) -> None:
     result = CliRunner().invoke(build_app(), args)
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["interventions"]["seeds"]["operators"] == ["REMOVE", "ZERO", "JOINT_REMOVE"]
-    assert set(report["interventions"]["operators"]) == {"REMOVE", "ZERO"}
-    assert list(report["phase_seconds"]) == ["model server", "app", "interventions"]
+    replayed = json.loads(Path(report["analyses"]["interventions"]["report"]).read_text())
+    assert replayed["seeds"]["operators"] == ["REMOVE", "ZERO", "JOINT_REMOVE"]
+    assert set(replayed["operators"]) == {"REMOVE", "ZERO"}
+    assert list(report["phase_seconds"]) == ["model server", "app", "interventions", "judge"]
 
     bad = [*args[:7], "--operators", "SHUFFLE", "--out", str(tmp_path / "bad")]
     result = CliRunner().invoke(build_app(), bad)

@@ -194,18 +194,15 @@ def test_the_demo_screen_separates_new_from_known_failures(tmp_path: Path) -> No
     from types import SimpleNamespace
 
     from groundtrace.analyzer.cli._app import console
-    from groundtrace.analyzer.cli._demo import _print_gate_and_paths
-    from groundtrace.analyzer.demo import DemoGate
+    from groundtrace.analyzer.cli._demo import _print_gate
 
     cases = _cases(12)
     run = _evaluate(cases, _outcomes(cases, 3), _outcomes(cases, 1),
                     gate.load_profile("balanced_default"))  # fmt: skip
     path = gate.write_report(run, tmp_path)
-    shown = DemoGate(baseline="1", candidate="2", candidate_traces="t", profile="p",
-                     decision=run.report.decision.value, exit_code=run.report.exit_code,
-                     reasons=run.report.case_level.reasons, report=str(path))  # fmt: skip
+    demo = SimpleNamespace(report=SimpleNamespace(app_version="1", candidate_version="2"))
     with console.capture() as captured:
-        _print_gate_and_paths(SimpleNamespace(report=SimpleNamespace(gate=shown, paths=None)))  # type: ignore[arg-type]
+        _print_gate(demo, run, str(path))  # type: ignore[arg-type]
     text = " ".join(captured.get().split())
     assert "new failures (did not fail in the baseline): 2: general-01, general-02" in text
     assert "failing in the baseline too: 9: general-03," in text

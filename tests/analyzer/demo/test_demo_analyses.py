@@ -1,0 +1,111 @@
+"""The demo runs every analysis the one way: its demo hook's config, through the one driver.
+
+Each built-in analysis (the judge included) has a ``demo`` hook; the demo runs each one's
+config with :func:`~groundtrace.analyzer.run_analysis`, and that config is the record
+```groundtrace analyze NAME --config`` reads: written to a file and run there, it exits the
+same and writes the same report (the audit's times its run: its exit code only).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from typer.testing import CliRunner
+
+from groundtrace.analyzer import AnalysisRun, analyses, get_analysis
+from groundtrace.analyzer.cli import build_app
+from groundtrace.analyzer.demo import DemoConfig, DemoResult, run_demo
+
+BUILT_IN = ("audit", "gate", "interventions", "judge", "paths")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoResult, list[str]]:
+    """A demo running every analysis, and the names the driver was called with, in order."""
+    from groundtrace.analyzer.demo import _hooks
+
+    called: list[str] = []
+    real = _hooks.run_analysis
+
+    def spy(analysis: Any, config: Any, **options: Any) -> AnalysisRun[Any]:
+        called.append(analysis.name)
+        return real(analysis, config, **options)
+
+    out = tmp_path_factory.mktemp("demo") / "run"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_hooks, "run_analysis", spy)
+        result = run_demo(DemoConfig(model="lexical", questions=4, out=out, interventions=4,
+                                     gate_top_k=2, paths=True, audit_sources=3))  # fmt: skip
+    return result, called
+
+
+def test_every_built_in_analysis_has_a_demo_hook() -> None:
+    assert set(BUILT_IN) <= set(analyses())
+    assert all(get_analysis(name).demo is not None for name in BUILT_IN)
+
+
+@pytest.mark.timeout(600)
+def test_the_demo_runs_all_five_analyses_through_the_driver(demo) -> None:
+    result, called = demo
+    assert called == list(BUILT_IN)  # the judge included, each once, in the order of analyses()
+    assert list(result.runs) == list(result.report.analyses) == list(BUILT_IN)
+    for name, done in result.runs.items():
+        shown = result.report.analyses[name]
+        assert done.analysis == name and done.result is not None
+        assert shown.report == str(done.reports[0])
+        assert Path(shown.report).is_file()
+        assert Path(shown.report).parent == result.config.out / name
+        assert (shown.exit_code, shown.nothing_measured, shown.reading) == (
+            done.exit_code, done.reason, done.reading,
+        )  # fmt: skip
+        assert shown.reading
+    assert result.report.analyses["judge"].exit_code == 0
+    # the gate's own code (0 promote, 10 review, 20 block, 30 not evaluable) is recorded
+    gate = json.loads(Path(result.report.analyses["gate"].report).read_text())
+    assert result.report.analyses["gate"].exit_code == gate["exit_code"]
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_each_demo_config_is_what_analyze_takes(demo, name: str, tmp_path: Path) -> None:
+    result, _ = demo
+    config = result.configs[name]
+    assert isinstance(config, get_analysis(name).config)
+    written = tmp_path / f"{name}.json"
+    written.write_bytes(msgspec.json.encode(config))
+    out = tmp_path / "out"
+    ran = CliRunner().invoke(
+        build_app(), ["analyze", name, "--config", str(written), "--out", str(out)]
+    )
+    assert ran.exit_code == result.report.analyses[name].exit_code, ran.output
+    shown = Path(result.report.analyses[name].report)
+    again = out / shown.name
+    assert again.is_file(), ran.output
+    if name in {"gate", "judge", "paths"}:
+        assert again.read_bytes() == shown.read_bytes()
+    elif name == "interventions":  # the same run folder: the units come from its journal
+        first, second = json.loads(shown.read_text()), json.loads(again.read_text())
+        assert second.pop("calls")["from_journal"] == first.pop("calls")["run_now"] > 0
+        assert second == first
+
+
+def test_the_demo_options_set_the_analyses_configs(demo) -> None:
+    result, _ = demo
+    out = result.config.out
+    interventions = result.configs["interventions"]
+    assert (interventions.limit, interventions.operators) == (4, ("REMOVE", "REPLACE", "DUPLICATE"))
+    assert interventions.out == str(out / "interventions")
+    assert result.configs["judge"].traces == (str(out / "traces"),)
+    assert result.configs["gate"].candidate == (str(out / "candidate" / "traces"),)
+    assert result.configs["paths"].traces == (str(out / "agent" / "traces"),)
+
+
+def test_options_that_skip_an_analysis_leave_it_out(tmp_path: Path) -> None:
+    result = run_demo(DemoConfig(model="lexical", questions=2, out=tmp_path / "d", judge=False,
+                                 interventions=2, operators=("ZERO",)))  # fmt: skip
+    assert list(result.runs) == ["interventions"]
+    assert result.configs["interventions"].operators == ("ZERO",)
