@@ -77,68 +77,33 @@ __all__ = [
     "write_report",
 ]
 
+
+def _moved(module: str, *names: str) -> dict[str, str]:
+    return {name: f"{__name__}.{module}.{name}" for name in names}
+
+
 #: Names public before 0.2.0, served one more release with a DeprecationWarning: the gate's
 #: internals (its layers, the Bayes rule, the snapshots) are its private modules'.
-_renamed = renamed(
-    __name__,
-    {
-        "GateRun": "GateResult",
-        "BUILTIN_RULES": "groundtrace.analyzer.gate._guardrails.BUILTIN_RULES",
-        "BayesSettings": "groundtrace.analyzer.gate._bayes.BayesSettings",
-        "CaseChange": "groundtrace.analyzer.gate._changes.CaseChange",
-        "CaseOutcome": "groundtrace.analyzer.gate._cases.CaseOutcome",
-        "ChangeKind": "groundtrace.analyzer.gate._changes.ChangeKind",
-        "CheckResult": "groundtrace.analyzer.gate._cases.CheckResult",
-        "CurationFinding": "groundtrace.analyzer.gate._curate.CurationFinding",
-        "DatasetSnapshot": "groundtrace.analyzer.gate._run.DatasetSnapshot",
-        "EXIT_CODES": "groundtrace.analyzer.gate._run.EXIT_CODES",
-        "FailureChanges": "groundtrace.analyzer.gate._changes.FailureChanges",
-        "GateCase": "groundtrace.analyzer.gate._shape.GateCase",
-        "GatePlan": "groundtrace.analyzer.gate._shape.GatePlan",
-        "Histogram": "groundtrace.analyzer.gate._bayes.Histogram",
-        "JUDGE_MODES": "groundtrace.analyzer.gate._judge_layer.JUDGE_MODES",
-        "JudgeLayer": "groundtrace.analyzer.gate._judge_layer.JudgeLayer",
-        "JudgeSnapshot": "groundtrace.analyzer.gate._judge_layer.JudgeSnapshot",
-        "JudgeVerdict": "groundtrace.analyzer.gate._judge_layer.JudgeVerdict",
-        "PathSnapshot": "groundtrace.analyzer.gate._path_layer.PathSnapshot",
-        "PathVerdict": "groundtrace.analyzer.gate._path_layer.PathVerdict",
-        "RetrievedItem": "groundtrace.analyzer.gate._cases.RetrievedItem",
-        "RiskResult": "groundtrace.analyzer.gate._bayes.RiskResult",
-        "Rule": "groundtrace.analyzer.gate._guardrails.Rule",
-        "RunDecision": "groundtrace.analyzer.gate._decision.RunDecision",
-        "Scenario": "groundtrace.analyzer.gate._simulate.Scenario",
-        "SimulationCell": "groundtrace.analyzer.gate._simulate.SimulationCell",
-        "Snapshots": "groundtrace.analyzer.gate._run.Snapshots",
-        "StratumCounts": "groundtrace.analyzer.gate._bayes.StratumCounts",
-        "StratumRisk": "groundtrace.analyzer.gate._bayes.StratumRisk",
-        "StratumThresholds": "groundtrace.analyzer.gate._bayes.StratumThresholds",
-        "SynonymMatcher": "groundtrace.analyzer.gate._match.SynonymMatcher",
-        "VerdictError": "groundtrace.analyzer.gate._judge_layer.VerdictError",
-        "blocking_findings": "groundtrace.analyzer.gate._shape.blocking_findings",
-        "code_version": "groundtrace.analyzer.gate._run.code_version",
-        "compare": "groundtrace.analyzer.gate._bayes.compare",
-        "compare_cases": "groundtrace.analyzer.gate._changes.compare_cases",
-        "decide": "groundtrace.analyzer.gate._bayes.decide",
-        "decide_case": "groundtrace.analyzer.gate._decision.decide_case",
-        "decide_run": "groundtrace.analyzer.gate._decision.decide_run",
-        "deterministic_checks": "groundtrace.analyzer.gate._checks.deterministic_checks",
-        "eligibility": "groundtrace.analyzer.gate._judge_layer.eligibility",
-        "evaluate": "groundtrace.analyzer.gate._run.evaluate",
-        "fold": "groundtrace.analyzer.gate._match.fold",
-        "gold_unmatched": "groundtrace.analyzer.gate._checks.gold_unmatched",
-        "judge_checks": "groundtrace.analyzer.gate._judge_layer.judge_checks",
-        "judge_snapshot": "groundtrace.analyzer.gate._judge_layer.judge_snapshot",
-        "judge_verdicts": "groundtrace.analyzer.gate._judge_layer.judge_verdicts",
-        "most_severe": "groundtrace.analyzer.gate._bayes.most_severe",
-        "outcomes_from_traces": "groundtrace.analyzer.gate._run.outcomes_from_traces",
-        "path_checks": "groundtrace.analyzer.gate._path_layer.path_checks",
-        "path_snapshot": "groundtrace.analyzer.gate._path_layer.path_snapshot",
-        "run_guardrails": "groundtrace.analyzer.gate._guardrails.run_guardrails",
-        "scan_case_file": "groundtrace.analyzer.gate._curate.scan_case_file",
-    },
-    since="0.2.0",
-    remove_in="0.3.0",
-)
+_OLD = {
+    "GateRun": "GateResult",
+    **_moved("_bayes", "BayesSettings", "Histogram", "RiskResult", "StratumCounts",
+             "StratumRisk", "StratumThresholds", "compare", "decide", "most_severe"),
+    **_moved("_cases", "CaseOutcome", "CheckResult", "RetrievedItem"),
+    **_moved("_changes", "CaseChange", "ChangeKind", "FailureChanges", "compare_cases"),
+    **_moved("_checks", "deterministic_checks", "gold_unmatched"),
+    **_moved("_curate", "CurationFinding", "scan_case_file"),
+    **_moved("_decision", "RunDecision", "decide_case", "decide_run"),
+    **_moved("_guardrails", "BUILTIN_RULES", "Rule", "run_guardrails"),
+    **_moved("_judge_layer", "JUDGE_MODES", "JudgeLayer", "JudgeSnapshot", "JudgeVerdict",
+             "VerdictError", "eligibility", "judge_checks", "judge_snapshot", "judge_verdicts"),
+    **_moved("_match", "SynonymMatcher", "fold"),
+    **_moved("_path_layer", "PathSnapshot", "PathVerdict", "path_checks", "path_snapshot"),
+    **_moved("_run", "EXIT_CODES", "DatasetSnapshot", "Snapshots", "code_version", "evaluate",
+             "outcomes_from_traces"),
+    **_moved("_shape", "GateCase", "GatePlan", "blocking_findings"),
+    **_moved("_simulate", "Scenario", "SimulationCell"),
+}  # fmt: skip
+_renamed = renamed(__name__, _OLD, since="0.2.0", remove_in="0.3.0")
 
 
 def __getattr__(name: str) -> Any:
