@@ -189,3 +189,15 @@ def test_new_user_times_every_phase() -> None:
     }  # fmt: skip
     assert all(_positive(v) for v in phases.values())
     assert _positive(report["model_calls"])
+
+
+def test_monitor_load_reports_throughput_ratio_lag_and_memory() -> None:
+    args = "--clients 2 --batches 4 --spans-per-batch 20 --rounds 1 --rate 5 --seconds 3"
+    report = json.loads(_run("monitor_load", *args.split(), module=True))
+    (round_,) = report["flat_out"]["spans_per_s"]
+    assert _positive(round_["on"]) and _positive(round_["off"])
+    assert _positive(report["flat_out"]["ratio"])
+    steady = report["steady"]
+    assert steady["traces_evaluated"] > 0  # the 10 % sample of ~60 traces was judged
+    for key in ("lag_p50_s", "lag_p95_s", "rss_mib_first_quarter", "rss_mib_last_quarter"):
+        assert _positive(steady[key]), key
