@@ -3,7 +3,8 @@
 The friendly command's options make the same ``paths.Config`` a config file gives, and both go
 through the one driver: on the same inputs they write identical report files and exit with the
 same code -- a run with a failing case (0), nothing measured (6), a run refused under
-``--strict`` (2, no report) -- and take the model-call ceilings the same way. ``paths`` makes
+``--strict`` (2, no report) -- write the same verdicts back (none when nothing was measured)
+and take the model-call ceilings the same way. ``paths`` makes
 no model call: ``--max-calls`` is accepted by both (and never reached) and refused by both with
 the same message when out of range; ``--estimate`` is refused by both with the same message.
 The analysis also runs from inside a running event loop (``await run_analysis_async``).
@@ -24,6 +25,7 @@ from groundtrace.analyzer import run_analysis_async
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.paths import ANALYSIS, Config, PathReport
 from tests.analyzer.paths.test_paths_shape import HIVES, TOOLS, _traces
+from tests.support.otlp_logs_server import OTLPLogsServer
 
 REPORTS = ("report.json", "summary.md", "report.html")
 app = build_app()
@@ -133,6 +135,28 @@ def test_both_commands_take_the_call_ceilings_alike(inputs: Path) -> None:
         assert (friendly.exit_code, analyzed.exit_code) == (2, 2), extra
         assert said in friendly.stderr and friendly.stderr == analyzed.stderr, extra
         assert not (inputs / "p2" / "report.json").exists()
+
+
+@pytest.mark.timeout(300)
+def test_both_commands_write_back_alike_and_nothing_when_nothing_was_measured(
+    inputs: Path,
+) -> None:
+    sent: dict[tuple[str, str], list[object]] = {}
+    for traces in ("traces.jsonl", "no_case.jsonl"):
+        for command in ("paths", "analyze"):
+            with OTLPLogsServer() as srv:
+                back = ("--write-back", "otlp", "--otlp-endpoint", srv.url)
+                out = inputs / f"{command}-{traces}"
+                res = (
+                    _friendly(inputs, traces, out, *back)
+                    if command == "paths"
+                    else _analyze(_config_file(inputs, traces), out, *back)
+                )
+            assert res.exit_code == (0 if traces == "traces.jsonl" else 6), res.output
+            sent[traces, command] = srv.records
+    assert len(sent["traces.jsonl", "paths"]) == 2  # one status per case run
+    assert sent["traces.jsonl", "paths"] == sent["traces.jsonl", "analyze"]
+    assert sent["no_case.jsonl", "paths"] == sent["no_case.jsonl", "analyze"] == []
 
 
 @pytest.mark.timeout(300)
