@@ -75,8 +75,9 @@ def _judge_blocks(language: str) -> list[str]:
 
 
 def test_the_judge_page_shows_the_prompt_and_schema_the_judge_sends() -> None:
-    from groundtrace.analyzer.judge import DEFAULT_RUBRIC, OUTPUT_SCHEMA, JudgeCase
+    from groundtrace.analyzer.judge import JudgeCase
     from groundtrace.analyzer.judge._llm_judge import build_prompt
+    from groundtrace.analyzer.judge._rubric import DEFAULT_RUBRIC, OUTPUT_SCHEMA
 
     example = next(b for b in _judge_blocks("text") if "QUESTION:\nWhen should" in b)
     head, _, rest = example.partition("\n\nQUESTION:\n")
@@ -91,7 +92,8 @@ def test_the_judge_page_shows_the_prompt_and_schema_the_judge_sends() -> None:
 
 
 def test_the_judge_pages_bad_reply_counts_as_it_says() -> None:
-    from groundtrace.analyzer.judge import Metric, parse_judge_reply
+    from groundtrace.analyzer.judge import Metric
+    from groundtrace.analyzer.judge._protocol import parse_judge_reply
 
     reply = (
         '{"context_relevance": 1.005, "adherence": "high", "answer_relevance": 1.2, '

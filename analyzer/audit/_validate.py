@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from groundtrace.analyzer._results import Result
-from groundtrace.analyzer.judge import (
+from groundtrace.analyzer.stats import (
     Statistic,
     cohen_kappa_batch,
     mcc_batch,

@@ -25,7 +25,7 @@ from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import AnalysisRun
-    from groundtrace.analyzer.judge import Config, JudgeReport, JudgeRunSummary
+    from groundtrace.analyzer.judge import Config, JudgeResult, JudgeRunSummary
 
 __all__ = ["register"]
 
@@ -90,10 +90,11 @@ def _path(path: Path | None) -> str | None:
 
 
 def _cache(out: Path, estimate: bool) -> str | None:
-    """The run folder's model-call cache (none for an estimate: it creates nothing)."""
-    from groundtrace.analyzer.judge import CACHE_FILE
+    """The run folder's model-call cache, where the driver's estimate reads it (none for an
+    estimate: it creates nothing)."""
+    from groundtrace.analyzer._driver import CACHE_NAME
 
-    return None if estimate else str(out / CACHE_FILE)
+    return None if estimate else str(out / CACHE_NAME)
 
 
 def _drive(
@@ -107,7 +108,7 @@ def _drive(
     executor: ExecutorOptions | None = None,
     write_back: WriteBackOptions | None = None,
     command: str | None = None,
-) -> AnalysisRun[JudgeReport] | None:
+) -> AnalysisRun[JudgeResult] | None:
     """The judge through the driver (the options naming bad config fields); ``None`` after
     an estimate. ``command`` is named at the end of a validation's report."""
     import dataclasses
@@ -230,9 +231,9 @@ def check_command(
     met, or the fingerprint changed).
     """
     from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.judge import Config, check_record, load_record
+    from groundtrace.analyzer.judge import Config, ValidationRecord
 
-    record = load_record(record_path)
+    record = ValidationRecord.from_file(record_path)
     config = Config(
         judge=judge,
         model=model,
@@ -243,7 +244,7 @@ def check_command(
     )
     with fields_as_options(_OPTIONS):
         fingerprint = config.fingerprint()  # no model client is opened
-    result = check_record(record, fingerprint)
+    result = record.check(fingerprint)
     if as_json:
         typer.echo(encode(result).decode())
     else:
@@ -300,7 +301,7 @@ def run_command(
     protocol error) the files are written and the command exits 6, naming why.
     """
     from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.judge import DEFAULT_CONCURRENCY, Config
+    from groundtrace.analyzer.judge import Config
 
     config = Config(
         judge=judge,
@@ -320,11 +321,11 @@ def run_command(
         cache=_cache(out, calls.estimate),
     )
     settings = calls.settings(concurrency)
-    endpoint = None if judge == "lexical" else judge
+    with fields_as_options(_OPTIONS):
+        in_flight = config.in_flight()  # the option, else the call profile's, else 2
     done = _drive(  # planning, --strict refuses unreadable trace lines
         config, out, settings=settings, estimate=calls.estimate,
-        in_flight=settings.concurrency(endpoint, DEFAULT_CONCURRENCY), as_json=as_json,
-        executor=executor, write_back=write_back,
+        in_flight=in_flight, as_json=as_json, executor=executor, write_back=write_back,
     )  # fmt: skip
     if done is None:
         return

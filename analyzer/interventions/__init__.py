@@ -15,116 +15,88 @@ Usage::
     print(done.result.summary.operators["REMOVE"].axes["correctness"].mean_delta)
     print(done.reason or done.reading)
 
-:func:`run_interventions` (deprecated) does the same from a :class:`RunConfig` (the run
-folder plus the plan, replay, axis and statistics settings).
-The steps behind the run (axes and comparisons, targets, the replacement pool, roles,
-joint ablation) live in the private modules of this package; they all take the evidence
-items as :class:`groundtrace.analyzer.replay.ReplayChunk`.
+An *item* is one trace's plan (:class:`ItemPlan`: its target evidence and the perturbations
+planned on it; :func:`plan` returns them as :class:`Items`, the driver's units); a *replay
+unit* is one replay of one perturbation (an item has several; one :class:`ReplayRow` each in
+``results.jsonl``). The steps behind the run (axes and comparisons, targets, the replacement
+pool, roles, joint ablation) live in the private modules of this package.
 """
 
 from __future__ import annotations
 
 from groundtrace.analyzer._deprecation import renamed
 
-from ._axes import DELTA_AXES, DIVERGENCE, REPORTED_AXES, AxisSettings, SensitivityRow
 from ._config import Config, HardnessLevel
-from ._deprecated import estimate_requests, run_interventions, run_interventions_async
-from ._engine import ALL_OPERATORS, ItemPlan, PlanSettings, parse_operators
-from ._joint import MAX_SHAPLEY_PLAYERS
+from ._engine import ItemPlan
 from ._plan import Items
-from ._pool import Hardness, PoolCandidate
 from ._reading import reading
-from ._records import (
-    AxisEffect,
-    CallCounts,
-    CounterfactualAnswer,
-    DivergenceParts,
-    Estimate,
-    InputCounts,
-    InterventionStatistics,
-    InterventionSummary,
-    JointResult,
-    OperatorResult,
-    OriginalAnswer,
-    ReplaySettings,
-    RolesResult,
-    RoleVerdict,
-    RunSeeds,
-    ShapleyItem,
-    ShapleyResult,
-    Shift,
-    UnitError,
-    UnitRow,
-)
+from ._records import AxisEffect, Estimate, InterventionSummary, OperatorResult, ReplayRow
 from ._report import operator_table_md, write_report
-from ._roles import Role, RoleThresholds
-from ._run import RunConfig, RunResult
+from ._roles import Role
+from ._run import InterventionsResult
 from ._shape import ANALYSIS, estimate_run, nothing_measured, plan, run, verdicts
-from ._targets import TargetChoice, TargetRule
 
 __all__ = [
-    "ALL_OPERATORS",
     "ANALYSIS",
-    "DELTA_AXES",
-    "DIVERGENCE",
-    "MAX_SHAPLEY_PLAYERS",
-    "REPORTED_AXES",
     "AxisEffect",
-    "AxisSettings",
-    "CallCounts",
     "Config",
-    "CounterfactualAnswer",
-    "DivergenceParts",
     "Estimate",
-    "Hardness",
     "HardnessLevel",
-    "InputCounts",
-    "InterventionStatistics",
     "InterventionSummary",
+    "InterventionsResult",
     "ItemPlan",
     "Items",
-    "JointResult",
     "OperatorResult",
-    "OriginalAnswer",
-    "PlanSettings",
-    "PoolCandidate",
-    "ReplaySettings",
+    "ReplayRow",
     "Role",
-    "RoleThresholds",
-    "RoleVerdict",
-    "RolesResult",
-    "RunConfig",
-    "RunResult",
-    "RunSeeds",
-    "SensitivityRow",
-    "ShapleyItem",
-    "ShapleyResult",
-    "Shift",
-    "TargetChoice",
-    "TargetRule",
-    "UnitError",
-    "UnitRow",
-    "estimate_requests",
     "estimate_run",
     "nothing_measured",
     "operator_table_md",
-    "parse_operators",
     "plan",
     "reading",
     "run",
-    "run_interventions",
-    "run_interventions_async",
     "verdicts",
     "write_report",
 ]
 
-#: Old names, kept working for a release with a DeprecationWarning naming the new one
-#: (``EvidenceChunk``: the analyzer's one evidence record is the replay's ``ReplayChunk``).
+_HERE = __name__
+#: Old and internal names, kept working for a release with a DeprecationWarning naming where
+#: they are now (0.2.0; removed in 0.3.0). The older drivers (``run_interventions``...) warn
+#: again when called, naming the driver that replaces them.
 __getattr__ = renamed(
     __name__,
     {
+        # renamed
         "write_reports": "write_report",
         "EvidenceChunk": "groundtrace.analyzer.replay.ReplayChunk",
+        "RunResult": "InterventionsResult",
+        "UnitRow": "ReplayRow",
+        "UnitError": f"{_HERE}._records.ReplayFailure",
+        # the older ways in
+        "RunConfig": f"{_HERE}._run.RunConfig",
+        "run_interventions": f"{_HERE}._deprecated.run_interventions",
+        "run_interventions_async": f"{_HERE}._deprecated.run_interventions_async",
+        "estimate_requests": f"{_HERE}._deprecated.estimate_requests",
+        "plan_run": f"{_HERE}._deprecated.plan_run",
+        # building blocks, no longer public
+        **{
+            name: f"{_HERE}.{module}.{name}"
+            for module, names in {
+                "_axes": ("DELTA_AXES", "DIVERGENCE", "REPORTED_AXES", "AxisSettings",
+                          "SensitivityRow"),
+                "_engine": ("ALL_OPERATORS", "PlanSettings", "parse_operators"),
+                "_joint": ("MAX_SHAPLEY_PLAYERS",),
+                "_pool": ("Hardness", "PoolCandidate"),
+                "_records": ("CallCounts", "CounterfactualAnswer", "DivergenceParts",
+                             "InputCounts", "InterventionStatistics", "JointResult",
+                             "OriginalAnswer", "ReplaySettings", "RoleVerdict", "RolesResult",
+                             "RunSeeds", "ShapleyItem", "ShapleyResult", "Shift"),
+                "_roles": ("RoleThresholds",),
+                "_targets": ("TargetChoice", "TargetRule"),
+            }.items()
+            for name in names
+        },
     },
     since="0.2.0",
-)
+    remove_in="0.3.0",
+)  # fmt: skip

@@ -24,7 +24,7 @@ from ._config import Config
 from ._engine import ItemPlan
 from ._estimate import unit_requests
 from ._plan import plan_items
-from ._run import Progress, RunConfig, RunResult, checked_mode
+from ._run import InterventionsResult, Progress, RunConfig, checked_mode
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import AnalysisRun
@@ -74,7 +74,7 @@ def _replays(progress: Progress | None) -> Callable[[str, int, int | None], None
     return forward
 
 
-def _result(done: AnalysisRun[RunResult]) -> RunResult:
+def _result(done: AnalysisRun[InterventionsResult]) -> InterventionsResult:
     assert done.result is not None  # not an estimate
     return done.result
 
@@ -88,7 +88,7 @@ def run_interventions(
     pool_dataset: str | Path | None = None,
     progress: Progress | None = None,
     executor: Executor | None = None,
-) -> RunResult:
+) -> InterventionsResult:
     """Run the interventions on ``traces`` into ``config.out_dir`` and write the reports.
 
     Deprecated: ``run_analysis(ANALYSIS, Config(...), out=...)``. The units are handed to
@@ -122,7 +122,7 @@ async def run_interventions_async(
     pool_dataset: str | Path | None = None,
     progress: Progress | None = None,
     executor: Executor | None = None,
-) -> RunResult:
+) -> InterventionsResult:
     """:func:`run_interventions`, awaited (deprecated: ``await run_analysis_async(...)``)."""
     from groundtrace.analyzer import run_analysis_async
 

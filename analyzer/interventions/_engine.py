@@ -116,7 +116,8 @@ class PlanSettings:
 
 @dataclass(slots=True)
 class ItemPlan:
-    """Everything planned for one trace.
+    """Everything planned for one trace: an *item* (its target evidence and the perturbations
+    planned on it), and the replay units that run them (one replay each).
 
     Attributes:
         trace: the original trace.
@@ -129,7 +130,7 @@ class ItemPlan:
         random_replacement: the REPLACE candidate for the random target.
         players: support chunk ids for joint ablation / Shapley (rank order).
         pair: (s1, s2) of the joint ablation.
-        units: the units to run.
+        units: the replay units to run (one replay each).
         skipped: operator -> why it was not planned for this item.
         pool_sizes: target id -> number of usable pool candidates.
         findings: what the plan found wrong with the item's data (a gold support that

@@ -31,8 +31,11 @@ __all__ = ["Items", "plan_items"]
 
 @dataclass(frozen=True, slots=True)
 class Items(Plan[ItemPlan]):
-    """The items a run plans (one :class:`ItemPlan` per usable trace, each with its units),
-    and the counts of what was read to find them (the summary's ``input``).
+    """The items a run plans (one :class:`ItemPlan` per usable trace, each with its replay
+    units), and the counts of what was read to find them (the summary's ``input``).
+
+    The driver's units of this analysis are the items (an item is journaled and resumed by
+    its replay units).
 
     Attributes:
         plans: the item plans, in run order.
@@ -44,7 +47,7 @@ class Items(Plan[ItemPlan]):
 
     @property
     def units(self) -> tuple[ItemPlan, ...]:
-        """The item plans (each carries its replay units)."""
+        """The item plans (each carries its replay units): the driver's units."""
         return self.plans
 
     @classmethod

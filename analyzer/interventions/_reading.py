@@ -17,7 +17,7 @@ from groundtrace.analyzer._wording import ci, excludes_zero, interval, join, num
 from ._records import AxisEffect, InterventionSummary
 
 if TYPE_CHECKING:
-    from ._run import RunResult
+    from ._run import InterventionsResult
 
 __all__ = ["reading", "summary_reading"]
 
@@ -125,6 +125,6 @@ def summary_reading(summary: InterventionSummary) -> str:
     return " ".join(parts)
 
 
-def reading(result: RunResult | InterventionSummary) -> str:
+def reading(result: InterventionsResult | InterventionSummary) -> str:
     """The reading of an intervention run (its result, or the ``summary.json`` it wrote)."""
     return summary_reading(result if isinstance(result, InterventionSummary) else result.summary)

@@ -1,7 +1,7 @@
 """The records an intervention run writes: ``summary.json`` and the rows of ``results.jsonl``.
 
 :class:`InterventionSummary` is a versioned :class:`~groundtrace.analyzer._results.Result`;
-the reports (``summary.md``, ``report.html``) render from it and from the :class:`UnitRow`s.
+the reports (``summary.md``, ``report.html``) render from it and from the :class:`ReplayRow`s.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ __all__ = [
     "JointResult",
     "OperatorResult",
     "OriginalAnswer",
+    "ReplayFailure",
+    "ReplayRow",
     "ReplaySettings",
     "RoleVerdict",
     "RolesResult",
@@ -36,8 +38,6 @@ __all__ = [
     "ShapleyItem",
     "ShapleyResult",
     "Shift",
-    "UnitError",
-    "UnitRow",
 ]
 
 
@@ -227,7 +227,7 @@ class InterventionSummary(InterventionStatistics, frozen=True, kw_only=True):
 
 
 class OriginalAnswer(msgspec.Struct, frozen=True):
-    """τ of a unit: its answer and the ids it used."""
+    """τ of a replay unit: its answer and the ids it used."""
 
     trace_id: str
     answer: str
@@ -236,7 +236,7 @@ class OriginalAnswer(msgspec.Struct, frozen=True):
 
 
 class CounterfactualAnswer(msgspec.Struct, frozen=True):
-    """τ̃ of a unit."""
+    """τ̃ of a replay unit."""
 
     trace_id: str | None
     answer: str | None
@@ -246,8 +246,8 @@ class CounterfactualAnswer(msgspec.Struct, frozen=True):
     cached: bool | None
 
 
-class UnitError(msgspec.Struct, frozen=True):
-    """Why a unit failed."""
+class ReplayFailure(msgspec.Struct, frozen=True):
+    """Why a replay unit failed."""
 
     kind: str | None
     message: str | None
@@ -261,8 +261,8 @@ class DivergenceParts(msgspec.Struct, frozen=True):
     confidence: float | None
 
 
-class UnitRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """One row of ``results.jsonl``: a unit, its replay and its comparison with τ."""
+class ReplayRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One row of ``results.jsonl``: a replay unit, its replay and its comparison with τ."""
 
     key: str
     trace_id: str
@@ -276,7 +276,7 @@ class UnitRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     original: OriginalAnswer
     reference_answer: str | None = None
     counterfactual: CounterfactualAnswer | None = None
-    error: UnitError | None = None
+    error: ReplayFailure | None = None
     deltas: dict[str, float | None] | None = None
     divergence: float | None = None
     divergence_terms: DivergenceParts | None = None

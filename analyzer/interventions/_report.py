@@ -20,10 +20,10 @@ from groundtrace.analyzer._results import encode, to_builtins, write
 from groundtrace.analyzer.errors import ConfigError
 
 from ._reading import summary_reading
-from ._records import Estimate, InterventionSummary, JointResult, UnitRow
+from ._records import Estimate, InterventionSummary, JointResult, ReplayRow
 
 if TYPE_CHECKING:
-    from ._run import RunResult
+    from ._run import InterventionsResult
 
 __all__ = ["operator_table_md", "write_report"]
 
@@ -217,7 +217,7 @@ _DRILL_HEADER = ("case", "operator", "target", "replacement", "reference", "orig
                  "c", "counterfactual answer", "c̃", "D", "τ → τ̃")  # fmt: skip
 
 
-def _drill_down(rows: Sequence[UnitRow], limit: int = 400) -> h.Html:
+def _drill_down(rows: Sequence[ReplayRow], limit: int = 400) -> h.Html:
     """One row per unit; ids wrap inside their cells, so the table fits the page's width."""
     cells: list[list[object]] = []
     for row in rows[:limit]:
@@ -237,7 +237,7 @@ def _drill_down(rows: Sequence[UnitRow], limit: int = 400) -> h.Html:
     return h.join(h.table(_DRILL_HEADER, cells), h.paragraphs(more, cls="muted"))
 
 
-def report_html(summary: InterventionSummary, rows: Sequence[UnitRow]) -> str:
+def report_html(summary: InterventionSummary, rows: Sequence[ReplayRow]) -> str:
     """The self-contained HTML page."""
     md = summary_markdown(summary)
     joint = summary.joint_ablation
@@ -256,7 +256,7 @@ def report_html(summary: InterventionSummary, rows: Sequence[UnitRow]) -> str:
     )
 
 
-def write_report(result: RunResult, out: Path) -> Path:
+def write_report(result: InterventionsResult, out: Path) -> Path:
     """Write the run's records and reports into the folder ``out`` (created): ``results.jsonl``
     (one row per unit), ``summary.json``, ``summary.md`` and ``report.html``.
 

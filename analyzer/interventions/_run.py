@@ -47,17 +47,17 @@ from ._plan import Items
 from ._records import (
     CallCounts,
     InterventionSummary,
+    ReplayRow,
     ReplaySettings,
     RunSeeds,
-    UnitRow,
 )
 from ._roles import ItemRoles, RoleThresholds
 from ._run_summary import analyse
 
 __all__ = [
+    "InterventionsResult",
     "Progress",
     "RunConfig",
-    "RunResult",
     "checked_mode",
     "drop_unjournaled",
     "replay_journaled",
@@ -126,20 +126,24 @@ class RunConfig:
 
 
 @dataclass(slots=True)
-class RunResult:
-    """What a run did and found.
+class InterventionsResult:
+    """What an intervention run did and found (the analysis's result).
+
+    An *item* is one trace's plan (:class:`ItemPlan`: its target evidence and the
+    perturbations planned on it); a *replay unit* is one replay of one perturbation
+    (:class:`~groundtrace.analyzer.replay.ReplayUnit`): an item has several.
 
     Attributes:
         summary: the summary (also in ``summary.json``).
-        rows: one row per unit (also in ``results.jsonl``).
-        plans: the per-trace plans.
+        rows: one row per replay unit (also in ``results.jsonl``).
+        plans: the item plans (one per usable trace).
         out_dir: the run folder.
         roles: the evidence roles of each item's target (items with a REMOVE, REPLACE or
             DUPLICATE outcome).
     """
 
     summary: InterventionSummary
-    rows: list[UnitRow]
+    rows: list[ReplayRow]
     plans: list[ItemPlan]
     out_dir: Path
     roles: list[tuple[ItemPlan, ItemRoles]] = field(default_factory=list)
@@ -175,7 +179,7 @@ async def replay_journaled(
     has_gold: bool,
     executor: Executor,
     progress: Progress | None = None,
-) -> RunResult:
+) -> InterventionsResult:
     """Replay the units of ``items`` that ``journal`` (the run folder's, opened and locked by
     the caller) does not hold, and analyse (what the driver's run of the analysis does)."""
     mode = checked_mode(config)
@@ -213,7 +217,7 @@ async def _run(
     has_gold: bool,
     progress: Progress | None,
     executor: Executor | None,
-) -> RunResult:
+) -> InterventionsResult:
     out = Path(config.out_dir)
     recorder = CounterfactualRecorder(out / COUNTERFACTUALS)
     cache = CallCache(out / "llm_cache.sqlite") if mode == "endpoint" else None
@@ -297,7 +301,7 @@ async def _run(
             config.stats.seed, config.stats.permutation_seed, config.stats.n_resamples,
         ),
     )  # fmt: skip
-    return RunResult(summary, analysis.rows, usable, out, analysis.roles)
+    return InterventionsResult(summary, analysis.rows, usable, out, analysis.roles)
 
 
 @dataclass(slots=True)

@@ -35,13 +35,13 @@ from ._records import (
     JointResult,
     OperatorResult,
     OriginalAnswer,
+    ReplayFailure,
+    ReplayRow,
     RolesResult,
     RoleVerdict,
     ShapleyItem,
     ShapleyResult,
     Shift,
-    UnitError,
-    UnitRow,
 )
 from ._roles import (
     ItemInterventions,
@@ -96,7 +96,7 @@ def original_outcome(plan: ItemPlan, recomputed: UnitResult | None = None) -> Ou
 class Analysis:
     """Everything the reports show: one row per unit, the run's statistics, per-item roles."""
 
-    rows: list[UnitRow] = field(default_factory=list)
+    rows: list[ReplayRow] = field(default_factory=list)
     statistics: InterventionStatistics | None = None
     roles: list[tuple[ItemPlan, ItemRoles]] = field(default_factory=list)
 
@@ -106,9 +106,9 @@ def _f1(answer: str, reference: str) -> float:
 
 
 def _row(plan: ItemPlan, unit: ReplayUnit, result: UnitResult | None,
-         comparison: Comparison | None, original: Outcome) -> UnitRow:  # fmt: skip
+         comparison: Comparison | None, original: Outcome) -> ReplayRow:  # fmt: skip
     t = None if comparison is None else comparison.terms
-    return UnitRow(
+    return ReplayRow(
         key=unit.key, trace_id=unit.trace_id, case_id=unit.case_id, operator=unit.operator,
         target_id=unit.target_id, replacement_id=unit.replacement_id, seed=unit.seed,
         evidence_ids=tuple(c.id for c in unit.evidence),
@@ -122,7 +122,7 @@ def _row(plan: ItemPlan, unit: ReplayUnit, result: UnitResult | None,
             result.counterfactual_trace_id, result.answer, result.confidence,
             tuple(result.cited_ids), result.parse_error, result.cached,
         ),
-        error=None if result is None or result.ok else UnitError(
+        error=None if result is None or result.ok else ReplayFailure(
             result.error_kind, result.error_message
         ),
         deltas=None if comparison is None else dict(comparison.deltas),

@@ -27,7 +27,7 @@ from ._estimate import unit_requests
 from ._plan import Items, plan_items
 from ._reading import reading
 from ._report import write_report
-from ._run import RunResult, replay_journaled
+from ._run import InterventionsResult, replay_journaled
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import RunContext
@@ -57,16 +57,19 @@ def plan(config: Config) -> Items:
     )  # fmt: skip
 
 
-async def run(units: Sequence[ItemPlan], config: Config, context: RunContext) -> RunResult:
-    """Replay the items' units on the run's executor into the run folder, and analyse them.
+async def run(
+    items: Sequence[ItemPlan], config: Config, context: RunContext
+) -> InterventionsResult:
+    """Replay the items' replay units on the run's executor into the run folder, and analyse
+    them.
 
     The driver (:func:`~groundtrace.analyzer.run_analysis`) has locked the run folder (the
-    config's ``out``) and opened its journal: units it holds are not run again; each result
-    is journaled as it arrives, so a killed run resumes. No report is written:
+    config's ``out``) and opened its journal: replay units it holds are not run again; each
+    result is journaled as it arrives, so a killed run resumes. No report is written:
     :func:`write_report` writes them.
 
     Args:
-        units: the items of :func:`plan` (a plain sequence of plans counts only those).
+        items: the items of :func:`plan` (a plain sequence of plans counts only those).
         config: the run's config.
         context: the run's executor, journal, budget and progress (``replay units``).
 
@@ -77,13 +80,13 @@ async def run(units: Sequence[ItemPlan], config: Config, context: RunContext) ->
     assert context.journal is not None  # ANALYSIS names its journal: the driver opened it
     settings = dataclasses.replace(config.run_config(), out_dir=context.out)
     return await replay_journaled(
-        units, settings, context.journal, has_gold=config.cases is not None,
+        items, settings, context.journal, has_gold=config.cases is not None,
         executor=context.executor,
         progress=lambda done, total: context.progress("replay units", done, total),
     )  # fmt: skip
 
 
-def nothing_measured(result: RunResult) -> str | None:
+def nothing_measured(result: InterventionsResult) -> str | None:
     """Why the run measured nothing (with the traces left out, first three named), else
     ``None``."""
     why = result.summary.nothing_measured
@@ -95,7 +98,7 @@ def nothing_measured(result: RunResult) -> str | None:
     return why + (f" ({len(left_out)} trace(s) not usable: {named})" if left_out else "")
 
 
-def verdicts(result: RunResult, config: Config) -> Linked:
+def verdicts(result: InterventionsResult, config: Config) -> Linked:
     """The evidence roles of each item's target, on the retrieval span that returned it."""
     from ._verdicts import role_verdicts
 
@@ -145,7 +148,7 @@ def _run_folder(config: Config) -> str:
 
 #: The interventions, for ``groundtrace analyze interventions`` and
 #: ``get_analysis("interventions")``.
-ANALYSIS: Analysis[Config, ItemPlan, RunResult] = Analysis(
+ANALYSIS: Analysis[Config, ItemPlan, InterventionsResult] = Analysis(
     name="interventions",
     title="Evidence utility by counterfactual replay: what removing, replacing, duplicating "
     "or zeroing each piece of evidence does to the answer",

@@ -17,7 +17,7 @@ from groundtrace.analyzer.writeback import Linked, Verdict
 from groundtrace.sdk import semconv as sc
 
 from ._roles import Role
-from ._run import RunResult
+from ._run import InterventionsResult
 
 __all__ = ["NO_ROLE", "role_score", "role_verdicts"]
 
@@ -41,7 +41,7 @@ def role_score(label: str, *, evaluable: bool = True) -> float | None:
     return Verdict.BETWEEN if roles or evaluable else None
 
 
-def role_verdicts(result: RunResult) -> Linked:
+def role_verdicts(result: InterventionsResult) -> Linked:
     """The roles of each item's target evidence, on the retrieval step that returned it.
 
     The verdict carries the item's position among that step's documents (the order the step

@@ -26,141 +26,98 @@ judge_all(judge, cases)`` scores many.
 
 from __future__ import annotations
 
-from ._agreement import (
-    Statistic,
-    auroc_batch,
-    bootstrap_statistic,
-    cohen_kappa_batch,
-    mcc_batch,
-    raw_agreement_batch,
-)
-from ._cases import Unjudgeable, cases_from_traces
-from ._config import API_KEY_ENV, CACHE_FILE, DEFAULT_CONCURRENCY, Config, acceptance, build_judge
+from groundtrace.analyzer._deprecation import renamed
+
+from ._config import Config
 from ._fingerprint import fingerprint, fingerprint_digest
-from ._gold import GoldItem, GoldSet, RowFilter, load_cases, load_gold
-from ._lexical import LEXICAL_VERSION, LexicalJudge
-from ._llm_judge import LLMJudge
-from ._plan import JudgePlan, plan
-from ._protocol import SCORE_MAX, SCORE_MIN, failure_errors, parse_judge_reply
+from ._lexical import LexicalJudge
+from ._plan import plan
 from ._reading import reading
-from ._record import (
-    GATE_ELIGIBLE,
-    RECORD_SCHEMA,
-    REVIEW_ONLY,
-    AcceptanceProfile,
-    Criterion,
-    RecordCheck,
-    RecordStatistics,
-    ValidationRecord,
-    build_record,
-    check_record,
-    load_record,
-)
-from ._records import (
-    VALIDATION_SCHEMA,
-    BootstrapSettings,
-    GoldSummary,
-    Grade,
-    InterAnnotator,
-    JudgeRunSummary,
-    JudgeValidation,
-    MetricSummary,
-    NotJudgeable,
-    ProtocolErrorCounts,
-    SweepPoint,
-)
-from ._report import render_validation_markdown
-from ._rubric import DEFAULT_RUBRIC, OUTPUT_SCHEMA, Rubric, load_rubric
-from ._run import judge_all, summarize_results
-from ._shape import ANALYSIS, JudgeReport, nothing_measured, run, verdicts, write_report
+from ._record import ValidationRecord
+from ._records import JudgeRunSummary, JudgeValidation
+from ._rubric import Rubric
+from ._run import judge_all
+from ._shape import ANALYSIS, JudgeResult, nothing_measured, run, verdicts, write_report
 from ._types import (
-    DEFAULT_THRESHOLD,
     ContextSource,
     Judge,
     JudgeCase,
-    JudgeResult,
+    Judgment,
     Metric,
     ProtocolError,
     ProtocolErrorKind,
 )
-from ._validate import SWEEP_THRESHOLDS, grade_set, meta_evaluate
 
 __all__ = [
     "ANALYSIS",
-    "API_KEY_ENV",
-    "CACHE_FILE",
-    "DEFAULT_CONCURRENCY",
-    "DEFAULT_RUBRIC",
-    "DEFAULT_THRESHOLD",
-    "GATE_ELIGIBLE",
-    "LEXICAL_VERSION",
-    "OUTPUT_SCHEMA",
-    "RECORD_SCHEMA",
-    "REVIEW_ONLY",
-    "SCORE_MAX",
-    "SCORE_MIN",
-    "SWEEP_THRESHOLDS",
-    "VALIDATION_SCHEMA",
-    "AcceptanceProfile",
-    "BootstrapSettings",
     "Config",
     "ContextSource",
-    "Criterion",
-    "GoldItem",
-    "GoldSet",
-    "GoldSummary",
-    "Grade",
-    "InterAnnotator",
     "Judge",
     "JudgeCase",
-    "JudgePlan",
-    "JudgeReport",
     "JudgeResult",
     "JudgeRunSummary",
     "JudgeValidation",
-    "LLMJudge",
+    "Judgment",
     "LexicalJudge",
     "Metric",
-    "MetricSummary",
-    "NotJudgeable",
     "ProtocolError",
-    "ProtocolErrorCounts",
     "ProtocolErrorKind",
-    "RecordCheck",
-    "RecordStatistics",
-    "RowFilter",
     "Rubric",
-    "Statistic",
-    "SweepPoint",
-    "Unjudgeable",
     "ValidationRecord",
-    "acceptance",
-    "auroc_batch",
-    "bootstrap_statistic",
-    "build_judge",
-    "build_record",
-    "cases_from_traces",
-    "check_record",
-    "cohen_kappa_batch",
-    "failure_errors",
     "fingerprint",
     "fingerprint_digest",
-    "grade_set",
     "judge_all",
-    "load_cases",
-    "load_gold",
-    "load_record",
-    "load_rubric",
-    "mcc_batch",
-    "meta_evaluate",
     "nothing_measured",
-    "parse_judge_reply",
     "plan",
-    "raw_agreement_batch",
     "reading",
-    "render_validation_markdown",
     "run",
-    "summarize_results",
     "verdicts",
     "write_report",
 ]
+
+_HERE = __name__
+#: Old and internal names, kept working for a release with a DeprecationWarning naming where
+#: they are now (0.2.0; removed in 0.3.0). ``JudgeResult`` now names the analysis's result
+#: (it was ``JudgeReport``); the judge's result on one case is a :class:`Judgment`.
+__getattr__ = renamed(
+    __name__,
+    {
+        # renamed
+        "JudgeReport": "JudgeResult",
+        "load_record": f"{_HERE}._record.load_record",  # ValidationRecord.from_file(path)
+        "check_record": f"{_HERE}._record.check_record",  # record.check(fingerprint)
+        # shared statistics: groundtrace.analyzer.stats
+        **{
+            name: f"groundtrace.analyzer.stats.{name}"
+            for name in ("Statistic", "auroc_batch", "bootstrap_statistic", "cohen_kappa_batch",
+                         "mcc_batch", "raw_agreement_batch")
+        },
+        # building blocks, no longer public
+        **{
+            name: f"{_HERE}.{module}.{name}"
+            for module, names in {
+                "_cases": ("Unjudgeable", "cases_from_traces"),
+                "_config": ("API_KEY_ENV", "CACHE_FILE", "DEFAULT_CONCURRENCY", "acceptance",
+                            "build_judge"),
+                "_gold": ("GoldItem", "GoldSet", "RowFilter", "load_cases", "load_gold"),
+                "_lexical": ("LEXICAL_VERSION",),
+                "_llm_judge": ("LLMJudge",),
+                "_plan": ("JudgePlan",),
+                "_protocol": ("SCORE_MAX", "SCORE_MIN", "failure_errors", "parse_judge_reply"),
+                "_record": ("GATE_ELIGIBLE", "RECORD_SCHEMA", "REVIEW_ONLY", "AcceptanceProfile",
+                            "Criterion", "RecordCheck", "RecordStatistics", "build_record"),
+                "_records": ("VALIDATION_SCHEMA", "BootstrapSettings", "GoldSummary", "Grade",
+                             "InterAnnotator", "MetricSummary", "NotJudgeable",
+                             "ProtocolErrorCounts", "SweepPoint"),
+                "_report": ("render_validation_markdown",),
+                "_rubric": ("DEFAULT_RUBRIC", "OUTPUT_SCHEMA", "load_rubric"),
+                "_run": ("summarize_results",),
+                "_types": ("DEFAULT_THRESHOLD",),
+                "_validate": ("SWEEP_THRESHOLDS", "grade_set", "meta_evaluate"),
+            }.items()
+            for name in names
+        },
+    },
+    since="0.2.0",
+    remove_in="0.3.0",
+)  # fmt: skip

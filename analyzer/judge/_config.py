@@ -99,6 +99,18 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     rate_limit: float | None = None
     cache: str | None = None
 
+    def in_flight(self) -> int:
+        """Judgments in flight: ``concurrency``, else the call profile's for an endpoint
+        judge, else :data:`DEFAULT_CONCURRENCY`.
+
+        Raises:
+            ConfigError: as :func:`endpoint_settings`.
+        """
+        settings = endpoint_settings(self)
+        if settings is not None:
+            return settings.concurrency
+        return DEFAULT_CONCURRENCY if self.concurrency is None else self.concurrency
+
     def fingerprint(self) -> dict[str, Any]:
         """The fingerprint of the judge this config describes, at its working threshold
         (what ``judge check`` compares a validation record with); no model client is opened.

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._fingerprint import fingerprint
-from ._types import JudgeCase, JudgeResult, Metric, ProtocolError, ProtocolErrorKind
+from ._types import JudgeCase, Judgment, Metric, ProtocolError, ProtocolErrorKind
 
 __all__ = ["LEXICAL_VERSION", "LexicalJudge", "content_tokens"]
 
@@ -84,11 +84,11 @@ class LexicalJudge:
             seed=None,
         )
 
-    async def judge(self, case: JudgeCase) -> JudgeResult:
+    async def judge(self, case: JudgeCase) -> Judgment:
         """Score ``case`` (async only to satisfy the :class:`Judge` protocol)."""
         return self.judge_sync(case)
 
-    def judge_sync(self, case: JudgeCase) -> JudgeResult:
+    def judge_sync(self, case: JudgeCase) -> Judgment:
         """Score ``case``."""
         context = set(content_tokens(case.context_text))
         query = content_tokens(case.query)
@@ -110,7 +110,7 @@ class LexicalJudge:
             for m, v in values.items()
             if v is None
         )
-        return JudgeResult(case.case_id, scores, rationale=None, errors=errors)
+        return Judgment(case.case_id, scores, rationale=None, errors=errors)
 
 
 def _adherence(claims: list[list[str]], context: set[str]) -> float | None:

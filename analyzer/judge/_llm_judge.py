@@ -10,7 +10,7 @@ from groundtrace.analyzer.llm import CallFailure, ChatRequest, ModelClient
 from ._fingerprint import fingerprint
 from ._protocol import failure_errors, parse_judge_reply
 from ._rubric import DEFAULT_RUBRIC, OUTPUT_SCHEMA, Rubric, schema_digest
-from ._types import ContextSource, JudgeCase, JudgeResult
+from ._types import ContextSource, JudgeCase, Judgment
 
 __all__ = ["LLMJudge", "build_prompt", "endpoint_fingerprint"]
 
@@ -107,13 +107,13 @@ class LLMJudge:
             response_format={"type": "json_object", "schema": OUTPUT_SCHEMA},
         )
 
-    async def judge(self, case: JudgeCase) -> JudgeResult:
+    async def judge(self, case: JudgeCase) -> Judgment:
         """Score ``case``; never raises for a bad reply or a failed call."""
         result = await self.client.complete(self.request(case))
         if isinstance(result, CallFailure):
             errors = failure_errors(result)
             details = {"failure": result.kind.value, "status": result.status}
-            return JudgeResult(case.case_id, {}, None, tuple(errors), result.raw, details)
+            return Judgment(case.case_id, {}, None, tuple(errors), result.raw, details)
         scores, rationale, errs = parse_judge_reply(result.text, result.finish_reason)
         details = {"cached": result.cached, "finish_reason": result.finish_reason}
-        return JudgeResult(case.case_id, scores, rationale, tuple(errs), result.text, details)
+        return Judgment(case.case_id, scores, rationale, tuple(errs), result.text, details)

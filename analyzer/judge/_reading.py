@@ -16,7 +16,7 @@ from groundtrace.analyzer._wording import excludes_zero, interval, num, pct
 
 if TYPE_CHECKING:
     from ._records import JudgeRunSummary, JudgeValidation
-    from ._shape import JudgeReport
+    from ._shape import JudgeResult
 
 __all__ = ["judge_reading", "reading", "run_reading"]
 
@@ -106,7 +106,7 @@ def run_reading(summary: JudgeRunSummary) -> str:
     return " ".join(parts)
 
 
-def reading(report: JudgeReport | JudgeValidation | JudgeRunSummary) -> str:
+def reading(report: JudgeResult | JudgeValidation | JudgeRunSummary) -> str:
     """The reading of a judge result (or of the ``validation.json`` / ``summary.json`` it
     wrote): its validation when it has one, else its run."""
     from ._records import JudgeRunSummary, JudgeValidation

@@ -13,8 +13,8 @@ import msgspec
 
 from groundtrace.analyzer._results import Result, read
 from groundtrace.analyzer.errors import ConfigError
+from groundtrace.analyzer.stats import Statistic
 
-from ._agreement import Statistic
 from ._fingerprint import fingerprint_digest
 from ._records import GoldSummary, JudgeValidation
 from ._types import DEFAULT_THRESHOLD
@@ -129,6 +129,20 @@ class ValidationRecord(Result, frozen=True, kw_only=True):
     statistics: RecordStatistics
     gold: GoldSummary
     created: str
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ValidationRecord:
+        """The record in a ``validation_record_<metric>.json`` file (:func:`load_record`).
+
+        Raises:
+            InputError: unreadable, of another result format, or a field of the wrong type.
+        """
+        return load_record(path)
+
+    def check(self, fingerprint: Mapping[str, Any]) -> RecordCheck:
+        """Whether this record applies to the judge of ``fingerprint`` now
+        (:func:`check_record`)."""
+        return check_record(self, fingerprint)
 
 
 def _observed(stat: Statistic, value: float | None) -> float | str | None:

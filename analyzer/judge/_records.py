@@ -14,8 +14,7 @@ import msgspec
 
 from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.llm import ClientCounts
-
-from ._agreement import Statistic
+from groundtrace.analyzer.stats import Statistic
 
 __all__ = [
     "VALIDATION_SCHEMA",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ._agreement import Statistic
+from groundtrace.analyzer.stats import Statistic
+
 from ._reading import judge_reading
 from ._record import ValidationRecord
 from ._records import JudgeValidation

@@ -12,12 +12,12 @@ from groundtrace.analyzer.executor import Executor, LocalExecutor
 
 from ._cases import NOTHING_GROUNDS
 from ._records import JudgeRunSummary, MetricSummary, NotJudgeable
-from ._types import Judge, JudgeCase, JudgeResult, Metric
+from ._types import Judge, JudgeCase, Judgment, Metric
 
 __all__ = ["judge_all", "summarize_results"]
 
 
-async def _judge_one(judge: Judge, case: JudgeCase) -> JudgeResult:
+async def _judge_one(judge: Judge, case: JudgeCase) -> Judgment:
     """The judgment of ``case``, stating what it was judged against."""
     result = await judge.judge(case)
     return msgspec.structs.replace(result, context=case.source.value)
@@ -27,9 +27,9 @@ async def judge_all(
     judge: Judge,
     cases: Sequence[JudgeCase],
     *,
-    on_done: Callable[[JudgeResult], None] | None = None,
+    on_done: Callable[[Judgment], None] | None = None,
     executor: Executor | None = None,
-) -> list[JudgeResult]:
+) -> list[Judgment]:
     """Judge every case, one unit each; input order kept. Each judgment states its context
     (retrieved documents, tool results or both).
 
@@ -46,7 +46,7 @@ async def judge_all(
 
 
 def summarize_results(
-    results: Sequence[JudgeResult],
+    results: Sequence[Judgment],
     threshold: float,
     *,
     not_judgeable: Sequence[NotJudgeable] = (),

@@ -1,6 +1,6 @@
 """The judge analysis in the one analysis shape: ``run``, its result, its reports and verdicts.
 
-One result record, :class:`JudgeReport`, holds what a judge run measured: every judgment, the
+One result record, :class:`JudgeResult`, holds what a judge run measured: every judgment, the
 run summary (per-metric scores and protocol errors, traces not judgeable, the judge's
 fingerprint) and, when the config names a gold set, the validation and its record. A run
 without gold writes ``summary.json`` and ``judgments.jsonl`` (what ``judge run`` writes); a
@@ -28,7 +28,7 @@ from ._record import ValidationRecord, build_record
 from ._records import JudgeRunSummary, JudgeValidation
 from ._report import render_validation_markdown
 from ._run import judge_all, summarize_results
-from ._types import JudgeCase, JudgeResult
+from ._types import JudgeCase, Judgment
 from ._validate import meta_evaluate
 
 if TYPE_CHECKING:
@@ -37,10 +37,10 @@ if TYPE_CHECKING:
     from groundtrace.analyzer.llm import ChatRequest
     from groundtrace.analyzer.writeback import Linked
 
-__all__ = ["ANALYSIS", "JudgeReport", "nothing_measured", "run", "verdicts", "write_report"]
+__all__ = ["ANALYSIS", "JudgeResult", "nothing_measured", "run", "verdicts", "write_report"]
 
 
-class JudgeReport(Result, frozen=True, kw_only=True):
+class JudgeResult(Result, frozen=True, kw_only=True):
     """What one judge run measured: its judgments, its summary and, with gold, its validation.
 
     Attributes:
@@ -51,13 +51,13 @@ class JudgeReport(Result, frozen=True, kw_only=True):
         record: the validation record of that metric (None without gold).
     """
 
-    judgments: tuple[JudgeResult, ...]
+    judgments: tuple[Judgment, ...]
     summary: JudgeRunSummary
     validation: JudgeValidation | None = None
     record: ValidationRecord | None = None
 
 
-async def run(units: Sequence[JudgeCase], config: Config, context: RunContext) -> JudgeReport:
+async def run(units: Sequence[JudgeCase], config: Config, context: RunContext) -> JudgeResult:
     """Judge every unit on the run's executor; with a gold set, meta-evaluate the judge on it.
 
     Args:
@@ -77,7 +77,7 @@ async def run(units: Sequence[JudgeCase], config: Config, context: RunContext) -
     total = len(judged.cases)
     done = 0
 
-    def tick(_: JudgeResult) -> None:
+    def tick(_: Judgment) -> None:
         nonlocal done
         done += 1
         context.progress("judging", done, total)
@@ -103,7 +103,7 @@ async def run(units: Sequence[JudgeCase], config: Config, context: RunContext) -
         client=counts,
     )
     if judged.gold is None:
-        return JudgeReport(judgments=tuple(results), summary=summary)
+        return JudgeResult(judgments=tuple(results), summary=summary)
     validation = meta_evaluate(
         judged.gold,
         results,
@@ -119,7 +119,7 @@ async def run(units: Sequence[JudgeCase], config: Config, context: RunContext) -
     validation = msgspec.structs.replace(
         validation, mode=record.mode, fingerprint=fingerprint, client=counts
     )
-    return JudgeReport(
+    return JudgeResult(
         judgments=tuple(results), summary=summary, validation=validation, record=record
     )
 
@@ -140,7 +140,7 @@ async def estimate(
             await client.aclose()  # nothing was sent
 
 
-def _write_judgments(path: Path, results: Sequence[JudgeResult]) -> None:
+def _write_judgments(path: Path, results: Sequence[Judgment]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", encoding="utf-8") as handle:
@@ -150,7 +150,7 @@ def _write_judgments(path: Path, results: Sequence[JudgeResult]) -> None:
         raise InputError(f"cannot write: {exc}", path=str(path)) from exc
 
 
-def write_report(result: JudgeReport, out: Path, *, command: str | None = None) -> Path:
+def write_report(result: JudgeResult, out: Path, *, command: str | None = None) -> Path:
     """Write the reports of ``result`` into ``out``; returns the main one.
 
     A run writes ``summary.json`` (returned) and ``judgments.jsonl``; a validation writes
@@ -177,7 +177,7 @@ def write_report(result: JudgeReport, out: Path, *, command: str | None = None) 
     return main
 
 
-def nothing_measured(result: JudgeReport) -> str | None:
+def nothing_measured(result: JudgeResult) -> str | None:
     """Why nothing was measured (no case to judge, every judgment a protocol error), else None."""
     validation = result.validation
     if validation is not None:
@@ -204,7 +204,7 @@ def nothing_measured(result: JudgeReport) -> str | None:
     )
 
 
-def verdicts(result: JudgeReport, config: Config) -> Linked:
+def verdicts(result: JudgeResult, config: Config) -> Linked:
     """The scores and protocol errors of the traced cases, linked to their answering spans.
 
     The traces are read again from ``config.traces`` (unreadable lines skipped, as the plan
@@ -223,7 +223,7 @@ def verdicts(result: JudgeReport, config: Config) -> Linked:
 
 
 #: The judge analysis (``get_analysis("judge")``).
-ANALYSIS: Analysis[Config, JudgeCase, JudgeReport] = Analysis(
+ANALYSIS: Analysis[Config, JudgeCase, JudgeResult] = Analysis(
     name="judge",
     title="LLM-judge scores of the RAG triad, and the judge's agreement with a gold set",
     config=Config,

@@ -14,7 +14,7 @@ __all__ = [
     "ContextSource",
     "Judge",
     "JudgeCase",
-    "JudgeResult",
+    "Judgment",
     "Metric",
     "ProtocolError",
     "ProtocolErrorKind",
@@ -103,7 +103,7 @@ class ProtocolError(msgspec.Struct, frozen=True):
     raw: str | None = None
 
 
-class JudgeResult(msgspec.Struct, frozen=True):
+class Judgment(msgspec.Struct, frozen=True):
     """The judge's verdict on one case (a line of ``judgments.jsonl``).
 
     Attributes:
@@ -151,6 +151,6 @@ class Judge(Protocol):
         """The identity this judge's validation record is bound to (see ``_fingerprint``)."""
         ...
 
-    async def judge(self, case: JudgeCase) -> JudgeResult:
+    async def judge(self, case: JudgeCase) -> Judgment:
         """Score one case."""
         ...

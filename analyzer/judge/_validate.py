@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._agreement import (
+from groundtrace.analyzer.stats import (
     Statistic,
     auroc_batch,
     bootstrap_statistic,
@@ -16,6 +16,7 @@ from ._agreement import (
     mcc_batch,
     raw_agreement_batch,
 )
+
 from ._gold import GoldSet
 from ._records import (
     VALIDATION_SCHEMA,
@@ -26,7 +27,7 @@ from ._records import (
     ProtocolErrorCounts,
     SweepPoint,
 )
-from ._types import DEFAULT_THRESHOLD, JudgeResult, Metric
+from ._types import DEFAULT_THRESHOLD, Judgment, Metric
 
 __all__ = [
     "DECISION_MIN",
@@ -81,7 +82,7 @@ def grade_set(
 
 def meta_evaluate(
     gold: GoldSet,
-    results: Sequence[JudgeResult],
+    results: Sequence[Judgment],
     *,
     metric: Metric,
     threshold: float = DEFAULT_THRESHOLD,

@@ -14,13 +14,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from groundtrace.analyzer.writeback import Linked, Target, Verdict
 from groundtrace.sdk import semconv as sc
 
-from ._types import JudgeResult
+from ._types import Judgment
 
 __all__ = ["judge_verdicts"]
 
 
 def judge_verdicts(
-    results: Sequence[JudgeResult],
+    results: Sequence[Judgment],
     trace_ids: Mapping[str, str],
     targets: Mapping[str, Target],
     threshold: float,

@@ -16,6 +16,14 @@ from __future__ import annotations
 
 from groundtrace.analyzer._deprecation import renamed
 
+from ._agreement import (
+    Statistic,
+    auroc_batch,
+    bootstrap_statistic,
+    cohen_kappa_batch,
+    mcc_batch,
+    raw_agreement_batch,
+)
 from ._resample import bootstrap_counts, bootstrap_indices, bootstrap_sums, percentile_interval
 from ._settings import StatsSettings
 from ._summary import DeltaSummary, PairedSummary, summarise_deltas, summarise_paired
@@ -23,11 +31,17 @@ from ._summary import DeltaSummary, PairedSummary, summarise_deltas, summarise_p
 __all__ = [
     "DeltaSummary",
     "PairedSummary",
+    "Statistic",
     "StatsSettings",
+    "auroc_batch",
     "bootstrap_counts",
     "bootstrap_indices",
+    "bootstrap_statistic",
     "bootstrap_sums",
+    "cohen_kappa_batch",
+    "mcc_batch",
     "percentile_interval",
+    "raw_agreement_batch",
     "summarise_deltas",
     "summarise_paired",
 ]

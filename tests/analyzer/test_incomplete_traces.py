@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer.cases import read_cases
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.judge import cases_from_traces
+from groundtrace.analyzer.judge._cases import cases_from_traces
 from groundtrace.analyzer.paths import load_tools_config
 from groundtrace.collectors import ReadReport, read_traces
 from groundtrace.examples.agent_docs.app import EXAMPLE_DIR, run

@@ -14,14 +14,9 @@ from pathlib import Path
 import pytest
 
 from groundtrace.analyzer.backends import LlamaServer
-from groundtrace.analyzer.judge import (
-    LLMJudge,
-    Metric,
-    ProtocolErrorKind,
-    RowFilter,
-    judge_all,
-    load_gold,
-)
+from groundtrace.analyzer.judge import Metric, ProtocolErrorKind, judge_all
+from groundtrace.analyzer.judge._gold import RowFilter, load_gold
+from groundtrace.analyzer.judge._llm_judge import LLMJudge
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from tests.support.data import DATA
 

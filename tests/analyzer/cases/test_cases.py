@@ -19,7 +19,8 @@ from groundtrace.analyzer.cases import Case, Passage, RequiredCall, parse_case, 
 from groundtrace.analyzer.cases._model import ExpectedSource, SupportingFact
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.interventions._plan import _cases
-from groundtrace.analyzer.judge import JudgeCase, load_cases
+from groundtrace.analyzer.judge import JudgeCase
+from groundtrace.analyzer.judge._gold import load_cases
 from groundtrace.analyzer.paths._tau import AIRLINE_WRITE_TOOLS, tau_bench_cases
 
 HOTPOT_SAMPLE = (

@@ -18,7 +18,7 @@ from groundtrace.analyzer.gate._profile import (
     ProfileSettings,
     StratumTable,
 )
-from groundtrace.analyzer.judge import DEFAULT_THRESHOLD
+from groundtrace.analyzer.judge._types import DEFAULT_THRESHOLD
 
 #: The built-in profiles' SHA-256 (the snapshot names them: they do not change by decoding).
 SHIPPED = {

@@ -49,7 +49,7 @@ def test_soft_correctness_cases(answer: str, reference: str, correct: bool, em: 
 
 
 def test_f1_threshold_is_a_setting() -> None:
-    from groundtrace.analyzer.interventions import AxisSettings
+    from groundtrace.analyzer.interventions._axes import AxisSettings
 
     loose = AxisSettings(f1_threshold=0.6)
     assert score_outcome(_out("Steven Allan Spielberg Jr"), Gold("Steven Spielberg"), loose).correct

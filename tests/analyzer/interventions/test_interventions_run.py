@@ -15,8 +15,8 @@ from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer._driver import Progress
 from groundtrace.analyzer._results import read
 from groundtrace.analyzer.interventions import ANALYSIS, Config, InterventionSummary
-from groundtrace.analyzer.interventions._records import UnitRow
-from groundtrace.analyzer.interventions._run import RunResult
+from groundtrace.analyzer.interventions._records import ReplayRow
+from groundtrace.analyzer.interventions._run import InterventionsResult
 from groundtrace.analyzer.llm import CallCache
 from groundtrace.collectors import ReadReport, read_traces
 from tests.support.data import HOTPOT
@@ -39,7 +39,7 @@ def _config(demo_dir: Path, out: Path, *, gold: bool = True, **settings: Any) ->
     )  # fmt: skip
 
 
-def _run(config: Config, progress: Progress | None = None) -> RunResult:
+def _run(config: Config, progress: Progress | None = None) -> InterventionsResult:
     done = run_analysis(
         ANALYSIS, config, out=config.out, concurrency=config.concurrency, progress=progress
     )
@@ -77,7 +77,7 @@ def test_function_replay_records_linked_counterfactuals_and_resumes(
     # the files are the typed records: they decode back to what the run returned
     assert read(out / "summary.json", InterventionSummary) == first.summary
     lines = (out / "results.jsonl").read_bytes().splitlines()
-    assert [msgspec.json.decode(line, type=UnitRow) for line in lines] == first.rows
+    assert [msgspec.json.decode(line, type=ReplayRow) for line in lines] == first.rows
 
     cf = list(read_traces([out / "counterfactual_traces"], report=ReadReport()))
     by_id = {t.trace_id: t for t in cf}

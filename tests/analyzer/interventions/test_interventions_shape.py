@@ -124,7 +124,7 @@ def _config(apiary: Path, out: Path, **changes: Any) -> iv.Config:
     return msgspec.structs.replace(base, **changes)
 
 
-def _shape_run(config: iv.Config) -> iv.RunResult:
+def _shape_run(config: iv.Config) -> iv.InterventionsResult:
     """The analysis through the driver, its reports beside the run folder."""
     reports = Path(f"{config.out}-reports")
     done = run_analysis(iv.ANALYSIS, config, out=reports, concurrency=config.concurrency)
@@ -132,7 +132,7 @@ def _shape_run(config: iv.Config) -> iv.RunResult:
     return done.result
 
 
-def _answers(result: iv.RunResult) -> list[tuple[object, ...]]:
+def _answers(result: iv.InterventionsResult) -> list[tuple[object, ...]]:
     return [
         (r.key, r.status, r.counterfactual.answer if r.counterfactual else None, r.deltas)
         for r in result.rows
@@ -287,7 +287,8 @@ def test_nothing_measured_names_why(apiary: Path, tmp_path: Path) -> None:
 def test_write_reports_is_the_deprecated_name_of_write_report() -> None:
     with pytest.warns(
         DeprecationWarning,
-        match=r"write_reports is deprecated since groundtrace 0.2.0: use .*\.write_report$",
+        match=r"write_reports is deprecated since groundtrace 0.2.0 and is removed in 0.3.0: "
+        r"use .*\.write_report$",
     ):
         old = iv.write_reports
     assert old is iv.write_report

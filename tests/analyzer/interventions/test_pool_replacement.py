@@ -7,9 +7,12 @@ import re
 
 from rank_bm25 import BM25Okapi
 
-from groundtrace.analyzer.interventions import Hardness
 from groundtrace.analyzer.interventions._joint import joint_support_pair
-from groundtrace.analyzer.interventions._pool import build_replacement_pool, choose_replacement
+from groundtrace.analyzer.interventions._pool import (
+    Hardness,
+    build_replacement_pool,
+    choose_replacement,
+)
 from groundtrace.analyzer.interventions._targets import select_target
 from groundtrace.analyzer.replay import ReplayChunk
 from tests.support.data import HOTPOT

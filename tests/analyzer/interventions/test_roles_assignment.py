@@ -6,10 +6,11 @@ import pytest
 
 from groundtrace.analyzer._results import to_builtins
 from groundtrace.analyzer.errors import ConfigError
-from groundtrace.analyzer.interventions import Role, RoleThresholds
+from groundtrace.analyzer.interventions import Role
 from groundtrace.analyzer.interventions._axes import Gold, Outcome
 from groundtrace.analyzer.interventions._roles import (
     ItemInterventions,
+    RoleThresholds,
     aggregate_roles,
     assign_roles,
 )

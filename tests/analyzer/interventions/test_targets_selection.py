@@ -8,8 +8,12 @@ import pytest
 
 from groundtrace.analyzer import interventions
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.interventions import TargetRule
-from groundtrace.analyzer.interventions._targets import by_rank, random_target, select_target
+from groundtrace.analyzer.interventions._targets import (
+    TargetRule,
+    by_rank,
+    random_target,
+    select_target,
+)
 from groundtrace.analyzer.replay import ReplayChunk
 
 R = [
@@ -66,7 +70,8 @@ def test_a_chunk_without_a_rank_ranks_by_its_position_in_r() -> None:
 def test_evidence_chunk_is_the_deprecated_name_of_replay_chunk() -> None:
     with pytest.warns(
         DeprecationWarning,
-        match=r"interventions\.EvidenceChunk is deprecated since groundtrace 0\.2\.0: "
+        match=r"interventions\.EvidenceChunk is deprecated since groundtrace 0\.2\.0 and is "
+        r"removed in 0\.3\.0: "
         r"use groundtrace\.analyzer\.replay\.ReplayChunk$",
     ):
         old = interventions.EvidenceChunk

@@ -16,13 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.judge import (
-    DEFAULT_RUBRIC,
-    ContextSource,
-    JudgeCase,
-    cases_from_traces,
-)
+from groundtrace.analyzer.judge import ContextSource, JudgeCase
+from groundtrace.analyzer.judge._cases import cases_from_traces
 from groundtrace.analyzer.judge._llm_judge import build_prompt
+from groundtrace.analyzer.judge._rubric import DEFAULT_RUBRIC
 from groundtrace.collectors import read_traces
 from groundtrace.examples.agent_docs.app import FAULTS, TASKS, run
 

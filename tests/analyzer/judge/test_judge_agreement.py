@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, matthews_corrcoef, roc_auc_score
 
-from groundtrace.analyzer.judge import (
+from groundtrace.analyzer.stats import (
     auroc_batch,
     bootstrap_statistic,
     cohen_kappa_batch,

@@ -7,16 +7,10 @@ import asyncio
 import json
 from pathlib import Path
 
-from groundtrace.analyzer.judge import (
-    OUTPUT_SCHEMA,
-    JudgeCase,
-    LLMJudge,
-    Metric,
-    ProtocolErrorKind,
-    Rubric,
-    judge_all,
-    summarize_results,
-)
+from groundtrace.analyzer.judge import JudgeCase, Metric, ProtocolErrorKind, Rubric, judge_all
+from groundtrace.analyzer.judge._llm_judge import LLMJudge
+from groundtrace.analyzer.judge._rubric import OUTPUT_SCHEMA
+from groundtrace.analyzer.judge._run import summarize_results
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
 

@@ -6,12 +6,8 @@ import json
 
 import pytest
 
-from groundtrace.analyzer.judge import (
-    Metric,
-    ProtocolErrorKind,
-    failure_errors,
-    parse_judge_reply,
-)
+from groundtrace.analyzer.judge import Metric, ProtocolErrorKind
+from groundtrace.analyzer.judge._protocol import failure_errors, parse_judge_reply
 from groundtrace.analyzer.llm import CallFailure, FailureKind
 
 GOOD = {"context_relevance": 0.9, "adherence": 0.5, "answer_relevance": 1.0, "rationale": "ok"}

@@ -26,31 +26,30 @@ from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.judge import (
     ANALYSIS,
-    AcceptanceProfile,
     Config,
-    JudgePlan,
-    JudgeReport,
     JudgeResult,
     JudgeRunSummary,
     JudgeValidation,
+    Judgment,
     LexicalJudge,
     Metric,
-    NotJudgeable,
     ProtocolError,
     ProtocolErrorKind,
     ValidationRecord,
-    build_record,
     judge_all,
-    load_gold,
-    meta_evaluate,
     nothing_measured,
     plan,
     reading,
     run,
-    summarize_results,
     verdicts,
     write_report,
 )
+from groundtrace.analyzer.judge._gold import load_gold
+from groundtrace.analyzer.judge._plan import JudgePlan
+from groundtrace.analyzer.judge._record import AcceptanceProfile, build_record
+from groundtrace.analyzer.judge._records import NotJudgeable
+from groundtrace.analyzer.judge._run import summarize_results
+from groundtrace.analyzer.judge._validate import meta_evaluate
 from groundtrace.collectors.model import Evidence, Request, Step, Trace
 from tests.support.openai_server import OpenAICompatServer, Reply
 
@@ -121,7 +120,7 @@ def inputs(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _run(units: Sequence[Any], config: Config) -> JudgeReport:
+def _run(units: Sequence[Any], config: Config) -> JudgeResult:
     """The judge through the driver (its reports in a folder of their own)."""
     done = run_analysis(ANALYSIS, config, out=Path(tempfile.mkdtemp()), units=units)
     assert done.result is not None
@@ -306,20 +305,20 @@ def test_analyze_judge_gives_what_judge_run_gives(inputs: Path) -> None:
 def test_the_run_reading_follows_the_numbers() -> None:
     timeout = ProtocolError(Metric.ADHERENCE, ProtocolErrorKind.TIMEOUT, "no reply in 120 s")
     results = [
-        JudgeResult("anneal", dict.fromkeys(Metric, 0.9)),
-        JudgeResult(
+        Judgment("anneal", dict.fromkeys(Metric, 0.9)),
+        Judgment(
             "gather",
             {Metric.CONTEXT_RELEVANCE: 0.4, Metric.ANSWER_RELEVANCE: 0.2},
             errors=(timeout,),
         ),
     ]
-    report = JudgeReport(judgments=tuple(results), summary=summarize_results(results, 0.5))
+    report = JudgeResult(judgments=tuple(results), summary=summarize_results(results, 0.5))
     text = reading(report)
     assert "scored 2 case(s) at the working threshold 0.5" in text
     assert "adherence on 1 (mean 0.900, 1 pass / 0 fail)" in text
     assert "context relevance on 2 (mean 0.650, 1 pass / 1 fail)" in text
     assert "1 case(s) had a protocol error (timeout 1) and go to manual review" in text
-    clean = JudgeReport(judgments=tuple(results[:1]), summary=summarize_results(results[:1], 0.95))
+    clean = JudgeResult(judgments=tuple(results[:1]), summary=summarize_results(results[:1], 0.95))
     assert "0 pass / 1 fail" in reading(clean) and "No judgment was a protocol error." in (
         reading(clean)
     )

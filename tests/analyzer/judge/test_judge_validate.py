@@ -18,23 +18,23 @@ from typer.testing import CliRunner
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.judge import (
-    DEFAULT_THRESHOLD,
+    JudgeValidation,
+    LexicalJudge,
+    Metric,
+    ValidationRecord,
+    judge_all,
+)
+from groundtrace.analyzer.judge._gold import RowFilter, load_gold
+from groundtrace.analyzer.judge._llm_judge import LLMJudge
+from groundtrace.analyzer.judge._record import (
     GATE_ELIGIBLE,
     REVIEW_ONLY,
     AcceptanceProfile,
-    JudgeValidation,
-    LexicalJudge,
-    LLMJudge,
-    Metric,
-    RowFilter,
-    ValidationRecord,
     build_record,
     check_record,
-    grade_set,
-    judge_all,
-    load_gold,
-    meta_evaluate,
 )
+from groundtrace.analyzer.judge._types import DEFAULT_THRESHOLD
+from groundtrace.analyzer.judge._validate import grade_set, meta_evaluate
 from groundtrace.analyzer.llm import ModelClient
 from tests.support.data import DATA
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text

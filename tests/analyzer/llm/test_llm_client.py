@@ -11,7 +11,7 @@ import httpx2
 import msgspec
 import pytest
 
-from groundtrace.analyzer.interventions import CallCounts
+from groundtrace.analyzer.interventions._records import CallCounts
 from groundtrace.analyzer.llm import (
     CallCache,
     CallFailure,

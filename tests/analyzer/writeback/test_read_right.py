@@ -23,7 +23,7 @@ from groundtrace.analyzer.gate import Decision
 from groundtrace.analyzer.gate._verdicts import decision_score
 from groundtrace.analyzer.interventions import Role
 from groundtrace.analyzer.interventions._verdicts import role_score
-from groundtrace.analyzer.judge._types import JudgeResult, Metric
+from groundtrace.analyzer.judge._types import Judgment, Metric
 from groundtrace.analyzer.judge._verdicts import judge_verdicts
 from groundtrace.analyzer.paths import PathStatus
 from groundtrace.analyzer.paths._verdicts import status_score
@@ -84,7 +84,7 @@ def test_every_role_has_a_side() -> None:
 
 
 def test_a_judge_score_is_not_relabelled() -> None:
-    result = JudgeResult("q1", {Metric.ADHERENCE: 0.25, Metric.ANSWER_RELEVANCE: 0.75})
+    result = Judgment("q1", {Metric.ADHERENCE: 0.25, Metric.ANSWER_RELEVANCE: 0.75})
     linked = judge_verdicts([result], {"q1": RAG_TRACE}, {RAG_TRACE: Target("a1")}, 0.5)
     got = {(v.name, v.label, v.score) for v in linked.verdicts}
     assert got == {  # the measured score stays, a failing one is not scored 0.0
