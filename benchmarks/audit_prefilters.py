@@ -17,7 +17,7 @@ answer string alone; a noise document is ``absent``. The gold label of a pair of
 
 For every rule (each measured whatever its precision, in the audit's order, the first that fires
 taking the pair): how many pairs it fired on and the share it labelled right, and whether it
-decides in the audit (:func:`groundtrace.analyzer.audit.rule_decides`). ``numbers-anywhere``
+decides in the audit (:func:`groundtrace.analyzer.audit._pairs.rule_decides`). ``numbers-anywhere``
 is the rule ``conflicting-numbers`` replaced (both answers state numbers, none shared ->
 contradictory), measured for comparison; it is not applied any more.
 
@@ -38,7 +38,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from groundtrace.analyzer.audit import PREFILTER_RULES, Answer, Label, normalise
+from groundtrace.analyzer.audit import Answer
+from groundtrace.analyzer.audit._model import Label
+from groundtrace.analyzer.audit._pairs import PREFILTER_RULES, normalise
 
 DEFAULT_DATA = (
     Path(__file__).resolve().parents[1] / "tests/fixtures/data/ramdocs/RAMDocs_test_200.jsonl"
@@ -100,7 +102,7 @@ def _numbers_anywhere(a: Answer, b: Answer) -> bool:
 
 def measure(path: Path, form: str) -> dict[str, Any]:
     """Decided pairs and precision of every rule (and of the replaced number rule)."""
-    from groundtrace.analyzer.audit import MIN_PRECISION, prefilter_rule, rule_decides
+    from groundtrace.analyzer.audit._pairs import MIN_PRECISION, prefilter_rule, rule_decides
 
     decided: Counter[str] = Counter()
     right: Counter[str] = Counter()

@@ -38,11 +38,10 @@ def build_run(n_sources: int, group_size: int) -> Any:
         PairLabel,
         Question,
         Source,
-        SourceInfo,
-        answer_pairs,
-        baseline_label,
-        summarise,
     )
+    from groundtrace.analyzer.audit._pairs import answer_pairs, baseline_label
+    from groundtrace.analyzer.audit._records import SourceInfo
+    from groundtrace.analyzer.audit._summary import summarise
     from groundtrace.examples.license_audit.corpus import load_corpus
 
     licences = load_corpus()

@@ -32,7 +32,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from groundtrace.analyzer.audit import LABELS, gold_pair_labels, multiclass_kappa_batch
+from groundtrace.analyzer.audit._model import LABELS
+from groundtrace.analyzer.audit._pairs import gold_pair_labels
+from groundtrace.analyzer.audit._validate import multiclass_kappa_batch
 from groundtrace.analyzer.stats import bootstrap_counts, bootstrap_indices, percentile_interval
 from groundtrace.examples.license_audit.corpus import load_corpus
 from tests.analyzer.audit.test_audit_clause_recall import _recall as clause_recall

@@ -11,6 +11,6 @@ Usage::
 
 from __future__ import annotations
 
-from groundtrace.analyzer.audit import STANCES, EndpointAnswerer, read_stance_reply
+from groundtrace.analyzer.audit import EndpointAnswerer
 
-__all__ = ["STANCES", "EndpointAnswerer", "read_stance_reply"]
+__all__ = ["EndpointAnswerer"]

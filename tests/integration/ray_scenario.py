@@ -40,7 +40,7 @@ from groundtrace.analyzer.audit import AuditRun
 from groundtrace.analyzer.audit._judge import PairJudge
 from groundtrace.analyzer.executor import Executor, LocalExecutor, RayExecutor, UnitJournal
 from groundtrace.analyzer.judge import JudgeCase, LLMJudge, judge_all, load_cases
-from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy, WorkerCalls
+from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
 from groundtrace.examples.license_audit.audit import run_licence_audit
 from groundtrace.examples.license_audit.endpoint import EndpointAnswerer
 from tests.analyzer.audit.test_audit_models import _cli, _reply
@@ -154,13 +154,10 @@ _OPEN: list[RayExecutor] = []
 
 
 def _ray(address: str, workers: int = WORKERS, concurrency: int = 4) -> RayExecutor:
-    """A Ray executor that carries its workers' model calls back (as the driver's does); the
-    one made before it is closed first (its workers stopped)."""
+    """A Ray executor; the one made before it is closed first (its workers stopped)."""
     while _OPEN:
         _OPEN.pop().close()
-    _OPEN.append(
-        RayExecutor(address=address, workers=workers, concurrency=concurrency, carry=WorkerCalls())
-    )
+    _OPEN.append(RayExecutor(address=address, workers=workers, concurrency=concurrency))
     return _OPEN[-1]
 
 
@@ -257,8 +254,7 @@ def interventions_same(work: Path, address: str) -> dict[str, Any]:
 
 
 def paths_same(address: str) -> dict[str, Any]:
-    from groundtrace.analyzer.paths import validate_traces_async
-    from groundtrace.analyzer.paths._tau import tau_bench_cases
+    from groundtrace.analyzer.paths import tau_bench_cases, validate_traces
     from groundtrace.analyzer.stats import StatsSettings
     from groundtrace.collectors.transcripts import read_transcripts
 
@@ -266,9 +262,9 @@ def paths_same(address: str) -> dict[str, Any]:
     cases = list(tau_bench_cases(source))
     traces = list(read_transcripts([source]))
     settings = StatsSettings(n_resamples=500)
-    local = asyncio.run(validate_traces_async(traces, cases, settings=settings))
-    ray_run = asyncio.run(validate_traces_async(traces, cases, settings=settings,
-                                                executor=_ray(address)))  # fmt: skip
+    local = validate_traces(traces, cases, settings=settings)
+    ray_run = validate_traces(traces, cases, settings=settings,
+                              executor=_ray(address))  # fmt: skip
     return {"identical": local == ray_run, "verdicts": len(ray_run.verdicts)}
 
 

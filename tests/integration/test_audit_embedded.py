@@ -21,15 +21,10 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.analyzer._results import read
-from groundtrace.analyzer.audit import (
-    Answer,
-    AuditRun,
-    PairError,
-    PairJudge,
-    PairLabel,
-    Question,
-    in_scope,
-)
+from groundtrace.analyzer.audit import Answer, AuditRun, PairLabel, Question
+from groundtrace.analyzer.audit._judge import PairJudge
+from groundtrace.analyzer.audit._model import in_scope
+from groundtrace.analyzer.audit._records import PairError
 from groundtrace.analyzer.backends import LlamaServer
 from groundtrace.analyzer.cli._registry import build_app
 from groundtrace.analyzer.judge import ProtocolErrorKind

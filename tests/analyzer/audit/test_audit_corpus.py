@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from groundtrace.analyzer.audit import Corpus, Question, Source, in_scope
+from groundtrace.analyzer.audit import Corpus, Question, Source
+from groundtrace.analyzer.audit._model import in_scope
 from groundtrace.analyzer.errors import InputError
 from groundtrace.examples.license_audit.corpus import (
     DATA_DIR,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from groundtrace.analyzer.audit import load_answers, load_inputs, load_sources
+from groundtrace.analyzer.audit._inputs import load_answers, load_inputs, load_sources
 from groundtrace.analyzer.cli._registry import build_app
 from groundtrace.analyzer.errors import InputError
 from tests.support.recycling_corpus import write_corpus

@@ -20,23 +20,22 @@ import pytest
 
 from groundtrace.analyzer._results import read
 from groundtrace.analyzer.audit import (
-    JUDGE_PROMPT_VERSION,
     Answer,
     AuditRun,
     AuditSettings,
-    CallError,
     Corpus,
-    PairError,
-    PairJudge,
     PairLabel,
     Question,
     Source,
-    run_audit,
-    validate_labels,
 )
+from groundtrace.analyzer.audit._answerers import read_stance_reply
+from groundtrace.analyzer.audit._judge import JUDGE_PROMPT_VERSION, PairJudge
+from groundtrace.analyzer.audit._records import PairError
+from groundtrace.analyzer.audit._run import run_audit
+from groundtrace.analyzer.audit._structured import CallError
+from groundtrace.analyzer.audit._validate import validate_labels
 from groundtrace.analyzer.judge._fingerprint import fingerprint, fingerprint_digest
 from groundtrace.analyzer.llm import ModelClient, RetryPolicy
-from groundtrace.examples.license_audit.endpoint import read_stance_reply
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
 
 _JUDGE = '{"label": "divergent", "topic": "scope", "significance": "medium"}'

@@ -5,19 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from groundtrace.analyzer.audit import (
-    BASELINE_FINGERPRINT,
-    Answer,
-    AuditAcceptance,
-    BaselineLabeller,
-    PairLabel,
-    baseline_label,
-    gold_pair_labels,
-    judge_counts,
-    normalise,
-    prefilter,
-    validate_labels,
-)
+from groundtrace.analyzer.audit import Answer, PairLabel
+from groundtrace.analyzer.audit._pairs import baseline_label, gold_pair_labels, normalise, prefilter
+from groundtrace.analyzer.audit._run import BASELINE_FINGERPRINT, BaselineLabeller, judge_counts
+from groundtrace.analyzer.audit._validate import AuditAcceptance, validate_labels
 from groundtrace.analyzer.judge import bootstrap_statistic, cohen_kappa_batch
 
 

@@ -16,7 +16,8 @@ from types import ModuleType
 
 import pytest
 
-from groundtrace.analyzer.audit import Answer, prefilter
+from groundtrace.analyzer.audit import Answer
+from groundtrace.analyzer.audit._pairs import prefilter
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -52,7 +53,7 @@ def test_every_deciding_rule_holds_the_minimum_precision_on_real_text() -> None:
 
 @pytest.mark.timeout(120)
 def test_the_recorded_precision_is_the_measured_one() -> None:
-    from groundtrace.analyzer.audit import MIN_PRECISION, PREFILTER_PRECISION, rule_decides
+    from groundtrace.analyzer.audit._pairs import MIN_PRECISION, PREFILTER_PRECISION, rule_decides
 
     report = _benchmark().measure(_benchmark().DEFAULT_DATA, "sentence")
     for rule, (precision, fired) in PREFILTER_PRECISION.items():
@@ -77,13 +78,13 @@ def test_the_recorded_precision_is_the_measured_one() -> None:
 )
 def test_numbers_inside_names_are_not_quantities(a: str, b: str) -> None:
     assert prefilter(_a("a", a), _a("b", b), "t") is None
-    from groundtrace.analyzer.audit import conflicting_quantities
+    from groundtrace.analyzer.audit._pairs import conflicting_quantities
 
     assert not conflicting_quantities(a, b)
 
 
 def test_years_counts_and_units() -> None:
-    from groundtrace.analyzer.audit import conflicting_quantities
+    from groundtrace.analyzer.audit._pairs import conflicting_quantities
     from groundtrace.analyzer.audit._quantities import template
 
     assert template("As of the 2010 census the population was 459.")[1] == (

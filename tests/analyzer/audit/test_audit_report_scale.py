@@ -18,7 +18,8 @@ import msgspec
 import pytest
 
 from groundtrace.analyzer._results import read
-from groundtrace.analyzer.audit import AuditRun, render_html, render_markdown
+from groundtrace.analyzer.audit import AuditRun
+from groundtrace.analyzer.audit._report import render_html, render_markdown
 
 ROOT = Path(__file__).resolve().parents[3]
 

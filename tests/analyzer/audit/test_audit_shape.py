@@ -21,22 +21,20 @@ import groundtrace.analyzer.audit as audit
 from groundtrace.analyzer import get_analysis, load_config, run_analysis
 from groundtrace.analyzer.audit import (
     ANALYSIS,
-    AnswerUnit,
     AuditRun,
     AuditSettings,
     Config,
-    GivenAnswers,
-    TracedAnswering,
     extractive_answer,
-    load_answers,
-    load_inputs,
     nothing_measured,
     plan,
     reading,
     run,
-    run_audit_folder,
     write_report,
 )
+from groundtrace.analyzer.audit._app import TracedAnswering
+from groundtrace.analyzer.audit._folder import GivenAnswers, run_audit_folder
+from groundtrace.analyzer.audit._inputs import load_answers, load_inputs
+from groundtrace.analyzer.audit._plan import AnswerUnit
 from groundtrace.analyzer.cli._registry import build_app
 from groundtrace.analyzer.errors import ConfigError, InputError, NothingMeasuredError
 
