@@ -71,9 +71,10 @@ def run_command(
     writing there), so evaluation never slows ingest. Each rule's sampled, complete traces
     are evaluated once (the journal in --state survives restarts and kills), their verdicts
     written back (--write-back), their windows kept in --state/status.json and incidents
-    POSTed to the rules' webhook. Exit codes: 0 stopped by a signal, 2 bad rules or options,
-    3 the receiver could not start; any other failure exits non-zero for a supervisor to
-    restart the monitor, which resumes.
+    POSTed to the rules' webhook. Exit codes: 0 stopped by a signal (the batch in flight
+    finishes), 2 bad rules or options, an address that cannot be bound or a --state another
+    monitor holds; any other failure exits non-zero for a supervisor to restart the monitor,
+    which resumes.
     """
     import asyncio
     import signal

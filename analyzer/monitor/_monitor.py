@@ -240,8 +240,9 @@ class Monitor:
     async def follow(
         self, folder: str | Path, *, stop: asyncio.Event, poll: float = 0.25
     ) -> dict[str, Any]:
-        """Evaluate the traces the receiver writes into ``folder`` until ``stop`` is set; the
-        final status. A restart reads the folder again: the journal skips what was done."""
+        """Evaluate the traces the receiver writes into ``folder`` until ``stop`` is set (the
+        batch in flight finishes); the final status. A restart reads the folder again: the
+        journal skips what was done, and what was still queued is evaluated then."""
         tail = FolderTail(folder)
         self._source = "online"
         while True:
@@ -250,10 +251,11 @@ class Monitor:
             for where, line in lines:
                 self.assembler.add_line(where, line)
             self._take(*self.assembler.ripe())
-            await self._evaluate_ready(final=stopping)
-            self._write_status()
-            if stopping:
+            if stopping:  # what is queued is evaluated by the next run (the journal lacks it)
+                self._write_status()
                 return self.status()
+            await self._evaluate_ready(final=False)
+            self._write_status()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), poll)
 
