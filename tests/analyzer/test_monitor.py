@@ -319,3 +319,61 @@ def test_a_file_renamed_by_rotation_is_read_on_where_it_was(tmp_path: Path) -> N
     current.rename(tmp_path / "traces-2026-12-06T10-00-00.jsonl")
     current.write_bytes(b"4\n")
     assert sorted(line for _, line in tail.read()) == [b"3", b"4"]
+
+
+def test_a_model_judge_is_called_once_per_sampled_trace_then_never_again(
+    shop: Path, tmp_path: Path
+) -> None:
+    """An endpoint judge (a real OpenAI-compatible server on loopback): the backfill makes one
+    call per sampled trace; a second backfill over the same traces makes none."""
+    from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
+
+    scores = '{"context_relevance": 1, "adherence": 0.9, "answer_relevance": 1, "rationale": "ok"}'
+
+    def reply(_: ServerRequest) -> Reply:
+        return Reply(content=scores)
+
+    rules = tmp_path / "rules.toml"
+    with OpenAICompatServer(handler=reply) as server:
+        rules.write_text(
+            f'[[rule]]\nname = "grounded"\nanalysis = "judge"\nsample = 0.5\n'
+            f'[rule.config]\njudge = "{server.base_url}"\nmodel = "judge-model"\n',
+            encoding="utf-8",
+        )
+        state = tmp_path / "state"
+        _backfill(rules, state, [shop / "traces"])
+        calls = len(server.requests)
+        judged = {o.trace_id for o in _outcomes(state).values() if o.outcome == "pass"}
+        second = _backfill(rules, state, [shop / "traces"])
+        assert len(server.requests) == calls  # nothing asked again
+    assert calls == len(judged) and 10 <= calls <= COUNT - 10
+    counts = second["rules"]["grounded"]["counts"]  # type: ignore[index]
+    assert counts["already_evaluated"] == len(judged)
+
+
+def test_backfill_writes_the_verdicts_back_onto_the_evaluated_spans(
+    shop: Path, tmp_path: Path
+) -> None:
+    """``monitor backfill --write-back otlp``: one gen_ai.evaluation.result log record per
+    verdict, on the trace it evaluates, received by the project's receiver."""
+    from groundtrace.collectors import LogRecord
+    from groundtrace.collectors.readers import read_records
+    from groundtrace.collectors.receiver import Receiver
+
+    rules = _rules(shop, sample=0.5)
+    with Receiver("127.0.0.1", 0, tmp_path / "sink") as sink:
+        done = subprocess.run(
+            [sys.executable, "-c", "from groundtrace.analyzer.cli import main; main()",
+             "monitor", "backfill", str(shop / "traces"), "--rules", str(rules), "--state",
+             str(tmp_path / "state"), "--write-back", "otlp", "--otlp-endpoint",
+             sink.endpoint.removesuffix("/v1/traces")],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = [r for r in read_records([tmp_path / "sink"]) if isinstance(r, LogRecord)]
+    outcomes = _outcomes(tmp_path / "state")
+    expected = sum(len(o.verdicts) for o in outcomes.values())
+    assert len(records) == expected > 0
+    traces = {o.trace_id for o in outcomes.values()}
+    assert {r.trace_id for r in records} == traces
+    assert {r.event_name for r in records} == {"gen_ai.evaluation.result"}

@@ -86,7 +86,7 @@ def handle(i: int, *, broken: bool) -> str:
         text = read_manual(path)
         return str(respond(question, [{"id": path, "title": path, "content": text}])["answer"])
 
-    return request(question, case_id=case_id(i))
+    return request(f"{question} (ticket {i})", case_id=case_id(i))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
