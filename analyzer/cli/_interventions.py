@@ -33,14 +33,6 @@ def _kwargs(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _hardness(value: str) -> HardnessLevel:
-    from groundtrace.analyzer.errors import ConfigError
-
-    if value not in ("any", "easy", "medium", "hard"):
-        raise ConfigError(f"use any, easy, medium or hard, got {value!r}")
-    return cast("HardnessLevel", value)
-
-
 def register(app: typer.Typer) -> None:
     """Add ``groundtrace interventions`` to ``app``."""
 
@@ -128,7 +120,9 @@ def register(app: typer.Typer) -> None:
             replay_kwargs=_kwargs(replay_kwarg or []), operators=tuple(operators or ()),
             limit=limit, concurrency=units,
             rate_limit=None if endpoint is None else settings.rate_limit(endpoint), seed=seed,
-            similarity=_hardness(similarity), relevance=_hardness(relevance),
+            # the config checks the levels (any, easy, medium, hard) as it plans
+            similarity=cast("HardnessLevel", similarity),
+            relevance=cast("HardnessLevel", relevance),
             recompute_original=recompute_original, strict=strict,
         )  # fmt: skip
         done = drive(

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groundtrace.analyzer._deprecation import deprecated
-from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.executor import Executor, UnitJournal
 from groundtrace.analyzer.llm import ChatRequest
 
 from ._config import Config
 from ._engine import ItemPlan
-from ._estimate import unit_requests
+from ._estimate import endpoint_replay_only, unit_requests
 from ._plan import plan_items
 from ._run import InterventionsResult, Progress, RunConfig, checked_mode
 
@@ -157,12 +156,7 @@ def estimate_requests(
             which the estimate cannot see), or bad options.
         InputError: unreadable traces, case file or pool dataset.
     """
-    if config.mode() != "endpoint":
-        raise ConfigError(
-            "--estimate needs endpoint replay (--endpoint): in function replay the app makes "
-            "its own model calls",
-            field="--estimate",
-        )
+    endpoint_replay_only(config.endpoint if config.mode() == "endpoint" else None)
     plans = plan_items(traces, config, cases_path=cases_path, pool_dataset=pool_dataset)
     path = Path(config.out_dir) / "journal.sqlite"
     journal = UnitJournal(path, lock=False) if path.exists() else None  # read only

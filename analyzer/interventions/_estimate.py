@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.executor import UnitJournal
 from groundtrace.analyzer.llm import ChatRequest
 from groundtrace.analyzer.replay import UnitResult, unit_request
@@ -16,7 +17,21 @@ from groundtrace.analyzer.replay import UnitResult, unit_request
 from ._engine import ItemPlan
 from ._run import RunConfig
 
-__all__ = ["unit_requests"]
+__all__ = ["endpoint_replay_only", "unit_requests"]
+
+
+def endpoint_replay_only(endpoint: str | None) -> None:
+    """Refuse an estimate of function replay (the app makes its own model calls, unseen).
+
+    Raises:
+        ConfigError: ``endpoint`` is ``None``.
+    """
+    if endpoint is None:
+        raise ConfigError(
+            "--estimate needs endpoint replay (--endpoint): in function replay the app makes "
+            "its own model calls",
+            field="--estimate",
+        )
 
 
 def unit_requests(

@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groundtrace.analyzer._analysis import Analysis
-from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.llm import ChatRequest
 
 from ._config import Config
 from ._demo import demo_config
 from ._engine import ItemPlan
-from ._estimate import unit_requests
+from ._estimate import endpoint_replay_only, unit_requests
 from ._plan import Items, plan_items
 from ._reading import reading
 from ._report import write_report
@@ -105,41 +104,31 @@ def verdicts(result: InterventionsResult, config: Config) -> Linked:
     return role_verdicts(result)
 
 
-def estimate_run(units: Sequence[ItemPlan], config: Config) -> tuple[list[ChatRequest], int]:
-    """The endpoint requests of the units the run folder's journal does not hold yet, and
-    how many units it holds; nothing is called or written.
+def estimate_run(items: Sequence[ItemPlan], config: Config) -> tuple[list[ChatRequest], int]:
+    """The endpoint requests of the replay units the run folder's journal does not hold yet,
+    and how many replay units it holds; nothing is called or written.
 
     Raises:
         ConfigError: not endpoint replay (in function replay the app makes its own calls).
     """
     from groundtrace.analyzer.executor import UnitJournal
 
-    if config.endpoint is None:
-        raise ConfigError(
-            "--estimate needs endpoint replay (--endpoint): in function replay the app makes "
-            "its own model calls",
-            field="--estimate",
-        )
+    endpoint_replay_only(config.endpoint)
     path = Path(config.out) / JOURNAL
     journal = UnitJournal(path, lock=False) if path.exists() else None  # read only
     try:
-        return _estimate(units, config, journal)
+        return _estimate(items, config, journal)
     finally:
         if journal is not None:
             journal.close()
 
 
 def _estimate(
-    units: Sequence[ItemPlan], config: Config, journal: UnitJournal | None
+    items: Sequence[ItemPlan], config: Config, journal: UnitJournal | None
 ) -> tuple[list[ChatRequest], int]:
     """The ``estimate`` hook: :func:`estimate_run` against the journal the driver read."""
-    if config.endpoint is None:
-        raise ConfigError(
-            "--estimate needs endpoint replay (--endpoint): in function replay the app makes "
-            "its own model calls",
-            field="--estimate",
-        )
-    return unit_requests(units, config.run_config(), journal)
+    endpoint_replay_only(config.endpoint)
+    return unit_requests(items, config.run_config(), journal)
 
 
 def _run_folder(config: Config) -> str:
