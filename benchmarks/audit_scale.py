@@ -33,7 +33,7 @@ def build_run(n_sources: int, group_size: int) -> Any:
     """The workload's audit run (see the module docstring)."""
     from groundtrace.analyzer.audit import (
         Answer,
-        AuditRun,
+        AuditResult,
         AuditSettings,
         PairLabel,
         Question,
@@ -73,7 +73,7 @@ def build_run(n_sources: int, group_size: int) -> Any:
         answers.extend(mine)
         pairs.extend(baseline_label(a, b, question.topics[0]) for a, b in answer_pairs(mine))
     topics = {q.id: q.topics[0] for q in questions}
-    return AuditRun(
+    return AuditResult(
         corpus="licences-x", settings=AuditSettings(), questions=tuple(questions),
         sources=tuple(SourceInfo(id=s.id, group=s.group, title=s.title) for s in sources),
         answers=tuple(answers), pairs=tuple(sorted(pairs, key=lambda p: p.key)),

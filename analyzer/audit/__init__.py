@@ -20,21 +20,19 @@ In the one analysis shape (``groundtrace analyze audit --config FILE``): :class:
 
 Usage::
 
-    import asyncio
-    from pathlib import Path
-    from groundtrace.analyzer.audit import (
-        AuditSettings, GivenAnswers, TracedAnswering, extractive_answer, load_answers,
-        load_inputs, run_audit,
-    )
+    from groundtrace.analyzer import run_analysis
+    from groundtrace.analyzer.audit import ANALYSIS, Config
 
-    inputs = load_inputs(Path("sources.jsonl"), Path("questions.jsonl"))
     # answers made elsewhere (e.g. by the production app), labelled pair by pair
-    given = GivenAnswers(tuple(load_answers(Path("answers.jsonl"), inputs.corpus)))
-    run = asyncio.run(run_audit(inputs.corpus, given, AuditSettings(answerer="given")))
-    print(run.summary.overall.prevalence, run.summary.prefilter_share)
-    # or answered here, one trace per answer, by the offline answerer from the questions' cues
-    one = TracedAnswering(Path("traces"), extractive_answer, inputs.cues)
-    run = asyncio.run(run_audit(inputs.corpus, one, AuditSettings()))
+    config = Config(out="runs/given", sources="sources.jsonl", questions="questions.jsonl",
+                    answers="answers.jsonl")
+    done = run_analysis(ANALYSIS, config, out=config.out)
+    print(done.result.summary.overall.prevalence, done.exit_code, done.reports)
+    # or answered here, one trace per answer, by the offline answerer from the questions'
+    # cues (the retriever: each source whole, or retriever="module:qualname" of your own)
+    config = Config(out="runs/offline", sources="sources.jsonl", questions="questions.jsonl")
+    done = run_analysis(ANALYSIS, config, out=config.out)
+    # in a notebook or an async service: await run_analysis_async(ANALYSIS, config, out=...)
 """
 
 from __future__ import annotations
@@ -49,7 +47,7 @@ from ._folder import nothing_measured, run_audit_folder
 from ._model import Answer, Corpus, PairLabel, Question, Source
 from ._plan import plan
 from ._reading import reading
-from ._records import AuditRun, AuditSettings
+from ._records import AuditResult, AuditSettings
 from ._report import render_comparison_markdown, render_validation_markdown, write_report
 from ._run import PairLabeller, run_audit
 from ._shape import ANALYSIS, estimate, run
@@ -63,7 +61,7 @@ __all__ = [
     "ANALYSIS",
     "Answer",
     "AnswerFn",
-    "AuditRun",
+    "AuditResult",
     "AuditSettings",
     "AuditSummary",
     "AuditValidation",
@@ -96,6 +94,7 @@ __all__ = [
 #: imports for one release, with a DeprecationWarning naming its private home.
 _DEPRECATED = {
     "write_reports": "write_report",
+    "AuditRun": "AuditResult",
     "API_KEY_ENV": "groundtrace.analyzer.audit._shape.API_KEY_ENV",
     "AUDIT_APP_NAME": "groundtrace.analyzer.audit._app.AUDIT_APP_NAME",
     "AUDIT_APP_VERSION": "groundtrace.analyzer.audit._app.AUDIT_APP_VERSION",

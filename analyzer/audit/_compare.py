@@ -20,7 +20,7 @@ from groundtrace.analyzer.errors import InputError
 
 from ._clusters import ratio_delta_ci
 from ._model import Label, PairLabel
-from ._records import AuditRun, AuditSettings
+from ._records import AuditResult, AuditSettings
 from ._summary import DISAGREEMENT_LABELS
 
 __all__ = ["AuditComparison", "Delta", "FlippedPair", "QuestionChange", "compare_runs"]
@@ -126,7 +126,7 @@ def _intensity(pairs: Sequence[PairLabel]) -> float | None:
 
 
 def compare_runs(
-    run_a: AuditRun, run_b: AuditRun, *, n_resamples: int = 2000, seed: int = 20260709
+    run_a: AuditResult, run_b: AuditResult, *, n_resamples: int = 2000, seed: int = 20260709
 ) -> AuditComparison:
     """Run B against run A, paired by question.
 

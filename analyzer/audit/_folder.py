@@ -36,7 +36,7 @@ from groundtrace.collectors import ReadReport, Trace, read_traces
 from ._inputs import answer_stance
 from ._model import Answer, Corpus, Question, Source, in_scope
 from ._pairs import normalise
-from ._records import AuditRun, AuditSettings
+from ._records import AuditResult, AuditSettings
 from ._report import write_report
 from ._run import AnswerOne, PairLabeller, Progress, answer_key, run_audit
 from ._validate import AuditValidation
@@ -124,7 +124,7 @@ def answers_from_traces(
     return out, unused
 
 
-def nothing_measured(run: AuditRun) -> str | None:
+def nothing_measured(run: AuditResult) -> str | None:
     """Why ``run`` measured nothing (every answer absent or a protocol error), else None."""
     answers = run.answers
     if any(a.stance != "absent" and a.error is None for a in answers):
@@ -161,7 +161,7 @@ async def run_audit_folder(
     model_calls: Callable[[], dict[str, ClientCounts]] | None = None,
     executor: Executor | None = None,
     closers: Iterable[Callable[[], object]] = (),
-) -> AuditRun:
+) -> AuditResult:
     """Answer, label and report ``corpus`` into ``out`` (``run.json``, ``report.md``/``.html``).
 
     Every answer and label is journaled in ``out/units.sqlite`` as it arrives: a re-run into
@@ -234,7 +234,7 @@ async def audit_in_folder(
     *,
     report: bool,
     journal: UnitJournal | None = None,
-) -> AuditRun:
+) -> AuditResult:
     """The run of ``corpus`` journaled in ``out`` (its lock held throughout), reports if asked.
 
     ``journal`` is the folder's journal when the caller (the driver) opened it and holds the

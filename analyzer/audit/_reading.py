@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from groundtrace.analyzer._wording import pct
 
-from ._records import AuditRun
+from ._records import AuditResult
 
 __all__ = ["reading"]
 
 
-def reading(run: AuditRun) -> str:
+def reading(run: AuditResult) -> str:
     """What the multi-source audit found across the sources."""
     s = run.summary
     parts = [

@@ -11,7 +11,7 @@ from ._model import Answer, PairLabel, Question
 from ._summary import AuditSummary
 from ._validate import AuditValidation
 
-__all__ = ["AuditRun", "AuditSettings", "PairError", "SourceInfo"]
+__all__ = ["AuditResult", "AuditSettings", "PairError", "SourceInfo"]
 
 
 class AuditSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,7 +51,7 @@ class PairError(msgspec.Struct, frozen=True, kw_only=True):
     message: str
 
 
-class AuditRun(Result, frozen=True, kw_only=True):
+class AuditResult(Result, frozen=True, kw_only=True):
     """One audit run: every answer, every pair label, the figures and (with gold) validation.
 
     Attributes:

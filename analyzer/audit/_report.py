@@ -16,7 +16,7 @@ from groundtrace.analyzer.judge import Statistic
 from ._compare import AuditComparison, Delta
 from ._model import LABELS, PairLabel
 from ._reading import reading
-from ._records import AuditRun
+from ._records import AuditResult
 from ._summary import AbsenceFigure, PrevalenceFigure, pair_id
 from ._validate import AuditValidation
 
@@ -60,7 +60,7 @@ def _ci(value: float | None, low: float | None, high: float | None) -> str:
     return f"{_pct(value)} [{_pct(low)}, {_pct(high)}]"
 
 
-def _headline(run: AuditRun) -> list[tuple[str, str]]:
+def _headline(run: AuditResult) -> list[tuple[str, str]]:
     s = run.summary
     return [
         ("retrieval / answerer / labeller",
@@ -87,13 +87,13 @@ INTERVALS = (
 )
 
 
-def review_only(run: AuditRun) -> bool:
+def review_only(run: AuditResult) -> bool:
     """Whether the run's labels failed their validation against gold (the headline figures
     built on them are for review only)."""
     return run.validation is not None and not run.validation.validated
 
 
-def _verdict(run: AuditRun) -> str:
+def _verdict(run: AuditResult) -> str:
     v = run.validation
     if v is None:
         return "not validated (no gold pair labels)"
@@ -125,7 +125,7 @@ def _md_left_out(count: int, what: str, field: str) -> list[str]:
     return ["", f"{count} more {what} not shown: run.json holds every one (summary.{field})."]
 
 
-def render_markdown(run: AuditRun) -> str:
+def render_markdown(run: AuditResult) -> str:
     """The run's headline, absence, prevalence, significance and validation as Markdown."""
     s = run.summary
     lines = ["# Multi-source audit", "", "| | |", "|---|---|"]
@@ -278,7 +278,7 @@ def _html_figures(
     )
 
 
-def _absence(run: AuditRun) -> str:
+def _absence(run: AuditResult) -> str:
     figures = list(run.summary.absence_by_source)
     shown = figures
     if len(figures) > MAX_ROWS:
@@ -304,7 +304,7 @@ def _absence(run: AuditRun) -> str:
 HEATMAP_SOURCES = 40
 
 
-def _contested(run: AuditRun) -> list[str]:
+def _contested(run: AuditResult) -> list[str]:
     """The ids of the heat map's sources: all of them, or the most contested in corpus order."""
     ids = [s.id for s in run.sources]
     if len(ids) <= HEATMAP_SOURCES:
@@ -314,7 +314,7 @@ def _contested(run: AuditRun) -> list[str]:
     return [i for i in ids if i in top]
 
 
-def _heatmap(run: AuditRun) -> str:
+def _heatmap(run: AuditResult) -> str:
     ids = _contested(run)
     wanted = set(ids)
     cells = {
@@ -351,7 +351,7 @@ def _heatmap(run: AuditRun) -> str:
     )
 
 
-def _validation_html(run: AuditRun) -> str:
+def _validation_html(run: AuditResult) -> str:
     """The labeller's validation against gold: verdict, statistics and confusion matrix."""
     v = run.validation
     if v is None:
@@ -385,7 +385,7 @@ def _validation_html(run: AuditRun) -> str:
     )
 
 
-def _listed_pairs(run: AuditRun) -> dict[str, list[PairLabel]]:
+def _listed_pairs(run: AuditResult) -> dict[str, list[PairLabel]]:
     """Per question, the disagreeing pairs the page lists (most significant first, capped)."""
     disagreeing = {i for f in run.summary.by_question for i in f.disagreeing}
     by_question: dict[str, list[PairLabel]] = {}
@@ -398,7 +398,7 @@ def _listed_pairs(run: AuditRun) -> dict[str, list[PairLabel]]:
     }
 
 
-def _pair_details(run: AuditRun, listed: dict[str, list[PairLabel]]) -> str:
+def _pair_details(run: AuditResult, listed: dict[str, list[PairLabel]]) -> str:
     """One collapsed group per question: its disagreeing pairs with both answers."""
     answers = {(a.question_id, a.source_id): a for a in run.answers}
     present = {f.key: f.n_present for f in run.summary.by_question}
@@ -442,7 +442,7 @@ def _pair_details(run: AuditRun, listed: dict[str, list[PairLabel]]) -> str:
     )
 
 
-def _review_note(run: AuditRun) -> str:
+def _review_note(run: AuditResult) -> str:
     if not review_only(run):
         return ""
     return (
@@ -452,7 +452,7 @@ def _review_note(run: AuditRun) -> str:
     )
 
 
-def render_html(run: AuditRun) -> str:
+def render_html(run: AuditResult) -> str:
     """A self-contained HTML page of the run (no external assets).
 
     Long tables show their first :data:`MAX_ROWS` rows (the most contested) and count the
@@ -483,7 +483,7 @@ def render_html(run: AuditRun) -> str:
     return h.page("Multi-source audit", *map(h.Html, parts), style=style)
 
 
-def write_report(result: AuditRun, out: str | Path) -> Path:
+def write_report(result: AuditResult, out: str | Path) -> Path:
     """Write ``run.json`` (the record), ``report.md`` and ``report.html`` into ``out``.
 
     Returns:

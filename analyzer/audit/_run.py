@@ -27,7 +27,7 @@ from groundtrace.analyzer.llm import ClientCounts
 
 from ._model import Answer, Corpus, PairLabel, Question, Source, in_scope
 from ._pairs import answer_pairs, baseline_label, gold_pair_labels, prefilter
-from ._records import AuditRun, AuditSettings, PairError, SourceInfo
+from ._records import AuditResult, AuditSettings, PairError, SourceInfo
 from ._summary import summarise
 from ._validate import AuditAcceptance, AuditValidation, validate_labels
 
@@ -122,7 +122,7 @@ async def run_audit(
     executor: Executor | None = None,
     journal: UnitJournal | None = None,
     asked: Sequence[tuple[Question, Source]] | None = None,
-) -> AuditRun:
+) -> AuditResult:
     """Run the audit of ``corpus``.
 
     Answers and open pairs are units of ``executor`` (default: local, ``settings.concurrency``
@@ -193,7 +193,7 @@ async def run_audit(
             # only the labeller's own failures count against it, not unreadable answers
             protocol_errors=len(labeller_errors), acceptance=acceptance,
         )  # fmt: skip
-    return AuditRun(
+    return AuditResult(
         corpus=corpus.name,
         settings=settings,
         questions=tuple(questions.values()),

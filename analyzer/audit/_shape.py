@@ -4,7 +4,7 @@
 run's executor into the config's run folder (the driver locks it and opens its unit journal
 ``units.sqlite``, so a re-run resumes; model calls are cached in ``llm_cache.sqlite``; the
 traced app writes one trace per answer into ``traces/``), labels every pair and returns the
-:class:`AuditRun`. The driver writes the reports (:func:`write_report`) and exits 6 with
+:class:`AuditResult`. The driver writes the reports (:func:`write_report`) and exits 6 with
 :func:`nothing_measured`'s reason. :func:`estimate` goes the same way without sending or
 writing anything: the driver awaits it for ``--estimate``.
 
@@ -45,7 +45,7 @@ from ._folder import FolderRun, GivenAnswers, audit_in_folder, nothing_measured
 from ._judge import PairJudge
 from ._plan import AnswerUnit, AuditPlan, plan
 from ._reading import reading
-from ._records import AuditRun, AuditSettings
+from ._records import AuditResult, AuditSettings
 from ._report import write_report
 from ._run import AnswerOne, PairLabeller, run_audit
 from ._validate import AuditValidation
@@ -114,7 +114,7 @@ def _validation(config: Config) -> AuditValidation | None:
     return None if config.validation is None else read(config.validation, AuditValidation)
 
 
-async def run(units: Sequence[AnswerUnit], config: Config, context: RunContext) -> AuditRun:
+async def run(units: Sequence[AnswerUnit], config: Config, context: RunContext) -> AuditResult:
     """Answer ``units`` on the run's executor into the run folder, label every pair.
 
     Every answer and label is journaled in the driver's journal (``<out>/units.sqlite``) as it
@@ -152,7 +152,7 @@ async def _run(
     context: RunContext,
     calls: Calls,
     validation: AuditValidation | None,
-) -> AuditRun:
+) -> AuditResult:
     out = context.out
     clients: dict[str, ModelClient] = {}
 
@@ -217,7 +217,7 @@ async def estimate(
 
 async def _estimated(
     units: Sequence[AnswerUnit], config: Config, cache: CallCache | None
-) -> tuple[AuditRun, list[ChatRequest]]:
+) -> tuple[AuditResult, list[ChatRequest]]:
     planned = _planned(units, config)
     recorders: dict[str, RequestRecorder] = {}
 
@@ -237,7 +237,7 @@ async def _estimated(
     return found, [r for c in recorders.values() for r in c.seen]
 
 
-def _dependent(run: AuditRun) -> int:
+def _dependent(run: AuditResult) -> int:
     """Pair label calls, at most, that wait on answers not made yet (each may need one)."""
     dependent = 0
     for question in run.questions:
@@ -256,7 +256,7 @@ def _run_folder(config: Config) -> str:
 
 
 #: The audit in the one analysis shape (``groundtrace analyze audit --config FILE``).
-ANALYSIS: Final[Analysis[Config, AnswerUnit, AuditRun]] = Analysis(
+ANALYSIS: Final[Analysis[Config, AnswerUnit, AuditResult]] = Analysis(
     name="audit",
     title="Multi-source audit: same question, different sources, different answers",
     config=Config,

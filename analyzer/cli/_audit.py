@@ -2,8 +2,8 @@
 
 ``audit run`` makes the audit's config from its options and runs it through the one driver
 (:func:`~groundtrace.analyzer.cli._analyze.drive`), as ``analyze audit --config`` does; without
-``--sources`` the config is the audit's demo config: the licence example's shipped sources and
-questions files with its retriever.
+``--sources`` the config is the licence example's: its shipped sources and questions files
+with its retriever (the audit's demo config).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -24,15 +24,10 @@ from ._executor import ExecutorOptions
 from ._options import fields_as_options, uses
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.audit import AuditRun, Config
+    from groundtrace.analyzer.audit import AuditResult, Config
 
 __all__ = ["register"]
 
-#: The licence example's retrievers, by ``--retrieval`` (the shipped corpus only).
-_SHIPPED_RETRIEVERS = {
-    "auto": "groundtrace.examples.license_audit.app:hierarchical",
-    "flat": "groundtrace.examples.license_audit.app:flat",
-}
 
 audit_app = typer.Typer(
     help="Multi-source audit: same question, different sources, different answers.",
@@ -51,11 +46,11 @@ def _run_file(path: Path) -> Path:
     return path / "run.json" if path.is_dir() else path
 
 
-def _load_run(path: Path) -> AuditRun:
+def _load_run(path: Path) -> AuditResult:
     from groundtrace.analyzer._results import read
-    from groundtrace.analyzer.audit import AuditRun
+    from groundtrace.analyzer.audit import AuditResult
 
-    return read(_run_file(path), AuditRun)
+    return read(_run_file(path), AuditResult)
 
 
 def _share(value: float | None, low: float | None, high: float | None) -> str:
@@ -65,7 +60,7 @@ def _share(value: float | None, low: float | None, high: float | None) -> str:
     return f"{100 * value:.1f}%{ci}"
 
 
-def _print_headline(run: AuditRun) -> None:
+def _print_headline(run: AuditResult) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -222,61 +217,24 @@ def run_command(
 
 
 def _shipped(config: Config, retrieval: str, count: str | None, ids: str, folder: Path) -> Config:
-    """``config`` on the licence example's corpus (the audit's demo config): its sources and
-    questions files and ``retrieval``'s retriever (unless ``--retriever`` names one); a count
-    N of ``--sources`` and question ids of ``--questions`` keep a subset, written as the same
-    files into ``folder``."""
+    """``config`` on the licence example's corpus: its sources and questions files and
+    ``retrieval``'s retriever (unless ``--retriever`` names one); a count N of ``--sources``
+    and question ids of ``--questions`` keep a subset, written as the same files into
+    ``folder``."""
     import msgspec
 
-    from groundtrace.analyzer import DemoInputs
-    from groundtrace.analyzer.audit import ANALYSIS
+    from groundtrace.analyzer.demo import licence_config
 
-    assert ANALYSIS.demo is not None
-    demo = ANALYSIS.demo(DemoInputs(traces=Path(), cases=Path(), out=Path(config.out)))
     kept = [q.strip() for q in ids.split(",") if q.strip()]
-    files = {"sources": demo.sources, "questions": demo.questions}
-    if count or kept:
-        files = _subset(Path(demo.sources), Path(demo.questions), count, kept, folder)
-    named = config.retriever or _SHIPPED_RETRIEVERS[retrieval]
-    return msgspec.structs.replace(config, retriever=named, **files)
-
-
-def _subset(
-    sources: Path, questions: Path, count: str | None, kept: list[str], folder: Path
-) -> dict[str, str]:
-    """The first ``count`` sources and the questions ``kept`` (empty: all) of the shipped
-    corpus, as its files in ``folder`` (questions scoped to no kept group dropped, gold
-    answers of dropped sources too).
-
-    Raises:
-        InputError: fewer than two sources, or an unknown question id.
-    """
-    import json
-
-    from groundtrace.analyzer.errors import InputError
-
-    lines = sources.read_text("utf-8").splitlines()
-    if count is not None and int(count) < 2:
-        raise InputError("an audit needs at least two sources", field="--sources")
-    lines = lines[: int(count)] if count else lines
-    read = [json.loads(line) for line in lines]
-    ids, groups = {s["id"] for s in read}, {s.get("group") for s in read}
-    asked = [json.loads(line) for line in questions.read_text("utf-8").splitlines()]
-    if unknown := sorted(set(kept) - {q["id"] for q in asked}):
-        raise InputError(f"unknown question id(s): {', '.join(unknown)}", field="--questions")
-    chosen = []
-    for question in asked:
-        if (kept and question["id"] not in kept) or question["scope"] not in {"general", *groups}:
-            continue
-        question["gold"] = {k: v for k, v in question["gold"].items() if k in ids}
-        chosen.append(json.dumps(question))
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "sources.jsonl").write_text("".join(f"{x}\n" for x in lines), "utf-8")
-        (folder / "questions.jsonl").write_text("".join(f"{x}\n" for x in chosen), "utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write the subset: {exc.strerror}", path=str(folder)) from None
-    return {"sources": str(folder / "sources.jsonl"), "questions": str(folder / "questions.jsonl")}
+    mode: Literal["auto", "flat"] = "flat" if retrieval == "flat" else "auto"
+    shipped = licence_config(
+        config.out, retrieval=mode, questions=kept,
+        max_sources=int(count) if count else None, subset=folder,
+    )  # fmt: skip
+    return msgspec.structs.replace(
+        config, sources=shipped.sources, questions=shipped.questions,
+        retriever=config.retriever or shipped.retriever,
+    )  # fmt: skip
 
 
 def _user_corpus(sources: str | None) -> Path | None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ._audit import estimate_shipped_audit, run_shipped_audit
+from ._audit import licence_config, run_shipped_audit
 from ._hooks import DemoAnalysis
 from ._run import (
     DEMO_FORMAT_VERSION,
@@ -53,8 +53,8 @@ __all__ = [
     "DemoReport",
     "DemoResult",
     "ExportCounts",
-    "estimate_shipped_audit",
     "interventions_table",
+    "licence_config",
     "roles_and_joint_lines",
     "run_demo",
     "run_shipped_audit",

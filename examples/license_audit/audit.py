@@ -1,42 +1,41 @@
-"""Run the licence audit end to end: traces, the run record and its reports in one folder.
+"""The licence audit as an audit config: the shipped corpus files and this example's retriever.
+
+The corpus ships as the audit's input files (``data/sources.jsonl``,
+``data/audit_questions.jsonl``, see :mod:`.corpus`) and the retrieval as a retriever of
+:mod:`.app`; :func:`licence_config` names them in an audit config, which the audit runs as any
+user's corpus (``groundtrace audit run`` without ``--sources`` runs it). A subset (some
+questions, the first licences) is written as the same files.
 
 Usage::
 
-    import asyncio
-    from pathlib import Path
-    from groundtrace.examples.license_audit.audit import run_licence_audit
+    from groundtrace.analyzer import run_analysis
+    from groundtrace.analyzer.audit import ANALYSIS
+    from groundtrace.examples.license_audit.audit import licence_config
 
-    run = asyncio.run(run_licence_audit(out=Path("runs/audit")))
-    print(run.summary.overall.prevalence)
+    config = licence_config("runs/audit")
+    done = run_analysis(ANALYSIS, config, out=config.out)
+    print(done.result.summary.overall.prevalence)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from pathlib import Path
+from typing import Final
 
-from groundtrace.analyzer.audit import (
-    AnswerFn,
-    AuditRun,
-    AuditSettings,
-    AuditValidation,
-    Corpus,
-    PairLabeller,
-    Progress,
-    TracedAnswering,
-    extractive_answer,
-    run_audit,
-    run_audit_folder,
-)
+from groundtrace.analyzer.audit import Config, Corpus
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.executor import Executor, LocalExecutor
-from groundtrace.analyzer.llm import ClientCounts
 
-from .app import APP_NAME, SPAN_NAME, app_version, retriever
-from .corpus import load_corpus, load_questions
+from .corpus import QUESTIONS_FILE, SOURCES_FILE, audit_inputs, load_corpus
 from .retrieval import RetrievalMode
 
-__all__ = ["estimate_licence_audit", "run_licence_audit", "subset_corpus"]
+__all__ = ["RETRIEVERS", "licence_config", "subset_corpus", "write_subset"]
+
+#: The audit config's retriever for each retrieval mode (``module:qualname``).
+RETRIEVERS: Final[dict[RetrievalMode, str]] = {
+    "auto": f"{__package__}.app:hierarchical",
+    "flat": f"{__package__}.app:flat",
+}
 
 
 def subset_corpus(
@@ -64,86 +63,52 @@ def subset_corpus(
     return Corpus(name=corpus.name, sources=kept_sources, questions=kept_questions, gold=gold)
 
 
-def _answering(traces: Path, retrieval: RetrievalMode, answerer: AnswerFn) -> TracedAnswering:
-    """The audit's traced app with this example's retrieval, names and cues (it pickles)."""
-    return TracedAnswering(
-        traces, answerer, {q.id: q.cues for q in load_questions()}, retriever(retrieval),
-        app_name=APP_NAME, app_version=app_version(retrieval), span_name=SPAN_NAME,
-    )  # fmt: skip
+def write_subset(
+    folder: Path, *, questions: Collection[str] = (), max_sources: int | None = None
+) -> tuple[Path, Path]:
+    """The subset of :func:`subset_corpus` as a sources and a questions file in ``folder``.
 
-
-def _settings(
-    retrieval: RetrievalMode, answerer: str, labeller: PairLabeller | None, concurrency: int
-) -> AuditSettings:
-    return AuditSettings(
-        retrieval=retrieval,
-        answerer=answerer,
-        labeller=labeller.name if labeller is not None else "baseline",
-        concurrency=concurrency,
-    )
-
-
-async def estimate_licence_audit(
-    *,
-    retrieval: RetrievalMode = "auto",
-    answerer: AnswerFn = extractive_answer,
-    answerer_name: str = "extractive",
-    labeller: PairLabeller | None = None,
-    concurrency: int = 8,
-    questions: Collection[str] = (),
-    max_sources: int | None = None,
-) -> AuditRun:
-    """The audit of :func:`run_licence_audit` in memory only: nothing traced, journaled or
-    written. With the answerer and the labeller on a
-    :class:`~groundtrace.analyzer.llm.RequestRecorder` (``audit run --estimate``) it records
-    every request the run would make, answered from the call cache where it can be.
+    Raises:
+        InputError: what :func:`subset_corpus` raises, or ``folder`` cannot be written.
     """
-    corpus = subset_corpus(load_corpus(), questions=questions, max_sources=max_sources)
-    one = _answering(Path("."), retrieval, answerer)  # never configured: nothing is traced
-    settings = _settings(retrieval, answerer_name, labeller, concurrency)
-    return await run_audit(corpus, one.untraced, settings, labeller=labeller,
-                           executor=LocalExecutor(concurrency))  # fmt: skip
+    sources, asked = audit_inputs(
+        subset_corpus(load_corpus(), questions=questions, max_sources=max_sources)
+    )
+    paths = folder / "sources.jsonl", folder / "questions.jsonl"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        paths[0].write_text(sources, "utf-8")
+        paths[1].write_text(asked, "utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the corpus: {exc.strerror}", path=str(folder)) from None
+    return paths
 
 
-async def run_licence_audit(
+def licence_config(
+    out: str | Path,
     *,
-    out: Path,
     retrieval: RetrievalMode = "auto",
-    answerer: AnswerFn = extractive_answer,
-    answerer_name: str = "extractive",
-    labeller: PairLabeller | None = None,
-    judge_validation: AuditValidation | None = None,
-    concurrency: int = 8,
     questions: Collection[str] = (),
     max_sources: int | None = None,
-    progress: Progress | None = None,
-    model_calls: Callable[[], dict[str, ClientCounts]] | None = None,
-    executor: Executor | None = None,
-) -> AuditRun:
-    """Answer, label and report the licence audit into ``out`` (traces under ``out/traces``).
-
-    Every answer and label is journaled in ``out/units.sqlite`` as it arrives: a re-run into
-    the same folder (after a kill, say) starts none of them again.
+    subset: Path | None = None,
+) -> Config:
+    """The licence audit into ``out``: answered offline from the questions' cues, labelled by
+    the baseline (set the config's other fields for a model answerer or a pair judge).
 
     Args:
-        out: the run folder (``run.json``, ``report.md``, ``report.html``, ``traces/``).
+        out: the run folder.
         retrieval: ``auto`` (whole / hierarchical) or ``flat``.
-        answerer: the ANSWER step's answerer.
-        answerer_name: recorded in the run settings.
-        labeller: pair labeller for the open pairs (default: the baseline).
-        judge_validation: the validation record that lets a judge's labels count.
-        concurrency: requests (and judge calls) in flight.
         questions: question ids to keep (empty: every question).
-        max_sources: keep the first sources only (a subset run).
-        progress: progress callback.
-        model_calls: the model client's counters, recorded in the run.
-        executor: what runs answers and pair labels (default: local, ``concurrency``).
+        max_sources: keep the first licences only.
+        subset: where a subset's files are written (default: ``out/corpus``).
+
+    Raises:
+        InputError: an unknown question id, fewer than two licences, an unwritable folder.
     """
-    corpus = subset_corpus(load_corpus(), questions=questions, max_sources=max_sources)
-    one = _answering(out / "traces", retrieval, answerer)
-    return await run_audit_folder(
-        out, corpus, one, _settings(retrieval, answerer_name, labeller, concurrency),
-        traces=one.traces, before=one.trace_here, labeller=labeller,
-        judge_validation=judge_validation, progress=progress, model_calls=model_calls,
-        executor=executor, closers=(one.aclose,),
-    )  # fmt: skip
+    sources, asked = SOURCES_FILE, QUESTIONS_FILE
+    if questions or max_sources is not None:
+        folder = subset or Path(out) / "corpus"
+        sources, asked = write_subset(folder, questions=questions, max_sources=max_sources)
+    return Config(
+        out=str(out), sources=str(sources), questions=str(asked), retriever=RETRIEVERS[retrieval]
+    )

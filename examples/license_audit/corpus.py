@@ -264,12 +264,16 @@ def load_corpus() -> Corpus:
     return Corpus(name=corpus.name, sources=sources, questions=questions, gold=gold)
 
 
-def audit_inputs() -> tuple[str, str]:
+def audit_inputs(corpus: Corpus | None = None) -> tuple[str, str]:
     """The text of :data:`SOURCES_FILE` and :data:`QUESTIONS_FILE`, made from the licence texts
     and ``data/questions.jsonl``: a source per licence (its id, title, group, author and the
     ``spdx_id`` / ``file`` / ``tags`` metadata, its text), a question per question with the
-    gold answer of each in-scope licence and its cues."""
-    corpus = load_corpus()
+    gold answer of each in-scope licence and its cues.
+
+    Args:
+        corpus: the licences and questions to write (default: :func:`load_corpus`'s, all).
+    """
+    corpus = corpus or load_corpus()
     encode = msgspec.json.encode
     sources = [
         encode({
@@ -278,15 +282,16 @@ def audit_inputs() -> tuple[str, str]:
         })
         for s in corpus.sources
     ]  # fmt: skip
+    asked = {q.id for q in corpus.questions}
     questions = []
-    for asked in load_questions():
+    for question in (q for q in load_questions() if q.id in asked):
         gold = {
             g.source_id: g.stance if not g.points else {"stance": g.stance, "points": g.points}
-            for g in corpus.gold if g.question_id == asked.id
+            for g in corpus.gold if g.question_id == question.id
         }  # fmt: skip
         questions.append(encode({
-            "id": asked.id, "text": asked.text, "scope": asked.scope, "topics": asked.topics,
-            "gold": gold, "cues": asked.cues,
+            "id": question.id, "text": question.text, "scope": question.scope,
+            "topics": question.topics, "gold": gold, "cues": question.cues,
         }))  # fmt: skip
     return "".join(f"{line.decode()}\n" for line in sources), "".join(
         f"{line.decode()}\n" for line in questions

@@ -6,14 +6,13 @@ the record its report wrote.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import msgspec
 import pytest
 
 from groundtrace.analyzer import audit, gate, interventions, judge, paths, read
-from groundtrace.analyzer.audit import AuditRun
+from groundtrace.analyzer.audit import AuditResult
 from groundtrace.analyzer.gate import GateReport
 from groundtrace.analyzer.interventions import InterventionSummary
 from groundtrace.analyzer.judge import JudgeValidation
@@ -113,14 +112,18 @@ def test_judge_reading_says_whether_kappa_is_beyond_chance() -> None:
 
 
 @pytest.fixture(scope="module")
-def audit_run(tmp_path_factory: pytest.TempPathFactory) -> AuditRun:
-    from groundtrace.examples.license_audit.audit import run_licence_audit
+def audit_run(tmp_path_factory: pytest.TempPathFactory) -> AuditResult:
+    from groundtrace.analyzer import run_analysis
+    from groundtrace.analyzer.audit import ANALYSIS
+    from groundtrace.examples.license_audit.audit import licence_config
 
     out = tmp_path_factory.mktemp("audit")
-    return asyncio.run(run_licence_audit(out=out, max_sources=3))
+    done = run_analysis(ANALYSIS, licence_config(out, max_sources=3), out=out)
+    assert done.result is not None
+    return done.result
 
 
-def test_audit_reading_follows_the_run(audit_run: AuditRun) -> None:
+def test_audit_reading_follows_the_run(audit_run: AuditResult) -> None:
     s = audit_run.summary
     text = audit.reading(audit_run)
     assert f"{len(audit_run.questions)} question(s) from {len(audit_run.sources)} source(s)" in text

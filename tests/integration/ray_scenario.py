@@ -36,13 +36,12 @@ from typing import Any
 
 import msgspec
 
-from groundtrace.analyzer.audit import AuditRun
-from groundtrace.analyzer.audit._judge import PairJudge
+from groundtrace.analyzer import run_analysis
+from groundtrace.analyzer.audit import ANALYSIS, AuditResult
 from groundtrace.analyzer.executor import Executor, LocalExecutor, RayExecutor, UnitJournal
 from groundtrace.analyzer.judge import JudgeCase, LLMJudge, judge_all, load_cases
 from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
-from groundtrace.examples.license_audit.audit import run_licence_audit
-from groundtrace.examples.license_audit.endpoint import EndpointAnswerer
+from groundtrace.examples.license_audit.audit import licence_config
 from tests.analyzer.audit.test_audit_models import _cli, _reply
 from tests.support.data import DATA, HOTPOT
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
@@ -166,18 +165,21 @@ def _client(url: str, out: Path) -> ModelClient:
                        timeout=60.0, retry=RetryPolicy(seed=1))  # fmt: skip
 
 
-def _audit(url: str, out: Path, executor: Executor,
-           progress: Callable[[str, int, int], None] | None = None) -> AuditRun:  # fmt: skip
-    client = _client(url, out)
-    return asyncio.run(run_licence_audit(
-        out=out, answerer=EndpointAnswerer(client, "m"), answerer_name="endpoint:m",
-        labeller=PairJudge(client, "m"), questions=QUESTIONS, max_sources=SOURCES,
-        executor=executor, progress=progress,
-        model_calls=lambda: {client.base_url: client.stats.snapshot()},
-    ))  # fmt: skip
+def _audit(
+    url: str, out: Path, executor: Executor, progress: Callable[..., None] | None = None
+) -> AuditResult:
+    """The licence audit's subset (its files shared by every run of ``out``'s folder, so the
+    runs read one corpus) answered and judged by the model at ``url``, on ``executor``."""
+    config = msgspec.structs.replace(
+        licence_config(out, questions=QUESTIONS, max_sources=SOURCES, subset=out.parent / "corpus"),
+        answerer=url, model="m", judge=url, judge_model="m", concurrency=PER_WORKER, timeout=60.0,
+    )  # fmt: skip
+    done = run_analysis(ANALYSIS, config, out=out, executor=executor, progress=progress)
+    assert done.result is not None
+    return done.result
 
 
-def _audit_records(run: AuditRun) -> dict[str, Any]:
+def _audit_records(run: AuditResult) -> dict[str, Any]:
     """The run without what differs by nature between two runs (trace ids, timing)."""
     answers = [msgspec.structs.replace(a, trace_id=None) for a in run.answers]
     data = msgspec.to_builtins(msgspec.structs.replace(run, answers=tuple(answers)))
@@ -186,13 +188,13 @@ def _audit_records(run: AuditRun) -> dict[str, Any]:
     return data
 
 
-def _calls(run: AuditRun) -> dict[str, int]:
+def _calls(run: AuditResult) -> dict[str, int]:
     counts = next(iter((run.model_calls or {}).values()))
     return {"requests": counts.requests, "api_calls": counts.api_calls,
             "cache_hits": counts.cache_hits}  # fmt: skip
 
 
-def audit_same(url: str, work: Path, address: str) -> tuple[dict[str, Any], AuditRun]:
+def audit_same(url: str, work: Path, address: str) -> tuple[dict[str, Any], AuditResult]:
     local = _audit(url, work / "audit-local", LocalExecutor(WORKERS * PER_WORKER))
     ray_run = _audit(url, work / "audit-ray", _ray(address, concurrency=PER_WORKER))  # fmt: skip
     traces = sorted(p.name for p in (work / "audit-ray" / "traces").glob("*.jsonl"))
@@ -302,7 +304,7 @@ def errors_reach_the_driver(address: str) -> dict[str, Any]:
 
 
 def kill_a_worker(url: str, work: Path, address: str, server: OpenAICompatServer,
-                  reference: AuditRun) -> dict[str, Any]:  # fmt: skip
+                  reference: AuditResult) -> dict[str, Any]:  # fmt: skip
     executor = _ray(address, concurrency=PER_WORKER)
     killed: list[int] = []
 

@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from groundtrace.analyzer._results import read
-from groundtrace.analyzer.audit import Answer, AuditRun, PairLabel, Question
+from groundtrace.analyzer.audit import Answer, AuditResult, PairLabel, Question
 from groundtrace.analyzer.audit._judge import PairJudge
 from groundtrace.analyzer.audit._model import in_scope
 from groundtrace.analyzer.audit._records import PairError
@@ -80,7 +80,7 @@ def test_the_local_model_answers_and_judges_a_small_audit(
     out = tmp_path / "run"
     url, name = model.base_url, model.model
     _run(out, url, name)
-    run = read(out / "run.json", AuditRun)
+    run = read(out / "run.json", AuditResult)
     corpus = subset_corpus(load_corpus(), questions=QUESTIONS, max_sources=N_SOURCES)
     n_answers = sum(len(in_scope(q, corpus.sources)) for q in corpus.questions)
     assert run.summary.n_answers == len(run.answers) == n_answers == 8
@@ -145,7 +145,7 @@ def test_the_local_model_answers_and_judges_a_small_audit(
     # journal answers every unit kept, the call cache the ones retried (protocol errors)
     model.stop()
     _run(out, url, name)
-    again = read(out / "run.json", AuditRun)
+    again = read(out / "run.json", AuditResult)
     rerun_calls = (again.model_calls or {})[url]
     assert rerun_calls.api_calls == 0 and rerun_calls.cache_hits == rerun_calls.requests
     assert rerun_calls.requests <= served

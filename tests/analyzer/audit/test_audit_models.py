@@ -21,7 +21,7 @@ import pytest
 from groundtrace.analyzer._results import read
 from groundtrace.analyzer.audit import (
     Answer,
-    AuditRun,
+    AuditResult,
     AuditSettings,
     Corpus,
     PairLabel,
@@ -145,7 +145,7 @@ def test_an_unvalidated_judge_is_review_only_and_its_errors_are_counted() -> Non
     corpus = Corpus(name="c", sources=sources, questions=(QUESTION,))
     with OpenAICompatServer(handler=handler) as srv:
 
-        async def go(validation: object) -> AuditRun:
+        async def go(validation: object) -> AuditResult:
             client = ModelClient(srv.base_url, retry=RetryPolicy(max_attempts=1))
             try:
                 return await run_audit(
@@ -210,7 +210,7 @@ def test_a_killed_run_resumes_without_repeating_completed_calls(tmp_path: Path) 
         )
         assert again.returncode == 0, again.stderr
         bodies = [json.dumps(r.body, sort_keys=True) for r in srv.requests]
-    run = read(out / "run.json", AuditRun)
+    run = read(out / "run.json", AuditResult)
     assert srv.request_count == total  # a finished run is served from the cache entirely
     repeated = len(bodies) - len(set(bodies))
     assert repeated <= 2  # at most the calls in flight (concurrency 2) when it was killed

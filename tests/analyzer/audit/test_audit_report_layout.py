@@ -3,22 +3,22 @@ the disagreeing pairs grouped per question in collapsed <details>."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 
 import pytest
 
+from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer._results import read
-from groundtrace.analyzer.audit import _report
-from groundtrace.analyzer.audit._records import AuditRun
-from groundtrace.examples.license_audit.audit import run_licence_audit
+from groundtrace.analyzer.audit import ANALYSIS, _report
+from groundtrace.analyzer.audit._records import AuditResult
+from groundtrace.examples.license_audit.audit import licence_config
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> AuditRun:
+def run(tmp_path_factory: pytest.TempPathFactory) -> AuditResult:
     out = tmp_path_factory.mktemp("audit") / "run"
-    asyncio.run(run_licence_audit(out=out, max_sources=12))
-    return read(out / "run.json", AuditRun)
+    run_analysis(ANALYSIS, licence_config(out, max_sources=12), out=out)
+    return read(out / "run.json", AuditResult)
 
 
 def _rows(page: str, heading: str) -> int:
@@ -27,7 +27,7 @@ def _rows(page: str, heading: str) -> int:
 
 
 def test_long_tables_are_capped_with_where_the_rest_is(
-    run: AuditRun, monkeypatch: pytest.MonkeyPatch
+    run: AuditResult, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sources = len(run.summary.by_source)
     assert sources == 12
@@ -48,7 +48,7 @@ def test_long_tables_are_capped_with_where_the_rest_is(
 
 
 def test_disagreeing_pairs_are_collapsed_per_question(
-    run: AuditRun, monkeypatch: pytest.MonkeyPatch
+    run: AuditResult, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     by_question = {f.key: f for f in run.summary.by_question if f.disagreeing}
     assert by_question, "the run has no disagreeing pair to show"

@@ -8,7 +8,6 @@ review-only where that validation did not pass, and says what its intervals cove
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import re
 from pathlib import Path
@@ -17,8 +16,9 @@ from typing import Any
 import msgspec
 import pytest
 
+from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer._results import read
-from groundtrace.analyzer.audit import AuditRun
+from groundtrace.analyzer.audit import ANALYSIS, AuditResult
 from groundtrace.analyzer.audit._report import render_html, render_markdown
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -34,22 +34,22 @@ def _scale_run(n_sources: int, group_size: int) -> Any:
 
 
 @pytest.fixture(scope="module")
-def big() -> AuditRun:
-    run: AuditRun = _scale_run(300, 100)
+def big() -> AuditResult:
+    run: AuditResult = _scale_run(300, 100)
     return run
 
 
 @pytest.fixture(scope="module")
-def licences(tmp_path_factory: pytest.TempPathFactory) -> AuditRun:
-    from groundtrace.examples.license_audit.audit import run_licence_audit
+def licences(tmp_path_factory: pytest.TempPathFactory) -> AuditResult:
+    from groundtrace.examples.license_audit.audit import licence_config
 
     out = tmp_path_factory.mktemp("audit") / "run"
-    asyncio.run(run_licence_audit(out=out, max_sources=12))
-    return read(out / "run.json", AuditRun)
+    run_analysis(ANALYSIS, licence_config(out, max_sources=12), out=out)
+    return read(out / "run.json", AuditResult)
 
 
 @pytest.mark.timeout(120)
-def test_the_heat_map_shows_the_most_contested_sources(big: AuditRun) -> None:
+def test_the_heat_map_shows_the_most_contested_sources(big: AuditResult) -> None:
     page = render_html(big)
     heat = page.split("<h2>Source x source disagreement</h2>", 1)[1].split("</table>", 1)[0]
     rows = re.findall(r"<tr><th>([^<]+)</th>", heat)
@@ -68,7 +68,7 @@ def test_the_heat_map_shows_the_most_contested_sources(big: AuditRun) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_the_page_shows_the_labellers_validation(licences: AuditRun) -> None:
+def test_the_page_shows_the_labellers_validation(licences: AuditResult) -> None:
     validation = licences.validation
     assert validation is not None
     failed = msgspec.structs.replace(validation, validated=False, reasons=("kappa too low",))
@@ -89,7 +89,7 @@ def test_the_page_shows_the_labellers_validation(licences: AuditRun) -> None:
     assert "not validated (no gold pair labels)" in unchecked
 
 
-def test_intervals_say_what_they_cover(licences: AuditRun) -> None:
+def test_intervals_say_what_they_cover(licences: AuditResult) -> None:
     for text in (render_html(licences), render_markdown(licences)):
         assert "the sampling of questions" in text
         assert "not answerer or labeller error" in text

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from groundtrace.analyzer._results import read
-from groundtrace.analyzer.audit import AuditRun
+from groundtrace.analyzer.audit import AuditResult
 from groundtrace.analyzer.executor import UnitJournal
 from tests.analyzer.audit.test_audit_models import _cli, _reply
 from tests.support.openai_server import OpenAICompatServer
@@ -43,5 +43,5 @@ def test_a_terminated_audit_resumes_with_zero_repeated_calls(tmp_path: Path) -> 
         bodies = [json.dumps(r.body, sort_keys=True) for r in srv.requests]
     assert at_stop >= 12 and kept >= 12 and len(bodies) > at_stop
     assert len(bodies) == len(set(bodies))  # not one call was made twice
-    run = read(out / "run.json", AuditRun)
+    run = read(out / "run.json", AuditResult)
     assert run.summary.n_answers > 0

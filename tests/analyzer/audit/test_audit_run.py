@@ -14,12 +14,23 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from typer.testing import CliRunner
 
 import groundtrace.sdk as gt
+from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer._results import read
-from groundtrace.analyzer.audit import AuditComparison, AuditRun, compare_runs
+from groundtrace.analyzer.audit import (
+    ANALYSIS,
+    Answer,
+    AuditComparison,
+    AuditResult,
+    AuditSettings,
+    Question,
+    Source,
+    compare_runs,
+)
+from groundtrace.analyzer.audit._run import run_audit
 from groundtrace.analyzer.cli._registry import build_app
 from groundtrace.collectors import ReadReport, read_traces
 from groundtrace.examples.license_audit.app import answer_one, extractive_answer
-from groundtrace.examples.license_audit.audit import run_licence_audit
+from groundtrace.examples.license_audit.audit import licence_config, subset_corpus
 from groundtrace.examples.license_audit.corpus import load_corpus, load_questions
 from groundtrace.sdk import semconv as sc
 
@@ -40,8 +51,9 @@ def spans() -> Iterator[InMemorySpanExporter]:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("audit")
     out = {"auto": root / "auto", "flat": root / "flat"}
-    asyncio.run(run_licence_audit(out=out["auto"]))
-    asyncio.run(run_licence_audit(out=out["flat"], retrieval="flat"))
+    for mode, folder in out.items():
+        config = licence_config(folder, retrieval="flat" if mode == "flat" else "auto")
+        assert run_analysis(ANALYSIS, config, out=folder).exit_code == 0
     return out
 
 
@@ -85,7 +97,7 @@ def test_a_short_source_goes_in_whole_and_flat_mode_stays_available(
 
 
 def test_the_offline_audit_answers_labels_and_reports_every_pair(runs: dict[str, Path]) -> None:
-    run = read(runs["auto"] / "run.json", AuditRun)
+    run = read(runs["auto"] / "run.json", AuditResult)
     corpus = load_corpus()
     assert run.summary.n_answers == len(corpus.gold) == 392
     n_pairs = sum(n * (n - 1) // 2 for n in (47,) * 7 + (21, 21, 21))  # 7 general, 3 scoped
@@ -114,8 +126,8 @@ def test_the_offline_audit_answers_labels_and_reports_every_pair(runs: dict[str,
 
 
 def test_compare_pairs_runs_by_question_and_lists_flipped_pairs(runs: dict[str, Path]) -> None:
-    flat = read(runs["flat"] / "run.json", AuditRun)
-    auto = read(runs["auto"] / "run.json", AuditRun)
+    flat = read(runs["flat"] / "run.json", AuditResult)
+    auto = read(runs["auto"] / "run.json", AuditResult)
     comparison = compare_runs(flat, auto, n_resamples=500)
     assert len(comparison.questions) == 10 and comparison.absence.n_questions == 10
     assert comparison.absence.ci_low is not None and comparison.absence.ci_high is not None
@@ -157,7 +169,13 @@ def test_unreadable_answers_do_not_count_against_the_labeller(tmp_path: Path) ->
             return {**reply, "stance": "absent", "error": "malformed_json: not JSON"}
         return reply
 
-    run = asyncio.run(run_licence_audit(out=tmp_path / "run", answerer=flaky, max_sources=12))
+    cues = {q.id: q.cues for q in load_questions()}
+
+    async def one(question: Question, source: Source) -> Answer:
+        return await answer_one(question, source, cues[question.id], flaky)
+
+    corpus = subset_corpus(load_corpus(), max_sources=12)
+    run = asyncio.run(run_audit(corpus, one, AuditSettings()))
     broken = [e for e in run.pair_errors if e.kind == "answer_protocol_error"]
     assert broken and len(broken) == len(run.pair_errors)  # the baseline itself never fails
     assert run.validation is not None and run.validation.protocol_errors == 0

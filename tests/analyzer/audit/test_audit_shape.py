@@ -21,7 +21,7 @@ import groundtrace.analyzer.audit as audit
 from groundtrace.analyzer import get_analysis, load_config, run_analysis
 from groundtrace.analyzer.audit import (
     ANALYSIS,
-    AuditRun,
+    AuditResult,
     AuditSettings,
     Config,
     extractive_answer,
@@ -90,14 +90,14 @@ def _config(root: Path, **fields: Any) -> Config:
     )  # fmt: skip
 
 
-def _run(units: Any, config: Config) -> AuditRun:
+def _run(units: Any, config: Config) -> AuditResult:
     """The audit through the driver (its reports in the run folder)."""
     done = run_analysis(audit.ANALYSIS, config, out=config.out, concurrency=2, units=units)
     assert done.result is not None
     return done.result
 
 
-def _same(a: AuditRun, b: AuditRun) -> None:
+def _same(a: AuditResult, b: AuditResult) -> None:
     """The two runs found the same (their wall times differ)."""
     assert msgspec.structs.replace(a, wall_seconds=0.0) == msgspec.structs.replace(
         b, wall_seconds=0.0

@@ -2,34 +2,35 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 
 import msgspec
 import pytest
 
-from groundtrace.analyzer import audit
-from groundtrace.analyzer.audit import AuditRun
+from groundtrace.analyzer import audit, run_analysis
+from groundtrace.analyzer.audit import ANALYSIS, AuditResult
 from groundtrace.analyzer.cli._app import console
 from groundtrace.analyzer.cli._audit import _print_headline
 
 
 @pytest.fixture(scope="module")
-def licences(tmp_path_factory: pytest.TempPathFactory) -> AuditRun:
-    from groundtrace.examples.license_audit.audit import run_licence_audit
+def licences(tmp_path_factory: pytest.TempPathFactory) -> AuditResult:
+    from groundtrace.examples.license_audit.audit import licence_config
 
     out = tmp_path_factory.mktemp("audit")
-    return asyncio.run(run_licence_audit(out=out, max_sources=3))
+    done = run_analysis(ANALYSIS, licence_config(out, max_sources=3), out=out)
+    assert done.result is not None
+    return done.result
 
 
-def _screen(run: AuditRun) -> str:
+def _screen(run: AuditResult) -> str:
     with console.capture() as captured:
         _print_headline(run)
     return " ".join(captured.get().split())
 
 
 @pytest.mark.timeout(120)
-def test_the_terminal_headline_is_review_only_when_validation_failed(licences: AuditRun) -> None:
+def test_the_terminal_headline_is_review_only_when_validation_failed(licences: AuditResult) -> None:
     validation = licences.validation
     assert validation is not None
     failed = msgspec.structs.replace(validation, validated=False, reasons=("kappa too low",))

@@ -180,4 +180,5 @@ def test_the_package_docstring_example_runs(
         exec(compile(code, "groundtrace.analyzer.audit docstring", "exec"), {})
     finally:
         gt.shutdown()
-    assert list((tmp_path / "traces").glob("*.jsonl"))
+    assert list((tmp_path / "runs" / "offline" / "traces").glob("*.jsonl"))
+    assert (tmp_path / "runs" / "given" / "run.json").is_file()
