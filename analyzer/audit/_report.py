@@ -11,7 +11,7 @@ from groundtrace.analyzer import _html as h
 from groundtrace.analyzer._markdown import literal
 from groundtrace.analyzer._results import write
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.judge import Statistic
+from groundtrace.analyzer.stats import Statistic
 
 from ._compare import AuditComparison, Delta
 from ._model import LABELS, PairLabel

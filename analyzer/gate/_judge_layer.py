@@ -25,7 +25,6 @@ from groundtrace.analyzer.judge import (
     JudgeCase,
     Metric,
     ValidationRecord,
-    check_record,
 )
 
 from ._cases import CaseOutcome, CheckResult, CheckStatus
@@ -114,7 +113,7 @@ def eligibility(
     fingerprint = judge.fingerprint(threshold)
     out: dict[str, tuple[bool, str]] = {}
     for record in records:
-        check = check_record(record, fingerprint)
+        check = record.check(fingerprint)
         out[check.metric] = (check.valid and check.mode == "gate_eligible", check.reason)
     return out
 
@@ -215,7 +214,7 @@ async def judge_snapshot(
         InputError: ``name`` is not ``lexical`` (the offline judge), or a record cannot be
             read.
     """
-    from groundtrace.analyzer.judge import LexicalJudge, load_record
+    from groundtrace.analyzer.judge import LexicalJudge
 
     if name != "lexical":
         raise InputError(f"unknown judge {name!r} (the gate runs the offline 'lexical' judge)")
@@ -226,7 +225,7 @@ async def judge_snapshot(
     layer = JudgeLayer(
         threshold=threshold,
         modes=modes,
-        eligible=eligibility([load_record(r) for r in records], judge, threshold),
+        eligible=eligibility([ValidationRecord.from_file(r) for r in records], judge, threshold),
         judge=judge.name,
     )
     return JudgeSnapshot(
