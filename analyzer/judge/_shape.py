@@ -41,10 +41,11 @@ __all__ = ["ANALYSIS", "JudgeResult", "nothing_measured", "run", "verdicts", "wr
 
 
 class JudgeResult(Result, frozen=True, kw_only=True):
-    """What one judge run measured: its judgments, its summary and, with gold, its validation.
+    """What one judge run measured (the analysis's result): its judgments, its summary and,
+    with gold, its validation.
 
     Attributes:
-        judgments: the judge's result of every case, in the plan's order.
+        judgments: the judge's :class:`Judgment` of every case, in the plan's order.
         summary: per-metric scores and protocol errors, the traces not judgeable, the unreadable
             trace lines, the judge's fingerprint and the model client's counters.
         validation: the agreement with the gold set (None: the config names no gold set).

@@ -104,7 +104,9 @@ class ProtocolError(msgspec.Struct, frozen=True):
 
 
 class Judgment(msgspec.Struct, frozen=True):
-    """The judge's verdict on one case (a line of ``judgments.jsonl``).
+    """The judge's verdict on one case (a line of ``judgments.jsonl``); what
+    :meth:`Judge.judge` returns (called ``JudgeResult`` before 0.2.0, a name that now means the
+    analysis's result).
 
     Attributes:
         case_id: the case judged.
