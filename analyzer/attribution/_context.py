@@ -1,0 +1,144 @@
+"""What is attributed: the recorded prompt, the evidence sources inside it, the fixed answer.
+
+A source is a span of one message's text (an evidence item, or a sentence of one). Ablating
+a source removes its text from the prompt; the answer is never changed, and only its text is
+scored (never the chunk ids an app may cite beside it, which would reveal which chunk was
+removed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from groundtrace.analyzer.errors import ConfigError
+
+__all__ = ["AblationContext", "Mask", "Source", "split_sentences"]
+
+#: Which sources an ablation keeps, one flag per source (True: kept).
+Mask = tuple[bool, ...]
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One ablatable span: ``messages[message]["content"][start:end]``.
+
+    Attributes:
+        id: the evidence id (``"d2"``) or sentence id (``"d2#1"``).
+        message: index of the message holding the span.
+        start: first character of the span.
+        end: one past its last character.
+    """
+
+    id: str
+    message: int
+    start: int
+    end: int
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Character spans of the sentences of ``text`` (split after ``.``, ``!``, ``?``)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        spans.append((start, match.start()))
+        start = match.end()
+    if text[start:].strip():
+        spans.append((start, len(text.rstrip())))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+@dataclass(frozen=True, slots=True)
+class AblationContext:
+    """A recorded prompt with its sources located, and the answer to score.
+
+    Attributes:
+        messages: the chat messages as the app sent them (string contents).
+        sources: the ablatable spans, in prompt order, not overlapping.
+        answer: the answer text whose log-probability is scored.
+    """
+
+    messages: tuple[Mapping[str, Any], ...]
+    sources: tuple[Source, ...]
+    answer: str
+
+    @classmethod
+    def locate(
+        cls,
+        messages: Sequence[Mapping[str, Any]],
+        texts: Sequence[tuple[str, str]],
+        answer: str,
+    ) -> AblationContext:
+        """Find each ``(id, text)`` in the messages, in order, after the previous one.
+
+        Raises:
+            ConfigError: the answer is empty, a message content is not a string, or a
+                source text is not in the prompt (the error names the source id).
+        """
+        if not answer.strip():
+            raise ConfigError("the answer to attribute is empty", field="answer")
+        for i, message in enumerate(messages):
+            if not isinstance(message.get("content"), str):
+                raise ConfigError(
+                    f"message {i} has no text content to ablate", field=f"messages[{i}].content"
+                )
+        sources: list[Source] = []
+        at_message, at_char = 0, 0
+        for source_id, text in texts:
+            found = None
+            for m in range(at_message, len(messages)):
+                content: str = messages[m]["content"]
+                pos = content.find(text, at_char if m == at_message else 0) if text else -1
+                if pos >= 0:
+                    found = Source(source_id, m, pos, pos + len(text))
+                    break
+            if found is None:
+                raise ConfigError(
+                    f"source {source_id!r} is not in the recorded prompt (or out of order)",
+                    field="sources",
+                )
+            sources.append(found)
+            at_message, at_char = found.message, found.end
+        return cls(tuple(messages), tuple(sources), answer)
+
+    @property
+    def k(self) -> int:
+        """How many sources."""
+        return len(self.sources)
+
+    def text(self, index: int) -> str:
+        """The text of source ``index``."""
+        source = self.sources[index]
+        content: str = self.messages[source.message]["content"]
+        return content[source.start : source.end]
+
+    def render(self, mask: Sequence[bool]) -> list[dict[str, Any]]:
+        """The messages with every source whose flag is False removed."""
+        if len(mask) != self.k:
+            raise ValueError(f"mask has {len(mask)} flags for {self.k} sources")
+        out = [dict(m) for m in self.messages]
+        for source, keep in sorted(
+            zip(self.sources, mask, strict=True), key=lambda p: (p[0].message, -p[0].start)
+        ):
+            if not keep:
+                content = out[source.message]["content"]
+                out[source.message]["content"] = content[: source.start] + content[source.end :]
+        return out
+
+    def sentences(self, index: int) -> AblationContext:
+        """The same prompt whose sources are the sentences of source ``index``."""
+        source = self.sources[index]
+        text = self.text(index)
+        spans = split_sentences(text)
+        return AblationContext(
+            self.messages,
+            tuple(
+                Source(f"{source.id}#{n}", source.message, source.start + a, source.start + b)
+                for n, (a, b) in enumerate(spans)
+            ),
+            self.answer,
+        )

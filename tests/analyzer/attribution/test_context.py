@@ -1,0 +1,43 @@
+"""Sources located in a recorded prompt, removed by a mask, split into sentences."""
+
+from __future__ import annotations
+
+import pytest
+
+from groundtrace.analyzer.attribution import AblationContext
+from groundtrace.analyzer.attribution._context import split_sentences
+from groundtrace.analyzer.errors import ConfigError
+
+MESSAGES = [
+    {"role": "system", "content": "Answer from the evidence."},
+    {"role": "user", "content": "[a] Paris is in France. It is big.\n[b] Rome is old.\nQ?"},
+]
+TEXTS = [("a", "Paris is in France. It is big."), ("b", "Rome is old.")]
+
+
+def test_a_mask_removes_exactly_the_dropped_sources() -> None:
+    context = AblationContext.locate(MESSAGES, TEXTS, "Paris.")
+    assert context.k == 2 and context.text(1) == "Rome is old."
+    assert context.render((True, True)) == MESSAGES
+    assert context.render((False, True))[1]["content"] == "[a] \n[b] Rome is old.\nQ?"
+    assert context.render((False, False))[1]["content"] == "[a] \n[b] \nQ?"
+    assert context.render((True, True))[0] == MESSAGES[0]
+    with pytest.raises(ValueError, match="3 flags for 2 sources"):
+        context.render((True, True, True))
+
+
+def test_sentences_of_a_source_are_its_sub_sources() -> None:
+    context = AblationContext.locate(MESSAGES, TEXTS, "Paris.").sentences(0)
+    assert [s.id for s in context.sources] == ["a#0", "a#1"]
+    assert [context.text(i) for i in range(2)] == ["Paris is in France.", "It is big."]
+    assert context.render((True, False))[1]["content"].startswith("[a] Paris is in France. \n")
+    assert split_sentences("One. Two!  Three?") == [(0, 4), (5, 9), (11, 17)]
+
+
+def test_a_source_missing_from_the_prompt_is_named() -> None:
+    with pytest.raises(ConfigError, match="'b' is not in the recorded prompt"):
+        AblationContext.locate(MESSAGES, [("a", "Paris"), ("b", "Berlin")], "x")
+    with pytest.raises(ConfigError, match="answer to attribute is empty"):
+        AblationContext.locate(MESSAGES, TEXTS, "  ")
+    with pytest.raises(ConfigError, match="out of order"):
+        AblationContext.locate(MESSAGES, list(reversed(TEXTS)), "x")
