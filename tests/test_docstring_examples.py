@@ -155,7 +155,7 @@ def _readers(ctx: Context) -> str:
 
 def _analyzer(ctx: Context) -> str:
     (ctx.work / "out/paths").mkdir(parents=True)
-    shutil.copy(ctx.demo / "runs/demo/agent/paths/report.json", ctx.work / "out/paths")
+    shutil.copy(ctx.demo / "runs/demo/paths/report.json", ctx.work / "out/paths")
     return ""
 
 

@@ -22,7 +22,7 @@ Usage::
 
     from groundtrace.analyzer.demo import DemoConfig, run_demo
 
-    result = run_demo(DemoConfig(model="lexical", questions=5, out=Path("runs/demo")))
+    result = run_demo(DemoConfig(model="lexical", questions=5, out=Path("runs/demo"), judge=True))
     print(result.report.accuracy)           # the record `groundtrace demo --json` prints
     print(result.report.analyses["judge"].reading)
 """

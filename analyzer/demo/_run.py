@@ -16,14 +16,14 @@ import httpx
 import msgspec
 import openai
 
-from groundtrace.analyzer import AnalysisRun, DemoInputs, Result, get_analysis
+from groundtrace.analyzer import AnalysisRun, DemoInputs, Result
 from groundtrace.analyzer.backends import DEFAULT_MODEL
 from groundtrace.analyzer.cases import Case
 from groundtrace.analyzer.errors import BackendUnavailableError, ConfigError, InputError
 from groundtrace.sdk import Settings
 from groundtrace.sdk.redaction import Redactor
 
-from ._audit import run_shipped_audit
+from ._audit import licence_config
 from ._backend import Backend, open_backend
 from ._hooks import DemoAnalysis, demo_configs, entry, run_analyses
 from ._hooks import Settings as AnalysisSettings
@@ -80,7 +80,7 @@ class DemoConfig:
     gate_top_k: int = 0
     paths: bool = False
     audit_sources: int = 0
-    judge: bool = True
+    judge: bool = False
 
     def settings(self) -> AnalysisSettings:
         """What these options say of each built-in analysis: ``None`` (not run) or the
@@ -210,8 +210,7 @@ class DemoResult:
         report: the run's :class:`DemoReport`.
         runs: each analysis's run (its result record), by name, in run order.
         configs: the config each analysis ran with, by name: the record ``groundtrace
-            analyze NAME --config`` reads (the audit's, until it has a demo hook, is not
-            here).
+            analyze NAME --config`` reads.
     """
 
     config: DemoConfig
@@ -312,23 +311,6 @@ class _PhaseClock:
             self.seconds[phase] = round(time.perf_counter() - started, 3)
 
 
-def _shipped_audit(config: DemoConfig, progress: Progress | None) -> AnalysisRun[Any]:
-    """The offline licence audit over the first ``config.audit_sources`` licences (the
-    audit's own phase until the audit has a demo hook)."""
-    import asyncio
-
-    folder = config.out / "audit"
-    run = asyncio.run(
-        run_shipped_audit(out=folder, max_sources=config.audit_sources, progress=progress)
-    )
-    audit = get_analysis("audit")
-    reason = audit.nothing_measured(run)
-    return AnalysisRun(
-        analysis="audit", result=run, reports=(folder / "report.html",),
-        exit_code=6 if reason is not None else 0, reason=reason, reading=audit.reading(run),
-    )  # fmt: skip
-
-
 def _run_app(
     cases: list[Case],
     backend: Backend,
@@ -387,6 +369,13 @@ def _run_app(
         instrumentor.uninstrument()
         shutdown()
     return elapsed, _export_stats(), failed
+
+
+def _licences(out: Path, count: int) -> dict[str, Any]:
+    """The audit's input files holding the licence example's first ``count`` sources (written
+    into ``out/corpus``), as the fields of its config."""
+    shipped = licence_config(out, max_sources=count)
+    return {"sources": shipped.sources, "questions": shipped.questions}
 
 
 def _redacted(record: dict[str, object], redact: Redactor | None) -> dict[str, object]:
@@ -481,12 +470,11 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
         if config.paths:
             with phases("agent app"):
                 inputs = dataclasses.replace(inputs, agent=_agent(config.out / "agent"))
+        if config.audit_sources > 0:
+            settings = {**settings, "audit": _licences(config.out / "audit", config.audit_sources)}
         configs = demo_configs(inputs, settings)
         # while the model still serves: the interventions replay through it
         runs = run_analyses(configs, inputs, progress=progress, clock=phases)
-    if config.audit_sources > 0 and "audit" not in runs:  # the audit has no demo hook yet
-        with phases("audit"):
-            runs["audit"] = _shipped_audit(config, progress)
     summary = summarise_traces(traces_dir, records)
     report = _report(
         config, backend, traces_dir=traces_dir, cases_path=cases_path, version=version,

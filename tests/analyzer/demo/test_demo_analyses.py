@@ -38,8 +38,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoResult, list[str
     out = tmp_path_factory.mktemp("demo") / "run"
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_hooks, "run_analysis", spy)
-        result = run_demo(DemoConfig(model="lexical", questions=4, out=out, interventions=4,
-                                     gate_top_k=2, paths=True, audit_sources=3))  # fmt: skip
+        every = DemoConfig(model="lexical", questions=4, out=out, interventions=4, gate_top_k=2,
+                           paths=True, audit_sources=3, judge=True)  # fmt: skip
+        result = run_demo(every)
     return result, called
 
 
@@ -102,10 +103,15 @@ def test_the_demo_options_set_the_analyses_configs(demo) -> None:
     assert result.configs["judge"].traces == (str(out / "traces"),)
     assert result.configs["gate"].candidate == (str(out / "candidate" / "traces"),)
     assert result.configs["paths"].traces == (str(out / "agent" / "traces"),)
+    audit = result.configs["audit"]  # --audit-sources 3: the licence corpus's first 3 sources
+    assert Path(audit.sources).parent == out / "audit" / "corpus"
+    assert len(Path(audit.sources).read_text().splitlines()) == 3
+    answered = json.loads((out / "audit" / "run.json").read_text())
+    assert len(answered["sources"]) == 3
 
 
 def test_options_that_skip_an_analysis_leave_it_out(tmp_path: Path) -> None:
-    result = run_demo(DemoConfig(model="lexical", questions=2, out=tmp_path / "d", judge=False,
+    result = run_demo(DemoConfig(model="lexical", questions=2, out=tmp_path / "d",
                                  interventions=2, operators=("ZERO",)))  # fmt: skip
     assert list(result.runs) == ["interventions"]
     assert result.configs["interventions"].operators == ("ZERO",)

@@ -56,7 +56,7 @@ def test_report_is_the_run_summed_up(demo_run) -> None:
     assert report.traces_dir == str(demo_run.traces_dir) and report.cases == str(
         demo_run.cases_path
     )
-    assert list(report.analyses) == ["judge"]  # DemoConfig's defaults: the judge only
+    assert report.analyses == {}  # DemoConfig's defaults run no analysis
 
 
 def test_the_audit_runs_only_when_asked(demo_run) -> None:

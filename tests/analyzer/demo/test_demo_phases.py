@@ -30,7 +30,7 @@ def test_demo_gates_top2_against_top5_and_reports_masked_failures(tmp_path: Path
 
 
 def test_phases_run_only_when_asked(tmp_path: Path) -> None:
-    result = run_demo(DemoConfig(model="lexical", questions=1, out=tmp_path / "d", judge=False))
+    result = run_demo(DemoConfig(model="lexical", questions=1, out=tmp_path / "d"))
     assert result.report.analyses == {} and result.runs == {}
     assert not (tmp_path / "d" / "gate").exists() and not (tmp_path / "d" / "agent").exists()
     assert not (tmp_path / "d" / "judge").exists()
