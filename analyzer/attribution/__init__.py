@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ._cache import ScoreCache
 from ._context import AblationContext, Mask, Source
+from ._endpoint import EndpointScorer, chatml
 from ._llama import LlamaScorer
 from ._scorer import AnswerScorer, ContextScorer, Tier
 
@@ -25,9 +26,11 @@ __all__ = [
     "AblationContext",
     "AnswerScorer",
     "ContextScorer",
+    "EndpointScorer",
     "LlamaScorer",
     "Mask",
     "ScoreCache",
     "Source",
     "Tier",
+    "chatml",
 ]
