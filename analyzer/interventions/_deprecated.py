@@ -90,8 +90,8 @@ def run_interventions(
 ) -> InterventionsResult:
     """Run the interventions on ``traces`` into ``config.out_dir`` and write the reports.
 
-    Deprecated: ``run_analysis(ANALYSIS, Config(...), out=...)``. The units are handed to
-    ``executor`` (default: local, ``config.concurrency`` in flight); ``progress`` is called
+    Deprecated: ``run_analysis(ANALYSIS, Config(...), out=...)``. The replay units are handed
+    to ``executor`` (default: local, ``config.concurrency`` in flight); ``progress`` is called
     with (done, total) as replay units complete.
 
     Raises:
@@ -147,7 +147,7 @@ def estimate_requests(
     cases_path: str | Path | None = None,
     pool_dataset: str | Path | None = None,
 ) -> tuple[list[ChatRequest], int]:
-    """The requests of the units still to run, and how many units the journal holds.
+    """The requests of the replay units still to run, and how many the journal holds.
 
     Nothing is created: the journal is read only when the run folder has one.
 

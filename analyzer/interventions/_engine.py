@@ -294,7 +294,8 @@ def _joint(plan: ItemPlan, settings: PlanSettings) -> None:
 
 
 def plan_item(trace: Trace, gold: Case | None, settings: PlanSettings) -> ItemPlan | str:
-    """Plan the units of one trace, or say why the trace cannot be used at all."""
+    """Plan the item of one trace (its replay units), or say why the trace cannot be used at
+    all."""
     if not trace.request.query:
         return lacks(trace, "query")
     if trace.answer is None and not settings.recompute_original:

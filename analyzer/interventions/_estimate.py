@@ -1,7 +1,8 @@
 """``interventions --estimate``: the endpoint requests a run would make, computed without calling.
 
-The units are those the analysis plans; units the run folder's journal already holds make no
-request; every other unit's request is the one endpoint replay would send
+The replay units are those of the items the analysis plans; replay units the run folder's
+journal already holds make no request; every other one's request is the one endpoint replay
+would send
 (:func:`groundtrace.analyzer.replay.unit_request`).
 """
 
@@ -37,8 +38,8 @@ def endpoint_replay_only(endpoint: str | None) -> None:
 def unit_requests(
     plans: Sequence[ItemPlan], config: RunConfig, journal: UnitJournal | None
 ) -> tuple[list[ChatRequest], int]:
-    """The requests of the units of ``plans`` that ``journal`` does not hold, and how many it
-    holds."""
+    """The requests of the replay units of ``plans`` that ``journal`` does not hold, and how
+    many it holds."""
     requests: list[ChatRequest] = []
     done = 0
     for plan in plans:
@@ -47,6 +48,6 @@ def unit_requests(
                 done += 1
                 continue
             request = unit_request(unit, plan.trace, config.model)
-            if isinstance(request, ChatRequest):  # else the unit fails without a call
+            if isinstance(request, ChatRequest):  # else the replay unit fails without a call
                 requests.append(request)
     return requests, done

@@ -1,4 +1,4 @@
-"""Planning an intervention run: the traces read, the cases joined, every item's units.
+"""Planning an intervention run: the traces read, the cases joined, every item's replay units.
 
 :func:`plan_items` reads the traces (unreadable lines skipped and counted, or refused when
 strict), joins the cases by case id (a trace of another instrumentation that records none, by
@@ -137,7 +137,7 @@ def plan_items(
     pool_dataset: str | Path | None = None,
     strict: bool = False,
 ) -> Items:
-    """The items a run of ``traces`` makes, with their units; nothing is written.
+    """The items a run of ``traces`` makes, with their replay units; nothing is written.
 
     Args:
         traces: trace files or folders.

@@ -160,7 +160,7 @@ class InterventionStatistics(Result, frozen=True, kw_only=True):
     not_run: dict[str, str] = msgspec.field(default_factory=dict)
     #: what was found wrong with the data (a gold support matching no evidence item...)
     findings: tuple[str, ...] = ()
-    #: why nothing was measured (no usable item, every unit failed), else ``None``
+    #: why nothing was measured (no usable item, every replay unit failed), else ``None``
     nothing_measured: str | None = None
 
 
@@ -176,7 +176,7 @@ class InputCounts(msgspec.Struct, frozen=True):
 
 
 class ReplaySettings(msgspec.Struct, frozen=True):
-    """How the units were replayed."""
+    """How the replay units were replayed."""
 
     mode: str
     entrypoint: str | None

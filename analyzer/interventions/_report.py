@@ -218,7 +218,7 @@ _DRILL_HEADER = ("case", "operator", "target", "replacement", "reference", "orig
 
 
 def _drill_down(rows: Sequence[ReplayRow], limit: int = 400) -> h.Html:
-    """One row per unit; ids wrap inside their cells, so the table fits the page's width."""
+    """One row per replay unit; ids wrap inside their cells, so the table fits the page's width."""
     cells: list[list[object]] = []
     for row in rows[:limit]:
         cf, orig, err = row.counterfactual, row.original, row.error

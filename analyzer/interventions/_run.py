@@ -1,16 +1,16 @@
-"""Replaying an intervention run's units, resumably, and analysing them (SPEC 4.1-4.2).
+"""Replaying an intervention run's replay units, resumably, and analysing them (SPEC 4.1-4.2).
 
 :func:`replay_journaled` (what the analysis's ``run`` does, the driver having locked the run
-folder and opened its journal) replays the units the journal does not already hold (function
+folder and opened its journal) replays the replay units the journal does not hold yet (function
 or endpoint replay, on the run's executor) and writes into the run folder:
 
-* ``journal.sqlite`` -- every unit's result (resume repeats zero completed units);
+* ``journal.sqlite`` -- every replay unit's result (resume repeats none that completed);
 * ``llm_cache.sqlite`` -- model calls of endpoint replay (zero repeated calls);
 * ``counterfactual_traces/`` -- τ̃ as OTLP-JSON lines, linked to the originals, one trace per
-  unit (a resumed run first removes the traces of units its journal does not hold).
+  replay unit (a resumed run first removes those its journal does not hold).
 
 The reports (``results.jsonl``, ``summary.json``, ``summary.md``, ``report.html``) are the
-analysis's ``write_report``. A unit that fails (model call failed after retries, the app
+analysis's ``write_report``. A replay unit that fails (model call failed after retries, the app
 raised...) is a recorded failure of that unit, excluded from the statistics and counted in
 the report; the run goes on.
 """
@@ -63,7 +63,7 @@ __all__ = [
     "replay_journaled",
 ]
 
-#: Called after each unit with (done, total).
+#: Called after each replay unit with (done, total).
 Progress = Callable[[int, int], None]
 
 RECORDED = "recorded"
@@ -162,7 +162,8 @@ def checked_mode(config: RunConfig) -> str:
 
 
 def drop_unjournaled(out: Path, journal: UnitJournal) -> None:
-    """Drop the counterfactual traces of units ``journal`` does not hold (they run again)."""
+    """Drop the counterfactual traces of replay units ``journal`` does not hold (they run
+    again)."""
     dropped = keep_traces(out / COUNTERFACTUALS, journaled_trace_ids(journal))
     if dropped:
         _log.warning(
@@ -180,7 +181,7 @@ async def replay_journaled(
     executor: Executor,
     progress: Progress | None = None,
 ) -> InterventionsResult:
-    """Replay the units of ``items`` that ``journal`` (the run folder's, opened and locked by
+    """Replay the replay units of ``items`` that ``journal`` (the run folder's, opened and locked by
     the caller) does not hold, and analyse (what the driver's run of the analysis does)."""
     mode = checked_mode(config)
     drop_unjournaled(Path(config.out_dir), journal)
@@ -249,7 +250,7 @@ async def _run(
     work = _Replaying(replayer, {p.trace.trace_id: p.trace for _, p in todo})
     work.start_here()
     runner = executor or LocalExecutor(config.concurrency)
-    fresh_calls: list[int] = []  # model calls of the units run now
+    fresh_calls: list[int] = []  # model calls of the replay units run now
 
     def arrived(index: int, result: UnitResult) -> None:
         nonlocal done
@@ -308,7 +309,7 @@ async def _run(
 class _Replaying:
     """One replay unit, recorded by whichever process runs it (it pickles for a cluster).
 
-    The first unit in a process that has not started the recorder starts it there.
+    The first replay unit in a process that has not started the recorder starts it there.
     """
 
     replayer: FunctionReplayer | EndpointReplayer

@@ -1,4 +1,4 @@
-"""Turning replay results into per-unit rows and the run's statistics (SPEC 4.2.1-4.2.4)."""
+"""Turning replay results into per-replay-unit rows and the run's statistics (SPEC 4.2.1-4.2.4)."""
 
 from __future__ import annotations
 
