@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -78,19 +79,11 @@ def demo_configs(inputs: DemoInputs, settings: Settings) -> dict[str, Any]:
     return configs
 
 
-@contextlib.contextmanager
-def _untimed(phase: str) -> Iterator[None]:
-    yield
-
-
 def run_analyses(
-    configs: Mapping[str, Any],
-    inputs: DemoInputs,
-    *,
-    progress: Progress | None = None,
-    clock: Clock = _untimed,
+    configs: Mapping[str, Any], out: Path, *, progress: Progress | None, clock: Clock
 ) -> dict[str, AnalysisRun[Any]]:
-    """Run each config through the driver into ``inputs.out / name``; the runs by name.
+    """Run each config through the driver into ``out / name`` (timed by ``clock``); the runs
+    by name.
 
     One unit at a time: a local model server has one slot (the interventions replay
     through it).
@@ -102,7 +95,7 @@ def run_analyses(
     for name, config in configs.items():
         with clock(name):
             runs[name] = run_analysis(
-                get_analysis(name), config, out=inputs.out / name, concurrency=1,
+                get_analysis(name), config, out=out / name, concurrency=1,
                 progress=progress,
             )  # fmt: skip
     return runs

@@ -474,7 +474,7 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
             settings = {**settings, "audit": _licences(config.out / "audit", config.audit_sources)}
         configs = demo_configs(inputs, settings)
         # while the model still serves: the interventions replay through it
-        runs = run_analyses(configs, inputs, progress=progress, clock=phases)
+        runs = run_analyses(configs, config.out, progress=progress, clock=phases)
     summary = summarise_traces(traces_dir, records)
     report = _report(
         config, backend, traces_dir=traces_dir, cases_path=cases_path, version=version,

@@ -115,3 +115,22 @@ def test_options_that_skip_an_analysis_leave_it_out(tmp_path: Path) -> None:
                                  interventions=2, operators=("ZERO",)))  # fmt: skip
     assert list(result.runs) == ["interventions"]
     assert result.configs["interventions"].operators == ("ZERO",)
+
+
+def test_the_demo_starts_no_event_loop_of_its_own() -> None:
+    """Only the driver (``run_analysis``) and the CLI entry start a loop: no ``asyncio.run``
+    in the demo package nor its command."""
+    import ast
+
+    import groundtrace.analyzer.cli._demo as command
+    import groundtrace.analyzer.demo as package
+
+    files = [*Path(package.__file__).parent.glob("*.py"), Path(command.__file__)]
+    calls = [
+        f"{path.name}:{node.lineno}"
+        for path in files
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr == "run"
+        and isinstance(node.value, ast.Name) and node.value.id == "asyncio"
+    ]  # fmt: skip
+    assert len(files) > 5 and calls == []
