@@ -129,6 +129,17 @@ class AblationContext:
                 out[source.message]["content"] = content[: source.start] + content[source.end :]
         return out
 
+    def split(self) -> tuple[AblationContext, list[list[int]]]:
+        """The same prompt whose sources are the sentences of every source, and the groups:
+        for each original source, the indices of its sentences."""
+        sources: list[Source] = []
+        groups: list[list[int]] = []
+        for index in range(self.k):
+            part = self.sentences(index).sources
+            groups.append(list(range(len(sources), len(sources) + len(part))))
+            sources.extend(part)
+        return AblationContext(self.messages, tuple(sources), self.answer), groups
+
     def sentences(self, index: int) -> AblationContext:
         """The same prompt whose sources are the sentences of source ``index``."""
         source = self.sources[index]

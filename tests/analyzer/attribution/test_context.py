@@ -41,3 +41,10 @@ def test_a_source_missing_from_the_prompt_is_named() -> None:
         AblationContext.locate(MESSAGES, TEXTS, "  ")
     with pytest.raises(ConfigError, match="out of order"):
         AblationContext.locate(MESSAGES, list(reversed(TEXTS)), "x")
+
+
+def test_split_makes_every_sentence_a_source_grouped_by_item() -> None:
+    context, groups = AblationContext.locate(MESSAGES, TEXTS, "Paris.").split()
+    assert [s.id for s in context.sources] == ["a#0", "a#1", "b#0"]
+    assert groups == [[0, 1], [2]]
+    assert context.render((False, False, True))[1]["content"] == "[a]  \n[b] Rome is old.\nQ?"

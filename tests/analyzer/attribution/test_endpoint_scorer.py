@@ -57,6 +57,7 @@ class _Handler(BaseHTTPRequestHandler):
         server: _Server = self.server  # type: ignore[assignment]
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         server.bodies.append(body)
+        payload: dict[str, Any]
         if self.path != "/v1/completions" or not body.get("echo"):
             payload, status = {"error": {"message": "echo is not supported"}}, 400
         else:
