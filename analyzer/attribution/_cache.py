@@ -24,11 +24,14 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 
 
-def score_key(model: str, tier: str, messages: Sequence[Mapping[str, Any]], answer: str) -> str:
-    """sha256 of the canonical JSON of one scoring (model, tier, prompt, answer)."""
+def score_key(
+    model: str, tier: str, messages: Sequence[Mapping[str, Any]], answer: str, prefix: str = ""
+) -> str:
+    """sha256 of the canonical JSON of one scoring (model, tier, prompt, reply prefix,
+    answer)."""
     payload = json.dumps(
         {"v": KEY_VERSION, "model": model, "tier": tier, "messages": list(messages),
-         "answer": answer},
+         "prefix": prefix, "answer": answer},
         sort_keys=True, separators=(",", ":"), ensure_ascii=False,
     )  # fmt: skip
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

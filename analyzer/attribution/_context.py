@@ -60,11 +60,15 @@ class AblationContext:
         messages: the chat messages as the app sent them (string contents).
         sources: the ablatable spans, in prompt order, not overlapping.
         answer: the answer text whose log-probability is scored.
+        prefix: what the reply holds before the answer, read but not scored (e.g.
+            ``{"answer": "`` for an app that answers in JSON; the fields after the answer,
+            such as the cited chunk ids, are never part of the scored text).
     """
 
     messages: tuple[Mapping[str, Any], ...]
     sources: tuple[Source, ...]
     answer: str
+    prefix: str = ""
 
     @classmethod
     def locate(
@@ -72,6 +76,8 @@ class AblationContext:
         messages: Sequence[Mapping[str, Any]],
         texts: Sequence[tuple[str, str]],
         answer: str,
+        *,
+        prefix: str = "",
     ) -> AblationContext:
         """Find each ``(id, text)`` in the messages, in order, after the previous one.
 
@@ -103,7 +109,7 @@ class AblationContext:
                 )
             sources.append(found)
             at_message, at_char = found.message, found.end
-        return cls(tuple(messages), tuple(sources), answer)
+        return cls(tuple(messages), tuple(sources), answer, prefix)
 
     @property
     def k(self) -> int:
@@ -138,7 +144,7 @@ class AblationContext:
             part = self.sentences(index).sources
             groups.append(list(range(len(sources), len(sources) + len(part))))
             sources.extend(part)
-        return AblationContext(self.messages, tuple(sources), self.answer), groups
+        return AblationContext(self.messages, tuple(sources), self.answer, self.prefix), groups
 
     def sentences(self, index: int) -> AblationContext:
         """The same prompt whose sources are the sentences of source ``index``."""
@@ -152,4 +158,5 @@ class AblationContext:
                 for n, (a, b) in enumerate(spans)
             ),
             self.answer,
+            self.prefix,
         )

@@ -100,15 +100,16 @@ class EndpointScorer:
         return "endpoint"
 
     def score_many(
-        self, prompts: Sequence[Sequence[Mapping[str, Any]]], answer: str
+        self, prompts: Sequence[Sequence[Mapping[str, Any]]], answer: str, prefix: str = ""
     ) -> list[list[float]]:
-        """Per-token log-probabilities of ``answer`` after each prompt, one request each.
+        """Per-token log-probabilities of ``answer`` after each prompt and the reply's
+        unscored ``prefix``, one request each.
 
         Raises:
             BackendUnavailableError: the server cannot be reached, refuses the request, or
                 returns no prompt log-probabilities (the message says which).
         """
-        return [self._score(self._template(p), answer) for p in prompts]
+        return [self._score(self._template(p) + prefix, answer) for p in prompts]
 
     def _score(self, prompt: str, answer: str) -> list[float]:
         body = {

@@ -113,9 +113,13 @@ class LlamaScorer:
         """The chat-formatted prompt the model reads before the answer."""
         return str(self._format(messages=list(messages)).prompt)
 
-    def tokens(self, messages: Sequence[Mapping[str, Any]], answer: str) -> tuple[list[int], int]:
-        """The prompt's and answer's tokens, and where the answer starts."""
-        prompt = list(self._llm.tokenize(self.prompt_text(messages).encode(), True, True))
+    def tokens(
+        self, messages: Sequence[Mapping[str, Any]], answer: str, prefix: str = ""
+    ) -> tuple[list[int], int]:
+        """The tokens of the prompt (with the reply's ``prefix``) and of the answer, and
+        where the answer starts."""
+        text = self.prompt_text(messages) + prefix
+        prompt = list(self._llm.tokenize(text.encode(), True, True))
         scored = list(self._llm.tokenize(answer.encode(), False, False))
         if not scored:
             raise ConfigError("the answer to attribute has no tokens", field="answer")
@@ -130,11 +134,11 @@ class LlamaScorer:
         return whole, len(prompt)
 
     def score_many(
-        self, prompts: Sequence[Sequence[Mapping[str, Any]]], answer: str
+        self, prompts: Sequence[Sequence[Mapping[str, Any]]], answer: str, prefix: str = ""
     ) -> list[list[float]]:
-        """Per-token log-probabilities of ``answer`` after each prompt, in the given order
-        (evaluated in token order, so that neighbours share the longest prefixes)."""
-        encoded = [self.tokens(p, answer) for p in prompts]
+        """Per-token log-probabilities of ``answer`` after each prompt and ``prefix``, in
+        the given order (evaluated in token order, so neighbours share the longest prefixes)."""
+        encoded = [self.tokens(p, answer, prefix) for p in prompts]
         order = sorted(range(len(encoded)), key=lambda i: encoded[i][0])
         out: dict[int, list[float]] = {}
         for i in order:

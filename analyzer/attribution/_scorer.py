@@ -43,9 +43,10 @@ class AnswerScorer(Protocol):
         ...
 
     def score_many(
-        self, prompts: Sequence[Sequence[Mapping[str, Any]]], answer: str
+        self, prompts: Sequence[Sequence[Mapping[str, Any]]], answer: str, prefix: str = ""
     ) -> list[list[float]]:
-        """Per-token log-probabilities of ``answer`` after each prompt (messages), in order."""
+        """Per-token log-probabilities of ``answer`` after each prompt (messages) and the
+        reply's unscored ``prefix``, in order."""
         ...
 
 
@@ -86,7 +87,9 @@ class ContextScorer:
         todo = [m for m in dict.fromkeys(tuple(m) for m in masks) if m not in self._memo]
         prompts = {m: self.context.render(m) for m in todo}
         keys = {
-            m: score_key(self.scorer.model, self.scorer.tier, p, self.context.answer)
+            m: score_key(
+                self.scorer.model, self.scorer.tier, p, self.context.answer, self.context.prefix
+            )
             for m, p in prompts.items()
         }
         missing: list[Mask] = []
@@ -97,7 +100,9 @@ class ContextScorer:
             else:
                 self._memo[m] = math.fsum(cached)
         if missing:
-            scored = self.scorer.score_many([prompts[m] for m in missing], self.context.answer)
+            scored = self.scorer.score_many(
+                [prompts[m] for m in missing], self.context.answer, self.context.prefix
+            )
             self.passes += len(missing)
             for m, logprobs in zip(missing, scored, strict=True):
                 if self.cache is not None:

@@ -29,7 +29,7 @@ ANSWER = "built in 1889."
 
 
 def _word(token: str) -> str:
-    return token.strip().strip(".,?!").lower()
+    return token.strip().strip('.,?!"{}:').lower()
 
 
 def toy_logprobs(text: str) -> dict[str, Any]:
@@ -131,3 +131,11 @@ def test_answer_tokens_are_found_by_their_offsets() -> None:
         answer_logprobs(lp, 0, 3)
     with pytest.raises(ValueError, match="no tokens"):
         answer_logprobs({}, 0, 1)
+
+
+def test_the_reply_prefix_is_read_but_not_scored(server: _Server) -> None:
+    prefix = '{"answer": "'
+    context = AblationContext.locate(MESSAGES, DOCS, ANSWER, prefix=prefix)
+    (full,) = ContextScorer(EndpointScorer(_url(server), "m"), context)([(True, True)])
+    assert server.bodies[0]["prompt"] == chatml(MESSAGES) + prefix + ANSWER
+    assert full == pytest.approx(3 * -0.5)  # the three answer words only

@@ -103,6 +103,9 @@ def test_only_the_answer_tokens_are_scored(scorers: tuple[LlamaScorer, LlamaScor
     assert len(scores) == len(tokens) - first
     assert reusing.prompt_text(MESSAGES).endswith("<|im_start|>assistant\n")
     assert all(s <= 0.0 for s in scores)
+    # a reply prefix (an app answering in JSON) is read, not scored
+    with_prefix, start = reusing.tokens(MESSAGES, ANSWER, '{"answer": "')
+    assert len(with_prefix) - start == len(scores) and start > first
 
 
 def test_rerun_through_the_cache_makes_no_pass(
