@@ -224,6 +224,17 @@ def _paths(ctx: Context) -> str:
     return ""
 
 
+def _monitor(ctx: Context) -> str:
+    """The demo app's traces, and a rules file judging all of them with the lexical judge."""
+    demo_runs(ctx, "demo")
+    shutil.copytree(ctx.work / "runs/demo/traces", ctx.work / "traces")
+    (ctx.work / "rules.toml").write_text(
+        '[[rule]]\nname = "grounded"\nanalysis = "judge"\n[rule.config]\njudge = "lexical"\n',
+        encoding="utf-8",
+    )
+    return ""
+
+
 def _replay(ctx: Context) -> str:
     demo_runs(ctx, "demo")
     return textwrap.dedent("""
@@ -266,6 +277,7 @@ EXAMPLES: dict[str, Example] = {
     "groundtrace.analyzer.judge": Example(_judge),
     "groundtrace.analyzer.llm": Example(replace=_model_url),
     "groundtrace.analyzer.metrics": Example(),
+    "groundtrace.analyzer.monitor": Example(_monitor),
     "groundtrace.analyzer.paths": Example(_paths),
     "groundtrace.analyzer.replay": Example(_replay),
     "groundtrace.analyzer.stats": Example(),

@@ -10,18 +10,16 @@ keeps rolling windows per app version and opens an incident (a webhook POST) whe
 fails more often than its baseline. Traces groundtrace produced itself (replays, marked
 ``groundtrace.origin`` or ``groundtrace.replay.of``) are never sampled.
 
-Usage::
-
-    import asyncio
+Usage (in a notebook, an async service or any coroutine: the library starts no event loop)::
 
     from groundtrace.analyzer.monitor import Monitor, load_rules
 
-    async def backfill() -> dict:
-        with Monitor(load_rules("rules.toml"), "monitor/") as monitor:
-            return await monitor.backfill(["traces/"])
+    with Monitor(load_rules("rules.toml"), "monitor/") as monitor:
+        status = await monitor.backfill(["traces/"])  # or: await monitor.follow(folder, stop=event)
+    print(status["rules"]["grounded"]["counts"])  # {'evaluated_backfill': ...}
 
-    # the command: groundtrace monitor run --rules rules.toml --state monitor/ \\
-    #                  --traces traces/ --port 4318
+From the shell: ``groundtrace monitor run --rules rules.toml --state monitor/ --traces traces/
+--port 4319`` (``docs/monitor.md``).
 """
 
 from __future__ import annotations
