@@ -1,0 +1,81 @@
+"""From a recorded trace to what is attributed: the ANSWER call's prompt, the evidence items
+found in it, and the recorded answer.
+
+Works on any trace the collectors read where the prompt and the evidence text were captured
+(groundtrace's SDK, OpenInference, GenAI conventions): the sources are the retrieved items
+whose text occurs in the prompt of the model call that produced the answer, in prompt order.
+When that call's output holds the answer after some text (an app that replies in JSON), that
+text is the reply prefix, read but not scored; nothing after the answer is scored.
+"""
+
+from __future__ import annotations
+
+from groundtrace.analyzer.errors import InputError
+from groundtrace.collectors import Trace
+from groundtrace.collectors.model import LLMCall
+
+from ._context import AblationContext
+
+__all__ = ["trace_context"]
+
+
+def _answer_call(trace: Trace, answer: str) -> LLMCall | None:
+    calls = [c for c in trace.llm_calls if c.messages]
+    producing = [c for c in calls if answer in (c.output_text or "")]
+    chosen = producing or calls
+    return chosen[-1] if chosen else None
+
+
+def trace_context(trace: Trace) -> AblationContext:
+    """The attribution context of one trace.
+
+    Raises:
+        InputError: the trace has no answer, no model call with its prompt, a prompt message
+            without text, or no evidence item whose text is in the prompt (the message names
+            the trace and what is missing).
+    """
+    where = f"trace {trace.request.trace_id}"
+    answer = (trace.answer or "").strip()
+    if not answer:
+        raise InputError(f"{where} has no answer to attribute", field="answer")
+    call = _answer_call(trace, answer)
+    if call is None:
+        raise InputError(f"{where} records no model call with its prompt", field="llm_calls")
+    messages: list[dict[str, str]] = []
+    for i, recorded in enumerate(call.messages):
+        if recorded.content is None:
+            raise InputError(
+                f"{where}: message {i} of the answer call has no captured text",
+                field="llm_calls.messages",
+            )
+        messages.append({"role": recorded.role or "user", "content": recorded.content})
+    found: list[tuple[int, int, str, str]] = []
+    seen: set[str] = set()
+    for item in trace.evidence:
+        text = (item.content or "").strip()
+        key = item.id or text
+        if not text or key in seen:
+            continue
+        for m, message in enumerate(messages):
+            pos = message["content"].find(text)
+            if pos >= 0:
+                found.append((m, pos, item.id or f"#{len(found)}", text))
+                seen.add(key)
+                break
+    found.sort()
+    sources: list[tuple[str, str]] = []
+    last = (-1, -1)
+    for m, pos, item_id, text in found:
+        if (m, pos) < last:
+            continue  # overlaps the previous source
+        sources.append((item_id, text))
+        last = (m, pos + len(text))
+    if not sources:
+        raise InputError(
+            f"{where}: no evidence item's text is in the answer call's prompt "
+            "(was content capture on?)",
+            field="evidence",
+        )
+    output = call.output_text or ""
+    at = output.find(answer)
+    return AblationContext.locate(messages, sources, answer, prefix=output[:at] if at > 0 else "")

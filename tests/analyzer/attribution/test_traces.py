@@ -1,0 +1,86 @@
+"""A recorded trace becomes an attribution context: the answer call's prompt, the evidence
+found in it (in prompt order), the recorded answer and the reply prefix before it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from groundtrace.analyzer.attribution import AblationContext, Mask, leave_one_out
+from groundtrace.analyzer.attribution._traces import trace_context
+from groundtrace.analyzer.errors import InputError
+from groundtrace.collectors import ReadReport, Trace, read_traces
+from groundtrace.collectors.model import Evidence, LLMCall, Message, Request
+
+PROMPT = (
+    "Answer from the evidence.\n[p2] Berth seven has a charted depth of twelve metres.\n"
+    "[p1] Pilots board at the Eastern buoy.\nQuestion: how deep is berth seven?"
+)
+
+
+def _trace(**changes: object) -> Trace:
+    fields: dict[str, object] = {
+        "request": Request(trace_id="t1", query="how deep is berth seven?"),
+        "evidence": (
+            Evidence("p1", "s1", "RETRIEVE", rank=1, content="Pilots board at the Eastern buoy."),
+            Evidence("p2", "s1", "RETRIEVE", rank=2,
+                     content="Berth seven has a charted depth of twelve metres."),
+            Evidence("p3", "s1", "RETRIEVE", rank=3, content="Not shown to the model."),
+        ),
+        "answer": "twelve metres",
+        "llm_calls": (
+            LLMCall("s2", messages=(Message("user", PROMPT),),
+                    output_text='{"answer": "twelve metres", "used_chunks": ["p2"]}'),
+        ),
+    }  # fmt: skip
+    fields.update(changes)
+    return Trace(**fields)  # type: ignore[arg-type]
+
+
+def test_a_trace_gives_its_prompt_sources_answer_and_reply_prefix() -> None:
+    context = trace_context(_trace())
+    assert [s.id for s in context.sources] == ["p2", "p1"]  # prompt order; p3 not shown
+    assert context.answer == "twelve metres"
+    assert context.prefix == '{"answer": "'
+    kept = context.render((False, True))[0]["content"]
+    assert "twelve" not in kept and "Pilots board" in kept
+
+
+def test_a_trace_that_cannot_be_attributed_says_why() -> None:
+    with pytest.raises(InputError, match="trace t1 has no answer"):
+        trace_context(_trace(answer=None))
+    with pytest.raises(InputError, match="no model call with its prompt"):
+        trace_context(_trace(llm_calls=()))
+    with pytest.raises(InputError, match="message 0 of the answer call has no captured text"):
+        trace_context(_trace(llm_calls=(LLMCall("s2", messages=(Message("user"),)),)))
+    with pytest.raises(InputError, match="no evidence item's text is in"):
+        trace_context(_trace(evidence=()))
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_traces_of_an_openinference_only_app_are_attributed(tmp_path: Path) -> None:
+    """The app's reader answers with the context line closest to the question; a scorer that
+    gives the answer log-probability 0 while its text is in the prompt and -5 otherwise makes
+    leave-one-out rank that line's chunk first, read from OpenInference spans alone."""
+    pytest.importorskip("openinference.instrumentation.openai")
+    from tests.support.foreign_rag import openinference_app, reader
+    from tests.support.openai_server import OpenAICompatServer
+
+    with OpenAICompatServer(handler=reader) as server:
+        path = openinference_app(server.base_url, tmp_path / "oi.pb")
+    traces = list(read_traces([path], report=ReadReport()))
+    assert traces and all(t.conventions == ("openinference",) for t in traces)
+    for trace in traces:
+        context = trace_context(trace)
+        assert context.k == 3 and context.prefix == ""
+
+        def score(masks: Sequence[Mask], context: AblationContext = context) -> list[float]:
+            rendered = [context.render(m) for m in masks]
+            answer = context.answer.rstrip(".")
+            return [0.0 if any(answer in x["content"] for x in r) else -5.0 for r in rendered]
+
+        top = leave_one_out(score, context.k).ranking()[0]
+        assert context.answer.rstrip(".") in context.text(top)
