@@ -43,20 +43,19 @@ from ._answerers import AnswerFn, Cues, EndpointAnswerer, extractive_answer
 from ._app import Chosen, Retriever, answer_from_source
 from ._compare import compare_runs
 from ._config import Config
-from ._folder import nothing_measured, run_audit_folder
+from ._folder import nothing_measured
 from ._model import Answer, Corpus, PairLabel, Question, Source
 from ._plan import plan
 from ._reading import reading
 from ._records import AuditResult, AuditSettings
 from ._report import render_comparison_markdown, render_validation_markdown, write_report
-from ._run import PairLabeller, run_audit
+from ._run import PairLabeller
 from ._shape import ANALYSIS, estimate, run
 from ._summary import AuditSummary
 from ._validate import AuditValidation
 
 #: The shape, the records a user reads and writes, the extension points a user plugs in, and
-#: what the commands print; ``run_audit`` and the deprecated ``run_audit_folder`` while the
-#: licence example uses them.
+#: what the commands print.
 __all__ = [
     "ANALYSIS",
     "Answer",
@@ -85,8 +84,6 @@ __all__ = [
     "render_comparison_markdown",
     "render_validation_markdown",
     "run",
-    "run_audit",
-    "run_audit_folder",
     "write_report",
 ]
 
@@ -160,6 +157,8 @@ _DEPRECATED = {
     "render_html": "groundtrace.analyzer.audit._report.render_html",
     "render_markdown": "groundtrace.analyzer.audit._report.render_markdown",
     "rule_decides": "groundtrace.analyzer.audit._pairs.rule_decides",
+    "run_audit": "groundtrace.analyzer.audit._run.run_audit",
+    "run_audit_folder": "groundtrace.analyzer.audit._folder.run_audit_folder",
     "significance_of": "groundtrace.analyzer.audit._pairs.significance_of",
     "summarise": "groundtrace.analyzer.audit._summary.summarise",
     "validate_labels": "groundtrace.analyzer.audit._validate.validate_labels",

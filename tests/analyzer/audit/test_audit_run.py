@@ -19,13 +19,13 @@ from groundtrace.analyzer._results import read
 from groundtrace.analyzer.audit import (
     ANALYSIS,
     Answer,
-    AuditComparison,
     AuditResult,
     AuditSettings,
     Question,
     Source,
     compare_runs,
 )
+from groundtrace.analyzer.audit._compare import AuditComparison
 from groundtrace.analyzer.audit._run import run_audit
 from groundtrace.analyzer.cli._registry import build_app
 from groundtrace.collectors import ReadReport, read_traces

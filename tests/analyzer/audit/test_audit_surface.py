@@ -31,6 +31,8 @@ def test_the_surface_is_small_and_holds_the_shape_and_the_extension_points() -> 
     [
         ("AuditComparison", "groundtrace.analyzer.audit._compare"),
         ("summarise", "groundtrace.analyzer.audit._summary"),
+        ("run_audit", "groundtrace.analyzer.audit._run"),
+        ("run_audit_folder", "groundtrace.analyzer.audit._folder"),
         ("PREFILTER_RULES", "groundtrace.analyzer.audit._pairs"),
         ("TracedAnswering", "groundtrace.analyzer.audit._app"),
         ("load_inputs", "groundtrace.analyzer.audit._inputs"),
