@@ -14,12 +14,12 @@ import pytest
 from groundtrace.analyzer._deprecation import deprecated, renamed
 from groundtrace.analyzer.audit._folder import run_audit_folder
 from groundtrace.analyzer.errors import GroundtraceError
-from groundtrace.analyzer.interventions import (
-    RunConfig,
+from groundtrace.analyzer.interventions._deprecated import (
     estimate_requests,
     run_interventions,
     run_interventions_async,
 )
+from groundtrace.analyzer.interventions._run import RunConfig
 
 
 @pytest.mark.parametrize(

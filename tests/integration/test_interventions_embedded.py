@@ -9,7 +9,7 @@ import pytest
 
 from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer.interventions import ANALYSIS, Config
-from groundtrace.analyzer.interventions._run import RunResult
+from groundtrace.analyzer.interventions._run import InterventionsResult
 from tests.support.data import HOTPOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(3600)]
@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.timeout(3600
 OPERATORS = ("REMOVE", "REPLACE", "DUPLICATE", "ZERO", "JOINT_REMOVE")
 
 
-def _run(config: Config) -> RunResult:
+def _run(config: Config) -> InterventionsResult:
     done = run_analysis(ANALYSIS, config, out=config.out, concurrency=config.concurrency)
     assert done.result is not None
     return done.result
