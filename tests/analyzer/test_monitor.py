@@ -281,6 +281,8 @@ def test_online_and_backfill_give_the_same_outcomes(shop: Path, tmp_path: Path) 
     rules = _rules(shop, sample=0.5)
     live = tmp_path / "live"
     lines = (shop / "traces" / "run.jsonl").read_bytes().splitlines(keepends=True)
+    _backfill(rules, tmp_path / "backfill", [shop / "traces"])
+    expected = len(_outcomes(tmp_path / "backfill"))
 
     async def follow() -> None:
         stop = asyncio.Event()
@@ -292,12 +294,15 @@ def test_online_and_backfill_give_the_same_outcomes(shop: Path, tmp_path: Path) 
                     f.write(line)
                     f.flush()
                     await asyncio.sleep(0.01)
-            await asyncio.sleep(0.5)  # complete_after is 0.2 s
+            for _ in range(600):  # until every sampled trace is evaluated (60 s at most)
+                counts = [r["counts"] for r in monitor.status()["rules"].values()]
+                if sum(c.get("evaluated_online", 0) for c in counts) >= expected:
+                    break
+                await asyncio.sleep(0.1)
             stop.set()
             await task
 
     asyncio.run(follow())
-    _backfill(rules, tmp_path / "backfill", [shop / "traces"])
     online = _outcomes(tmp_path / "online")
     stored = _outcomes(tmp_path / "backfill")
     assert online and set(online) == set(stored)
