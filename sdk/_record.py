@@ -18,6 +18,7 @@ from typing import Any, Final
 from . import semconv as sc
 from ._attributes import SCAN_MARGIN, masked_key, safe_json, safe_str, text_value
 from ._runtime import Settings, logger
+from .redaction import Redactor
 
 __all__ = [
     "AttributeValue",
@@ -56,7 +57,10 @@ class Recorder:
         """Mask and clip one captured text field, noting truncation under ``key``
         (of a JSON text only the string literals are masked, never its numbers)."""
         settings = self.settings
-        if settings.redact is None and len(text) <= settings.max_attribute_length:
+        redact = settings.redact
+        if len(text) <= settings.max_attribute_length and (
+            redact is None or (type(redact) is Redactor and not redact.may_change(text))
+        ):
             return text  # nothing to mask or cut (the common case)
         if self.truncated is None:
             self.truncated = []

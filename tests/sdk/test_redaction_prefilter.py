@@ -1,0 +1,186 @@
+"""The redactor's first pass: the anchors of every masker looked for at once.
+
+Text holding no anchor of any masker (most prose) is left as it is after one pass over it, no
+trigger evaluated and no pattern scanned; what is masked is exactly what the maskers find
+without that pass. ``tests/fixtures/redaction_table.json`` holds 600 texts (prose, digit runs,
+tokens, every secret example of these tests whole, cut, upper- and lower-cased) with what the
+redactor masked in them before the first pass existed (commit bc4e61e): the redactor must
+still give exactly that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import groundtrace.sdk as gt
+from groundtrace.sdk import semconv as sc
+from groundtrace.sdk._record import Recorder
+from groundtrace.sdk._runtime import Settings
+from groundtrace.sdk.redaction import BUILTIN_MASKERS, FunctionMasker, PatternMasker, Redactor
+
+from .conftest import Traces
+from .test_redaction import NEGATIVE, POSITIVE
+from .test_redaction_secrets import EXAMPLES
+
+TABLE = Path(__file__).resolve().parents[1] / "fixtures" / "redaction_table.json"
+REDACTOR = Redactor()
+#: The built-in maskers without anchors: only their triggers rule text out (the redactor as
+#: it was before the first pass), the reference the first pass must never change.
+REFERENCE = Redactor(
+    dataclasses.replace(m, anchors="", min_anchors=1) for m in BUILTIN_MASKERS.values()
+)
+PROSE = "A short paragraph of evidence text. " * 6
+
+
+def test_the_masking_of_600_texts_is_what_it_was_before_the_first_pass() -> None:
+    rows = json.loads(TABLE.read_text(encoding="utf-8"))
+    assert len(rows) == 600
+    assert sum(1 for _, _, names in rows if names) > 250  # most hold a find
+    assert {name for _, _, names in rows for name in names} == set(BUILTIN_MASKERS)
+    differ = [
+        (text, masked, names, REDACTOR(text))
+        for text, masked, names in rows
+        if REDACTOR(text) != (masked, tuple(names))
+    ]
+    assert differ == []
+
+
+SECRETS = [text for _, text, _ in POSITIVE] + [text for _, text, _ in EXAMPLES] + NEGATIVE
+
+
+@st.composite
+def _texts(draw: st.DrawFn) -> str:
+    """Texts made of secret examples (whole or cut), their neighbours and odd characters."""
+    piece = st.one_of(
+        st.sampled_from(SECRETS).flatmap(
+            lambda s: st.tuples(st.integers(0, len(s)), st.integers(0, len(s))).map(
+                lambda ab: s[min(ab) : max(ab)] if ab[0] != ab[1] else s
+            )
+        ),
+        st.text(
+            alphabet="abcxyzBKSCAJGZbz_-/:=@.,;'\"\\ \n0123456789éſKİ٣\u212a",
+            max_size=30,
+        ),
+        st.sampled_from(["Bearer ", "authorization: basic ", "password=", "://u:", "ghp_", "AKIA"]),
+    )
+    return "".join(draw(st.lists(piece, max_size=6)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_texts())
+def test_the_first_pass_never_changes_what_is_masked(text: str) -> None:
+    assert REDACTOR(text) == REFERENCE(text)
+    if not REDACTOR.may_change(text):
+        assert REDACTOR(text) == (text, ())
+
+
+@pytest.mark.parametrize(("name", "text", "secret"), POSITIVE + EXAMPLES)
+def test_every_secret_example_holds_its_maskers_anchors(name: str, text: str, secret: str) -> None:
+    masker = BUILTIN_MASKERS[name]
+    assert sum(text.count(a) for a in masker.anchors) >= masker.min_anchors
+    assert REDACTOR.may_change(text)
+
+
+def _counting(calls: list[str]) -> Redactor:
+    """The built-in maskers, each trigger noting its masker's name when evaluated."""
+
+    def counted(masker: PatternMasker) -> PatternMasker:
+        trigger = masker.trigger
+
+        def note(text: str) -> bool:
+            calls.append(masker.name)
+            return trigger is None or trigger(text)
+
+        return dataclasses.replace(masker, trigger=note)
+
+    return Redactor(counted(m) for m in BUILTIN_MASKERS.values())
+
+
+def test_prose_without_anchors_costs_one_pass_and_no_trigger() -> None:
+    calls: list[str] = []
+    redactor = _counting(calls)
+    for text in (PROSE, "q?", "Title 0", "the 7 steps in the manual", "naïve café, 北京"):
+        assert not redactor.may_change(text)
+        assert redactor(text) == (text, ())
+    assert calls == []  # no trigger evaluated (one digit is not a number: they need two)
+    assert redactor("Title 12") == ("Title 12", ())
+    assert set(calls) == {"iban", "credit_card", "us_ssn", "uk_nino", "phone"}
+
+
+def test_an_anchor_lets_in_only_the_maskers_it_belongs_to() -> None:
+    calls: list[str] = []
+    redactor = _counting(calls)
+    assert redactor("mail al@example.com") == ("mail [REDACTED:email]", ("email",))
+    assert set(calls) == {"email", "url_password"}  # the two maskers anchored on "@"
+    calls.clear()
+    assert redactor("the auth token is in the vault: ask") == (
+        "the auth token is in the vault: ask",
+        (),
+    )
+    assert calls == ["secret"]  # anchored on ":" (and "="): its trigger rules the text out
+
+
+def test_a_masker_without_anchors_is_always_considered() -> None:
+    ticket = PatternMasker("ticket", r"\bticket\b")
+    upper = PatternMasker("upper", r"ÉTÉ", anchors="É")  # not ASCII: always considered
+    shout = FunctionMasker("shout", lambda t: t.replace("hello", "[x]"))
+    for extra in (ticket, upper, shout):
+        redactor = Redactor.default().with_maskers(extra)
+        assert redactor.may_change("plain words")
+    assert Redactor([ticket])("a ticket here") == ("a [REDACTED:ticket] here", ("ticket",))
+    assert Redactor([upper])("en ÉTÉ") == ("en [REDACTED:upper]", ("upper",))
+    assert Redactor([shout])("hello") == ("[x]", ("shout",))
+    # a custom masker with anchors is left out of text without them
+    anchored = PatternMasker("hash", r"#\d+", anchors="#")
+    assert not Redactor([anchored]).may_change("issue 42")
+    assert Redactor([anchored])("issue #42") == ("issue [REDACTED:hash]", ("hash",))
+
+
+def test_text_that_does_not_encode_is_scanned_all_the_same() -> None:
+    lone = "\ud800 password=hunter22 \udfff"
+    assert REDACTOR(lone) == ("\ud800 password=[REDACTED:secret] \udfff", ("secret",))
+    assert not REDACTOR.may_change("\ud800 plain")
+    assert not REDACTOR.may_change("")
+
+
+def test_a_span_of_prose_evidence_is_recorded_as_with_redaction_off(traces: Traces) -> None:
+    docs = [{"id": f"d{i}", "title": f"Title {i}", "content": PROSE} for i in range(3)]
+
+    @gt.retrieve(retriever="bm25")
+    def retrieve(query: str) -> list[dict[str, str]]:
+        return docs
+
+    recorded = []
+    for redact in (None, REDACTOR):
+        traces.settings(redact=redact)
+        retrieve("q?")
+        recorded.append(dict(traces.spans()[-1].attributes or {}))
+    assert recorded[0] == recorded[1]
+    docs.append({"id": "d3", "title": "Mail", "content": "write to al@example.com"})
+    retrieve("q?")
+    on = dict(traces.spans()[-1].attributes or {})
+    assert on[sc.GT_REDACTED] == ("email",)
+    assert "al@example.com" not in json.dumps(on)
+
+
+def test_the_recorder_skips_the_maskers_for_text_without_anchors() -> None:
+    seen: list[str] = []
+
+    class Spy(Redactor):
+        def __call__(self, text: str) -> tuple[str, tuple[str, ...]]:
+            seen.append(text)
+            return super().__call__(text)
+
+    rec = Recorder(Settings(redact=Redactor.default()))
+    assert rec.text("k", PROSE) == PROSE
+    assert rec.text("k", "bob@example.com") == "[REDACTED:email]"
+    assert rec.fired == {"email"}
+    spied = Recorder(Settings(redact=Spy()))  # not the built-in type: always called
+    assert spied.text("k", PROSE) == PROSE
+    assert seen == [PROSE]
