@@ -265,6 +265,7 @@ def _receiver_url(ctx: Context) -> dict[str, str]:
 EXAMPLES: dict[str, Example] = {
     "groundtrace.analyzer": Example(_analyzer),
     "groundtrace.analyzer.audit": Example(_audit),
+    "groundtrace.analyzer.attribution": Example(),
     "groundtrace.analyzer.backends": Example(
         marks=(pytest.mark.integration, pytest.mark.llm)  # starts the real embedded model
     ),

@@ -7,13 +7,19 @@ log-probabilities; ``behavioural``: the CUE-R replay outcomes, not built here).
 
 Usage::
 
-    from groundtrace.analyzer.attribution import AblationContext, ContextScorer, LlamaScorer
-    from groundtrace.analyzer.attribution import leave_one_out
+    from groundtrace.analyzer.attribution import AblationContext, leave_one_out
 
-    context = AblationContext.locate(messages, [("d1", text1), ("d2", text2)], answer)
-    score = ContextScorer(LlamaScorer("model.gguf"), context)
-    print(score([(True, True), (False, True), (True, False)]))  # log p(answer | ablation)
-    print(leave_one_out(score, context.k).ranking())  # the sources, most important first
+    prompt = "[d1] Paris is in France. [d2] Rome is old. Where is Paris?"
+    messages = [{"role": "user", "content": prompt}]
+    sources = [("d1", "Paris is in France."), ("d2", "Rome is old.")]
+    context = AblationContext.locate(messages, sources, "France")
+
+
+    def score(masks):  # in use: ContextScorer(LlamaScorer(gguf_path), context), or an endpoint
+        return [0.0 if "France" in context.render(m)[0]["content"] else -6.0 for m in masks]
+
+
+    print(leave_one_out(score, context.k).scores)  # (6.0, 0.0): the answer rests on d1
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from ._methods import (
 )
 from ._metrics import compare, context_dependence, lds, spearman, top_k_drop
 from ._scorer import AnswerScorer, ContextScorer, Tier
+from ._traces import trace_context
 
 __all__ = [
     "AblationContext",
@@ -55,4 +62,5 @@ __all__ = [
     "leave_one_out",
     "spearman",
     "top_k_drop",
+    "trace_context",
 ]
