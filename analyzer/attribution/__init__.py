@@ -38,12 +38,16 @@ from ._methods import (
 )
 from ._metrics import compare, context_dependence, lds, spearman, top_k_drop
 from ._scorer import AnswerScorer, ContextScorer, Tier
+from ._shape import ANALYSIS, AttributionResult, Config
 from ._traces import trace_context
 
 __all__ = [
+    "ANALYSIS",
     "AblationContext",
     "AnswerScorer",
     "Attribution",
+    "AttributionResult",
+    "Config",
     "ContextScorer",
     "EndpointScorer",
     "LlamaScorer",

@@ -64,6 +64,7 @@ class ContextScorer:
     Attributes:
         passes: model passes made (each uncached, distinct prompt is one pass).
         asked: ablations asked for (cached or not).
+        answer_tokens: the answer's token count (0 until a first score).
     """
 
     def __init__(
@@ -74,6 +75,7 @@ class ContextScorer:
         self.cache = cache
         self.passes = 0
         self.asked = 0
+        self.answer_tokens = 0
         self._memo: dict[Mask, float] = {}
 
     @property
@@ -99,6 +101,7 @@ class ContextScorer:
                 missing.append(m)
             else:
                 self._memo[m] = math.fsum(cached)
+                self.answer_tokens = len(cached)
         if missing:
             scored = self.scorer.score_many(
                 [prompts[m] for m in missing], self.context.answer, self.context.prefix
@@ -108,4 +111,5 @@ class ContextScorer:
                 if self.cache is not None:
                     self.cache.put(keys[m], logprobs)
                 self._memo[m] = math.fsum(logprobs)
+                self.answer_tokens = len(logprobs)
         return [self._memo[tuple(m)] for m in masks]
