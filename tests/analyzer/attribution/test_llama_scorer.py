@@ -123,3 +123,26 @@ def test_rerun_through_the_cache_makes_no_pass(
     assert again(masks) == scores
     assert again.passes == 0
     assert reusing.total - before == made  # the model was not asked again
+
+
+def test_the_analysis_attributes_a_trace_in_process(tmp_path: Path) -> None:
+    from groundtrace.analyzer import run_analysis
+    from groundtrace.analyzer.attribution import ANALYSIS, Config
+    from groundtrace.collectors import Trace
+    from groundtrace.collectors.model import Evidence, LLMCall, Message, Request
+
+    trace = Trace(
+        request=Request(trace_id="t1"),
+        evidence=tuple(Evidence(i, "s1", "RETRIEVE", content=t) for i, t in DOCS),
+        answer=ANSWER,
+        llm_calls=(LLMCall("s2", messages=(Message("user", MESSAGES[0]["content"]),)),),
+    )
+    path = tmp_path / "traces.jsonl"
+    path.write_text(trace.to_json() + "\n", encoding="utf-8")
+    config = Config(traces=(str(path),), model_path=str(_model_path()), n_ctx=512)
+    result = run_analysis(ANALYSIS, config, out=tmp_path / "out").result
+    assert result is not None
+    (row,) = result.rows
+    assert row.tier == "in-process" and row.passes == 4
+    assert max(row.sources, key=lambda s: s.score).id == "d1"
+    assert row.context_gap > 1.0
