@@ -39,12 +39,13 @@ from __future__ import annotations
 
 from groundtrace.analyzer._deprecation import renamed
 
-from ._answerers import AnswerFn, Cues, EndpointAnswerer, extractive_answer
+from ._answerers import AnswerFn, Cues, EndpointAnswerer, extractive_answer, render_answer
 from ._app import Chosen, Retriever, answer_from_source
 from ._compare import compare_runs
 from ._config import Config
 from ._folder import nothing_measured
-from ._model import Answer, Corpus, PairLabel, Question, Source
+from ._inputs import front_matter
+from ._model import GENERAL_SCOPE, Answer, Corpus, PairLabel, Question, Source, Stance, in_scope
 from ._plan import plan
 from ._reading import reading
 from ._records import AuditResult, AuditSettings
@@ -54,10 +55,12 @@ from ._shape import ANALYSIS, estimate, run
 from ._summary import AuditSummary
 from ._validate import AuditValidation
 
-#: The shape, the records a user reads and writes, the extension points a user plugs in, and
-#: what the commands print.
+#: The shape, the records a user reads and writes, the extension points a user plugs in, the
+#: source format's helpers (front matter, scope, the stance an answer renders) and what the
+#: commands print.
 __all__ = [
     "ANALYSIS",
+    "GENERAL_SCOPE",
     "Answer",
     "AnswerFn",
     "AuditResult",
@@ -74,13 +77,17 @@ __all__ = [
     "Question",
     "Retriever",
     "Source",
+    "Stance",
     "answer_from_source",
     "compare_runs",
     "estimate",
     "extractive_answer",
+    "front_matter",
+    "in_scope",
     "nothing_measured",
     "plan",
     "reading",
+    "render_answer",
     "render_comparison_markdown",
     "render_validation_markdown",
     "run",
@@ -109,7 +116,6 @@ _DEPRECATED = {
     "DISAGREEMENT_LABELS": "groundtrace.analyzer.audit._summary.DISAGREEMENT_LABELS",
     "Delta": "groundtrace.analyzer.audit._compare.Delta",
     "FlippedPair": "groundtrace.analyzer.audit._compare.FlippedPair",
-    "GENERAL_SCOPE": "groundtrace.analyzer.audit._model.GENERAL_SCOPE",
     "GivenAnswers": "groundtrace.analyzer.audit._folder.GivenAnswers",
     "HeatCell": "groundtrace.analyzer.audit._summary.HeatCell",
     "JUDGE_PROMPT_VERSION": "groundtrace.analyzer.audit._judge.JUDGE_PROMPT_VERSION",
@@ -128,7 +134,6 @@ _DEPRECATED = {
     "STANCES": "groundtrace.analyzer.audit._answerers.STANCES",
     "Significance": "groundtrace.analyzer.audit._model.Significance",
     "SourceInfo": "groundtrace.analyzer.audit._records.SourceInfo",
-    "Stance": "groundtrace.analyzer.audit._model.Stance",
     "StructuredCaller": "groundtrace.analyzer.audit._structured.StructuredCaller",
     "TracedAnswering": "groundtrace.analyzer.audit._app.TracedAnswering",
     "answer_key": "groundtrace.analyzer.audit._run.answer_key",
@@ -137,9 +142,7 @@ _DEPRECATED = {
     "answers_from_traces": "groundtrace.analyzer.audit._folder.answers_from_traces",
     "baseline_label": "groundtrace.analyzer.audit._pairs.baseline_label",
     "conflicting_quantities": "groundtrace.analyzer.audit._pairs.conflicting_quantities",
-    "front_matter": "groundtrace.analyzer.audit._inputs.front_matter",
     "gold_pair_labels": "groundtrace.analyzer.audit._pairs.gold_pair_labels",
-    "in_scope": "groundtrace.analyzer.audit._model.in_scope",
     "judge_counts": "groundtrace.analyzer.audit._run.judge_counts",
     "load_answers": "groundtrace.analyzer.audit._inputs.load_answers",
     "load_inputs": "groundtrace.analyzer.audit._inputs.load_inputs",
@@ -153,7 +156,6 @@ _DEPRECATED = {
     "prefilter_rule": "groundtrace.analyzer.audit._pairs.prefilter_rule",
     "read_pair_reply": "groundtrace.analyzer.audit._judge.read_pair_reply",
     "read_stance_reply": "groundtrace.analyzer.audit._answerers.read_stance_reply",
-    "render_answer": "groundtrace.analyzer.audit._answerers.render_answer",
     "render_html": "groundtrace.analyzer.audit._report.render_html",
     "render_markdown": "groundtrace.analyzer.audit._report.render_markdown",
     "rule_decides": "groundtrace.analyzer.audit._pairs.rule_decides",

@@ -21,12 +21,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from groundtrace.analyzer.stats import (
-    Statistic,
-    bootstrap_counts,
-    bootstrap_indices,
-    percentile_interval,
-)
+from groundtrace.analyzer._agreement import Statistic
+from groundtrace.analyzer.stats import bootstrap_counts, bootstrap_indices, percentile_interval
 
 __all__ = ["MIN_CLUSTERS", "BatchStat", "cluster_statistic", "ratio_ci", "ratio_delta_ci"]
 

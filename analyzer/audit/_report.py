@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from groundtrace.analyzer import _html as h
+from groundtrace.analyzer._agreement import Statistic
 from groundtrace.analyzer._markdown import literal
 from groundtrace.analyzer._results import write
 from groundtrace.analyzer.errors import InputError
-from groundtrace.analyzer.stats import Statistic
 
 from ._compare import AuditComparison, Delta
 from ._model import LABELS, PairLabel

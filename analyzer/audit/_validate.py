@@ -19,13 +19,13 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from groundtrace.analyzer._results import Result
-from groundtrace.analyzer.stats import (
+from groundtrace.analyzer._agreement import (
     Statistic,
     cohen_kappa_batch,
     mcc_batch,
     raw_agreement_batch,
 )
+from groundtrace.analyzer._results import Result
 
 from ._clusters import BatchStat, cluster_statistic
 from ._model import LABELS, PairLabel

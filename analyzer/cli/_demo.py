@@ -79,7 +79,7 @@ def _print_failed_calls(failed: tuple[str, ...]) -> None:
 
 
 def _print_interventions(result: DemoResult, found: Any, report: str) -> None:
-    from groundtrace.analyzer.demo import interventions_table, roles_and_joint_lines
+    from ._demo_tables import interventions_table, roles_and_joint_lines
 
     folder = result.config.out / "interventions"
     console.print(

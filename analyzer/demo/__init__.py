@@ -32,7 +32,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ._audit import licence_config, run_shipped_audit
+from ._audit import licence_config
+from ._audit import run_shipped_audit as run_shipped_audit  # deprecated (0.2.0), not listed
 from ._hooks import DemoAnalysis
 from ._run import (
     DEMO_FORMAT_VERSION,
@@ -43,7 +44,6 @@ from ._run import (
     ExportCounts,
     run_demo,
 )
-from ._tables import interventions_table, roles_and_joint_lines
 
 __all__ = [
     "DEMO_FORMAT_VERSION",
@@ -53,11 +53,8 @@ __all__ = [
     "DemoReport",
     "DemoResult",
     "ExportCounts",
-    "interventions_table",
     "licence_config",
-    "roles_and_joint_lines",
     "run_demo",
-    "run_shipped_audit",
 ]
 
 #: Records of demo reports of format 1.5 and earlier, served with a warning until 0.3.0.

@@ -11,9 +11,9 @@ from typing import Any
 
 import msgspec
 
+from groundtrace.analyzer._agreement import Statistic
 from groundtrace.analyzer._results import Result, read
 from groundtrace.analyzer.errors import ConfigError
-from groundtrace.analyzer.stats import Statistic
 
 from ._fingerprint import fingerprint_digest
 from ._records import GoldSummary, JudgeValidation

@@ -12,9 +12,9 @@ from typing import Any
 
 import msgspec
 
+from groundtrace.analyzer._agreement import Statistic
 from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.llm import ClientCounts
-from groundtrace.analyzer.stats import Statistic
 
 __all__ = [
     "VALIDATION_SCHEMA",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from groundtrace.analyzer.stats import Statistic
+from groundtrace.analyzer._agreement import Statistic
 
 from ._reading import judge_reading
 from ._record import ValidationRecord

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from groundtrace.analyzer.stats import (
+from groundtrace.analyzer._agreement import (
     Statistic,
     auroc_batch,
     bootstrap_statistic,

@@ -25,6 +25,6 @@ From the shell: ``groundtrace monitor run --rules rules.toml --state monitor/ --
 from __future__ import annotations
 
 from ._monitor import Monitor, Outcome
-from ._rules import MonitorSettings, Rule, Rules, load_rules, sampled
+from ._rules import Rule, Rules, load_rules
 
-__all__ = ["Monitor", "MonitorSettings", "Outcome", "Rule", "Rules", "load_rules", "sampled"]
+__all__ = ["Monitor", "Outcome", "Rule", "Rules", "load_rules"]

@@ -16,14 +16,6 @@ from __future__ import annotations
 
 from groundtrace.analyzer._deprecation import renamed
 
-from ._agreement import (
-    Statistic,
-    auroc_batch,
-    bootstrap_statistic,
-    cohen_kappa_batch,
-    mcc_batch,
-    raw_agreement_batch,
-)
 from ._resample import bootstrap_counts, bootstrap_indices, bootstrap_sums, percentile_interval
 from ._settings import StatsSettings
 from ._summary import DeltaSummary, PairedSummary, summarise_deltas, summarise_paired
@@ -31,20 +23,17 @@ from ._summary import DeltaSummary, PairedSummary, summarise_deltas, summarise_p
 __all__ = [
     "DeltaSummary",
     "PairedSummary",
-    "Statistic",
     "StatsSettings",
-    "auroc_batch",
     "bootstrap_counts",
     "bootstrap_indices",
-    "bootstrap_statistic",
     "bootstrap_sums",
-    "cohen_kappa_batch",
-    "mcc_batch",
     "percentile_interval",
-    "raw_agreement_batch",
     "summarise_deltas",
     "summarise_paired",
 ]
+
+_AGREEMENT = ("Statistic", "auroc_batch", "bootstrap_statistic", "cohen_kappa_batch",
+              "mcc_batch", "raw_agreement_batch")  # fmt: skip
 
 #: The summaries' parts and constants, no longer public (0.2.0): importable from here for one
 #: release, with a warning.
@@ -52,6 +41,8 @@ __getattr__ = renamed(
     __name__,
     {
         "Alternative": f"{__name__}._settings.Alternative",
+        # the agreement statistics the judge and the audit share (groundtrace.analyzer._agreement)
+        **{name: f"groundtrace.analyzer._agreement.{name}" for name in _AGREEMENT},
         "BOOTSTRAP_METHOD": f"{__name__}._summary.BOOTSTRAP_METHOD",
         "SIGN_STREAM": f"{__name__}._resample.SIGN_STREAM",
         "WILCOXON_METHOD": f"{__name__}._wilcoxon.WILCOXON_METHOD",

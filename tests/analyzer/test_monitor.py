@@ -20,8 +20,9 @@ import pytest
 
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.executor import UnitJournal
-from groundtrace.analyzer.monitor import Monitor, MonitorSettings, Outcome, load_rules, sampled
+from groundtrace.analyzer.monitor import Monitor, Outcome, load_rules
 from groundtrace.analyzer.monitor._assemble import Assembler, FolderTail
+from groundtrace.analyzer.monitor._rules import MonitorSettings, sampled
 from groundtrace.analyzer.monitor._windows import RuleWindow
 from tests.support.bike_shop import case_id, write_cases
 

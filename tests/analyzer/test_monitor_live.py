@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 
 from groundtrace.analyzer.executor import UnitJournal
-from groundtrace.analyzer.monitor import Outcome, sampled
+from groundtrace.analyzer.monitor import Outcome
+from groundtrace.analyzer.monitor._rules import sampled
 from groundtrace.collectors import ReadReport, read_traces
 from tests.support.bike_shop import write_cases
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from groundtrace.analyzer._agreement import bootstrap_statistic, cohen_kappa_batch
 from groundtrace.analyzer.audit import Answer, PairLabel
 from groundtrace.analyzer.audit._pairs import baseline_label, gold_pair_labels, normalise, prefilter
 from groundtrace.analyzer.audit._run import BASELINE_FINGERPRINT, BaselineLabeller, judge_counts
 from groundtrace.analyzer.audit._validate import AuditAcceptance, validate_labels
-from groundtrace.analyzer.stats import bootstrap_statistic, cohen_kappa_batch
 
 
 def _a(source: str, stance: str, text: str = "", points: tuple[str, ...] = ()) -> Answer:

@@ -189,6 +189,7 @@ def test_every_command_module_is_in_the_one_table() -> None:
         "_runfolder",
         "_writeback",
         "_send",  # `traces send`: a command of the traces group, registered by _traces
+        "_demo_tables",  # the demo's interventions table, printed by _demo
     }
     modules = {info.name for info in pkgutil.iter_modules(cli.__path__)} - support
     assert {m.__name__.rpartition(".")[2] for m in _registry.COMMANDS} == modules

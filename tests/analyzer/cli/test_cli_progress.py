@@ -122,4 +122,5 @@ def test_the_demo_prints_progress_lines_without_a_terminal(tmp_path: Path) -> No
     assert json.loads(result.stdout)["questions"] == 3
     lines = result.stderr.splitlines()
     assert any(line.startswith("questions: 3/3 (100%) done in") for line in lines), lines
-    assert any(line.startswith("interventions: ") and "done in" in line for line in lines), lines
+    assert any(line.startswith("replay units: ") and "done in" in line for line in lines), lines
+    assert any(line.startswith("judging: ") and "done in" in line for line in lines), lines

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, matthews_corrcoef, roc_auc_score
 
-from groundtrace.analyzer.stats import (
+from groundtrace.analyzer._agreement import (
     auroc_batch,
     bootstrap_statistic,
     cohen_kappa_batch,

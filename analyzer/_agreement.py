@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
 
-from ._resample import bootstrap_indices, percentile_interval
+from groundtrace.analyzer.stats import bootstrap_indices, percentile_interval
 
 __all__ = [
     "BinaryStat",
