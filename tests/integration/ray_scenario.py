@@ -39,8 +39,10 @@ import msgspec
 from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer.audit import ANALYSIS, AuditResult
 from groundtrace.analyzer.executor import Executor, LocalExecutor, RayExecutor, UnitJournal
-from groundtrace.analyzer.judge import JudgeCase, LLMJudge, judge_all, load_cases
-from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
+from groundtrace.analyzer.judge import JudgeCase, judge_all
+from groundtrace.analyzer.judge._gold import load_cases
+from groundtrace.analyzer.judge._llm_judge import LLMJudge
+from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy, WorkerCalls
 from groundtrace.examples.license_audit.audit import licence_config
 from tests.analyzer.audit.test_audit_models import _cli, _reply
 from tests.support.data import DATA, HOTPOT
@@ -153,10 +155,13 @@ _OPEN: list[RayExecutor] = []
 
 
 def _ray(address: str, workers: int = WORKERS, concurrency: int = 4) -> RayExecutor:
-    """A Ray executor; the one made before it is closed first (its workers stopped)."""
+    """A Ray executor that carries its workers' model calls back (as the driver's does); the
+    one made before it is closed first (its workers stopped)."""
     while _OPEN:
         _OPEN.pop().close()
-    _OPEN.append(RayExecutor(address=address, workers=workers, concurrency=concurrency))
+    _OPEN.append(
+        RayExecutor(address=address, workers=workers, concurrency=concurrency, carry=WorkerCalls())
+    )
     return _OPEN[-1]
 
 
@@ -230,18 +235,22 @@ def judge_same(url: str, work: Path, address: str) -> dict[str, Any]:
 
 
 def interventions_same(work: Path, address: str) -> dict[str, Any]:
+    from groundtrace.analyzer import run_analysis
     from groundtrace.analyzer.demo import DemoConfig, run_demo
-    from groundtrace.analyzer.interventions import PlanSettings, RunConfig, run_interventions
+    from groundtrace.analyzer.interventions import ANALYSIS, Config
 
     demo = work / "demo"
     run_demo(DemoConfig(model="lexical", questions=3, out=demo, dataset=HOTPOT))
-    plan = PlanSettings(operators=("REMOVE", "ZERO", "DUPLICATE"))
 
     def run(executor: Executor, out: Path) -> list[dict[str, Any]]:
-        config = RunConfig(out_dir=out, plan=plan, concurrency=PER_WORKER)
-        result = run_interventions([demo / "traces"], config, cases_path=demo / "cases.jsonl",
-                                   pool_dataset=HOTPOT, executor=executor)  # fmt: skip
-        rows = [msgspec.to_builtins(r) for r in result.rows]
+        config = Config(
+            out=str(out), traces=(str(demo / "traces"),), cases=str(demo / "cases.jsonl"),
+            pool_dataset=str(HOTPOT), operators=("REMOVE", "ZERO", "DUPLICATE"),
+            concurrency=PER_WORKER,
+        )  # fmt: skip
+        done = run_analysis(ANALYSIS, config, out=out, executor=executor)
+        assert done.result is not None
+        rows = [msgspec.to_builtins(r) for r in done.result.rows]
         for row in rows:  # the counterfactual's trace id is random by nature
             row["counterfactual"].pop("trace_id")
         return rows
@@ -256,7 +265,8 @@ def interventions_same(work: Path, address: str) -> dict[str, Any]:
 
 
 def paths_same(address: str) -> dict[str, Any]:
-    from groundtrace.analyzer.paths import tau_bench_cases, validate_traces
+    from groundtrace.analyzer.paths import validate_traces_async
+    from groundtrace.analyzer.paths._tau import tau_bench_cases
     from groundtrace.analyzer.stats import StatsSettings
     from groundtrace.collectors.transcripts import read_transcripts
 
@@ -264,9 +274,9 @@ def paths_same(address: str) -> dict[str, Any]:
     cases = list(tau_bench_cases(source))
     traces = list(read_transcripts([source]))
     settings = StatsSettings(n_resamples=500)
-    local = validate_traces(traces, cases, settings=settings)
-    ray_run = validate_traces(traces, cases, settings=settings,
-                              executor=_ray(address))  # fmt: skip
+    local = asyncio.run(validate_traces_async(traces, cases, settings=settings))
+    ray_run = asyncio.run(validate_traces_async(traces, cases, settings=settings,
+                                                executor=_ray(address)))  # fmt: skip
     return {"identical": local == ray_run, "verdicts": len(ray_run.verdicts)}
 
 
