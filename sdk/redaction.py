@@ -70,6 +70,13 @@ Custom maskers: a :class:`PatternMasker` (a regex, optionally with a validator a
 keep) is scanned like the built-ins; any other object satisfying the :class:`Masker` protocol
 (``name`` and ``mask(text) -> text``) runs after them.
 
+Cost: each built-in masker names its *anchors*, characters every find of it holds (``@`` for
+an e-mail address, ``-`` / ``_`` for the token prefixes, ``:`` / ``=`` for an assignment, two
+digits for any number). A redactor looks for all of them in one pass over the text, in C;
+text holding none (most prose, a title with one digit) is returned as it is, and otherwise
+only the maskers whose anchors it holds evaluate their trigger and scan it. A custom
+:class:`PatternMasker` without anchors is considered for every text.
+
 Usage::
 
     from groundtrace.sdk.redaction import PatternMasker, Redactor
