@@ -333,20 +333,34 @@ _SLACK_HOOK: Final = r"hooks\.slack\.com/(?:services|workflows|triggers)/"
 
 
 _ASCII_DIGITS: Final = "0123456789"
+#: byte -> 1 for the characters of a number run (``_NUMBERISH``), else 0
+_RUN_BYTES: Final = bytes(int(chr(byte) in "0123456789 ().+-") for byte in range(256))
+#: byte -> 1 for an ASCII digit, else 0
+_DIGIT_BYTES: Final = bytes(int(chr(byte) in _ASCII_DIGITS) for byte in range(256))
+
+
+def _holds(text: str, table: bytes, needle: bytes) -> bool:
+    """Whether the UTF-8 of ``text`` translated by ``table`` holds ``needle``: a pass in C,
+    many times cheaper than a regex search that has to try every position."""
+    return needle in text.encode("utf-8", "surrogatepass").translate(table)
 
 
 def _has_number_run(text: str) -> bool:
-    """A run of 6+ digits/separators: cards, SSNs, NINOs and phone numbers all have one
-    (evaluated only on text holding an ASCII digit, their anchors)."""
-    return _NUMBERISH.search(text) is not None
+    """A run of 6+ digits/separators: cards, SSNs, NINOs and phone numbers all have one (the
+    six characters are looked for first; ASCII, so six bytes of the UTF-8 too)."""
+    return _holds(text, _RUN_BYTES, b"\1" * 6) and _NUMBERISH.search(text) is not None
 
 
 def _has_iban_start(text: str) -> bool:
-    return _IBAN_START.search(text) is not None
+    return _holds(text, _DIGIT_BYTES, b"\1\1") and _IBAN_START.search(text) is not None
 
 
 def _has_nino_start(text: str) -> bool:
-    return _NINO_START.search(text) is not None and _has_number_run(text)
+    return (
+        _holds(text, _DIGIT_BYTES, b"\1\1")
+        and _NINO_START.search(text) is not None
+        and _has_number_run(text)
+    )
 
 
 def _has_secret_word(text: str) -> bool:
