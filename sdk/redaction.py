@@ -660,7 +660,7 @@ class Redactor:
             if all(m.min_anchors >= 2 for m in self._patterns if chr(byte) in m.anchors)
         }
         #: byte -> 1 for an anchor, 2 for a paired one, else 0 (non-ASCII text encodes to
-        #: bytes >= 0x80: none is an anchor): see :meth:`_may_hold`
+        #: bytes >= 0x80: none is an anchor): see :meth:`may_change`
         self._table = bytes(
             (2 if byte in paired else 1) if byte in anchors else 0 for byte in range(256)
         )
@@ -712,18 +712,16 @@ class Redactor:
         """A new redactor with ``extra`` maskers tried *before* the current ones."""
         return Redactor([*extra, *self._maskers])
 
-    def _may_hold(self, hits: bytes) -> bool:
-        """Whether a text whose UTF-8 translated by ``_table`` is ``hits`` may hold a find:
-        some masker is always considered, or it holds an anchor, or two paired ones."""
-        return self._always or 1 in hits or hits.count(2) >= 2
-
     def may_change(self, text: str) -> bool:
         """Whether masking ``text`` may change it: False when it is empty or holds no anchor
         of any masker (one pass over the text in C, far cheaper than masking it), so nothing
         can be found in it. True says only that the maskers have to look."""
-        return bool(text) and self._may_hold(
-            text.encode("utf-8", "surrogatepass").translate(self._table)
-        )
+        if not text:
+            return False
+        if self._always:
+            return True
+        hits = text.encode("utf-8", "surrogatepass").translate(self._table)
+        return 1 in hits or hits.count(2) >= 2  # an anchor, or two paired ones
 
     def _active(self, text: str, encoded: bytes) -> Iterator[int]:
         """Indices of the pattern maskers whose anchors (looked for in the UTF-8 ``encoded``
@@ -738,13 +736,11 @@ class Redactor:
 
     def __call__(self, text: str) -> tuple[str, tuple[str, ...]]:
         """Mask ``text``; return the masked text and the sorted names of the maskers that fired."""
-        if not text:
-            return text, ()
-        encoded = text.encode("utf-8", "surrogatepass")
-        if not self._may_hold(encoded.translate(self._table)):
+        if not self.may_change(text):
             return text, ()  # no masker can find anything in it (most prose)
         fired: set[str] = set()
         if self._patterns:
+            encoded = text.encode("utf-8", "surrogatepass")
             spans = [
                 (lo, hi, index)
                 for index in self._active(text, encoded)
