@@ -184,3 +184,32 @@ def test_the_recorder_skips_the_maskers_for_text_without_anchors() -> None:
     spied = Recorder(Settings(redact=Spy()))  # not the built-in type: always called
     assert spied.text("k", PROSE) == PROSE
     assert seen == [PROSE]
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet="0123456789 ().+-ABGQ,x\n٣é", max_size=40))
+def test_the_number_triggers_look_first_for_what_their_regex_needs(text: str) -> None:
+    from groundtrace.sdk import redaction as r
+
+    run = r._NUMBERISH.search(text) is not None
+    assert r._has_number_run(text) == run
+    assert r._has_iban_start(text) == (r._IBAN_START.search(text) is not None)
+    assert r._has_nino_start(text) == (r._NINO_START.search(text) is not None and run)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AUTHORIZATION: BASIC YTpi",  # the only anchor: an upper-case Z
+        "authorization: basic YTpi",
+        "BEARER ABCDEFGHIJKLMNOPQR",  # an upper-case B
+        "bearer abcdefghijklmnopqr",
+        "PASSWORD=HUNTER22",
+        "pwd: hunter22",
+    ],
+)
+def test_each_case_of_an_anchor_lets_its_masker_in(text: str) -> None:
+    masked, names = REDACTOR(text)
+    assert len(names) == 1
+    assert masked != text
+    assert REDACTOR(text) == REFERENCE(text)
