@@ -90,8 +90,8 @@ def run_command(
     async def main() -> dict[str, Any]:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stop.set)
+        for signum in (signal.SIGTERM, signal.SIGINT):  # the process's handler: a batch's run
+            signal.signal(signum, lambda *_: loop.call_soon_threadsafe(stop.set))  # puts it back
         _say(f"monitoring {traces} with {len(monitor.rules.rule)} rule(s); state in {state}")
         with monitor:
             return await monitor.follow(traces, stop=stop, poll=poll)

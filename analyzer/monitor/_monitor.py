@@ -40,6 +40,7 @@ from groundtrace.analyzer.errors import (
     ConfigError,
     GroundtraceError,
     InputError,
+    RunStoppedError,
 )
 from groundtrace.analyzer.executor import UnitJournal
 
@@ -251,11 +252,14 @@ class Monitor:
             for where, line in lines:
                 self.assembler.add_line(where, line)
             self._take(*self.assembler.ripe())
-            if stopping:  # what is queued is evaluated by the next run (the journal lacks it)
-                self._write_status()
-                return self.status()
-            await self._evaluate_ready(final=False)
+            if not stopping:
+                try:
+                    await self._evaluate_ready(final=False)
+                except RunStoppedError:  # a signal during a batch: stop as on ``stop``
+                    stopping = True
             self._write_status()
+            if stopping:  # what is queued is evaluated by the next run (the journal lacks it)
+                return self.status()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), poll)
 
@@ -367,6 +371,9 @@ class Monitor:
             state.paused_until = self.clock() + 60.0
             self.say(f"rule {rule.name}: {exc}; paused for a minute")
             return False
+        except RunStoppedError:  # a signal stopped the run (not a budget): the monitor stops
+            state.queue.extendleft(reversed(todo))
+            raise
         except InputError as exc:  # the batch's traces themselves: the same on any re-run
             self._journal_all(state, todo, "not_applicable", str(exc))
             return True
