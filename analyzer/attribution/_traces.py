@@ -5,7 +5,9 @@ Works on any trace the collectors read where the prompt and the evidence text we
 (groundtrace's SDK, OpenInference, GenAI conventions): the sources are the retrieved items
 whose text occurs in the prompt of the model call that produced the answer, in prompt order.
 When that call's output holds the answer after some text (an app that replies in JSON), that
-text is the reply prefix, read but not scored; nothing after the answer is scored.
+text is the reply prefix, read but not scored, unless it names an evidence id (a reply that
+cites before it answers: the answer is then scored right after the prompt, so the cited ids
+never condition it); nothing after the answer is scored.
 """
 
 from __future__ import annotations
@@ -78,4 +80,8 @@ def trace_context(trace: Trace) -> AblationContext:
         )
     output = call.output_text or ""
     at = output.find(answer)
-    return AblationContext.locate(messages, sources, answer, prefix=output[:at] if at > 0 else "")
+    prefix = output[:at] if at > 0 else ""
+    ids = {i for i in (*trace.cited_ids, *(e.id for e in trace.evidence)) if i}
+    if any(i in prefix for i in ids):
+        prefix = ""  # the reply cites before it answers: never condition on the cited ids
+    return AblationContext.locate(messages, sources, answer, prefix=prefix)

@@ -48,6 +48,12 @@ def test_a_trace_gives_its_prompt_sources_answer_and_reply_prefix() -> None:
     assert "twelve" not in kept and "Pilots board" in kept
 
 
+def test_a_reply_that_cites_before_it_answers_gives_no_prefix() -> None:
+    cited_first = '{"used_chunks": ["p2"], "answer": "twelve metres"}'
+    call = LLMCall("s2", messages=(Message("user", PROMPT),), output_text=cited_first)
+    assert trace_context(_trace(llm_calls=(call,))).prefix == ""
+
+
 def test_a_trace_that_cannot_be_attributed_says_why() -> None:
     with pytest.raises(InputError, match="trace t1 has no answer"):
         trace_context(_trace(answer=None))
