@@ -90,3 +90,38 @@ def test_traces_of_an_openinference_only_app_are_attributed(tmp_path: Path) -> N
 
         top = leave_one_out(score, context.k).ranking()[0]
         assert context.answer.rstrip(".") in context.text(top)
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_the_analysis_runs_on_an_openinference_only_apps_traces(tmp_path: Path) -> None:
+    """``run_analysis`` on the OpenInference app's trace file, scored by the endpoint tier
+    (the loopback toy model of ``test_endpoint_scorer``): each answer's top source is the
+    chunk whose line the app's reader answered with."""
+    pytest.importorskip("openinference.instrumentation.openai")
+    import threading
+
+    from groundtrace.analyzer import run_analysis
+    from groundtrace.analyzer.attribution import ANALYSIS, Config
+    from tests.analyzer.attribution.test_endpoint_scorer import _Handler, _Server
+    from tests.support.foreign_rag import openinference_app, reader
+    from tests.support.openai_server import OpenAICompatServer
+
+    with OpenAICompatServer(handler=reader) as app_server:
+        path = openinference_app(app_server.base_url, tmp_path / "oi.pb")
+    scorer = _Server(("127.0.0.1", 0), _Handler)
+    scorer.bodies = []
+    threading.Thread(target=scorer.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{scorer.server_address[1]}/v1"
+        config = Config(traces=(str(path),), endpoint=url)
+        result = run_analysis(ANALYSIS, config, out=tmp_path / "out").result
+    finally:
+        scorer.shutdown()
+        scorer.server_close()
+    assert result is not None and not result.not_usable
+    assert len(result.rows) == len(list(read_traces([path], report=ReadReport())))
+    for row in result.rows:
+        top = max(row.sources, key=lambda s: s.score)
+        assert row.answer.rstrip(".") in top.text, row.trace_id
+        assert row.tier == "endpoint" and len(row.sources) == 3
