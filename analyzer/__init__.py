@@ -53,10 +53,9 @@ if TYPE_CHECKING:
         register_analysis,
     )
     from ._driver import AnalysisRun, RunContext, run_analysis, run_analysis_async
-    from ._results import RESULT_FORMAT_VERSION, Result, read, write
+    from ._results import Result, read, write
 
 __all__ = [
-    "RESULT_FORMAT_VERSION",
     "Analysis",
     "AnalysisRun",
     "DemoInputs",
@@ -98,6 +97,7 @@ __getattr__ = renamed(
     __name__,
     {
         "ENTRY_POINT_GROUP": f"{__name__}._analysis.ENTRY_POINT_GROUP",
+        "RESULT_FORMAT_VERSION": f"{__name__}._results.RESULT_FORMAT_VERSION",
         "decode": f"{__name__}._results.decode",
         "encode": f"{__name__}._results.encode",
         "to_builtins": f"{__name__}._results.to_builtins",

@@ -42,20 +42,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from groundtrace.analyzer.attribution import (
-    AblationContext,
-    ContextScorer,
-    LlamaScorer,
-    ScoreCache,
-    compare,
+from groundtrace.analyzer.attribution._cache import ScoreCache
+from groundtrace.analyzer.attribution._context import AblationContext
+from groundtrace.analyzer.attribution._llama import LlamaScorer
+from groundtrace.analyzer.attribution._methods import (
     context_cite,
     exact_shapley,
     hierarchical,
-    lds,
     leave_one_out,
-    spearman,
-    top_k_drop,
 )
+from groundtrace.analyzer.attribution._metrics import compare, lds, spearman, top_k_drop
+from groundtrace.analyzer.attribution._scorer import ContextScorer
 from groundtrace.analyzer.backends import DEFAULT_MODEL, MODELS
 from groundtrace.analyzer.backends._models import assemble_model
 from groundtrace.analyzer.stats import StatsSettings

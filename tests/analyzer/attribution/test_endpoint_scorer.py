@@ -17,8 +17,10 @@ from typing import Any
 
 import pytest
 
-from groundtrace.analyzer.attribution import AblationContext, ContextScorer, ScoreCache
+from groundtrace.analyzer.attribution._cache import ScoreCache
+from groundtrace.analyzer.attribution._context import AblationContext
 from groundtrace.analyzer.attribution._endpoint import EndpointScorer, answer_logprobs, chatml
+from groundtrace.analyzer.attribution._scorer import ContextScorer
 from groundtrace.analyzer.errors import BackendUnavailableError
 
 pytestmark = pytest.mark.timeout(60)

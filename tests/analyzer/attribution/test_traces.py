@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from groundtrace.analyzer.attribution import AblationContext, Mask, leave_one_out
+from groundtrace.analyzer.attribution._context import AblationContext, Mask
+from groundtrace.analyzer.attribution._methods import leave_one_out
 from groundtrace.analyzer.attribution._traces import trace_context
 from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors import ReadReport, Trace, read_traces

@@ -9,8 +9,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from groundtrace.analyzer import RESULT_FORMAT_VERSION, read, write
-from groundtrace.analyzer._results import decode, encode
+from groundtrace.analyzer import read, write
+from groundtrace.analyzer._results import RESULT_FORMAT_VERSION, decode, encode
 from groundtrace.analyzer.demo import (
     DEMO_FORMAT_VERSION,
     DemoAnalysis,
