@@ -25,7 +25,7 @@ import orjson
 
 from groundtrace.sdk import semconv as sc
 
-__all__ = ["Assembler", "FolderTail", "LiveTrace", "write_batch"]
+__all__ = ["Assembler", "FolderTail", "LiveTrace", "is_tau_file", "tau_trace", "write_batch"]
 
 #: Attributes that mark a trace groundtrace itself produced (a replay, a counterfactual, an
 #: evaluation): such a trace is never sampled nor counted in a production window.
@@ -77,9 +77,15 @@ class LiveTrace:
     evaluation: bool = False
     spans: dict[bytes, dict[bytes, list[Any]]] = field(default_factory=dict)
     logs: dict[bytes, dict[bytes, list[Any]]] = field(default_factory=dict)
+    #: The trace as a τ line (a ``collect phoenix`` / ``traces convert`` file), when it was
+    #: read as one: it is written back as it is.
+    tau: bytes | None = None
 
     def export_lines(self) -> list[bytes]:
-        """The trace as OTLP-JSON export lines: one of its spans, one of its log records."""
+        """The trace as OTLP-JSON export lines: one of its spans, one of its log records (or
+        its τ line)."""
+        if self.tau is not None:
+            return [self.tau]
         lines = [orjson.dumps({"resourceSpans": _group(self.spans, "scopeSpans", "spans")})]
         if self.logs:
             lines.append(orjson.dumps({"resourceLogs": _group(self.logs, "scopeLogs",
@@ -119,25 +125,33 @@ class FolderTail:
             return []
         return sorted(p for p in self.folder.rglob("*") if p.suffix in SUFFIXES and p.is_file())
 
+    def files(self) -> list[Path]:
+        """The files read, in order."""
+        return self._files()
+
     def read(self) -> Iterator[tuple[Path, bytes]]:
         """(file, line) of every whole line not read before."""
         for path in self._files():
-            try:
-                with path.open("rb") as f:
-                    info = os.fstat(f.fileno())
-                    key = (info.st_dev, info.st_ino)
-                    start = self._offsets.get(key, 0)
-                    if info.st_size <= start:
-                        continue
-                    f.seek(start)
-                    data = f.read(info.st_size - start)
-            except OSError:  # rotated away between the listing and now
-                continue
-            end = data.rfind(b"\n") + 1
-            self._offsets[key] = start + end
-            for line in data[:end].splitlines():
-                if line.strip():
-                    yield path, line
+            yield from self.read_file(path)
+
+    def read_file(self, path: Path) -> Iterator[tuple[Path, bytes]]:
+        """(file, line) of the whole lines of one file not read before."""
+        try:
+            with path.open("rb") as f:
+                info = os.fstat(f.fileno())
+                key = (info.st_dev, info.st_ino)
+                start = self._offsets.get(key, 0)
+                if info.st_size <= start:
+                    return
+                f.seek(start)
+                data = f.read(info.st_size - start)
+        except OSError:  # rotated away between the listing and now
+            return
+        end = data.rfind(b"\n") + 1
+        self._offsets[key] = start + end
+        for line in data[:end].splitlines():
+            if line.strip():
+                yield path, line
 
 
 class Assembler:
@@ -241,11 +255,51 @@ class Assembler:
         return done, lost
 
 
-def write_batch(traces: Iterable[LiveTrace], path: Path) -> Path:
-    """Write the traces as OTLP-JSON lines to ``path`` (a trace file the analyses read)."""
+def tau_trace(line: bytes, now: float) -> LiveTrace:
+    """A complete trace from a τ line (what ``collect phoenix --out`` and ``traces convert``
+    write: one whole trace a line).
+
+    Raises:
+        msgspec.DecodeError, msgspec.ValidationError: not a τ line.
+    """
+    from groundtrace.collectors.model import loads
+
+    trace = loads(line)
+    request = trace.request
+    root = next((s for s in trace.steps if s.parent_span_id is None), None)
+    attributes = dict(root.attributes) if root is not None else {}
+    return LiveTrace(
+        trace.trace_id.lower(), now, now, root=root is not None, service=request.service_name,
+        version=request.app_version, case_id=request.case_id, attributes=attributes,
+        evaluation=trace.replay is not None or any(m in attributes for m in EVALUATION_MARKERS),
+        tau=line,
+    )  # fmt: skip
+
+
+def is_tau_file(path: Path) -> bool:
+    """Whether the file holds τ lines (its first line is a trace with a ``model_version``)."""
+    with path.open("rb") as f:
+        first = f.readline()
+    try:
+        head = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(head, dict) and "model_version" in head and "request" in head
+
+
+def write_batch(traces: Iterable[LiveTrace], path: Path) -> tuple[Path, ...]:
+    """Write the traces to ``path`` as OTLP-JSON lines (a trace file the analyses read), and
+    those read as τ lines to a second file beside it; the files written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as f:
+    tau_path = path.with_name(path.stem + "-tau.jsonl")
+    written: list[Path] = []
+    with path.open("wb") as otlp, tau_path.open("wb") as tau:
         for trace in traces:
             for line in trace.export_lines():
-                f.write(line + b"\n")
-    return path
+                (tau if trace.tau is not None else otlp).write(line + b"\n")
+    for file in (path, tau_path):
+        if file.stat().st_size:
+            written.append(file)
+        else:
+            file.unlink()
+    return tuple(written)

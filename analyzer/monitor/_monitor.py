@@ -45,7 +45,7 @@ from groundtrace.analyzer.errors import (
 from groundtrace.analyzer.executor import UnitJournal
 
 from ._alerts import Alerts
-from ._assemble import Assembler, FolderTail, LiveTrace, write_batch
+from ._assemble import Assembler, FolderTail, LiveTrace, is_tau_file, tau_trace, write_batch
 from ._rules import Rule, Rules, config_of, sampled
 from ._windows import RuleWindow
 
@@ -264,20 +264,46 @@ class Monitor:
                 await asyncio.wait_for(stop.wait(), poll)
 
     async def backfill(self, paths: Sequence[str | Path]) -> dict[str, Any]:
-        """Apply the rules to stored OTLP-JSON trace files or folders (the receiver's, a file
-        exporter's): the same sampling and journal as online, every trace with a root span
-        complete once all is read. The final status."""
+        """Apply the rules to stored trace files or folders: OTLP-JSON lines (the receiver's, a
+        Collector's or the SDK's file exporter's) and τ lines (``groundtrace collect phoenix``
+        pulls a Phoenix project into one; ``traces convert``): the same sampling and journal as
+        online, every trace with a root span complete once all is read. The final status."""
         self._source = "backfill"
+        stored: list[LiveTrace] = []
         for path in paths:
             p = Path(path)
             if not p.exists():
                 raise InputError("no such file or folder", path=str(p))
-            for where, line in FolderTail(p).read():
-                self.assembler.add_line(where, line)
-        self._take(*self.assembler.ripe(everything=True))
+            tail = FolderTail(p)
+            for file in tail.files():
+                if is_tau_file(file):  # whole traces: a `collect phoenix` or `traces convert` file
+                    stored += self._tau_traces(file)
+                else:
+                    for where, line in tail.read_file(file):
+                        self.assembler.add_line(where, line)
+        done, lost = self.assembler.ripe(everything=True)
+        self._take([*done, *(t for t in stored if t.root)], [*lost, *(t for t in stored
+                                                                    if not t.root)])  # fmt: skip
         await self._evaluate_ready(final=True)
         self._write_status()
         return self.status()
+
+    def _tau_traces(self, file: Path) -> list[LiveTrace]:
+        """The sampled traces of a τ file (a bad line is counted as the tail's are)."""
+        found: list[LiveTrace] = []
+        top = max(r.sample for r in self.rules.rule)
+        for n, line in enumerate(file.read_bytes().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                trace = tau_trace(line, self.clock())
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                where = f"{file}:{n}"
+                self.assembler.bad_lines[where] = self.assembler.bad_lines.get(where, 0) + 1
+                continue
+            if sampled(trace.trace_id, top):
+                found.append(trace)
+        return found
 
     def _take(self, done: list[LiveTrace], lost: list[LiveTrace]) -> None:
         now = self.clock()
@@ -346,17 +372,22 @@ class Monitor:
             return False
         self._batches += 1
         batch_file = self.state / "batches" / f"{rule.name}-{self._batches:08d}.jsonl"
-        write_batch((t for t, _ in todo), batch_file)
+        batch = write_batch((t for t, _ in todo), batch_file)
         try:
-            return await self._run_batch(state, todo, batch_file, budget)
+            return await self._run_batch(state, todo, batch, budget)
         finally:
-            batch_file.unlink(missing_ok=True)
+            for file in batch:
+                file.unlink(missing_ok=True)
 
     async def _run_batch(
-        self, state: _RuleState, todo: list[tuple[LiveTrace, float]], batch: Path, budget: Any
+        self,
+        state: _RuleState,
+        todo: list[tuple[LiveTrace, float]],
+        batch: tuple[Path, ...],
+        budget: Any,
     ) -> bool:
         rule = state.rule
-        config = config_of(state.analysis.config, rule, (str(batch),))
+        config = config_of(state.analysis.config, rule, tuple(str(p) for p in batch))
         if "cache" in getattr(config, "__struct_fields__", ()) and config.cache is None:
             config = msgspec.structs.replace(config, cache=str(self.state / "llm_cache.sqlite"))
         try:

@@ -383,3 +383,27 @@ def test_backfill_writes_the_verdicts_back_onto_the_evaluated_spans(
     traces = {o.trace_id for o in outcomes.values()}
     assert {r.trace_id for r in records} == traces
     assert {r.event_name for r in records} == {"gen_ai.evaluation.result"}
+
+
+def test_backfill_of_a_pulled_project_gives_the_same_outcomes(shop: Path, tmp_path: Path) -> None:
+    """Traces pulled from a store as τ lines (what ``collect phoenix --out`` writes, here
+    made by ``traces convert`` from the same spans) are backfilled like the stored OTLP files:
+    the same traces sampled, the same outcome for each."""
+    tau = tmp_path / "pulled.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-c", "from groundtrace.analyzer.cli import main; main()",
+         "traces", "convert", str(shop / "traces"), "--out", str(tau)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rules = _rules(shop, sample=0.5)
+    _backfill(rules, tmp_path / "otlp", [shop / "traces"])
+    _backfill(rules, tmp_path / "tau", [tau])
+    from_otlp, from_tau = _outcomes(tmp_path / "otlp"), _outcomes(tmp_path / "tau")
+    assert from_otlp and set(from_otlp) == set(from_tau)
+    for key, o in from_otlp.items():
+        assert (o.trace_id, o.outcome, o.verdicts) == (
+            from_tau[key].trace_id,
+            from_tau[key].outcome,
+            from_tau[key].verdicts,
+        ), key
