@@ -393,7 +393,7 @@ class Monitor:
         try:
             done = await run_analysis_async(
                 state.analysis, config, out=self.state / "runs" / rule.name, budget=budget,
-                concurrency=None if "concurrency" in rule.config else 4,
+                concurrency=int(rule.config.get("concurrency", 4)),  # the budget bound holds
             )  # fmt: skip
             make = state.analysis.verdicts
             linked = None if done.result is None or make is None else make(done.result, config)

@@ -407,3 +407,38 @@ def test_backfill_of_a_pulled_project_gives_the_same_outcomes(shop: Path, tmp_pa
             from_tau[key].outcome,
             from_tau[key].verdicts,
         ), key
+
+
+def test_a_rule_holds_to_its_calls_per_minute_and_leaves_the_rest_queued(
+    shop: Path, tmp_path: Path
+) -> None:
+    """``calls_per_minute = 3`` with an endpoint judge, one call in flight: the batch's run
+    stops at the ceiling (the driver's budget), the rule pauses, nothing beyond is called and
+    the traces not judged stay queued (a later run judges them), never journaled as judged."""
+    from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest
+
+    scores = '{"context_relevance": 1, "adherence": 1, "answer_relevance": 1, "rationale": "ok"}'
+
+    def reply(_: ServerRequest) -> Reply:
+        return Reply(content=scores)
+
+    rules = tmp_path / "rules.toml"
+    said: list[str] = []
+    with OpenAICompatServer(handler=reply) as server:
+        rules.write_text(
+            f'[[rule]]\nname = "grounded"\nanalysis = "judge"\ncalls_per_minute = 3\n'
+            f'[rule.config]\njudge = "{server.base_url}"\nmodel = "m"\nconcurrency = 1\n',
+            encoding="utf-8",
+        )
+
+        async def main() -> dict[str, object]:
+            with Monitor(load_rules(rules), tmp_path / "state", say=said.append) as monitor:
+                return await monitor.backfill([shop / "traces"])
+
+        status = asyncio.run(main())
+        calls = len(server.requests)
+    rule = status["rules"]["grounded"]  # type: ignore[index]
+    assert 3 <= calls <= 4  # the ceiling, and at most the one call in flight when it was hit
+    assert rule["queued"] >= COUNT - calls  # the rest wait for the next minute
+    assert len(_outcomes(tmp_path / "state")) <= calls
+    assert any("paused" in line for line in said), said
