@@ -372,11 +372,11 @@ class Monitor:
             return False
         self._batches += 1
         batch_file = self.state / "batches" / f"{rule.name}-{self._batches:08d}.jsonl"
-        batch = write_batch((t for t, _ in todo), batch_file)
+        files = write_batch((t for t, _ in todo), batch_file)
         try:
-            return await self._run_batch(state, todo, batch, budget)
+            return await self._run_batch(state, todo, files, budget)
         finally:
-            for file in batch:
+            for file in files:
                 file.unlink(missing_ok=True)
 
     async def _run_batch(
