@@ -50,6 +50,7 @@ MODULE_PATHS = (
     "groundtrace.collectors",
     "groundtrace.analyzer",
     "groundtrace.analyses",
+    "groundtrace.examples",
 )
 #: A last segment like these makes it a file name (``output.json``), not a key.
 FILE_SUFFIXES = {

@@ -55,7 +55,7 @@ def test_default_demo_phases_on_the_model_with_its_prompt_cache(tmp_path: Path) 
     from groundtrace.examples.hotpot_rag.cases import load_cases
 
     out = tmp_path / "demo"
-    result = run_demo(DemoConfig(questions=2, out=out, interventions=2, gate_top_k=2))
+    result = run_demo(DemoConfig(questions=2, out=out, interventions=2, gate_top_k=2, judge=True))
 
     report = result.report
     assert list(report.phase_seconds) == [
