@@ -44,6 +44,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 class _Hook(http.server.BaseHTTPRequestHandler):
     bodies: list[dict[str, object]] = []
 
@@ -113,9 +118,8 @@ class _Monitor:
         self.proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
+            if _listening(self.port):
+                return
             assert self.proc.poll() is None, self.log()
             time.sleep(0.1)
         raise AssertionError(f"the monitor did not listen within 120 s: {self.log()}")
@@ -172,7 +176,7 @@ def test_sigkill_mid_stream_then_restart_evaluates_every_sampled_trace_exactly_o
         app = _app(port, "--count", "240", "--rate", "40", "--broken-every", "4")
         _wait_for(lambda: len(_journal(tmp_path / "state")) >= 20)
         assert monitor.stop(signal.SIGKILL) == -signal.SIGKILL  # mid-stream
-        time.sleep(0.5)
+        _wait_for(lambda: not _listening(port), 60)  # its receiver stops with it
         monitor.start()  # the app's exporter retries what was refused meanwhile
         assert app.wait(300) == 0
 
