@@ -10,7 +10,7 @@ Prints ONE JSON object:
 * ``steady``: the monitor under a steady ``--rate`` batches/s for ``--seconds``: evaluation lag
   p50/p95 from the monitor's status (trace complete -> verdict journaled; a trace counts as
   complete ``complete_after`` seconds after its last span, which is added), the traces
-  evaluated, and the monitor's resident memory over the run (first vs last quarter, MiB).
+  evaluated, and the monitor's resident memory over the run (mean of each quarter, MiB).
 
 The spans come from the SDK decorators over real HotpotQA questions, as in ``ingest.py``.
 
@@ -192,6 +192,8 @@ def steady(args: argparse.Namespace, spans: list[Any], workdir: Path) -> dict[st
         "lag_p95_s": round(lag.get("p95", 0.0) + COMPLETE_AFTER, 3),
         "rss_mib_first_quarter": round(statistics.mean(memory[:quarter]), 1),
         "rss_mib_last_quarter": round(statistics.mean(memory[-quarter:]), 1),
+        "rss_mib_by_quarter": [round(statistics.mean(memory[i * quarter : (i + 1) * quarter]), 1)
+                               for i in range(4)],
     }  # fmt: skip
 
 
