@@ -43,6 +43,7 @@ from groundtrace.analyzer.errors import (
     RunStoppedError,
 )
 from groundtrace.analyzer.executor import UnitJournal
+from groundtrace.analyzer.llm import PriceTable
 
 from ._alerts import Alerts
 from ._assemble import Assembler, FolderTail, LiveTrace, is_tau_file, tau_trace, write_batch
@@ -148,6 +149,8 @@ class _RuleState:
         self.paused_until = 0.0
         self.calls: deque[tuple[float, int]] = deque()
         self.day_cost: tuple[str, float] = ("", 0.0)
+        #: The price table of ``cost_per_day``, read once (a bad file stops the start).
+        self.prices = None if rule.prices is None else PriceTable.from_file(rule.prices)
 
     def count(self, what: str, n: int = 1) -> None:
         self.counts[what] = self.counts.get(what, 0) + n
@@ -246,6 +249,7 @@ class Monitor:
         journal skips what was done, and what was still queued is evaluated then."""
         tail = FolderTail(folder)
         self._source = "online"
+        written: tuple[int, ...] = ()
         while True:
             stopping = stop.is_set()
             lines = await asyncio.to_thread(lambda: list(tail.read()))
@@ -257,7 +261,10 @@ class Monitor:
                     await self._evaluate_ready(final=False)
                 except RunStoppedError:  # a signal during a batch: stop as on ``stop``
                     stopping = True
-            self._write_status()
+            now = self._progress()
+            if now != written or stopping:  # an idle monitor does not rewrite its status
+                self._write_status()
+                written = now
             if stopping:  # what is queued is evaluated by the next run (the journal lacks it)
                 return self.status()
             with contextlib.suppress(TimeoutError):
@@ -477,7 +484,7 @@ class Monitor:
 
     def _budget(self, state: _RuleState) -> tuple[Any, str | None]:
         """The budget of the rule's next batch, or why the rule must wait (today's cost)."""
-        from groundtrace.analyzer.llm import Budget, PriceTable
+        from groundtrace.analyzer.llm import Budget
 
         rule = state.rule
         if rule.calls_per_minute is None and rule.cost_per_day is None:
@@ -489,24 +496,20 @@ class Monitor:
         if rule.calls_per_minute is not None:
             calls_left = max(1, rule.calls_per_minute - sum(n for _, n in state.calls))
         cost_left = None
-        prices = None
-        if rule.cost_per_day is not None and rule.prices is not None:
-            prices = PriceTable.from_file(rule.prices)
+        if rule.cost_per_day is not None and state.prices is not None:
             day, spent = state.day_cost
             cost_left = rule.cost_per_day - (spent if day == _today() else 0.0)
             if cost_left <= 0:
                 return None, f"cost_per_day {rule.cost_per_day} USD reached"
-        return Budget(max_calls=calls_left, max_cost=cost_left, prices=prices), None
+        return Budget(max_calls=calls_left, max_cost=cost_left, prices=state.prices), None
 
     def _spent(self, state: _RuleState, calls: dict[str, Any]) -> None:
         n = sum(u.calls for u in calls.values())
         if n:
             state.calls.append((self.clock(), n))
         rule = state.rule
-        if rule.cost_per_day is not None and rule.prices is not None and calls:
-            from groundtrace.analyzer.llm import PriceTable
-
-            cost = PriceTable.from_file(rule.prices).cost(calls)
+        if rule.cost_per_day is not None and state.prices is not None and calls:
+            cost = state.prices.cost(calls)
             day, spent = state.day_cost
             state.day_cost = (_today(), (spent if day == _today() else 0.0) + cost)
 
@@ -535,6 +538,13 @@ class Monitor:
         }  # fmt: skip
         plain: dict[str, Any] = msgspec.to_builtins(status)
         return plain
+
+    def _progress(self) -> tuple[int, ...]:
+        """What moves the status: spans read, traces pending, each rule's queue and counts."""
+        counts = (sum(s.counts.values()) for s in self._states)
+        queues = (len(s.queue) for s in self._states)
+        pending = len(self.assembler.pending)
+        return (self.assembler.spans_read, pending, self._batches, *queues, *counts)
 
     def _write_status(self) -> None:
         path = self.state / STATUS_NAME
