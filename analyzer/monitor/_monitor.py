@@ -440,15 +440,17 @@ class Monitor:
             except GroundtraceError as exc:
                 state.count("write_back_failed")
                 self.say(f"rule {rule.name}: write-back failed ({exc})")
-        failed = 0
+        outcomes: dict[str, int] = {}
         for trace, ready in todo:
             found = by_trace.get(trace.trace_id, [])
             outcome = trace_outcome([v for v in found if rule.decides(v.name)])
-            failed += outcome == "fail"
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
             reason = None if found else (done.reason or "the analysis gave no verdict")
             self._record(state, trace, outcome, found, reason)
             state.lags.append(self.clock() - ready)
-        self.say(f"rule {rule.name}: {len(todo)} trace(s) evaluated, {failed} failed")
+        tally = ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items()))
+        why = f" ({done.reason})" if done.reason is not None else ""
+        self.say(f"rule {rule.name}: {len(todo)} trace(s): {tally}{why}")
         return True
 
     def _journal_all(self, state: _RuleState, todo: list[tuple[LiveTrace, float]],
