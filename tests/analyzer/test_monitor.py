@@ -442,3 +442,24 @@ def test_a_rule_holds_to_its_calls_per_minute_and_leaves_the_rest_queued(
     assert rule["queued"] >= COUNT - calls  # the rest wait for the next minute
     assert len(_outcomes(tmp_path / "state")) <= calls
     assert any("paused" in line for line in said), said
+
+
+def test_a_dead_judge_endpoint_is_loud_and_measures_nothing(shop: Path, tmp_path: Path) -> None:
+    """Every call refused: no outcome journaled as judged (a later run retries them), the
+    batch line says why, and ``monitor backfill`` exits 6."""
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[[rule]]\nname = "g"\nanalysis = "judge"\nsample = 0.3\n[rule.config]\n'
+        'judge = "http://127.0.0.1:9/v1"\nmodel = "m"\ntimeout = 2.0\n',
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "from groundtrace.analyzer.cli import main; main()",
+         "monitor", "backfill", str(shop / "traces"), "--rules", str(rules), "--state",
+         str(tmp_path / "state")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 6, done.stdout + done.stderr
+    assert "error (every judgment" in done.stdout
+    assert "no sampled trace was evaluated" in done.stderr
+    assert _outcomes(tmp_path / "state") == {}
