@@ -1,37 +1,30 @@
-"""The table of command modules and the one way they are added to the root app.
+"""The table of commands and the root group that loads each command when it is used.
 
-Every command module exposes ``register(app)`` and imports at module level only typer, rich and
-the standard library; what a command needs is imported in its body, when it runs, so
-``groundtrace --help`` loads no analysis stack.
+Each row names a command, the module that registers it (``register(app)``) and the summary
+``groundtrace --help`` lists it with. The root group imports a command's module only when that
+command runs or shows its help (click's "lazily loading subcommands" pattern), so
+``groundtrace --help`` loads no command module, and a command may build its options from its
+analysis's config record (:mod:`._fields`) at import. A test keeps each summary equal to the
+first paragraph of its command's help.
 
 Help text is plain text: typer renders it as rich markup, which would take
 ``'groundtrace[ray]'`` or ``[models.NAME]`` for a style tag and drop it, so the root group
-escapes every command's and option's help once, when the command tree is built.
+escapes every command's and option's help once, when it loads the command.
 """
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 import typer
 from rich.markup import escape
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
-from . import (
-    _analyze,
-    _audit,
-    _collect,
-    _demo,
-    _gate,
-    _interventions,
-    _judge,
-    _monitor,
-    _paths,
-    _traces,
-)
 from ._app import root_options
 
-__all__ = ["COMMANDS", "CommandModule", "build_app"]
+__all__ = ["COMMANDS", "Command", "CommandModule", "build_app", "load_command"]
 
 
 class CommandModule(Protocol):
@@ -41,19 +34,47 @@ class CommandModule(Protocol):
         """Add this module's command or command group to ``app``."""
 
 
-#: The command modules, in the order ``groundtrace --help`` lists them.
-COMMANDS: Final[tuple[CommandModule, ...]] = (
-    _gate,
-    _collect,
-    _monitor,
-    _judge,
-    _demo,
-    _traces,
-    _paths,
-    _interventions,
-    _audit,
-    _analyze,
-)
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A row of the command table.
+
+    Attributes:
+        name: the command's name (``groundtrace NAME``).
+        module: its module in this package, which registers it (:class:`CommandModule`).
+        summary: the line ``groundtrace --help`` lists it with (its help's first paragraph).
+    """
+
+    name: str
+    module: str
+    summary: str
+
+
+#: The commands, in the order ``groundtrace --help`` lists them.
+COMMANDS: Final[tuple[Command, ...]] = (
+    Command("demo", "_demo",
+            "Run the instrumented HotpotQA RAG example, capture its traces and summarise them."),
+    Command("paths", "_paths", "Did the answers really come from what was read? Text and path "
+            "channels side by side."),
+    Command("interventions", "_interventions",
+            "Replay each trace with evidence removed, replaced, duplicated or zeroed."),
+    Command("attribution", "_attribution", "Which evidence caused each answer: the "
+            "log-probability of the recorded answer when each evidence item is removed from "
+            "the recorded prompt."),
+    Command("analyze", "_analyze",
+            "Run any analysis (built-in or a plugin's) from its config file; write its report."),
+    Command("gate", "_gate", "Release gate: promote / manual review / block / not evaluable."),
+    Command("collect", "_collect",
+            "Bring traces in: an OTLP/HTTP receiver, or a pull from Arize Phoenix."),
+    Command("monitor", "_monitor", "Online evaluation: rules run on a sample of live traces, "
+            "with windows and alerts."),
+    Command("judge", "_judge", "LLM-judge checks and judge meta-evaluation (validate before a "
+            "judge may gate)."),
+    Command("traces", "_traces", "Read trace files (OTLP-JSON lines, OTLP protobuf, "
+            "trace-model JSON lines, gzip, directories, '-' for stdin) or chat transcripts, and "
+            "summarise or convert them to the trace model, or send them to an OTLP endpoint."),
+    Command("audit", "_audit",
+            "Multi-source audit: same question, different sources, different answers."),
+)  # fmt: skip
 
 
 def _escape_help(command: Any) -> None:
@@ -69,25 +90,57 @@ def _escape_help(command: Any) -> None:
         _escape_help(sub)
 
 
-class _PlainHelpGroup(TyperGroup):
-    """The root group: help text shows as written, brackets included."""
+def load_command(row: Command) -> Any:
+    """The command of ``row``: its module imported and registered on an app of its own
+    (help as written, not escaped)."""
+    module: CommandModule = importlib.import_module(f"{__package__}.{row.module}")
+    app = typer.Typer()
+    module.register(app)
+    return typer.main.get_group(app).commands[row.name]
+
+
+class _LazyGroup(TyperGroup):
+    """The root group: commands from the table, each loaded when used; help shown as written,
+    brackets included."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _escape_help(self)  # a new tree each time typer builds one: escaped exactly once
+        self._rows = {row.name: row for row in COMMANDS}
+        self._loaded: dict[str, Any] = {}
+        self._listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self._rows)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        row = self._rows.get(cmd_name)
+        if row is None:
+            return None
+        if self._listing and cmd_name not in self._loaded:  # the summary is all --help shows
+            return TyperCommand(cmd_name, help=escape(row.summary))
+        if cmd_name not in self._loaded:
+            command = load_command(row)
+            _escape_help(command)
+            self._loaded[cmd_name] = command
+        return self._loaded[cmd_name]
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
 
 
 def build_app() -> typer.Typer:
-    """A new root app with every command registered."""
-    app = typer.Typer(
+    """A new root app whose group loads each command of :data:`COMMANDS` when it is used."""
+    return typer.Typer(
         name="groundtrace",
-        cls=_PlainHelpGroup,
+        cls=_LazyGroup,
         help="Trace RAG services and agents, then explain why they answered what they did.",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
         callback=root_options,
     )
-    for module in COMMANDS:
-        module.register(app)
-    return app

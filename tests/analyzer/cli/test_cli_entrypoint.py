@@ -183,6 +183,7 @@ def test_every_command_module_is_in_the_one_table() -> None:
         "_budget",
         "_executor",
         "_options",
+        "_fields",
         "_progress",
         "_unreadable",
         "_registry",
@@ -192,8 +193,10 @@ def test_every_command_module_is_in_the_one_table() -> None:
         "_demo_tables",  # the demo's interventions table, printed by _demo
     }
     modules = {info.name for info in pkgutil.iter_modules(cli.__path__)} - support
-    assert {m.__name__.rpartition(".")[2] for m in _registry.COMMANDS} == modules
+    assert {row.module for row in _registry.COMMANDS} == modules
     assert isinstance(cli.build_app(), typer.Typer)
+    for row in _registry.COMMANDS:
+        assert _registry.load_command(row).name == row.name
 
 
 def test_the_defaults_the_commands_spell_out_are_the_librarys() -> None:

@@ -12,6 +12,7 @@ from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from groundtrace.analyzer.cli import build_app
+from groundtrace.analyzer.cli._registry import COMMANDS, load_command
 
 
 def _walk(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -24,7 +25,10 @@ def _written() -> dict[tuple[str, ...], Any]:
     """The command tree with its help as the command modules wrote it (nothing escaped)."""
     app = build_app()
     app.info.cls = TyperGroup
-    return dict(_walk(typer.main.get_command(app)))
+    tree = dict(_walk(typer.main.get_command(app)))  # the root alone: its commands load lazily
+    for row in COMMANDS:
+        tree.update(_walk(load_command(row), (row.name,)))
+    return tree
 
 
 WRITTEN = _written()
@@ -52,7 +56,14 @@ def test_help_shows_every_option_help_as_written(path: tuple[str, ...]) -> None:
             assert _flat(param.help) in shown, (param.name, param.help)
     first = (command.help or "").strip().split("\n\n")[0]
     assert _flat(first) in shown, first
-    for name, sub in getattr(command, "commands", {}).items():
+    subcommands = getattr(command, "commands", {}) if path else {
+        row.name: WRITTEN[(row.name,)] for row in COMMANDS}  # fmt: skip
+    for name, sub in subcommands.items():
         # a group lists each subcommand with the first line of its help
         summary = _flat(sub.short_help or (sub.help or "").strip().split("\n")[0])
         assert summary in shown, (name, summary)
+
+
+@pytest.mark.parametrize("row", COMMANDS, ids=lambda row: row.name)
+def test_the_table_lists_each_command_with_the_first_paragraph_of_its_help(row: Any) -> None:
+    assert row.summary == _flat((WRITTEN[(row.name,)].help or "").strip().split("\n\n")[0])

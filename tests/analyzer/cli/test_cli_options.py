@@ -32,8 +32,9 @@ USERS: dict[tuple[str, ...], tuple[type[Any], ...]] = {
 
 
 def _command(path: tuple[str, ...]) -> Any:
-    command: Any = typer.main.get_command(build_app())
-    for name in path:
+    root: Any = typer.main.get_command(build_app())
+    command = root.get_command(None, path[0])  # loaded when asked for
+    for name in path[1:]:
         command = command.commands[name]
     return command
 

@@ -1,0 +1,261 @@
+"""Options generated from an analysis's config record: one declaration, its fields.
+
+An analysis's config record (a ``msgspec.Struct``, :mod:`groundtrace.analyzer._analysis`)
+already says what can be set: each field's name, type, default and, in its docstring's
+``Attributes:`` section, what it means. :func:`record_options` turns it into an option group
+(:func:`~groundtrace.analyzer.cli._options.uses`): one option per field, named after it
+(``quote_threshold`` -> ``--quote-threshold``), typed after it and helped by its docstring::
+
+    PATHS = record_options(
+        paths.Config,
+        argument="traces",                      # the command's argument, not an option
+        options={"trace_format": "--format"},   # a renamed option
+        left_out=("strict",),                   # set by the command itself
+    )
+
+    @uses(PATHS, ExecutorOptions)
+    def paths_command(out: Path, *, config: paths.Config, executor: ExecutorOptions): ...
+
+The command receives the record built from the values given (unset fields keep the record's
+default) and names a bad field by its option with ``fields_as_options(PATHS.option_names)``.
+
+Types: ``Literal`` -> a choice of its values; ``tuple[str, ...]`` -> a repeatable option (or
+the argument); ``bool`` -> a ``--name/--no-name`` flag; ``int``, ``float``, ``str`` as they are;
+``X | None`` -> an option whose absence is ``None``. A field of another type is declared by
+the command (``declared``: its ``Annotated`` type and the function making the field's value
+of what typer gives), or left out.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Annotated, Any, Literal
+
+import msgspec
+import typer
+
+from ._options import OptionGroup
+
+__all__ = ["RecordOptions", "field_help", "record_options"]
+
+#: A field's command-line form given by the command: its ``Annotated`` type (the typer
+#: option or argument) and the function making the field's value of what typer gives.
+Declared = tuple[Any, Callable[[Any], Any]]
+
+#: A generated form: a :data:`Declared` and the function showing the field's default.
+_Form = tuple[Any, Callable[[Any], Any], Callable[[Any], Any]]
+
+_ROLE = re.compile(r":[a-z:]+:`~?(?:[\w.]*\.)?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]*)``")
+_NONE = re.compile(r"(^|[(;] ?)None:")
+
+
+def _plain(text: str) -> str:
+    """Docstring text as plain help: roles and literals unquoted, capital first, full stop,
+    the field's ``None`` said as the option's absence (``(None: X)`` -> ``(default: X)``)."""
+    text = _LITERAL.sub(r"\1", _ROLE.sub(r"\1", " ".join(text.split())))
+    text = _NONE.sub(r"\1default:", text)
+    if text and text[0].islower():
+        text = text[0].upper() + text[1:]
+    return text if text.endswith((".", ")", ":")) else text + "."
+
+
+@cache
+def field_help(record: type[Any]) -> dict[str, str]:
+    """Each field's help: its entry in the ``Attributes:`` section of ``record``'s docstring.
+
+    Raises:
+        TypeError: a field of ``record`` the section does not describe.
+    """
+    lines = (record.__doc__ or "").expandtabs().splitlines()
+    found: dict[str, list[str]] = {}
+    inside, indent, current = False, -1, None  # indent: the entries' (the first one's)
+    for line in lines:
+        depth = len(line) - len(line.lstrip())
+        if line.strip() == "Attributes:":
+            inside, indent, current = True, -1, None
+            continue
+        if not inside or not line.strip():
+            continue
+        if indent < 0:
+            indent = depth
+        if depth < indent:
+            break  # the section ended
+        entry = re.match(r"\s*(\w+):\s*(.*)", line)
+        if entry and depth == indent:
+            current = entry.group(1)
+            found[current] = [entry.group(2)]
+        elif current is not None:
+            found[current].append(line)
+    missing = [f for f in msgspec.structs.fields(record) if f.name not in found]
+    if missing:
+        names = ", ".join(f.name for f in missing)
+        raise TypeError(f"{record.__name__}'s docstring describes no field {names} (Attributes:)")
+    return {name: _plain(" ".join(text)) for name, text in found.items()}
+
+
+def _option_name(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _strip(hint: Any) -> tuple[Any, bool]:
+    """``hint`` without ``Annotated`` metadata and ``None``; whether ``None`` was allowed."""
+    if typing.get_origin(hint) is Annotated:
+        hint = typing.get_args(hint)[0]
+    args = typing.get_args(hint)
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1 and len(rest) < len(args):
+            inner, _ = _strip(rest[0])
+            return inner, True
+    return hint, False
+
+
+def _choices(record: type[Any], name: str, values: tuple[Any, ...]) -> type[enum.Enum]:
+    """A ``Literal``'s values as the enum typer offers as a choice (its values shown)."""
+    if not all(isinstance(v, str) for v in values):
+        raise TypeError(f"{record.__name__}.{name}: only Literal of str is offered as a choice")
+    make: Any = enum.StrEnum  # a functional enum: its name is not a literal
+    choice: type[enum.Enum] = make(f"{record.__name__}_{name}", {v: v for v in values})
+    return choice
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _generated(record: type[Any], name: str, hint: Any, argument: bool, option: str,
+               help_text: str) -> _Form:  # fmt: skip
+    """The typer form of a field of type ``hint``, its conversion to the field's value and
+    the default shown for the field's."""
+    kind, optional = _strip(hint)
+    origin = typing.get_origin(kind)
+
+    def info(shown: Any) -> Any:
+        if argument:
+            return Annotated[shown, typer.Argument(help=help_text)]
+        # a flag keeps typer's --name/--no-name pair unless renamed
+        names = () if kind is bool and option == _option_name(name) else (option,)
+        return Annotated[shown, typer.Option(*names, help=help_text)]
+
+    if origin is Literal:
+        choice = _choices(record, name, typing.get_args(kind))
+        shown = choice | None if optional else choice
+
+        def member(d: Any) -> Any:
+            return None if d is None else choice(d)
+
+        return info(shown), lambda v: None if v is None else v.value, member
+    if origin is tuple and typing.get_args(kind)[1:] == (Ellipsis,):
+        item, _ = _strip(typing.get_args(kind)[0])
+        if item not in (str, int, float):
+            raise TypeError(f"{record.__name__}.{name}: tuple of {item} is not offered")
+        # typer shows a repeatable option's default as a list (none: no default shown)
+        return info(list[item] | None), lambda v: tuple(v or ()), lambda d: list(d) or None  # type: ignore[valid-type]
+    if kind in (bool, int, float, str):
+        return info(kind | None if optional else kind), _same, _same
+    raise TypeError(
+        f"{record.__name__}.{name}: type {kind} is not offered as an option (declare it or "
+        "leave it out)"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """One offered field: its parameter type, default and conversion."""
+
+    name: str
+    option: str
+    annotation: Any
+    default: Any
+    convert: Callable[[Any], Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordOptions(OptionGroup):
+    """An option group generated from a config record (see :func:`record_options`).
+
+    Attributes:
+        offered: the offered fields, in the record's order.
+        option_names: field name -> the option (or ``ARGUMENT``) it is given with, for
+            :func:`~groundtrace.analyzer.cli._options.fields_as_options`.
+    """
+
+    offered: tuple[_Field, ...] = ()
+    option_names: Mapping[str, str] = field(default_factory=dict)
+
+    def parameters(self, like: Any) -> list[Any]:
+        """The offered fields as command parameters of the kind of ``like``."""
+        return [
+            like.replace(name=f.name, default=f.default, annotation=f.annotation)
+            for f in self.offered
+        ]
+
+    def build(self, values: dict[str, Any]) -> Any:
+        """The record of the values given (popped from ``values``); fields left out or not
+        given keep the record's default."""
+        given = {f.name: f.convert(values.pop(f.name)) for f in self.offered if f.name in values}
+        return self.record(**given)
+
+
+def record_options(
+    record: type[msgspec.Struct],
+    *,
+    argument: str | None = None,
+    options: Mapping[str, str] | None = None,
+    help: Mapping[str, str] | None = None,
+    declared: Mapping[str, Declared] | None = None,
+    left_out: Iterable[str] = (),
+) -> RecordOptions:
+    """The options of ``record``'s fields, as an option group a command :func:`uses`.
+
+    Args:
+        record: the config record (its docstring's ``Attributes:`` give the help).
+        argument: the field given as the command's argument (a ``tuple[str, ...]``: one or
+            more values).
+        options: field -> option name where it is not the field's (``--format``).
+        help: field -> help where the command says it otherwise than the docstring.
+        declared: field -> its command-line form given by the command (:data:`Declared`).
+        left_out: fields not offered (the command sets them, or they keep their default).
+
+    Raises:
+        TypeError: a name that is not a field of ``record``, a field whose type has no
+            generated form, or a field the docstring does not describe.
+    """
+    fields = {f.name: f for f in msgspec.structs.fields(record)}
+    options, help, declared = options or {}, help or {}, declared or {}
+    skipped = frozenset(left_out)
+    named = {*options, *help, *declared, *skipped, *([argument] if argument else [])}
+    unknown = sorted(named - set(fields))
+    if unknown:
+        raise TypeError(f"{record.__name__} has no field {', '.join(unknown)}")
+    hints = typing.get_type_hints(record, include_extras=True)
+    helps = field_help(record)
+    offered = []
+    for name, spec in fields.items():
+        if name in skipped:
+            continue
+        option = options.get(name, _option_name(name))
+        if name in declared:
+            annotation, convert = declared[name]
+            show: Callable[[Any], Any] = _same
+        else:
+            shown = help.get(name, helps[name])
+            annotation, convert, show = _generated(
+                record, name, hints[name], name == argument, option, shown
+            )
+        default: Any = spec.default
+        if default is msgspec.NODEFAULT and spec.default_factory is not msgspec.NODEFAULT:
+            default = spec.default_factory()
+        # no default: a required option (or argument)
+        default = inspect.Parameter.empty if default is msgspec.NODEFAULT else show(default)
+        offered.append(_Field(name, option, annotation, default, convert))
+    names = {f.name: (f.name.upper() if f.name == argument else f.option) for f in offered}
+    return RecordOptions(record, skipped, offered=tuple(offered), option_names=names)

@@ -1,0 +1,134 @@
+"""Options generated from a config record: names, types, defaults and help from its fields."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from groundtrace.analyzer.cli._fields import field_help, record_options
+from groundtrace.analyzer.cli._options import fields_as_options, uses
+from groundtrace.analyzer.errors import ConfigError
+
+
+class _Paint(msgspec.Struct, frozen=True, kw_only=True):
+    """A record of a domain the repository does not contain.
+
+    Attributes:
+        walls: the walls to paint, in this order (at least one).
+        colour: ``red`` or ``blue``.
+        coats: coats of paint (>= 1; see :func:`~some.module.coat`).
+        gloss: a gloss level in [0, 1] (None: the shop's).
+        finish: ``matte`` or ``satin`` (None: as the wall was).
+        primer: prime the walls first.
+        note: free text
+            continued on a second line.
+        layers: layer names (repeatable).
+    """
+
+    walls: Annotated[tuple[str, ...], msgspec.Meta(min_length=1)]
+    colour: Literal["red", "blue"] = "red"
+    coats: int = 2
+    gloss: float | None = None
+    finish: Literal["matte", "satin"] | None = None
+    primer: bool = False
+    note: str = ""
+    layers: tuple[str, ...] = ()
+
+
+PAINT = record_options(_Paint, argument="walls", options={"colour": "--color"})
+
+
+def _app(got: list[_Paint]) -> typer.Typer:
+    @uses(PAINT)
+    def paint(out: Annotated[str, typer.Option()] = "o", *, config: _Paint) -> None:
+        if config.coats < 1:
+            with fields_as_options(PAINT.option_names):
+                raise ConfigError("must be >= 1", field="coats")
+        got.append(config)
+
+    app = typer.Typer()
+    app.command("paint")(paint)
+    app.command("other")(lambda: None)
+    return app
+
+
+def test_the_command_receives_the_record_built_from_the_options_given() -> None:
+    got: list[_Paint] = []
+    runner = CliRunner()
+    args = ["paint", "north", "south", "--color", "blue", "--coats", "3", "--gloss", "0.5",
+            "--finish", "satin", "--primer", "--note", "x", "--layers", "a", "--layers",
+            "b"]  # fmt: skip
+    assert runner.invoke(_app(got), args).exit_code == 0
+    assert runner.invoke(_app(got), ["paint", "east"]).exit_code == 0
+    assert got == [
+        _Paint(walls=("north", "south"), colour="blue", coats=3, gloss=0.5, finish="satin",
+               primer=True, note="x", layers=("a", "b")),
+        _Paint(walls=("east",)),
+    ]  # fmt: skip
+
+
+def test_names_choices_defaults_and_help_come_from_the_record() -> None:
+    runner = CliRunner()
+    shown = runner.invoke(_app([]), ["paint", "--help"], env={"COLUMNS": "300"}).output
+    for text in ("--color", "red|blue", "[default: red]", "--coats", "[default: 2]",
+                 "--primer", "--no-primer", "matte|satin", "walls...",
+                 "Coats of paint (>= 1; see coat).",
+                 "A gloss level in [0, 1] (default: the shop's).",
+                 "Free text continued on a second line.", "Red or blue."):  # fmt: skip
+        assert text in shown, text
+    assert "--colour" not in shown and "--walls" not in shown
+    bad = runner.invoke(_app([]), ["paint", "w", "--color", "green"])
+    assert bad.exit_code == 2 and "green" in bad.output
+    assert runner.invoke(_app([]), ["paint", "--coats", "1"]).exit_code == 2  # WALLS required
+
+
+def test_a_bad_field_is_named_by_its_option() -> None:
+    result = CliRunner().invoke(_app([]), ["paint", "w", "--coats", "0"], catch_exceptions=True)
+    assert isinstance(result.exception, ConfigError)
+    assert result.exception.field == "--coats"
+    assert PAINT.option_names["walls"] == "WALLS" and PAINT.option_names["colour"] == "--color"
+
+
+def test_a_field_left_out_keeps_its_default_and_a_declared_one_its_form() -> None:
+    group = record_options(
+        _Paint, argument="walls", left_out=("note", "layers"),
+        declared={"coats": (Annotated[str, typer.Option("--coat-count")], int)},
+    )  # fmt: skip
+    got: list[_Paint] = []
+
+    @uses(group)
+    def paint(*, config: _Paint) -> None:
+        got.append(config)
+
+    app = typer.Typer()
+    app.command("paint")(paint)
+    app.command("other")(lambda: None)
+    runner = CliRunner()
+    assert runner.invoke(app, ["paint", "w", "--coat-count", "4"]).exit_code == 0
+    assert runner.invoke(app, ["paint", "w", "--note", "x"]).exit_code == 2
+    assert got == [_Paint(walls=("w",), coats=4)]
+
+
+def test_a_record_the_generator_cannot_offer_fails_when_declared() -> None:
+    class Loose(msgspec.Struct):
+        """Attributes:
+        mapping: a mapping.
+        """
+
+        mapping: dict[str, str] = {}
+
+    class Undocumented(msgspec.Struct):
+        """No attributes section."""
+
+        size: int = 1
+
+    with pytest.raises(TypeError, match="not offered as an option"):
+        record_options(Loose)
+    with pytest.raises(TypeError, match="describes no field size"):
+        field_help(Undocumented)
+    with pytest.raises(TypeError, match="has no field shine"):
+        record_options(_Paint, left_out=("shine",))
