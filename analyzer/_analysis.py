@@ -93,6 +93,7 @@ _BUILTIN: Final[Mapping[str, str]] = {
     "judge": "groundtrace.analyzer.judge:ANALYSIS",
     "gate": "groundtrace.analyzer.gate:ANALYSIS",
     "audit": "groundtrace.analyzer.audit:ANALYSIS",
+    "attribution": "groundtrace.analyzer.attribution:ANALYSIS",
 }
 
 

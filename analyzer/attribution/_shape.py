@@ -12,22 +12,30 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
 from groundtrace.analyzer._analysis import Analysis, Plan
-from groundtrace.analyzer._results import Result, write
+from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.errors import ConfigError, InputError
-from groundtrace.collectors import ReadReport, read_traces
+from groundtrace.collectors import ReadReport, Trace, read_traces
 
 from ._cache import ScoreCache
 from ._context import AblationContext
-from ._methods import Attribution, context_cite, exact_shapley, hierarchical, leave_one_out
-from ._scorer import AnswerScorer, ContextScorer
+from ._methods import (
+    MAX_SHAPLEY_SOURCES,
+    Attribution,
+    context_cite,
+    exact_shapley,
+    hierarchical,
+    leave_one_out,
+)
+from ._report import nothing_measured, reading, write_report
+from ._scorer import AnswerScorer, ContextScorer, Tier
 from ._traces import trace_context
 
 if TYPE_CHECKING:
@@ -40,8 +48,6 @@ Method = Literal["leave-one-out", "hierarchical", "shapley", "contextcite"]
 #: The run folder's unit journal and score cache.
 JOURNAL = "attribution_journal.sqlite"
 CACHE = "attribution_scores.sqlite"
-#: An answer whose full-vs-empty gap is under this (nats) does not depend on its context.
-INDEPENDENT = 1.0
 
 
 class Config(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,9 +55,11 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         traces: trace files or folders.
-        model_path: a GGUF file scored in-process (tier ``in-process``).
+        model_path: a GGUF file scored in-process (tier ``in-process``); with neither this
+            nor ``endpoint``, the default embedded model (``analyzer.backends.DEFAULT_MODEL``,
+            its file assembled into the model cache as the demo does).
         endpoint: an OpenAI-compatible base URL returning prompt log-probabilities (tier
-            ``endpoint``); exactly one of ``model_path`` and ``endpoint``.
+            ``endpoint``); at most one of ``model_path`` and ``endpoint``.
         endpoint_model: the model name the endpoint serves.
         method: ``leave-one-out`` (k + 1 passes), ``hierarchical`` (items, then sentences),
             ``shapley`` (2^k passes, k <= 6) or ``contextcite``.
@@ -60,6 +68,12 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
         seed: seed of ``contextcite``'s masks.
         threads: CPU threads of the in-process model.
         n_ctx: context length of the in-process model.
+        replay: the ``behavioural`` tier (no log-probabilities): function replay of the app,
+            ``recorded`` (the trace's own entry point) or a ``module:qualname``; each
+            evidence item is scored by what removing it does to the replayed answer
+            (leave-one-out only, k + 1 replays; not with ``model_path`` or ``endpoint``).
+        replay_kwargs: keyword arguments replacing recorded ones in the replay (e.g. a new
+            ``base_url``).
     """
 
     traces: tuple[str, ...]
@@ -72,18 +86,35 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
     seed: int = 0
     threads: int = 1
     n_ctx: int = 4096
+    replay: str | None = None
+    replay_kwargs: dict[str, str] = {}
 
     def __post_init__(self) -> None:
-        if (self.model_path is None) == (self.endpoint is None):
-            raise ConfigError("give exactly one of model_path and endpoint", field="model_path")
+        if self.replay is not None and (self.model_path or self.endpoint):
+            raise ConfigError("replay (the behavioural tier) scores without a model: give no "
+                              "model_path or endpoint with it", field="replay")  # fmt: skip
+        if self.replay is not None and self.method != "leave-one-out":
+            raise ConfigError("the behavioural tier (replay) runs leave-one-out only, got "
+                              f"{self.method!r}", field="method")  # fmt: skip
+        if self.model_path is not None and self.endpoint is not None:
+            raise ConfigError("give at most one of model_path and endpoint (neither: the "
+                              "default embedded model)", field="endpoint")  # fmt: skip
+        if not self.traces:
+            raise ConfigError("no trace file or folder given", field="traces")
+        for name in ("max_passes", "n_ablations", "threads", "n_ctx"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}", field=name)
 
 
 class SourceScore(msgspec.Struct, frozen=True):
-    """One source's score: its id, its score (nats) and the start of its text."""
+    """One source's score: its id, its score (nats; in the behavioural tier ``1[answer
+    changed] + D``), the start of its text and, in the behavioural tier, the answer replayed
+    without it."""
 
     id: str
     score: float
     text: str
+    answer_without: str | None = None
 
 
 class TraceAttribution(msgspec.Struct, frozen=True, kw_only=True):
@@ -93,12 +124,19 @@ class TraceAttribution(msgspec.Struct, frozen=True, kw_only=True):
         trace_id: the trace.
         case_id: its case, if any.
         answer: the answer scored.
-        tier: ``in-process`` or ``endpoint``.
+        tier: ``in-process``, ``endpoint`` or ``behavioural``.
         method: the method.
         passes: distinct ablations the method asked for.
-        full: log-probability of the answer with every source.
-        context_gap: full minus the empty-context log-probability.
+        full: log-probability of the answer with every source (``None`` in the
+            behavioural tier).
+        context_gap: full minus the empty-context log-probability (``None`` in the
+            behavioural tier).
         sources: per source, in prompt order.
+        recorded_answer: the behavioural tier: the recorded answer when the full-evidence
+            replay (``answer``, what the removals are compared with) differs from it.
+        replays: the behavioural tier: the counterfactual trace ids of its replays (full
+            evidence first, then without each source).
+        error: why a replay failed (the row is not kept; a re-run replays it again).
     """
 
     trace_id: str
@@ -107,9 +145,12 @@ class TraceAttribution(msgspec.Struct, frozen=True, kw_only=True):
     tier: str
     method: str
     passes: int
-    full: float
-    context_gap: float
+    full: float | None
+    context_gap: float | None
     sources: tuple[SourceScore, ...]
+    recorded_answer: str | None = None
+    replays: tuple[str, ...] = ()
+    error: str | None = None
 
 
 class AttributionResult(Result, frozen=True, kw_only=True):
@@ -126,6 +167,7 @@ class Unit:
     trace_id: str
     case_id: str | None
     context: AblationContext
+    trace: Trace | None = None
 
 
 @dataclass(frozen=True)
@@ -137,7 +179,13 @@ class Units(Plan[Unit]):
 
 
 def plan(config: Config) -> Units:
-    """One unit per trace whose prompt holds its evidence; the others named with why."""
+    """One unit per trace whose prompt holds its evidence; the others named with why.
+
+    Raises:
+        InputError: ``model_path`` is not a file; what reading the traces raises.
+    """
+    if config.model_path is not None and not Path(config.model_path).is_file():
+        raise InputError("no such model file", path=config.model_path, field="model_path")
     units: list[Unit] = []
     left: dict[str, str] = {}
     for trace in read_traces(list(config.traces), report=ReadReport()):
@@ -146,7 +194,11 @@ def plan(config: Config) -> Units:
         except InputError as exc:
             left[trace.trace_id] = str(exc)
             continue
-        units.append(Unit(trace.trace_id, trace.request.case_id, context))
+        if config.method == "shapley" and context.k > MAX_SHAPLEY_SOURCES:
+            left[trace.trace_id] = (f"{context.k} evidence items: exact Shapley values take "
+                                    f"at most {MAX_SHAPLEY_SOURCES}")  # fmt: skip
+            continue
+        units.append(Unit(trace.trace_id, trace.request.case_id, context, trace))
     return Units(tuple(units), left)
 
 
@@ -157,8 +209,49 @@ def _scorer(config: Config) -> AnswerScorer:
         return EndpointScorer(config.endpoint, config.endpoint_model)
     from ._llama import LlamaScorer
 
-    assert config.model_path is not None
-    return LlamaScorer(config.model_path, n_ctx=config.n_ctx, n_threads=config.threads)
+    path = config.model_path
+    if path is None:  # the default embedded model, assembled as the demo's server finds it
+        from groundtrace.analyzer.backends import DEFAULT_MODEL, MODELS
+
+        return LlamaScorer(MODELS[DEFAULT_MODEL].path(), model=DEFAULT_MODEL,
+                           n_ctx=config.n_ctx, n_threads=config.threads)  # fmt: skip
+    return LlamaScorer(path, n_ctx=config.n_ctx, n_threads=config.threads)
+
+
+class _Counting:
+    """A scorer whose passes count as model calls in the run's ledger and budget."""
+
+    def __init__(self, scorer: AnswerScorer, context: RunContext) -> None:
+        self.scorer = scorer
+        self._ledgers = [context.ledger] + ([] if context.budget is None
+                                            else [context.budget.ledger])  # fmt: skip
+
+    @property
+    def tier(self) -> Tier:
+        """The scorer's tier."""
+        return self.scorer.tier
+
+    @property
+    def model(self) -> str:
+        """The scorer's model."""
+        return self.scorer.model
+
+    def score_many(
+        self, prompts: Sequence[Sequence[Mapping[str, Any]]], answer: str, prefix: str = ""
+    ) -> list[list[float]]:
+        """The scorer's log-probabilities; each prompt counted as one call."""
+        from groundtrace.analyzer.llm import Usage
+
+        out = self.scorer.score_many(prompts, answer, prefix)
+        for ledger in self._ledgers:
+            ledger.add(self.model, Usage(calls=len(prompts)))
+        return out
+
+    def close(self) -> None:
+        """Close the scorer (a model unloaded, a client closed)."""
+        close = getattr(self.scorer, "close", None)
+        if close is not None:
+            close()
 
 
 def _attribute(config: Config, score: ContextScorer) -> Attribution:
@@ -180,13 +273,23 @@ def _attribute(config: Config, score: ContextScorer) -> Attribution:
 
 
 async def run(units: Sequence[Unit], config: Config, context: RunContext) -> AttributionResult:
-    """Score every unit (journaled per trace; a re-run resumes)."""
-    scorer = _scorer(config)
+    """Score every unit (journaled per trace; a re-run resumes). Each model pass made (not
+    answered by the score cache) counts as one call in the run's ledger and its budget, so
+    ``--max-calls`` counts passes; the model is loaded when a first unit needs it. With
+    ``replay``, the behavioural tier replays the app instead (:mod:`._behavioural`)."""
+    if config.replay is not None:
+        from ._behavioural import run_behavioural
+
+        return await run_behavioural(units, config, context)
+    made: list[_Counting] = []
     cache = ScoreCache(context.out / CACHE)
     lock = threading.Lock()  # one model, one evaluation at a time
 
     def attribute(unit: Unit) -> TraceAttribution:
         with lock:
+            if not made:
+                made.append(_Counting(_scorer(config), context))
+            scorer = made[0]
             score = ContextScorer(scorer, unit.context, cache)
             found = _attribute(config, score)
             (empty,) = score([(False,) * unit.context.k])
@@ -213,70 +316,10 @@ async def run(units: Sequence[Unit], config: Config, context: RunContext) -> Att
         )  # fmt: skip
     finally:
         cache.close()
+        for scorer in made:
+            scorer.close()
     left = units.not_usable if isinstance(units, Units) else {}
     return AttributionResult(rows=tuple(rows), not_usable=dict(left))
-
-
-def _top(row: TraceAttribution) -> SourceScore:
-    return max(row.sources, key=lambda s: s.score)
-
-
-def _concentration(row: TraceAttribution) -> float:
-    """The top source's share of the positive scores (1: one source carries the answer)."""
-    positive = [s.score for s in row.sources if s.score > 0]
-    return max(positive) / sum(positive) if positive else 0.0
-
-
-def write_report(result: AttributionResult, out: Path) -> Path:
-    """``attribution.json`` (the result) and ``attribution.md`` (for people)."""
-    write(out / "attribution.json", result)
-    lines = ["# Attribution", "", reading(result), ""]
-    for row in result.rows:
-        top = _top(row)
-        lines += [
-            f"## {row.case_id or row.trace_id}",
-            "",
-            f"Answer: {row.answer!r} ({row.method}, tier {row.tier}, {row.passes} passes; "
-            f"context gap {row.context_gap:.2f} nats"
-            + (", does not depend on its context" if row.context_gap < INDEPENDENT else "")
-            + f"; concentration {_concentration(row):.2f})",
-            "",
-            f"Top evidence: `{top.id}` ({top.score:+.2f} nats): {top.text}",
-            "",
-            "| source | score (nats) |",
-            "| --- | --- |",
-            *(f"| `{s.id}` | {s.score:+.3f} |" for s in row.sources),
-            "",
-        ]
-    for trace_id, why in result.not_usable.items():
-        lines.append(f"- not attributed: {trace_id}: {why}")
-    path = out / "attribution.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def reading(result: AttributionResult) -> str:
-    """One paragraph: how many answers, how many rest on their context, how concentrated."""
-    n = len(result.rows)
-    if not n:
-        return "No answer was attributed."
-    dependent = [r for r in result.rows if r.context_gap >= INDEPENDENT]
-    concentrated = sum(_concentration(r) >= 0.5 for r in dependent)
-    tiers = ", ".join(sorted({r.tier for r in result.rows}))
-    return (
-        f"{n} answer(s) attributed ({tiers} tier); {len(dependent)} depend on their context "
-        f"(full vs empty context > {INDEPENDENT:g} nat), and in {concentrated} of those one "
-        "source carries at least half of the positive attribution."
-        + (f" {len(result.not_usable)} trace(s) not attributed." if result.not_usable else "")
-    )
-
-
-def nothing_measured(result: AttributionResult) -> str | None:
-    """Why nothing was attributed (the first reasons), else None."""
-    if result.rows:
-        return None
-    why = "; ".join(f"{t}: {r}" for t, r in list(result.not_usable.items())[:3])
-    return "no trace could be attributed" + (f" ({why})" if why else "")
 
 
 #: The attribution analysis, for :func:`~groundtrace.analyzer.run_analysis`.

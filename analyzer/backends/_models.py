@@ -81,6 +81,11 @@ class ModelSpec:
     licence: str
     chunks: Callable[[], list[Path]]
 
+    def path(self) -> Path:
+        """The GGUF file, assembled into the model cache on first use (as the demo's server
+        finds it; raises what :func:`assemble_model` raises)."""
+        return assemble_model(self)
+
 
 def _parts(prefix: str, count: int) -> tuple[str, ...]:
     return tuple(f"{prefix}{i}" for i in range(1, count + 1))

@@ -156,7 +156,7 @@ def test_the_plugin_is_listed_next_to_the_built_in_analyses(plugin: dict[str, st
     listed = cli(plugin, "analyze", "--list")
     assert listed.returncode == 0, listed.stderr
     names = [line.split()[0] for line in listed.stdout.splitlines()]
-    assert names == ["audit", "cited", "gate", "interventions", "judge", "paths"]
+    assert names == ["attribution", "audit", "cited", "gate", "interventions", "judge", "paths"]
     assert "Does each answer cite" in listed.stdout
 
 

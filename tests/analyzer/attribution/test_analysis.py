@@ -80,6 +80,8 @@ def test_each_answer_is_attributed_to_the_evidence_it_rests_on(
     assert len(report["rows"]) == 2
     text = (tmp_path / "out" / "attribution.md").read_text()
     assert "Top evidence: `p2`" in text and "not attributed: t3" in text
+    assert "| case-t1 | `p2` |" in text  # the summary table
+    assert "<h1>Attribution</h1>" in (tmp_path / "out" / "attribution.html").read_text()
     assert done.reading.startswith("2 answer(s) attributed (endpoint tier); 2 depend")
     # a re-run resumes from the journal: no request is sent again
     sent = len(server.bodies)
@@ -104,5 +106,5 @@ def test_shapley_and_contextcite_run_through_the_same_shape(
 
 
 def test_a_config_names_exactly_one_scorer() -> None:
-    with pytest.raises(ConfigError, match="exactly one of model_path and endpoint"):
-        Config(traces=("x",))
+    with pytest.raises(ConfigError, match="at most one of model_path and endpoint"):
+        Config(traces=("x",), model_path="m.gguf", endpoint="http://127.0.0.1:1/v1")
