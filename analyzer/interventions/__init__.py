@@ -73,7 +73,7 @@ __getattr__ = renamed(
         "UnitRow": "ReplayRow",
         "UnitError": f"{_HERE}._records.ReplayFailure",
         # the older ways in
-        "RunConfig": f"{_HERE}._run.RunConfig",
+        "RunConfig": f"{_HERE}._deprecated.RunConfig",
         "run_interventions": f"{_HERE}._deprecated.run_interventions",
         "run_interventions_async": f"{_HERE}._deprecated.run_interventions_async",
         "estimate_requests": f"{_HERE}._deprecated.estimate_requests",

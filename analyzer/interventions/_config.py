@@ -1,24 +1,28 @@
 """The configuration record of an intervention run: what ``groundtrace interventions`` takes.
 
 :class:`Config` is what ``groundtrace analyze interventions --config FILE.toml`` decodes and
-what the ``interventions`` command builds from its options; :meth:`Config.run_config` turns it
-into the :class:`RunConfig` of :func:`run_interventions` (checking every value).
+what the ``interventions`` command builds from its options; planning, replay and the estimate
+read it as it is. :func:`plan_settings` checks every value (the one place they are checked)
+and derives what the planner draws with.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Literal
 
 import msgspec
 
 from groundtrace.analyzer.errors import ConfigError
+from groundtrace.analyzer.llm import RetryPolicy
+from groundtrace.analyzer.stats import StatsSettings
 
+from ._axes import AxisSettings
 from ._engine import PlanSettings, parse_operators
 from ._pool import Hardness
-from ._run import RECORDED, RunConfig, checked_mode
+from ._roles import RoleThresholds
 
-__all__ = ["Config", "HardnessLevel"]
+__all__ = ["Config", "HardnessLevel", "Tuning", "plan_settings"]
 
 #: A replacement-hardness level, or ``any``.
 HardnessLevel = Literal["any", "easy", "medium", "hard"]
@@ -31,6 +35,33 @@ def _hardness(value: str) -> Hardness | None:
         return Hardness(value)
     except ValueError:
         raise ConfigError(f"use any, easy, medium or hard, got {value!r}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Tuning:
+    """The settings of a run that no option or config file sets (the SPEC's defaults): only
+    the deprecated ``RunConfig`` changes them (until 0.3.0).
+
+    Attributes:
+        api_key: key for the endpoint (placeholder when ``None``).
+        retry: retry policy of the model client (``None``: its default).
+        axes: F1 threshold and divergence weights.
+        stats: bootstrap/permutation settings (B = 5000, seed 42).
+        thresholds: role thresholds.
+        random_target_seed: seed of the random-target control.
+        replacement_seed: seed of the replacement draw within the hardness cell.
+    """
+
+    api_key: str | None = None
+    retry: RetryPolicy | None = None
+    axes: AxisSettings = field(default_factory=AxisSettings)
+    stats: StatsSettings = field(default_factory=StatsSettings)
+    thresholds: RoleThresholds = field(default_factory=RoleThresholds)
+    random_target_seed: int = 42
+    replacement_seed: int = 42
+
+
+_DEFAULTS = Tuning()
 
 
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -86,32 +117,37 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     recompute_original: bool = False
     strict: bool = False
 
-    def run_config(self) -> RunConfig:
-        """These settings as the :class:`RunConfig` of :func:`run_interventions`.
+    def _tuning(self) -> Tuning:
+        """The settings no option sets: their defaults (the deprecated ``RunConfig`` gives
+        its own)."""
+        return _DEFAULTS
 
-        Raises:
-            ConfigError: no traces, both replay ways, an unknown operator or hardness, a
-                concurrency below 1, a timeout not above 0, a rate limit without endpoint
-                replay.
-        """
-        if not self.traces:
-            raise ConfigError("no trace files or folders given", field="traces")
-        replay = RECORDED if self.replay is None and self.endpoint is None else self.replay
-        plan = PlanSettings(
-            operators=parse_operators(self.operators),
-            model_seed=self.seed,
-            similarity=_hardness(self.similarity),
-            relevance=_hardness(self.relevance),
-            recompute_original=self.recompute_original,
-        )
-        if not self.timeout > 0:
-            raise ConfigError(f"must be > 0 seconds, got {self.timeout}", field="timeout")
-        if self.rate_limit is not None and self.endpoint is None:
-            raise ConfigError("--rate-limit needs endpoint replay (--endpoint)", field="--endpoint")
-        config = RunConfig(
-            out_dir=Path(self.out), replay=replay, endpoint=self.endpoint, model=self.model,
-            kwarg_overrides=dict(self.replay_kwargs), plan=plan, limit=self.limit,
-            concurrency=self.concurrency, rate_limit=self.rate_limit, timeout=self.timeout,
-        )  # fmt: skip
-        checked_mode(config)  # exactly one replay way, concurrency >= 1
-        return config
+
+def plan_settings(config: Config) -> PlanSettings:
+    """What the planner draws with, every value of ``config`` checked first (the one place).
+
+    Raises:
+        ConfigError: no traces, both replay ways, an unknown operator or hardness, a
+            timeout not above 0, a rate limit without endpoint replay, a concurrency below 1.
+    """
+    if not config.traces:
+        raise ConfigError("no trace files or folders given", field="traces")
+    tuning = config._tuning()
+    plan = PlanSettings(
+        operators=parse_operators(config.operators),
+        model_seed=config.seed,
+        random_target_seed=tuning.random_target_seed,
+        replacement_seed=tuning.replacement_seed,
+        similarity=_hardness(config.similarity),
+        relevance=_hardness(config.relevance),
+        recompute_original=config.recompute_original,
+    )
+    if not config.timeout > 0:
+        raise ConfigError(f"must be > 0 seconds, got {config.timeout}", field="timeout")
+    if config.rate_limit is not None and config.endpoint is None:
+        raise ConfigError("--rate-limit needs endpoint replay (--endpoint)", field="--endpoint")
+    if config.replay is not None and config.endpoint is not None:
+        raise ConfigError("choose exactly one of --replay ENTRYPOINT and --endpoint URL")
+    if config.concurrency < 1:
+        raise ConfigError("must be >= 1", field="--concurrency")
+    return plan

@@ -1,63 +1,131 @@
 """The interventions' older public ways in, kept for a release beside the one driver.
 
 Each warns (a :class:`DeprecationWarning` naming its replacement and the release that removes
-it) and then does what the analysis does: :func:`run_interventions` and
-:func:`run_interventions_async` run :data:`~groundtrace.analyzer.interventions.ANALYSIS`
-through :func:`~groundtrace.analyzer.run_analysis` (the run folder locked, its journal
-resumed, the reports written), their :class:`RunConfig` standing in for the config's
-settings; :func:`estimate_requests` and :func:`plan_run` plan as :func:`plan` does. They
-start no event loop of their own.
+it) and then does what the analysis does, on the :class:`Config` its :class:`RunConfig` makes
+(:meth:`RunConfig.config`): :func:`run_interventions` and :func:`run_interventions_async` run
+:data:`~groundtrace.analyzer.interventions.ANALYSIS` through
+:func:`~groundtrace.analyzer.run_analysis` (the run folder locked, its journal resumed, the
+reports written); :func:`estimate_requests` is :func:`estimate_run` of :func:`plan`, and
+:func:`plan_run` is :func:`plan`. They start no event loop of their own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from groundtrace.analyzer._deprecation import deprecated
-from groundtrace.analyzer.executor import Executor, UnitJournal
-from groundtrace.analyzer.llm import ChatRequest
+from groundtrace.analyzer.errors import ConfigError
+from groundtrace.analyzer.llm import ChatRequest, RetryPolicy
+from groundtrace.analyzer.stats import StatsSettings
 
-from ._config import Config
-from ._engine import ItemPlan
-from ._estimate import endpoint_replay_only, unit_requests
-from ._plan import plan_items
-from ._run import InterventionsResult, Progress, RunConfig, checked_mode
+from ._axes import AxisSettings
+from ._config import Config, Tuning
+from ._engine import ItemPlan, PlanSettings
+from ._estimate import endpoint_replay_only
+from ._roles import RoleThresholds
+from ._run import RECORDED, InterventionsResult, Progress
+from ._shape import ANALYSIS, estimate_run, plan
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import AnalysisRun
+    from groundtrace.analyzer.executor import Executor
 
-__all__ = ["estimate_requests", "plan_run", "run_interventions", "run_interventions_async"]
+__all__ = [
+    "RunConfig",
+    "estimate_requests",
+    "plan_run",
+    "run_interventions",
+    "run_interventions_async",
+]
 
 _SINCE, _REMOVE_IN = "0.2.0", "0.3.0"
 
 
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """Settings of one intervention run (deprecated: :class:`Config`).
+
+    Attributes:
+        out_dir: the run folder (created; reused to resume).
+        replay: ``recorded`` (the entry point on each trace) or a ``module:qualname`` for
+            function replay; ``None`` when ``endpoint`` is given.
+        endpoint: base URL of an OpenAI-compatible endpoint for endpoint replay.
+        model: model name for endpoint replay (default: the captured one).
+        api_key: key for the endpoint (placeholder when ``None``).
+        kwarg_overrides: keyword arguments replacing recorded ones in function replay.
+        plan: operators, seeds, hardness.
+        axes: F1 threshold and divergence weights.
+        stats: bootstrap/permutation settings (B = 5000, seed 42).
+        thresholds: role thresholds.
+        limit: use the first N eligible traces (those with a case id first, ordered by case id,
+            then trace id).
+        concurrency: replays in flight.
+        timeout: seconds per model call attempt (endpoint replay).
+        retry: retry policy of the model client.
+        rate_limit: calls per second to the endpoint, shared by every worker (endpoint
+            replay).
+    """
+
+    out_dir: Path
+    replay: str | None = RECORDED
+    endpoint: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    kwarg_overrides: Mapping[str, Any] = field(default_factory=dict)
+    plan: PlanSettings = field(default_factory=PlanSettings)
+    axes: AxisSettings = field(default_factory=AxisSettings)
+    stats: StatsSettings = field(default_factory=StatsSettings)
+    thresholds: RoleThresholds = field(default_factory=RoleThresholds)
+    limit: int | None = None
+    concurrency: int = 4
+    timeout: float = 120.0
+    retry: RetryPolicy | None = None
+    rate_limit: float | None = None
+
+    def config(
+        self,
+        traces: Sequence[str | Path],
+        cases_path: str | Path | None = None,
+        pool_dataset: str | Path | None = None,
+    ) -> Config:
+        """These settings as the :class:`Config` of a run of ``traces`` (what the older
+        drivers run).
+
+        Raises:
+            ConfigError: neither replay way chosen (both is refused when the config is
+                checked).
+        """
+        if self.replay is None and self.endpoint is None:
+            raise ConfigError("choose exactly one of --replay ENTRYPOINT and --endpoint URL")
+        ps = self.plan
+        tuning = Tuning(
+            api_key=self.api_key, retry=self.retry, axes=self.axes, stats=self.stats,
+            thresholds=self.thresholds, random_target_seed=ps.random_target_seed,
+            replacement_seed=ps.replacement_seed,
+        )  # fmt: skip
+        return _Given(
+            out=str(self.out_dir), traces=tuple(map(str, traces)),
+            cases=None if cases_path is None else str(cases_path),
+            pool_dataset=None if pool_dataset is None else str(pool_dataset),
+            replay=self.replay, endpoint=self.endpoint, model=self.model,
+            replay_kwargs=dict(self.kwarg_overrides), operators=ps.operators, limit=self.limit,
+            concurrency=self.concurrency, rate_limit=self.rate_limit, timeout=self.timeout,
+            seed=ps.model_seed, similarity=ps.similarity.value if ps.similarity else "any",
+            relevance=ps.relevance.value if ps.relevance else "any",
+            recompute_original=ps.recompute_original, given=tuning,
+        )  # fmt: skip
+
+
 class _Given(Config, frozen=True, kw_only=True):
-    """A :class:`Config` whose settings are a :class:`RunConfig` given as is (the older
-    drivers' richer record: retry policy, timeout, axes, statistics, role thresholds)."""
+    """A :class:`Config` with the settings of a :class:`RunConfig` that no option sets."""
 
-    settings: RunConfig
+    given: Tuning
 
-    def run_config(self) -> RunConfig:
-        """The given settings (the replay way and the concurrency checked)."""
-        checked_mode(self.settings)
-        return self.settings
-
-
-def _given(
-    traces: Sequence[str | Path],
-    config: RunConfig,
-    cases_path: str | Path | None,
-    pool_dataset: str | Path | None,
-) -> _Given:
-    return _Given(
-        out=str(config.out_dir),
-        traces=tuple(map(str, traces)),
-        cases=None if cases_path is None else str(cases_path),
-        pool_dataset=None if pool_dataset is None else str(pool_dataset),
-        settings=config,
-    )
+    def _tuning(self) -> Tuning:
+        return self.given
 
 
 def _replays(progress: Progress | None) -> Callable[[str, int, int | None], None] | None:
@@ -71,6 +139,22 @@ def _replays(progress: Progress | None) -> Callable[[str, int, int | None], None
             report(done, total)
 
     return forward
+
+
+def _driven(
+    traces: Sequence[str | Path],
+    config: RunConfig,
+    cases_path: str | Path | None,
+    pool_dataset: str | Path | None,
+    progress: Progress | None,
+    executor: Executor | None,
+) -> tuple[Config, dict[str, Any]]:
+    """The config and the driver's keyword arguments of an older driver's call."""
+    given = config.config(traces, cases_path, pool_dataset)
+    return given, {
+        "out": config.out_dir, "executor": executor, "concurrency": config.concurrency,
+        "progress": _replays(progress),
+    }  # fmt: skip
 
 
 def _result(done: AnalysisRun[InterventionsResult]) -> InterventionsResult:
@@ -102,14 +186,8 @@ def run_interventions(
     """
     from groundtrace.analyzer import run_analysis
 
-    from ._shape import ANALYSIS
-
-    given = _given(traces, config, cases_path, pool_dataset)
-    done = run_analysis(
-        ANALYSIS, given, out=config.out_dir, executor=executor, concurrency=config.concurrency,
-        progress=_replays(progress),
-    )  # fmt: skip
-    return _result(done)
+    given, driver = _driven(traces, config, cases_path, pool_dataset, progress, executor)
+    return _result(run_analysis(ANALYSIS, given, **driver))
 
 
 @deprecated(since=_SINCE, remove_in=_REMOVE_IN, use="groundtrace.analyzer.run_analysis_async")
@@ -125,14 +203,8 @@ async def run_interventions_async(
     """:func:`run_interventions`, awaited (deprecated: ``await run_analysis_async(...)``)."""
     from groundtrace.analyzer import run_analysis_async
 
-    from ._shape import ANALYSIS
-
-    given = _given(traces, config, cases_path, pool_dataset)
-    done = await run_analysis_async(
-        ANALYSIS, given, out=config.out_dir, executor=executor, concurrency=config.concurrency,
-        progress=_replays(progress),
-    )  # fmt: skip
-    return _result(done)
+    given, driver = _driven(traces, config, cases_path, pool_dataset, progress, executor)
+    return _result(await run_analysis_async(ANALYSIS, given, **driver))
 
 
 @deprecated(
@@ -156,15 +228,9 @@ def estimate_requests(
             which the estimate cannot see), or bad options.
         InputError: unreadable traces, case file or pool dataset.
     """
-    endpoint_replay_only(config.endpoint if config.mode() == "endpoint" else None)
-    plans = plan_items(traces, config, cases_path=cases_path, pool_dataset=pool_dataset)
-    path = Path(config.out_dir) / "journal.sqlite"
-    journal = UnitJournal(path, lock=False) if path.exists() else None  # read only
-    try:
-        return unit_requests(plans, config, journal)
-    finally:
-        if journal is not None:
-            journal.close()
+    given = config.config(traces, cases_path, pool_dataset)
+    endpoint_replay_only(given.endpoint)
+    return estimate_run(plan(given), given)
 
 
 @deprecated(
@@ -183,4 +249,4 @@ def plan_run(
     Raises:
         InputError: unreadable traces, case file or pool dataset.
     """
-    return list(plan_items(traces, config, cases_path=cases_path, pool_dataset=pool_dataset))
+    return list(plan(config.config(traces, cases_path, pool_dataset)))

@@ -16,7 +16,6 @@ from groundtrace.analyzer.llm import ChatRequest
 from groundtrace.analyzer.replay import UnitResult, unit_request
 
 from ._engine import ItemPlan
-from ._run import RunConfig
 
 __all__ = ["endpoint_replay_only", "unit_requests"]
 
@@ -36,10 +35,10 @@ def endpoint_replay_only(endpoint: str | None) -> None:
 
 
 def unit_requests(
-    plans: Sequence[ItemPlan], config: RunConfig, journal: UnitJournal | None
+    plans: Sequence[ItemPlan], model: str | None, journal: UnitJournal | None
 ) -> tuple[list[ChatRequest], int]:
-    """The requests of the replay units of ``plans`` that ``journal`` does not hold, and how
-    many it holds."""
+    """The requests (to ``model``, default the captured one) of the replay units of ``plans``
+    that ``journal`` does not hold, and how many it holds."""
     requests: list[ChatRequest] = []
     done = 0
     for plan in plans:
@@ -47,7 +46,7 @@ def unit_requests(
             if journal is not None and journal.get(unit.key, UnitResult) is not None:
                 done += 1
                 continue
-            request = unit_request(unit, plan.trace, config.model)
+            request = unit_request(unit, plan.trace, model)
             if isinstance(request, ChatRequest):  # else the replay unit fails without a call
                 requests.append(request)
     return requests, done

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -20,11 +19,9 @@ from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.errors import InputError, TraceReadError
 from groundtrace.collectors import ReadReport, Trace, read_traces
 
-from ._engine import ItemPlan, plan_item
+from ._config import Config, plan_settings
+from ._engine import ItemPlan, PlanSettings, plan_item
 from ._records import InputCounts
-
-if TYPE_CHECKING:
-    from ._run import RunConfig
 
 __all__ = ["Items", "plan_items"]
 
@@ -70,11 +67,12 @@ def _strict(report: ReadReport) -> None:
 
 
 def _load(
-    paths: Sequence[str | Path], cases: Mapping[str, Case], config: RunConfig, strict: bool
+    config: Config, settings: PlanSettings, cases: Mapping[str, Case]
 ) -> tuple[list[ItemPlan], InputCounts]:
+    paths = config.traces
     report = ReadReport()
     traces: list[Trace] = list(read_traces([str(p) for p in paths], report=report))
-    if strict:
+    if config.strict:
         _strict(report)
     if not traces:
         errors = "; ".join(str(e) for e in report.errors[:3])
@@ -107,7 +105,7 @@ def _load(
             case = trace.request.case_id or "no case id"
             not_usable[trace.trace_id] = f"case {case}: incomplete trace: {incomplete.message}"
             continue
-        plan = plan_item(trace, gold, config.plan)
+        plan = plan_item(trace, gold, settings)
         if isinstance(plan, str):
             not_usable[trace.trace_id] = plan
         else:
@@ -129,31 +127,23 @@ def _cases(cases_path: str | Path | None, pool_dataset: str | Path | None) -> di
     return cases
 
 
-def plan_items(
-    traces: Sequence[str | Path],
-    config: RunConfig,
-    *,
-    cases_path: str | Path | None = None,
-    pool_dataset: str | Path | None = None,
-    strict: bool = False,
-) -> Items:
-    """The items a run of ``traces`` makes, with their replay units; nothing is written.
+def plan_items(config: Config) -> Items:
+    """The items a run of ``config`` makes, with their replay units; nothing is written.
 
-    Args:
-        traces: trace files or folders.
-        config: the run's settings (operators, seeds, hardness, limit).
-        cases_path: the case file joined by case id (gold labels).
-        pool_dataset: a HotpotQA-layout file of replacement candidates.
-        strict: refuse unreadable trace lines (else they are skipped and counted).
+    The config is checked first (:func:`plan_settings`); its case file is joined by case id
+    (gold labels), its pool dataset supplies replacement candidates, ``strict`` refuses
+    unreadable trace lines (else they are skipped and counted) and ``limit`` caps the items.
 
     Raises:
+        ConfigError: a bad setting.
         TraceReadError: ``strict`` and a trace line cannot be read.
         InputError: no trace read; unreadable case file or pool dataset.
     """
-    cases = _cases(cases_path, pool_dataset)
-    joined = cases if cases_path is not None or pool_dataset else {}
-    plans, info = _load(traces, joined, config, strict)
-    if cases_path is None:
+    settings = plan_settings(config)
+    cases = _cases(config.cases, config.pool_dataset)
+    joined = cases if config.cases is not None or config.pool_dataset else {}
+    plans, info = _load(config, settings, joined)
+    if config.cases is None:
         for plan in plans:  # candidates only: no gold labels
             if plan.gold is not None:
                 plan.gold = Case(plan.gold.case_id, passages=plan.gold.passages)

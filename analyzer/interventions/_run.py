@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from groundtrace.analyzer.errors import ConfigError
-from groundtrace.analyzer.executor import Executor, LocalExecutor, UnitJournal
-from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
+from groundtrace.analyzer.executor import UnitJournal
+from groundtrace.analyzer.llm import CallCache, ModelClient
 from groundtrace.analyzer.replay import (
     CounterfactualRecorder,
     EndpointReplayer,
@@ -38,11 +37,10 @@ from groundtrace.analyzer.replay import (
     journaled_trace_ids,
     keep_traces,
 )
-from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors import Trace
 
-from ._axes import AxisSettings
-from ._engine import ItemPlan, PlanSettings
+from ._config import Config, plan_settings
+from ._engine import ItemPlan
 from ._plan import Items
 from ._records import (
     CallCounts,
@@ -51,14 +49,15 @@ from ._records import (
     ReplaySettings,
     RunSeeds,
 )
-from ._roles import ItemRoles, RoleThresholds
+from ._roles import ItemRoles
 from ._run_summary import analyse
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer import RunContext
 
 __all__ = [
     "InterventionsResult",
     "Progress",
-    "RunConfig",
-    "checked_mode",
     "drop_unjournaled",
     "replay_journaled",
 ]
@@ -69,60 +68,10 @@ Progress = Callable[[int, int], None]
 RECORDED = "recorded"
 #: The run folder's counterfactual traces.
 COUNTERFACTUALS = "counterfactual_traces"
+#: The progress phase of the replay units.
+PHASE = "replay units"
 
 _log = logging.getLogger("groundtrace.analyzer")
-
-
-@dataclass(frozen=True, slots=True)
-class RunConfig:
-    """Settings of one intervention run.
-
-    Attributes:
-        out_dir: the run folder (created; reused to resume).
-        replay: ``recorded`` (the entry point on each trace) or a ``module:qualname`` for
-            function replay; ``None`` when ``endpoint`` is given.
-        endpoint: base URL of an OpenAI-compatible endpoint for endpoint replay.
-        model: model name for endpoint replay (default: the captured one).
-        api_key: key for the endpoint (placeholder when ``None``).
-        kwarg_overrides: keyword arguments replacing recorded ones in function replay.
-        plan: operators, seeds, hardness.
-        axes: F1 threshold and divergence weights.
-        stats: bootstrap/permutation settings (B = 5000, seed 42).
-        thresholds: role thresholds.
-        limit: use the first N eligible traces (those with a case id first, ordered by case id,
-            then trace id).
-        concurrency: replays in flight.
-        timeout: seconds per model call attempt (endpoint replay).
-        retry: retry policy of the model client.
-        rate_limit: calls per second to the endpoint, shared by every worker (endpoint
-            replay).
-    """
-
-    out_dir: Path
-    replay: str | None = RECORDED
-    endpoint: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    kwarg_overrides: Mapping[str, Any] = field(default_factory=dict)
-    plan: PlanSettings = field(default_factory=PlanSettings)
-    axes: AxisSettings = field(default_factory=AxisSettings)
-    stats: StatsSettings = field(default_factory=StatsSettings)
-    thresholds: RoleThresholds = field(default_factory=RoleThresholds)
-    limit: int | None = None
-    concurrency: int = 4
-    timeout: float = 120.0
-    retry: RetryPolicy | None = None
-    rate_limit: float | None = None
-
-    def mode(self) -> str:
-        """``function`` or ``endpoint``.
-
-        Raises:
-            ConfigError: neither or both ways were chosen.
-        """
-        if (self.endpoint is None) == (self.replay is None):
-            raise ConfigError("choose exactly one of --replay ENTRYPOINT and --endpoint URL")
-        return "endpoint" if self.endpoint is not None else "function"
 
 
 @dataclass(slots=True)
@@ -149,18 +98,6 @@ class InterventionsResult:
     roles: list[tuple[ItemPlan, ItemRoles]] = field(default_factory=list)
 
 
-def checked_mode(config: RunConfig) -> str:
-    """The replay mode, the replay way and the concurrency checked.
-
-    Raises:
-        ConfigError: neither or both replay ways, a concurrency below 1.
-    """
-    mode = config.mode()
-    if config.concurrency < 1:
-        raise ConfigError("must be >= 1", field="--concurrency")
-    return mode
-
-
 def drop_unjournaled(out: Path, journal: UnitJournal) -> None:
     """Drop the counterfactual traces of replay units ``journal`` does not hold (they run
     again)."""
@@ -172,134 +109,97 @@ def drop_unjournaled(out: Path, journal: UnitJournal) -> None:
         )  # fmt: skip
 
 
-async def replay_journaled(
-    items: Sequence[ItemPlan],
-    config: RunConfig,
-    journal: UnitJournal,
-    *,
-    has_gold: bool,
-    executor: Executor,
-    progress: Progress | None = None,
-) -> InterventionsResult:
-    """Replay the replay units of ``items`` that ``journal`` (the run folder's, opened and locked by
-    the caller) does not hold, and analyse (what the driver's run of the analysis does)."""
-    mode = checked_mode(config)
-    drop_unjournaled(Path(config.out_dir), journal)
-    return await _run(
-        Items.of(items), config, mode, journal, has_gold=has_gold, progress=progress,
-        executor=executor,
-    )  # fmt: skip
-
-
 def _replayer(
-    config: RunConfig, mode: str, recorder: CounterfactualRecorder, cache: CallCache | None
+    config: Config, recorder: CounterfactualRecorder, cache: CallCache | None
 ) -> FunctionReplayer | EndpointReplayer:
-    if mode == "endpoint":
-        assert config.endpoint is not None and cache is not None
+    if config.endpoint is not None:
+        assert cache is not None
+        tuning = config._tuning()
         client = ModelClient(
-            config.endpoint, api_key=config.api_key, cache=cache,
-            concurrency=config.concurrency, timeout=config.timeout, retry=config.retry,
+            config.endpoint, api_key=tuning.api_key, cache=cache,
+            concurrency=config.concurrency, timeout=config.timeout, retry=tuning.retry,
             rate_limit=config.rate_limit,
         )  # fmt: skip
         return EndpointReplayer(recorder, client, model=config.model)
     entry = None if config.replay in (None, RECORDED) else config.replay
     return FunctionReplayer(
-        recorder, entrypoint=entry, kwarg_overrides=config.kwarg_overrides,
+        recorder, entrypoint=entry, kwarg_overrides=config.replay_kwargs,
         concurrency=config.concurrency,
     )  # fmt: skip
 
 
-async def _run(
-    items: Items,
-    config: RunConfig,
-    mode: str,
-    journal: UnitJournal,
-    *,
-    has_gold: bool,
-    progress: Progress | None,
-    executor: Executor | None,
+async def replay_journaled(
+    items: Sequence[ItemPlan], config: Config, context: RunContext
 ) -> InterventionsResult:
-    out = Path(config.out_dir)
+    """Replay the replay units of ``items`` that the run's journal (the run folder's, opened
+    and locked by the driver) does not hold, on the run's executor, and analyse (what the
+    analysis's ``run`` does)."""
+    ps = plan_settings(config)
+    journal = context.journal
+    assert journal is not None  # ANALYSIS names its journal: the driver opened it
+    out = context.out
+    drop_unjournaled(out, journal)
+    mode = "endpoint" if config.endpoint is not None else "function"
+    listed = Items.of(items)
     recorder = CounterfactualRecorder(out / COUNTERFACTUALS)
     cache = CallCache(out / "llm_cache.sqlite") if mode == "endpoint" else None
-    replayer = _replayer(config, mode, recorder, cache)
+    replayer = _replayer(config, recorder, cache)
     not_replayable: dict[str, str] = {}
     usable: list[ItemPlan] = []
-    for plan in items:
+    for plan in listed:
         why = replayer.check(plan.trace)
         if why is None:
             usable.append(plan)
         else:
             not_replayable[plan.trace.trace_id] = why
     units = [(u, p) for p in usable for u in p.units]
-    results: dict[str, UnitResult] = {}
-    counters = {"from_journal": 0, "run_now": 0}
-    done = 0
-    total = len(units)
-    todo: list[tuple[ReplayUnit, ItemPlan]] = []
-    for unit, plan in units:
-        prior = journal.get(unit.key, UnitResult)
-        if prior is not None:
-            results[unit.key] = prior
-            counters["from_journal"] += 1
-            done += 1
-        else:
-            todo.append((unit, plan))
-    if progress is not None:
-        progress(done, total)
-    work = _Replaying(replayer, {p.trace.trace_id: p.trace for _, p in todo})
+    held = {u.key for u, _ in units if (e := journal.entry(u.key)) is not None and e.ok}
+    if not held:  # the driver's map reports the held ones
+        context.progress(PHASE, 0, len(units))
+    work = _Replaying(replayer, {p.trace.trace_id: p.trace for u, p in units if u.key not in held})
     work.start_here()
-    runner = executor or LocalExecutor(config.concurrency)
-    fresh_calls: list[int] = []  # model calls of the replay units run now
-
-    def arrived(index: int, result: UnitResult) -> None:
-        nonlocal done
-        unit = todo[index][0]
-        journal.record(unit.key, result, ok=result.ok)
-        results[unit.key] = result
-        counters["run_now"] += 1
-        fresh_calls.append(result.model_calls)
-        done += 1
-        if progress is not None:
-            progress(done, total)
-
     try:
-        await runner.map(work, [u for u, _ in todo], on_result=arrived)
+        results = await context.map(
+            work, [u for u, _ in units], keys=[u.key for u, _ in units], kind=UnitResult,
+            keep=lambda r: r.ok, phase=PHASE,
+        )  # fmt: skip
     finally:
         await work.aclose()
         await replayer.aclose()
         if cache is not None:
             cache.close()
+    by_key = {u.key: r for (u, _), r in zip(units, results, strict=True)}
+    tuning = config._tuning()
     analysis = analyse(
-        usable, results, axes=config.axes, stats=config.stats, thresholds=config.thresholds
+        usable, by_key, axes=tuning.axes, stats=tuning.stats, thresholds=tuning.thresholds
     )
+    run_now = len(units) - len(held)
     if isinstance(replayer, EndpointReplayer):
         s = replayer.client.stats
         calls = CallCounts(
-            mode, total, counters["from_journal"], counters["run_now"], s.api_calls,
-            s.cache_hits, s.coalesced, s.retries, s.snapshot(),
+            mode, len(units), len(held), run_now, s.api_calls, s.cache_hits, s.coalesced,
+            s.retries, s.snapshot(),
         )  # fmt: skip
     else:
-        calls = CallCounts(
-            mode, total, counters["from_journal"], counters["run_now"], sum(fresh_calls), 0
-        )
-    ps = config.plan
+        fresh = sum(r.model_calls for k, r in by_key.items() if k not in held)
+        calls = CallCounts(mode, len(units), len(held), run_now, fresh, 0)
+    stats = tuning.stats
     assert analysis.statistics is not None
     summary = InterventionSummary(
         **msgspec.structs.asdict(analysis.statistics),
         items=len(usable),
-        input=msgspec.structs.replace(items.input, not_replayable=not_replayable),
-        gold="joined from the case file" if has_gold else "none (no --cases)",
+        input=msgspec.structs.replace(listed.input, not_replayable=not_replayable),
+        gold="joined from the case file" if config.cases is not None else "none (no --cases)",
         replay=ReplaySettings(
-            mode, config.replay if mode == "function" else None, config.endpoint, config.model,
-            0.0,
+            mode, (config.replay or RECORDED) if mode == "function" else None, config.endpoint,
+            config.model, 0.0,
         ),
         calls=calls,
         seeds=RunSeeds(
             ps.operators, ps.model_seed, ps.random_target_seed, ps.replacement_seed,
             ps.similarity.value if ps.similarity else "any",
             ps.relevance.value if ps.relevance else "any", ps.recompute_original,
-            config.stats.seed, config.stats.permutation_seed, config.stats.n_resamples,
+            stats.seed, stats.permutation_seed, stats.n_resamples,
         ),
     )  # fmt: skip
     return InterventionsResult(summary, analysis.rows, usable, out, analysis.roles)

@@ -11,7 +11,6 @@ together for :func:`~groundtrace.analyzer.run_analysis` (``groundtrace intervent
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,15 +44,11 @@ def plan(config: Config) -> Items:
     The config is checked first; nothing is written.
 
     Raises:
-        ConfigError: a bad setting (:meth:`Config.run_config`).
+        ConfigError: a bad setting.
         TraceReadError: ``strict`` and a trace line cannot be read.
         InputError: no trace read; an unreadable case file or pool dataset.
     """
-    settings = config.run_config()
-    return plan_items(
-        config.traces, settings, cases_path=config.cases, pool_dataset=config.pool_dataset,
-        strict=config.strict,
-    )  # fmt: skip
+    return plan_items(config)
 
 
 async def run(
@@ -76,13 +71,7 @@ async def run(
         ConfigError: a bad setting.
         ReplayError: the replay cannot be set up (e.g. the entry point does not import).
     """
-    assert context.journal is not None  # ANALYSIS names its journal: the driver opened it
-    settings = dataclasses.replace(config.run_config(), out_dir=context.out)
-    return await replay_journaled(
-        items, settings, context.journal, has_gold=config.cases is not None,
-        executor=context.executor,
-        progress=lambda done, total: context.progress("replay units", done, total),
-    )  # fmt: skip
+    return await replay_journaled(items, config, context)
 
 
 def nothing_measured(result: InterventionsResult) -> str | None:
@@ -128,7 +117,7 @@ def _estimate(
 ) -> tuple[list[ChatRequest], int]:
     """The ``estimate`` hook: :func:`estimate_run` against the journal the driver read."""
     endpoint_replay_only(config.endpoint)
-    return unit_requests(items, config.run_config(), journal)
+    return unit_requests(items, config.model, journal)
 
 
 def _run_folder(config: Config) -> str:

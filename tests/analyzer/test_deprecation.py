@@ -15,11 +15,11 @@ from groundtrace.analyzer._deprecation import deprecated, renamed
 from groundtrace.analyzer.audit._folder import run_audit_folder
 from groundtrace.analyzer.errors import GroundtraceError
 from groundtrace.analyzer.interventions._deprecated import (
+    RunConfig,
     estimate_requests,
     run_interventions,
     run_interventions_async,
 )
-from groundtrace.analyzer.interventions._run import RunConfig
 
 
 @pytest.mark.parametrize(

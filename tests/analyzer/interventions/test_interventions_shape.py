@@ -26,14 +26,15 @@ from groundtrace.analyzer import Analysis, get_analysis, load_config, run_analys
 from groundtrace.analyzer._results import encode
 from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.analyzer.interventions._deprecated import (
+    RunConfig,
     estimate_requests,
     plan_run,
     run_interventions,
     run_interventions_async,
 )
 from groundtrace.analyzer.interventions._engine import PlanSettings, parse_operators
-from groundtrace.analyzer.interventions._run import RunConfig
 from groundtrace.analyzer.interventions._verdicts import role_verdicts
+from groundtrace.analyzer.stats import StatsSettings
 
 ROOT = Path(__file__).resolve().parents[3]
 HERE = "tests.analyzer.interventions.test_interventions_shape"
@@ -268,10 +269,34 @@ def test_the_other_deprecated_ways_in_still_work_and_warn(apiary: Path, tmp_path
     )
     with pytest.warns(DeprecationWarning, match=r"estimate_requests is deprecated .* "
                       r"estimate=True"):  # fmt: skip
-        requests, done = estimate_requests(traces, endpoint.run_config(), cases_path=cases)
+        requests, done = estimate_requests(
+            traces, RunConfig(out_dir=Path(endpoint.out), replay=None, endpoint=endpoint.endpoint,
+                              model="m", plan=settings.plan), cases_path=cases,
+        )  # fmt: skip
     assert done == 0  # the apiary app calls no model: nothing to send
     assert iv.ANALYSIS.estimate is not None
     assert (requests, done) == iv.ANALYSIS.estimate(iv.plan(endpoint), endpoint, None)
+
+
+def test_a_run_config_s_settings_no_option_sets_still_reach_the_run(
+    apiary: Path, tmp_path: Path
+) -> None:
+    """The deprecated ``RunConfig`` runs as a ``Config``, its settings that no option sets
+    (the draw seeds, the statistics) kept."""
+    settings = RunConfig(
+        out_dir=tmp_path / "tuned", concurrency=2,
+        plan=PlanSettings(("REMOVE", "ZERO"), random_target_seed=5, replacement_seed=6),
+        stats=StatsSettings(n_resamples=300, seed=7, permutation_seed=8),
+    )  # fmt: skip
+    with pytest.warns(DeprecationWarning):
+        entry = run_interventions([apiary / "traces"], settings, cases_path=apiary / "cases.jsonl")
+    seeds = entry.summary.seeds
+    assert (seeds.random_target_seed, seeds.replacement_seed) == (5, 6)
+    assert (seeds.bootstrap_seed, seeds.permutation_seed, seeds.n_resamples) == (7, 8, 300)
+    assert entry.summary.stats_settings == settings.stats  # what the statistics ran with
+    assert entry.summary.replay.mode == "function"
+    with pytest.raises(ConfigError, match="choose exactly one"), pytest.warns(DeprecationWarning):
+        run_interventions([apiary / "traces"], RunConfig(out_dir=tmp_path / "none", replay=None))
 
 
 def test_nothing_measured_names_why(apiary: Path, tmp_path: Path) -> None:
