@@ -26,6 +26,7 @@ from groundtrace.collectors import ReadReport, Trace, read_traces
 
 from ._cache import ScoreCache
 from ._context import AblationContext
+from ._estimate import estimate
 from ._methods import (
     MAX_SHAPLEY_SOURCES,
     Attribution,
@@ -335,4 +336,5 @@ ANALYSIS: Analysis[Config, Unit, AttributionResult] = Analysis(
     nothing_measured=nothing_measured,
     journal=JOURNAL,
     unit_key=lambda unit: unit.trace_id,
+    estimate=estimate,
 )
