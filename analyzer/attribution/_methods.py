@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from math import factorial
 
 import numpy as np
 import numpy.typing as npt
 
+from groundtrace.analyzer._shapley import coalitions, shapley
 from groundtrace.analyzer.errors import ConfigError
 
 from ._context import Mask
@@ -151,15 +151,8 @@ def exact_shapley(score: MaskScorer, k: int) -> Attribution:
             field="sources",
         )
     counted = _Counted(score)
-    subsets = [tuple(bool(bits >> j & 1) for j in range(k)) for bits in range(2**k)]
-    v = np.array(counted(subsets), dtype=np.float64)
-    sizes = np.array([bin(bits).count("1") for bits in range(2**k)])
-    weights = np.array([factorial(s) * factorial(k - s - 1) / factorial(k) for s in range(k)])
-    phi = []
-    for j in range(k):
-        without = np.array([b for b in range(2**k) if not b >> j & 1], dtype=np.int64)
-        phi.append(float(np.sum(weights[sizes[without]] * (v[without | (1 << j)] - v[without]))))
-    return Attribution("shapley", tuple(phi), len(counted.asked), float(v[-1]))
+    v = counted(coalitions(k))
+    return Attribution("shapley", tuple(shapley(v)), len(counted.asked), float(v[-1]))
 
 
 def random_masks(k: int, n: int, seed: int, keep: float = 0.5) -> list[Mask]:

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from math import factorial
 
 import msgspec
-import numpy as np
 
 from groundtrace.analyzer._evidence_match import GoldSupport
+from groundtrace.analyzer._shapley import coalitions, shapley
 from groundtrace.analyzer.errors import InputError
 from groundtrace.analyzer.replay import ReplayChunk
 from groundtrace.analyzer.stats import DeltaSummary, StatsSettings, summarise_deltas
@@ -156,19 +155,11 @@ def shapley_values(
         raise InputError(f"exact Shapley values need k <= 5 players, got {k}", field="players")
     if len(set(players)) != k:
         raise InputError("players must be distinct", field="players")
-    subsets = [frozenset(p for j, p in enumerate(players) if mask >> j & 1) for mask in range(2**k)]
+    subsets = [frozenset(p for p, kept in zip(players, c, strict=True) if kept)
+               for c in coalitions(k)]  # fmt: skip
     if callable(value):
-        v = np.array([float(value(s)) for s in subsets])
-    else:
-        absent = [sorted(s) for s in subsets if s not in value]
-        if absent:
-            raise InputError(f"value missing for subsets {absent}", field="value")
-        v = np.array([float(value[s]) for s in subsets])
-    sizes = np.array([bin(mask).count("1") for mask in range(2**k)])
-    weights = np.array([factorial(s) * factorial(k - s - 1) / factorial(k) for s in range(k)])
-    result: dict[str, float] = {}
-    for j, player in enumerate(players):
-        masks = np.array([m for m in range(2**k) if not m >> j & 1], dtype=np.int64)
-        marginal = v[masks | (1 << j)] - v[masks]
-        result[player] = float(np.sum(weights[sizes[masks]] * marginal))
-    return result
+        return dict(zip(players, shapley([value(s) for s in subsets]), strict=True))
+    absent = [sorted(s) for s in subsets if s not in value]
+    if absent:
+        raise InputError(f"value missing for subsets {absent}", field="value")
+    return dict(zip(players, shapley([value[s] for s in subsets]), strict=True))
