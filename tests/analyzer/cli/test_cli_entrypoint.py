@@ -96,22 +96,34 @@ def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
 
 
 COMMANDS = ("demo", "traces", "gate", "judge", "collect", "paths", "interventions")
+#: The commands whose options are generated from their analysis's config record: their help
+#: imports that analysis (its record), and no other command's module (the root's help none).
+RECORD_BACKED = ("paths",)
 
 
-def test_help_loads_neither_the_analyses_nor_the_collectors() -> None:
+def _command_modules(modules: list[str]) -> set[str]:
+    loaded = {m.rpartition(".")[2] for m in modules if m.startswith(cli.__name__ + ".")}
+    return {row.module for row in _registry.COMMANDS} & loaded
+
+
+def test_help_loads_neither_the_analyses_nor_the_collectors_nor_any_command() -> None:
     run = _groundtrace("--help")
     assert run["code"] == 0, run["stderr"]
     for name in COMMANDS:
         assert name in run["stdout"]
     assert _loaded(run["modules"], (*HEAVY, "groundtrace.collectors")) == []
+    assert _command_modules(run["modules"]) == set()
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_the_help_of_each_command_loads_no_analysis(command: str) -> None:
+def test_the_help_of_each_command_loads_its_module_only(command: str) -> None:
     run = _groundtrace(command, "--help")
     assert run["code"] == 0, run["stderr"]
     assert "Usage: groundtrace " + command in run["stdout"]
-    assert _loaded(run["modules"], (*HEAVY, "groundtrace.collectors")) == []
+    if command not in RECORD_BACKED:  # which imports its analysis, for its record
+        assert _loaded(run["modules"], (*HEAVY, "groundtrace.collectors")) == []
+    row = next(row for row in _registry.COMMANDS if row.name == command)
+    assert _command_modules(run["modules"]) <= {row.module, "_analyze"}
 
 
 def test_traces_summary_loads_the_collectors_only(tmp_path: Path) -> None:
@@ -200,9 +212,7 @@ def test_every_command_module_is_in_the_one_table() -> None:
 
 
 def test_the_defaults_the_commands_spell_out_are_the_librarys() -> None:
-    from groundtrace.analyzer.cli import _collect, _paths
-    from groundtrace.analyzer.paths._quotes import DEFAULT_QUOTE_THRESHOLD
+    from groundtrace.analyzer.cli import _collect
     from groundtrace.collectors.phoenix import DEFAULT_PAGE_SIZE
 
-    assert _collect.PAGE_SIZE == DEFAULT_PAGE_SIZE
-    assert _paths.QUOTE_THRESHOLD == DEFAULT_QUOTE_THRESHOLD
+    assert _collect.PAGE_SIZE == DEFAULT_PAGE_SIZE  # a record-backed command spells out none
