@@ -18,6 +18,7 @@ from ._analyze import drive, finish
 from ._app import console, handle_errors, print_reading
 from ._budget import CallOptions
 from ._executor import ExecutorOptions
+from ._interventions import _kwargs
 from ._options import fields_as_options, uses, without
 from ._writeback import WriteBackOptions
 
@@ -32,6 +33,8 @@ _OPTIONS: Final = {
     "n_ablations": "--n-ablations",
     "threads": "--threads",
     "n_ctx": "--n-ctx",
+    "replay": "--replay",
+    "method": "--method",
 }
 
 
@@ -88,6 +91,19 @@ def attribution_command(
     n_ctx: Annotated[
         int, typer.Option("--n-ctx", help="Context length (tokens) of the in-process model.")
     ] = 4096,
+    replay: Annotated[
+        str | None,
+        typer.Option(
+            help="The behavioural tier (no log-probabilities): replay the app, 'recorded' (the "
+            "trace's entry point) or module:qualname, with every evidence item and without "
+            "each (k+1 replays; leave-one-out only); an item scores 1 when removing it changes "
+            "the answer, plus CUE-R's divergence D."
+        ),
+    ] = None,
+    replay_kwarg: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=VALUE overriding a recorded keyword argument (repeatable)."),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the result record as one JSON object.")
     ] = False,
@@ -126,6 +142,8 @@ def attribution_command(
             seed=seed,
             threads=threads,
             n_ctx=n_ctx,
+            replay=replay,
+            replay_kwargs=_kwargs(replay_kwarg or []),
         )
         done = drive(  # one model: one trace at a time
             ANALYSIS, config, out, executor=ExecutorOptions(), settings=calls.settings(None),

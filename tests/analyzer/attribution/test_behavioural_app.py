@@ -12,10 +12,12 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from typer.testing import CliRunner
 
 from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer.attribution import ANALYSIS, AttributionResult, Config
 from groundtrace.analyzer.cases import Case, Passage
+from groundtrace.analyzer.cli import build_app
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -24,6 +26,7 @@ HERE = "tests.analyzer.attribution.test_behavioural_app"
 #: A shipped item (index 100) and another item's answer asserted about its question.
 ITEM = 100
 INJECTED = "Dino Buzzati-Traverso"
+app = build_app()
 
 
 def injected(case: Case) -> tuple[Case, str]:
@@ -59,11 +62,23 @@ def main(out: str) -> None:
     }))  # fmt: skip
 
 
-def test_the_paragraph_the_app_followed_is_ranked_first(tmp_path: Path) -> None:
-    traces = tmp_path / "traces"
-    code = f"from {HERE} import main; main({str(tmp_path)!r})"
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The app's run: ``traces/`` and ``item.json``."""
+    out = tmp_path_factory.mktemp("hotpot")
+    code = f"from {HERE} import main; main({str(out)!r})"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
-    item = json.loads((tmp_path / "item.json").read_text())
+    return out
+
+
+def _scores(path: Path) -> list[dict[str, float]]:
+    rows = json.loads(path.read_text())["rows"]
+    return [{s["id"]: s["score"] for s in row["sources"]} for row in rows]
+
+
+def test_the_paragraph_the_app_followed_is_ranked_first(recorded: Path, tmp_path: Path) -> None:
+    traces = recorded / "traces"
+    item = json.loads((recorded / "item.json").read_text())
     assert item["answer"] == INJECTED  # the app follows the injected paragraph
     done = run_analysis(
         ANALYSIS, Config(traces=(str(traces),), replay="recorded"), out=tmp_path / "run",
@@ -77,3 +92,25 @@ def test_the_paragraph_the_app_followed_is_ranked_first(tmp_path: Path) -> None:
     assert best.id == item["injected_id"] and best.score >= 1.0
     assert best.answer_without != INJECTED
     assert sorted(s.score for s in row.sources)[-2] < 1.0  # no other removal changes it
+
+
+def test_the_commands_run_the_behavioural_tier(recorded: Path, tmp_path: Path) -> None:
+    traces = str(recorded / "traces")
+    friendly = CliRunner().invoke(
+        app, ["attribution", traces, "--out", str(tmp_path / "a"), "--replay", "recorded"]
+    )
+    assert friendly.exit_code == 0, friendly.output
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"traces": [traces], "replay": "recorded"}))
+    analyze = CliRunner().invoke(
+        app, ["analyze", "attribution", "--config", str(config), "--out", str(tmp_path / "b")]
+    )
+    assert analyze.exit_code == 0, analyze.output
+    scores = _scores(tmp_path / "a" / "attribution.json")
+    assert scores == _scores(tmp_path / "b" / "attribution.json") and len(scores) == 1
+    assert max(scores[0].values()) >= 1.0
+    bad = CliRunner().invoke(
+        app, ["attribution", traces, "--out", str(tmp_path / "c"), "--replay", "recorded",
+              "--method", "shapley"],
+    )  # fmt: skip
+    assert bad.exit_code == 2 and "leave-one-out only" in bad.output
