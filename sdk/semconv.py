@@ -113,6 +113,7 @@ __all__ = [
     "GT_CONTENT_CAPTURED",
     "GT_EVALUATION_CASE_ID",
     "GT_EVALUATION_DOCUMENT_POSITION",
+    "GT_EVALUATION_EVIDENCE_ATTRIBUTION",
     "GT_EVALUATION_EVIDENCE_ID",
     "GT_EVALUATION_EVIDENCE_ROLE",
     "GT_EVALUATION_GATE_CASE",
@@ -853,6 +854,9 @@ GT_EVALUATION_JUDGE: Final = "groundtrace.judge"
 #: evaluation name -- the roles of one evidence item (label: the roles, comma-separated; score:
 #: 0.0 with a harmful role, else 1.0 with a helpful one, else 0.5; none when not evaluable).
 GT_EVALUATION_EVIDENCE_ROLE: Final = "groundtrace.evidence.role"
+#: evaluation name -- the attribution of one answer to one evidence item (score: how much the
+#: answer's log-probability, in nats, rests on the item; explanation: tier, method, rank).
+GT_EVALUATION_EVIDENCE_ATTRIBUTION: Final = "groundtrace.evidence.attribution"
 
 # OTLP log records (GenAI events sent as log records)
 #: str -- log record attribute naming the event, in logs written before OTLP had an

@@ -41,6 +41,7 @@ from ._traces import trace_context
 
 if TYPE_CHECKING:
     from groundtrace.analyzer._driver import RunContext
+    from groundtrace.analyzer.writeback import Linked
 
 __all__ = ["ANALYSIS", "AttributionResult", "Config", "SourceScore", "TraceAttribution"]
 
@@ -323,6 +324,14 @@ async def run(units: Sequence[Unit], config: Config, context: RunContext) -> Att
     return AttributionResult(rows=tuple(rows), not_usable=dict(left))
 
 
+def verdicts(result: AttributionResult, config: Config) -> Linked:
+    """Each attributed evidence item's score, linked to the retrieval span that returned it
+    (the traces read again from ``config.traces``)."""
+    from ._verdicts import attribution_verdicts
+
+    return attribution_verdicts(result, read_traces(list(config.traces), report=ReadReport()))
+
+
 #: The attribution analysis, for :func:`~groundtrace.analyzer.run_analysis`.
 ANALYSIS: Analysis[Config, Unit, AttributionResult] = Analysis(
     name="attribution",
@@ -337,4 +346,5 @@ ANALYSIS: Analysis[Config, Unit, AttributionResult] = Analysis(
     journal=JOURNAL,
     unit_key=lambda unit: unit.trace_id,
     estimate=estimate,
+    verdicts=verdicts,
 )

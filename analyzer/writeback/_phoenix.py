@@ -47,6 +47,7 @@ _SHORT: Final = {
     sc.GT_EVALUATION_GATE_CASE: "gate",
     sc.GT_EVALUATION_PATH_STATUS: "paths",
     sc.GT_EVALUATION_EVIDENCE_ROLE: "role",
+    sc.GT_EVALUATION_EVIDENCE_ATTRIBUTION: "attribution",
 }
 _JUDGE_PREFIX: Final = sc.GT_EVALUATION_JUDGE + "."
 
@@ -55,7 +56,8 @@ def phoenix_name(name: str) -> str:
     """The short annotation name Phoenix shows for the evaluation ``name``.
 
     ``groundtrace.judge.<metric>`` -> ``<metric>``, the gate's case decision -> ``gate``, the
-    path status -> ``paths``, evidence roles -> ``role``; any other name is kept.
+    path status -> ``paths``, evidence roles -> ``role``, evidence attribution ->
+    ``attribution``; any other name is kept.
     """
     if name.startswith(_JUDGE_PREFIX):
         return name[len(_JUDGE_PREFIX) :]
