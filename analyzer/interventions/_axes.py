@@ -190,10 +190,6 @@ def compare(
     return Comparison(before, after, deltas, terms, terms.weighted(settings.divergence_weights))
 
 
-def _missing(value: float | None) -> float:
-    return np.nan if value is None else value
-
-
 def _nan(values: Sequence[float | None]) -> npt.NDArray[np.float64]:
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 

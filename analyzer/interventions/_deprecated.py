@@ -26,7 +26,7 @@ from ._config import Config, Tuning
 from ._engine import ItemPlan, PlanSettings
 from ._estimate import endpoint_replay_only
 from ._roles import RoleThresholds
-from ._run import RECORDED, InterventionsResult, Progress
+from ._run import RECORDED, InterventionsResult
 from ._shape import ANALYSIS, estimate_run, plan
 
 if TYPE_CHECKING:
@@ -42,6 +42,9 @@ __all__ = [
 ]
 
 _SINCE, _REMOVE_IN = "0.2.0", "0.3.0"
+
+#: Called after each replay unit with (done, total).
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,13 +57,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InterventionsResult",
-    "Progress",
     "drop_unjournaled",
     "replay_journaled",
 ]
-
-#: Called after each replay unit with (done, total).
-Progress = Callable[[int, int], None]
 
 RECORDED = "recorded"
 #: The run folder's counterfactual traces.
