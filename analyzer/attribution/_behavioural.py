@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from groundtrace.analyzer.errors import InputError
+from groundtrace.analyzer.llm import Usage
 from groundtrace.analyzer.metrics import DivergenceWeights, divergence_terms, normalise_answer
 from groundtrace.analyzer.replay import (
     CounterfactualRecorder,
@@ -145,6 +146,13 @@ def score_replays(
     )  # fmt: skip
 
 
+def _name(config: Config, trace: Trace) -> str:
+    """What the ledger counts the replays under: ``replay <entry point>``."""
+    entry = config.replay if config.replay not in (None, _RECORDED) else None
+    recorded = trace.entrypoint.entrypoint if trace.entrypoint is not None else "?"
+    return f"replay {entry or recorded}"
+
+
 def _replayer(config: Config, out_dir: str) -> FunctionReplayer:
     entry = None if config.replay in (None, _RECORDED) else config.replay
     return FunctionReplayer(
@@ -184,13 +192,17 @@ async def run_behavioural(
     by_key = {u.trace_id: (u, ev) for u, ev in usable}
     replayer.recorder.start()
 
+    ledgers = [context.ledger] + ([] if context.budget is None else [context.budget.ledger])
+
     async def work(key: str) -> TraceAttribution:
         unit, evidence = by_key[key]
         assert unit.trace is not None
-        results = [
-            await replayer.run(r, unit.trace)
-            for r in replay_units(unit.trace, evidence, config.seed)
-        ]
+        results = []
+        for replay in replay_units(unit.trace, evidence, config.seed):
+            result = await replayer.run(replay, unit.trace)
+            for ledger in ledgers:  # each replay is one call of the app: --max-calls counts them
+                ledger.add(_name(config, unit.trace), Usage(calls=result.model_calls))
+            results.append(result)
         return score_replays(unit, evidence, results)
 
     try:

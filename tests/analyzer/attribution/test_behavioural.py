@@ -22,7 +22,8 @@ from groundtrace.analyzer.attribution import ANALYSIS, AttributionResult, Config
 from groundtrace.analyzer.attribution._behavioural import behavioural_score
 from groundtrace.analyzer.attribution._shape import Unit
 from groundtrace.analyzer.attribution._traces import trace_context
-from groundtrace.analyzer.errors import ConfigError
+from groundtrace.analyzer.errors import BudgetReachedError, ConfigError
+from groundtrace.analyzer.llm import Budget
 from groundtrace.analyzer.replay import UnitResult
 from groundtrace.collectors import Trace
 from groundtrace.collectors.model import (
@@ -97,7 +98,7 @@ def _trace(case_id: str, shown: tuple[str, ...]) -> Trace:
 
 
 def _units() -> list[Unit]:
-    traces = [_trace(case_id, shown) for case_id, shown in ASKED]
+    traces = [_trace(case_id, shown) for case_id, shown in ASKED]  # in ASKED order
     return [Unit(t.trace_id, t.request.case_id, trace_context(t), t) for t in traces]
 
 
@@ -197,3 +198,19 @@ def test_the_behavioural_tier_takes_no_model_and_only_leave_one_out() -> None:
         Config(traces=("t",), replay="recorded", endpoint="http://127.0.0.1:1/v1")
     with pytest.raises(ConfigError, match="leave-one-out only"):
         Config(traces=("t",), replay="recorded", method="shapley")
+
+
+def test_each_replay_counts_as_one_call_and_a_budget_stops_the_run(tmp_path: Path) -> None:
+    config = Config(traces=GIVEN, replay="recorded")
+    done = run_analysis(ANALYSIS, config, out=tmp_path / "all", concurrency=1, units=_units())
+    assert {m: u.calls for m, u in done.calls.items()} == {f"replay {HERE}:reply": 12}
+    with pytest.raises(BudgetReachedError):
+        run_analysis(
+            ANALYSIS, config, out=tmp_path / "capped", concurrency=1, units=_units(),
+            budget=Budget(max_calls=4),
+        )  # fmt: skip
+    resumed = run_analysis(ANALYSIS, config, out=tmp_path / "capped", concurrency=1,
+                           units=_units())  # fmt: skip
+    assert isinstance(resumed.result, AttributionResult) and len(resumed.result.rows) == 3
+    # the trace the capped run finished is not replayed again
+    assert sum(u.calls for u in resumed.calls.values()) == 8
