@@ -58,11 +58,12 @@ _NONE = re.compile(r"(^|[(;] ?)None:")
 
 
 def _plain(text: str) -> str:
-    """Docstring text as plain help: roles and literals unquoted, capital first, full stop,
+    """Docstring text as plain help: roles and literals unquoted, a word capitalised, full stop,
     the field's ``None`` said as the option's absence (``(None: X)`` -> ``(default: X)``)."""
-    text = _LITERAL.sub(r"\1", _ROLE.sub(r"\1", " ".join(text.split())))
-    text = _NONE.sub(r"\1default:", text)
-    if text and text[0].islower():
+    text = " ".join(text.split())
+    word = text[:1].islower()  # a word, not a literal (``lexical`` stays as written)
+    text = _NONE.sub(r"\1default:", _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text)))
+    if word:
         text = text[0].upper() + text[1:]
     return text if text.endswith((".", ")", ":")) else text + "."
 
@@ -213,6 +214,8 @@ def record_options(
     help: Mapping[str, str] | None = None,
     declared: Mapping[str, Declared] | None = None,
     left_out: Iterable[str] = (),
+    only: Iterable[str] | None = None,
+    required: Iterable[str] = (),
 ) -> RecordOptions:
     """The options of ``record``'s fields, as an option group a command :func:`uses`.
 
@@ -224,6 +227,8 @@ def record_options(
         help: field -> help where the command says it otherwise than the docstring.
         declared: field -> its command-line form given by the command (:data:`Declared`).
         left_out: fields not offered (the command sets them, or they keep their default).
+        only: the fields offered, if not all (the others are left out).
+        required: fields the command requires though the record has a default for them.
 
     Raises:
         TypeError: a name that is not a field of ``record``, a field whose type has no
@@ -231,8 +236,18 @@ def record_options(
     """
     fields = {f.name: f for f in msgspec.structs.fields(record)}
     options, help, declared = options or {}, help or {}, declared or {}
-    skipped = frozenset(left_out)
-    named = {*options, *help, *declared, *skipped, *([argument] if argument else [])}
+    chosen = set(fields) if only is None else set(only)
+    skipped = frozenset(left_out) | (set(fields) - chosen)
+    needed = frozenset(required)
+    named = {
+        *options,
+        *help,
+        *declared,
+        *left_out,
+        *chosen,
+        *needed,
+        *([argument] if argument else []),
+    }
     unknown = sorted(named - set(fields))
     if unknown:
         raise TypeError(f"{record.__name__} has no field {', '.join(unknown)}")
@@ -255,7 +270,10 @@ def record_options(
         if default is msgspec.NODEFAULT and spec.default_factory is not msgspec.NODEFAULT:
             default = spec.default_factory()
         # no default: a required option (or argument)
-        default = inspect.Parameter.empty if default is msgspec.NODEFAULT else show(default)
+        if default is msgspec.NODEFAULT or name in needed:
+            default = inspect.Parameter.empty
+        else:
+            default = show(default)
         offered.append(_Field(name, option, annotation, default, convert))
     names = {f.name: (f.name.upper() if f.name == argument else f.option) for f in offered}
     return RecordOptions(record, skipped, offered=tuple(offered), option_names=names)

@@ -13,80 +13,69 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Final
 
+import msgspec
 import typer
+
+from groundtrace.analyzer.judge import Config
 
 from ._analyze import drive, finish
 from ._app import console, handle_errors, print_reading
 from ._budget import CallOptions, CallSettings
 from ._executor import ExecutorOptions
+from ._fields import record_options
 from ._options import fields_as_options, uses, without
 from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import AnalysisRun
-    from groundtrace.analyzer.judge import Config, JudgeResult, JudgeRunSummary
+    from groundtrace.analyzer.judge import JudgeResult, JudgeRunSummary
 
 __all__ = ["register"]
-
-#: The option each field of ``analyzer.judge.Config`` that ``plan`` or ``run`` checks comes from.
-_OPTIONS: Final = {
-    "judge": "--judge",
-    "model": "--model",
-    "rubric": "--rubric",
-    "threshold": "--threshold",
-    "dimension": "--dimension",
-    "traces": "TRACES",
-    "concurrency": "--concurrency",
-    "rate_limit": "--rate-limit",
-}
 
 judge_app = typer.Typer(
     help="LLM-judge checks and judge meta-evaluation (validate before a judge may gate).",
     no_args_is_help=True,
 )
 
-JudgeOpt = Annotated[
-    str,
-    typer.Option(
-        "--judge",
-        help="'lexical' (built-in baseline) or the base URL of an OpenAI-compatible "
-        "endpoint, e.g. http://127.0.0.1:8080/v1.",
-    ),
-]
-ModelOpt = Annotated[
-    str | None, typer.Option("--model", help="Model id at the endpoint (required with a URL).")
-]
-ConcurrencyOpt = Annotated[
-    int | None,
-    typer.Option(help="Model calls in flight (default: the --call-profile's, else 2)."),
-]
-TimeoutOpt = Annotated[float, typer.Option(help="Seconds per model call attempt.")]
-SeedOpt = Annotated[int, typer.Option("--judge-seed", help="Sampling seed sent to the model.")]
-MaxTokensOpt = Annotated[int, typer.Option(help="Reply token budget of the judge.")]
-RubricOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--rubric",
-        help="Rubric of an endpoint judge: a shipped version (rag_triad_v1, the default) or "
-        "a FILE. Its text and version are part of the judge fingerprint.",
-    ),
-]
-ThresholdOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--threshold",
-        help="Working threshold, a score >= it passes (default: the --profile's, else 0.8). "
-        "Part of the judge fingerprint.",
-    ),
-]
-ProfileOpt = Annotated[
-    Path | None, typer.Option("--profile", help="Acceptance profile (TOML or JSON).")
-]
+#: The judge's own settings: the same options (and fingerprint) in every judge command.
+_JUDGE: Final = ("judge", "model", "rubric", "threshold", "profile", "judge_seed")
+#: The model-call settings of the commands that call the judge.
+_CALLS: Final = ("concurrency", "timeout", "max_tokens")
+
+#: ``judge validate``: the judge and the gold set it is validated on.
+VALIDATE_OPTIONS = record_options(
+    Config,
+    only=(*_JUDGE, "gold", "dimension", "label_field", "filters", "sample", "stratify",
+          "sample_seed", *_CALLS),
+    options={"filters": "--filter"},
+    required=("gold",),
+)  # fmt: skip
+#: ``judge check``: the judge as configured now.
+CHECK_OPTIONS = record_options(Config, only=_JUDGE)
+#: ``judge run``: the judge and the traces (TRACES) and/or case file it scores.
+RUN_OPTIONS = record_options(
+    Config,
+    only=(*_JUDGE, "traces", "cases", "strict", *_CALLS),
+    argument="traces",
+    declared={"strict": (StrictOpt, bool)},
+)
+
+#: The option each field of ``judge.Config`` comes from, in any judge command.
+_OPTIONS: Final = {
+    **RUN_OPTIONS.option_names,
+    **VALIDATE_OPTIONS.option_names,
+    "rate_limit": "--rate-limit",
+}
 
 
-def _path(path: Path | None) -> str | None:
-    return None if path is None else str(path)
+def _with_calls(config: Config, calls: CallOptions, out: Path) -> Config:
+    """``config`` with the call options' profile and rate limit, and the run folder's model-call
+    cache."""
+    return msgspec.structs.replace(
+        config, call_profile=None if calls.call_profile is None else str(calls.call_profile),
+        rate_limit=calls.rate_limit, cache=_cache(out, calls.estimate),
+    )  # fmt: skip
 
 
 def _cache(out: Path, estimate: bool) -> str | None:
@@ -130,33 +119,12 @@ def _drive(
 
 @judge_app.command("validate")
 @handle_errors
-@uses(without(CallOptions, "max_calls", "max_cost"))
+@uses(VALIDATE_OPTIONS, without(CallOptions, "max_calls", "max_cost"))
 def validate_command(
-    gold: Annotated[Path, typer.Option("--gold", help="Gold set JSONL.")],
-    out: Annotated[Path, typer.Option("--out", help="Output folder.")],
-    judge: JudgeOpt = "lexical",
-    model: ModelOpt = None,
-    rubric: RubricOpt = None,
-    threshold: ThresholdOpt = None,
-    dimension: Annotated[str, typer.Option(help="Metric the gold labels grade.")] = "adherence",
-    label_field: Annotated[
-        str | None,
-        typer.Option(help="Single-label column (e.g. 'supported'); default detects the layout."),
-    ] = None,
-    filters: Annotated[
-        list[str] | None,
-        typer.Option("--filter", help="Row filter FIELD~TEXT, FIELD!~TEXT, FIELD=V, FIELD!=V."),
-    ] = None,
-    sample: Annotated[int | None, typer.Option(help="Seeded random sample of N rows.")] = None,
-    stratify: Annotated[bool, typer.Option(help="Sample N/2 rows from each class.")] = False,
-    sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 20260709,
-    profile_file: ProfileOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    timeout: TimeoutOpt = 120.0,
-    judge_seed: SeedOpt = 0,
-    max_tokens: MaxTokensOpt = 256,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     *,
+    config: Config,
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     calls: CallOptions,
 ) -> None:
     """Measure a judge's agreement with a gold set and write its validation record.
@@ -171,32 +139,11 @@ def validate_command(
     printed.
     """
     from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.judge import Config
 
-    config = Config(
-        judge=judge,
-        model=model,
-        rubric=rubric,
-        threshold=threshold,
-        profile=_path(profile_file),
-        gold=str(gold),
-        dimension=dimension,
-        label_field=label_field,
-        filters=tuple(filters or ()),
-        sample=sample,
-        stratify=stratify,
-        sample_seed=sample_seed,
-        concurrency=concurrency,
-        timeout=timeout,
-        judge_seed=judge_seed,
-        max_tokens=max_tokens,
-        call_profile=_path(calls.call_profile),
-        rate_limit=calls.rate_limit,
-        cache=_cache(out, calls.estimate),
-    )
+    config = _with_calls(config, calls, out)
     # every item at once (on this process): the model client bounds the calls
     done = _drive(
-        config, out, settings=calls.settings(concurrency), estimate=calls.estimate,
+        config, out, settings=calls.settings(config.concurrency), estimate=calls.estimate,
         in_flight=None, as_json=as_json,
         command=shlex.join(["groundtrace", *sys.argv[1:]]),
     )  # fmt: skip
@@ -213,14 +160,11 @@ def validate_command(
 
 @judge_app.command("check")
 @handle_errors
+@uses(CHECK_OPTIONS)
 def check_command(
+    *,
     record_path: Annotated[Path, typer.Option("--record", help="validation_record_*.json")],
-    judge: JudgeOpt = "lexical",
-    model: ModelOpt = None,
-    rubric: RubricOpt = None,
-    threshold: ThresholdOpt = None,
-    profile_file: ProfileOpt = None,
-    judge_seed: SeedOpt = 0,
+    config: Config,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Check a validation record against the judge as configured now.
@@ -231,17 +175,9 @@ def check_command(
     met, or the fingerprint changed).
     """
     from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.judge import Config, ValidationRecord
+    from groundtrace.analyzer.judge import ValidationRecord
 
     record = ValidationRecord.from_file(record_path)
-    config = Config(
-        judge=judge,
-        model=model,
-        rubric=rubric,
-        threshold=threshold,
-        profile=_path(profile_file),
-        judge_seed=judge_seed,
-    )
     with fields_as_options(_OPTIONS):
         fingerprint = config.fingerprint()  # no model client is opened
     result = record.check(fingerprint)
@@ -260,31 +196,15 @@ def check_command(
 
 @judge_app.command("run")
 @handle_errors
-@uses(WriteBackOptions, ExecutorOptions, CallOptions)
+@uses(RUN_OPTIONS, WriteBackOptions, ExecutorOptions, CallOptions)
 def run_command(
-    out: Annotated[Path, typer.Option("--out", help="Output folder.")],
-    traces: Annotated[
-        list[Path] | None, typer.Argument(help="Trace files or folders (OTLP).")
-    ] = None,
-    cases_file: Annotated[
-        Path | None,
-        typer.Option("--cases", help="JSONL of cases to judge (question, context, answer)."),
-    ] = None,
-    judge: JudgeOpt = "lexical",
-    model: ModelOpt = None,
-    rubric: RubricOpt = None,
-    threshold: ThresholdOpt = None,
-    profile_file: ProfileOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    timeout: TimeoutOpt = 120.0,
-    judge_seed: SeedOpt = 0,
-    max_tokens: MaxTokensOpt = 256,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     *,
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")],
+    config: Config,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     write_back: WriteBackOptions,
     executor: ExecutorOptions,
     calls: CallOptions,
-    strict: StrictOpt = False,
 ) -> None:
     """Score traces (and/or a case file) on the RAG triad, with protocol errors by kind.
 
@@ -301,26 +221,9 @@ def run_command(
     protocol error) the files are written and the command exits 6, naming why.
     """
     from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.judge import Config
 
-    config = Config(
-        judge=judge,
-        model=model,
-        rubric=rubric,
-        threshold=threshold,
-        profile=_path(profile_file),
-        traces=tuple(str(p) for p in traces or ()),
-        cases=_path(cases_file),
-        strict=strict,
-        concurrency=concurrency,
-        timeout=timeout,
-        judge_seed=judge_seed,
-        max_tokens=max_tokens,
-        call_profile=_path(calls.call_profile),
-        rate_limit=calls.rate_limit,
-        cache=_cache(out, calls.estimate),
-    )
-    settings = calls.settings(concurrency)
+    config = _with_calls(config, calls, out)
+    settings = calls.settings(config.concurrency)
     with fields_as_options(_OPTIONS):
         in_flight = config.in_flight()  # the option, else the call profile's, else 2
     done = _drive(  # planning, --strict refuses unreadable trace lines

@@ -22,7 +22,9 @@ import typer
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
-from ._app import root_options
+from groundtrace.analyzer._extras import missing_extra
+
+from ._app import err_console, root_options
 
 __all__ = ["COMMANDS", "Command", "CommandModule", "build_app", "load_command"]
 
@@ -120,7 +122,14 @@ class _LazyGroup(TyperGroup):
         if self._listing and cmd_name not in self._loaded:  # the summary is all --help shows
             return TyperCommand(cmd_name, help=escape(row.summary))
         if cmd_name not in self._loaded:
-            command = load_command(row)
+            try:
+                command = load_command(row)
+            except ModuleNotFoundError as exc:  # a command whose options need a missing extra
+                error = missing_extra(exc)
+                if error is None:
+                    raise
+                err_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+                raise typer.Exit(error.exit_code) from None
             _escape_help(command)
             self._loaded[cmd_name] = command
         return self._loaded[cmd_name]

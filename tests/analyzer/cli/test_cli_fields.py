@@ -78,7 +78,7 @@ def test_names_choices_defaults_and_help_come_from_the_record() -> None:
                  "--primer", "--no-primer", "matte|satin", "walls...",
                  "Coats of paint (>= 1; see coat).",
                  "A gloss level in [0, 1] (default: the shop's).",
-                 "Free text continued on a second line.", "Red or blue."):  # fmt: skip
+                 "Free text continued on a second line.", "red or blue."):  # fmt: skip
         assert text in shown, text
     assert "--colour" not in shown and "--walls" not in shown
     bad = runner.invoke(_app([]), ["paint", "w", "--color", "green"])
