@@ -1,8 +1,9 @@
 """Planning an intervention run: the traces read, the cases joined, every item's replay units.
 
-:func:`plan_items` reads the traces (unreadable lines skipped and counted, or refused when
-strict), joins the cases by case id (a trace of another instrumentation that records none, by
-its question) and plans each item (:func:`plan_item`); nothing is written.
+:func:`plan` (the analysis's ``plan``) checks the config, reads the traces (unreadable lines
+skipped and counted, or refused when strict), joins the cases by case id (a trace of another
+instrumentation that records none, by its question) and plans each item (:func:`plan_item`);
+nothing is written.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ._config import Config, plan_settings
 from ._engine import ItemPlan, PlanSettings, plan_item
 from ._records import InputCounts
 
-__all__ = ["Items", "plan_items"]
+__all__ = ["Items", "plan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,24 +128,25 @@ def _cases(cases_path: str | Path | None, pool_dataset: str | Path | None) -> di
     return cases
 
 
-def plan_items(config: Config) -> Items:
-    """The items a run of ``config`` makes, with their replay units; nothing is written.
+def plan(config: Config) -> Items:
+    """The items the run makes (each with its replay units), read from the config's inputs.
 
     The config is checked first (:func:`plan_settings`); its case file is joined by case id
     (gold labels), its pool dataset supplies replacement candidates, ``strict`` refuses
     unreadable trace lines (else they are skipped and counted) and ``limit`` caps the items.
+    Nothing is written.
 
     Raises:
         ConfigError: a bad setting.
         TraceReadError: ``strict`` and a trace line cannot be read.
-        InputError: no trace read; unreadable case file or pool dataset.
+        InputError: no trace read; an unreadable case file or pool dataset.
     """
     settings = plan_settings(config)
     cases = _cases(config.cases, config.pool_dataset)
     joined = cases if config.cases is not None or config.pool_dataset else {}
     plans, info = _load(config, settings, joined)
     if config.cases is None:
-        for plan in plans:  # candidates only: no gold labels
-            if plan.gold is not None:
-                plan.gold = Case(plan.gold.case_id, passages=plan.gold.passages)
+        for item in plans:  # candidates only: no gold labels
+            if item.gold is not None:
+                item.gold = Case(item.gold.case_id, passages=item.gold.passages)
     return Items(tuple(plans), info)

@@ -1,7 +1,7 @@
 """Replaying an intervention run's replay units, resumably, and analysing them (SPEC 4.1-4.2).
 
-:func:`replay_journaled` (what the analysis's ``run`` does, the driver having locked the run
-folder and opened its journal) replays the replay units the journal does not hold yet (function
+:func:`run` (the analysis's ``run``: the driver has locked the run folder and opened its
+journal) replays the replay units the journal does not hold yet (function
 or endpoint replay, on the run's executor) and writes into the run folder:
 
 * ``journal.sqlite`` -- every replay unit's result (resume repeats none that completed);
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "InterventionsResult",
     "drop_unjournaled",
-    "replay_journaled",
+    "run",
 ]
 
 RECORDED = "recorded"
@@ -124,12 +124,26 @@ def _replayer(
     )  # fmt: skip
 
 
-async def replay_journaled(
+async def run(
     items: Sequence[ItemPlan], config: Config, context: RunContext
 ) -> InterventionsResult:
-    """Replay the replay units of ``items`` that the run's journal (the run folder's, opened
-    and locked by the driver) does not hold, on the run's executor, and analyse (what the
-    analysis's ``run`` does)."""
+    """Replay the items' replay units on the run's executor into the run folder, and analyse
+    them.
+
+    The driver (:func:`~groundtrace.analyzer.run_analysis`) has locked the run folder (the
+    context's ``out``) and opened its journal: replay units it holds are not run again; each
+    result is journaled as it arrives, so a killed run resumes. No report is written:
+    :func:`write_report` writes them.
+
+    Args:
+        items: the items of :func:`plan` (a plain sequence of plans counts only those).
+        config: the run's config.
+        context: the run's executor, journal, budget and progress (``replay units``).
+
+    Raises:
+        ConfigError: a bad setting.
+        ReplayError: the replay cannot be set up (e.g. the entry point does not import).
+    """
     ps = plan_settings(config)
     journal = context.journal
     assert journal is not None  # ANALYSIS names its journal: the driver opened it

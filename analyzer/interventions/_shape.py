@@ -22,13 +22,12 @@ from ._config import Config
 from ._demo import demo_config
 from ._engine import ItemPlan
 from ._estimate import endpoint_replay_only, unit_requests
-from ._plan import Items, plan_items
+from ._plan import plan
 from ._reading import reading
 from ._report import write_report
-from ._run import InterventionsResult, replay_journaled
+from ._run import InterventionsResult, run
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer import RunContext
     from groundtrace.analyzer.executor import UnitJournal
     from groundtrace.analyzer.writeback import Linked
 
@@ -36,42 +35,6 @@ __all__ = ["ANALYSIS", "estimate_run", "nothing_measured", "plan", "run", "verdi
 
 #: The run folder's unit journal.
 JOURNAL = "journal.sqlite"
-
-
-def plan(config: Config) -> Items:
-    """The items the run makes (each with its replay units), read from the config's inputs.
-
-    The config is checked first; nothing is written.
-
-    Raises:
-        ConfigError: a bad setting.
-        TraceReadError: ``strict`` and a trace line cannot be read.
-        InputError: no trace read; an unreadable case file or pool dataset.
-    """
-    return plan_items(config)
-
-
-async def run(
-    items: Sequence[ItemPlan], config: Config, context: RunContext
-) -> InterventionsResult:
-    """Replay the items' replay units on the run's executor into the run folder, and analyse
-    them.
-
-    The driver (:func:`~groundtrace.analyzer.run_analysis`) has locked the run folder (the
-    config's ``out``) and opened its journal: replay units it holds are not run again; each
-    result is journaled as it arrives, so a killed run resumes. No report is written:
-    :func:`write_report` writes them.
-
-    Args:
-        items: the items of :func:`plan` (a plain sequence of plans counts only those).
-        config: the run's config.
-        context: the run's executor, journal, budget and progress (``replay units``).
-
-    Raises:
-        ConfigError: a bad setting.
-        ReplayError: the replay cannot be set up (e.g. the entry point does not import).
-    """
-    return await replay_journaled(items, config, context)
 
 
 def nothing_measured(result: InterventionsResult) -> str | None:
