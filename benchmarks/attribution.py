@@ -12,24 +12,32 @@ Phases:
 
 1. throughput: the first item's full prompt evaluated from its first token (tokens/s), then
    its leave-one-out ablations evaluated without and with prefix reuse (wall time, tokens
-   decoded, speed-up);
-2. per item: leave-one-out with reuse (timed), exact Shapley over all ``2**k`` subsets,
-   Spearman between them, top-1 agreement, the full-vs-empty context gap;
-3. with ``--sentence-items N`` (a long run: minutes per item), every sentence of the evidence
-   a source: hierarchical (items, then sentences, at most 24 passes) against ContextCite with
-   32 ablations, each judged by its top-1 and top-3 log-probability drop and its LDS on 32
-   held-out random ablations (the same for both), with the paired bootstrap interval of the
-   per-item differences (``OUT/sentences.jsonl``, resumable).
+   decoded, speed-up; ``--skip-throughput`` leaves it out);
+2. per item (``--items N``, 0 leaves it out): leave-one-out with reuse (timed), exact Shapley
+   over all ``2**k`` subsets, Spearman between them, top-1 agreement, the full-vs-empty
+   context gap. With ``--app-calls``, side by side per item: first one app call (the demo
+   app's ANSWER request generated in this process by the same model and threads, its JSON
+   schema and ``max_tokens``), then the item's leave-one-out with prefix reuse and no score
+   cache, each timed, and their ratio (``OUT/items_k{k}_timed.jsonl``);
+3. with ``--sentence-items N`` (a long run: minutes per item), the item's two gold paragraphs
+   and its best BM25 distractors (``--sentence-k`` paragraphs in all, default 3, in the app's
+   BM25 order), every sentence a source: hierarchical (items, then sentences, at most 24
+   passes) against ContextCite with 32 ablations (seed: the item's index), each judged by its
+   top-1 and top-3 log-probability drop and its LDS on 32 held-out random ablations (the same
+   for both), with the paired bootstrap interval of the per-item differences and the share of
+   items whose answer depends on its context (``OUT/sentences_gold{k}.jsonl``, resumable;
+   ``--sentence-start S`` skips the first S items, so that two processes can share the items).
 
 Scores go through a content-addressed cache (``OUT/scores.sqlite``) and per-item results
-into ``OUT/items.jsonl``: a stopped run resumes, and a finished item is never scored again.
+into jsonl files: a stopped run resumes, and a finished item is never scored again.
 Prints ONE JSON object. Run it with ``nice -n 10`` on a shared machine; wall times there move
 with the other work, so the throughput phase also reports CPU seconds of this process.
 
 Usage::
 
     nice -n 10 python benchmarks/attribution.py [--items 5] [--k 4] [--offset 150]
-        [--threads 1] [--sentence-items 0] [--out runs/attribution]
+        [--threads 1] [--app-calls] [--skip-throughput] [--sentence-items 0]
+        [--sentence-k 3] [--sentence-start 0] [--out runs/attribution]
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import json
 import os
 import statistics
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +64,7 @@ from groundtrace.analyzer.attribution._metrics import compare, lds, spearman, to
 from groundtrace.analyzer.attribution._scorer import ContextScorer
 from groundtrace.analyzer.backends import DEFAULT_MODEL, MODELS
 from groundtrace.analyzer.backends._models import assemble_model
+from groundtrace.analyzer.cases import Case, Passage
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.examples.hotpot_rag import app
 from groundtrace.examples.hotpot_rag.cases import load_cases
@@ -62,16 +72,33 @@ from groundtrace.examples.hotpot_rag.cases import load_cases
 PREFIX = '{"answer": "'
 
 
-def contexts(items: int, k: int, offset: int) -> list[tuple[str, AblationContext]]:
+def gold_passages(case: Case, k: int) -> list[Passage]:
+    """The case's gold paragraphs and its ``k - len(gold)`` best BM25 distractors."""
+    gold = [p for p in case.passages if p.title in case.support_titles]
+    others = [p for p in case.passages if p.title not in case.support_titles]
+    ranked = app.retrieve_chunks(case.question or "", others, max(k - len(gold), 0))
+    chosen = {str(e["id"]) for e in ranked}
+    return gold + [p for p in others if p.id in chosen]
+
+
+def item_evidence(case: Case, k: int, gold: bool) -> list[Mapping[str, Any]]:
+    """The evidence the app shows for the item: its BM25 top-``k``, or (``gold``) its gold
+    paragraphs and best distractors, in the app's BM25 order."""
+    passages = gold_passages(case, k) if gold else case.passages
+    return app.prompt_evidence(app.retrieve_chunks(case.question or "", passages, k))
+
+
+def contexts(
+    items: int, k: int, offset: int, *, gold: bool = False
+) -> list[tuple[Case, AblationContext]]:
     """The items' prompts with their evidence blocks located, and the reference answers."""
     out = []
     for case in load_cases()[offset : offset + items]:
-        question = case.question or ""
-        evidence = app.prompt_evidence(app.retrieve_chunks(question, case.passages, k))
-        messages = app.chat_request(question, evidence)["messages"]
+        evidence = item_evidence(case, k, gold)
+        messages = app.chat_request(case.question or "", evidence)["messages"]
         texts = [(str(e["id"]), f"[{e['id']}] {e['title']}\n{e['content']}") for e in evidence]
         answer = str(case.reference_answer or "").strip()
-        out.append((case.case_id, AblationContext.locate(messages, texts, answer, prefix=PREFIX)))
+        out.append((case, AblationContext.locate(messages, texts, answer, prefix=PREFIX)))
     return out
 
 
@@ -112,10 +139,62 @@ def throughput(scorer: LlamaScorer, context: AblationContext) -> dict[str, Any]:
     }
 
 
+class AppCall:
+    """The demo app's ANSWER step in this process: its chat request (JSON-schema reply,
+    ``temperature=0``, its ``max_tokens``) generated by the same model with the same threads,
+    through llama-cpp-python's chat completion as the app's model server runs it.
+    """
+
+    def __init__(self, model_path: str, n_ctx: int, threads: int) -> None:
+        import llama_cpp
+
+        self._llm = llama_cpp.Llama(
+            model_path=model_path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+            verbose=False,
+        )  # fmt: skip
+
+    def __call__(self, case: Case, evidence: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """One call, timed: seconds, prompt and completion tokens, the reply."""
+        request = app.chat_request(case.question or "", evidence)
+        start = time.perf_counter()
+        reply = self._llm.create_chat_completion(
+            messages=request["messages"], temperature=request["temperature"],
+            max_tokens=request["max_tokens"], response_format=request["response_format"],
+        )  # fmt: skip
+        seconds = time.perf_counter() - start
+        usage = reply["usage"]
+        return {
+            "seconds": round(seconds, 2),
+            "prompt_tokens": usage["prompt_tokens"],
+            "completion_tokens": usage["completion_tokens"],
+            "reply": reply["choices"][0]["message"]["content"],
+        }
+
+    def close(self) -> None:
+        """Free the model."""
+        self._llm.close()
+
+
 def measure_item(
-    scorer: LlamaScorer, case_id: str, context: AblationContext, cache: ScoreCache
+    scorer: LlamaScorer,
+    case: Case,
+    context: AblationContext,
+    cache: ScoreCache,
+    call: AppCall | None = None,
+    k: int = 4,
 ) -> dict[str, Any]:
-    """Leave-one-out (timed) and exact Shapley for one item."""
+    """Leave-one-out (timed) and exact Shapley for one item; with ``call``, one app call for
+    the item and then its leave-one-out with reuse and no cache, each timed, side by side."""
+    row: dict[str, Any] = {"case_id": case.case_id}
+    if call is not None:
+        row["app_call"] = call(case, item_evidence(case, k, gold=False))
+        uncached = ContextScorer(scorer, context)
+        start = time.perf_counter()
+        leave_one_out(uncached, context.k)
+        seconds = time.perf_counter() - start
+        row["loo_uncached_seconds"] = round(seconds, 2)
+        row["loo_uncached_passes"] = uncached.passes
+        row["loo_over_app_call"] = round(seconds / row["app_call"]["seconds"], 3)
     score = ContextScorer(scorer, context, cache)
     full = context.render((True,) * context.k)
     loo_tokens, loo_first = scorer.tokens(full, context.answer, context.prefix)
@@ -126,9 +205,10 @@ def measure_item(
     shapley = exact_shapley(score, context.k)
     empty = score([(False,) * context.k])[0]
     return {
-        "case_id": case_id,
+        **row,
         "k": context.k,
         "answer": context.answer,
+        "prompt_tokens": loo_first,
         "answer_tokens": len(loo_tokens) - loo_first,
         "loo": [round(s, 4) for s in loo.scores],
         "shapley": [round(s, 4) for s in shapley.scores],
@@ -145,21 +225,31 @@ def measure_sentences(
     scorer: LlamaScorer, case_id: str, context: AblationContext, cache: ScoreCache, seed: int
 ) -> dict[str, Any]:
     """Hierarchical (<= 24 passes) against ContextCite-32 over the evidence's sentences."""
+    start, evaluated = time.perf_counter(), scorer.evaluated
     split, groups = context.split()
     score = ContextScorer(scorer, split, cache)
     tokens, first = scorer.tokens(split.render((True,) * split.k), split.answer, split.prefix)
     ours = hierarchical(score, groups, max_passes=24)
     cite = context_cite(score, split.k, n_tokens=len(tokens) - first, n_ablations=32, seed=seed)
-    row: dict[str, Any] = {"case_id": case_id, "sentences": split.k, "items": len(groups)}
+    row: dict[str, Any] = {
+        "case_id": case_id, "sentences": split.k, "items": len(groups), "prompt_tokens": first,
+        "answer": split.answer, "answer_tokens": len(tokens) - first,
+    }  # fmt: skip
     for name, attribution in (("hierarchical", ours), ("contextcite", cite)):
         row[name] = {
             "passes": attribution.passes,
             "top1_drop": top_k_drop(score, attribution, 1),
             "top3_drop": top_k_drop(score, attribution, 3),
             "lds": lds(score, attribution, n_masks=32, seed=10_000 + seed),
+            "scores": [round(s, 4) for s in attribution.scores],
         }
     empty = score([(False,) * split.k])[0]
+    row["full"] = ours.full
     row["context_gap"] = ours.full - empty
+    row["groups"] = groups
+    row["model_passes"] = score.passes
+    row["tokens_decoded"] = scorer.evaluated - evaluated
+    row["seconds"] = round(time.perf_counter() - start, 2)
     return row
 
 
@@ -189,41 +279,11 @@ def sentences_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=5)
-    parser.add_argument("--k", type=int, default=4)
-    parser.add_argument("--offset", type=int, default=150)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--sentence-items", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("runs/attribution"))
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    spec = MODELS[DEFAULT_MODEL]
-    scorer = LlamaScorer(
-        assemble_model(spec), model=f"{spec.name}@{spec.sha256[:16]}", n_ctx=4096,
-        n_threads=args.threads,
-    )  # fmt: skip
-    items = contexts(args.items, args.k, args.offset)
-    report: dict[str, Any] = {
-        "model": spec.name, "threads": args.threads, "k": args.k, "offset": args.offset,
-        "load_before": os.getloadavg()[0],
-    }  # fmt: skip
-    report["throughput"] = throughput(scorer, items[0][1])
-    cache = ScoreCache(args.out / "scores.sqlite")
-    done_path = args.out / f"items_k{args.k}.jsonl"
-    done = _resumed(done_path)
-    rows = []
-    for case_id, context in items:
-        row = done.get(case_id)
-        if row is None:
-            row = measure_item(scorer, case_id, context, cache)
-            with done_path.open("a") as handle:
-                handle.write(json.dumps(row) + "\n")
-        rows.append(row)
+def items_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Leave-one-out against exact Shapley, and (timed rows) its wall time over an app call's."""
     rhos = [r["spearman"] for r in rows if r["spearman"] == r["spearman"]]
     timed = [r["loo_seconds"] for r in rows if r["loo_seconds"] is not None]
-    report["items"] = {
+    out: dict[str, Any] = {
         "n": len(rows),
         "median_spearman_loo_vs_shapley": statistics.median(rhos) if rhos else None,
         "spearman_defined": len(rhos),
@@ -232,19 +292,100 @@ def main() -> None:
         "loo_seconds_mean": round(statistics.mean(timed), 2) if timed else None,
         "passes_per_item": {"loo": rows[0]["loo_passes"], "shapley": rows[0]["shapley_passes"]},
     }
+    side = [r for r in rows if "loo_over_app_call" in r]
+    if side:
+        ratios = [r["loo_over_app_call"] for r in side]
+        out["loo_vs_app_call"] = {
+            "n": len(side),
+            "ratio_median": statistics.median(ratios),
+            "ratio_min": min(ratios),
+            "ratio_max": max(ratios),
+            "items_within_2x": sum(x <= 2.0 for x in ratios),
+            "app_call_seconds_median": statistics.median(r["app_call"]["seconds"] for r in side),
+            "loo_seconds_median": statistics.median(r["loo_uncached_seconds"] for r in side),
+            "app_completion_tokens_median": statistics.median(
+                r["app_call"]["completion_tokens"] for r in side
+            ),
+        }
+    return out
+
+
+def _run_items(
+    args: argparse.Namespace,
+    scorer: LlamaScorer,
+    items: list[tuple[Case, AblationContext]],
+    cache: ScoreCache,
+) -> dict[str, Any]:
+    call = AppCall(str(args.model_path), 4096, args.threads) if args.app_calls else None
+    done_path = args.out / (f"items_k{args.k}_timed.jsonl" if call else f"items_k{args.k}.jsonl")
+    done = _resumed(done_path)
+    rows = []
+    for case, context in items:
+        row = done.get(case.case_id)
+        if row is None:
+            row = measure_item(scorer, case, context, cache, call, args.k)
+            with done_path.open("a") as handle:
+                handle.write(json.dumps(row) + "\n")
+        rows.append(row)
+    if call is not None:
+        call.close()
+    return items_summary(rows)
+
+
+def _run_sentences(
+    args: argparse.Namespace, scorer: LlamaScorer, cache: ScoreCache
+) -> dict[str, Any]:
+    sentence_path = args.out / f"sentences_gold{args.sentence_k}.jsonl"
+    finished = _resumed(sentence_path)
+    rows = []
+    chosen = contexts(args.sentence_items, args.sentence_k, args.offset, gold=True)
+    for index, (case, context) in enumerate(chosen):
+        if index < args.sentence_start:
+            continue
+        row = finished.get(case.case_id)
+        if row is None:
+            row = measure_sentences(scorer, case.case_id, context, cache, seed=index)
+            row["load"] = os.getloadavg()[0]
+            with sentence_path.open("a") as handle:
+                handle.write(json.dumps(row) + "\n")
+        rows.append(row)
+    return sentences_summary(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=5)
+    parser.add_argument("--k", type=int, default=4)
+    parser.add_argument("--offset", type=int, default=150)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--app-calls", action="store_true")
+    parser.add_argument("--sentence-items", type=int, default=0)
+    parser.add_argument("--sentence-k", type=int, default=3)
+    parser.add_argument("--sentence-start", type=int, default=0)
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--out", type=Path, default=Path("runs/attribution"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    spec = MODELS[DEFAULT_MODEL]
+    args.model_path = assemble_model(spec)
+    scorer = LlamaScorer(
+        args.model_path, model=f"{spec.name}@{spec.sha256[:16]}", n_ctx=4096,
+        n_threads=args.threads,
+    )  # fmt: skip
+    items = contexts(args.items, args.k, args.offset)
+    report: dict[str, Any] = {
+        "model": spec.name, "threads": args.threads, "k": args.k, "offset": args.offset,
+        "load_before": os.getloadavg()[0],
+    }  # fmt: skip
+    start = time.perf_counter()
+    if items and not args.skip_throughput:
+        report["throughput"] = throughput(scorer, items[0][1])
+    cache = ScoreCache(args.out / "scores.sqlite")
+    if items:
+        report["items"] = _run_items(args, scorer, items, cache)
     if args.sentence_items:
-        sentence_path = args.out / f"sentences_k{args.k}.jsonl"
-        finished = _resumed(sentence_path)
-        sentence_rows = []
-        chosen = contexts(args.sentence_items, args.k, args.offset)
-        for index, (case_id, context) in enumerate(chosen):
-            row = finished.get(case_id)
-            if row is None:
-                row = measure_sentences(scorer, case_id, context, cache, seed=index)
-                with sentence_path.open("a") as handle:
-                    handle.write(json.dumps(row) + "\n")
-            sentence_rows.append(row)
-        report["sentences"] = sentences_summary(sentence_rows)
+        report["sentences"] = _run_sentences(args, scorer, cache)
+    report["wall_seconds"] = round(time.perf_counter() - start, 1)
     report["load_after"] = os.getloadavg()[0]
     print(json.dumps(report, indent=2))
     scorer.close()
