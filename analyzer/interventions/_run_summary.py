@@ -210,8 +210,8 @@ def analyse(
                         ShapleyItem(plan.key, tuple(players), phi, full, values[frozenset()])
                     )
     statistics = _statistics(
-        plans, comparisons, with_s, confidences, role_items, joint_items, shapley_rows,
-        failed, failure_kinds, skipped, axes, stats, thresholds,
+        plans, comparisons, with_s, confidences, role_items, [r for _, r in out.roles],
+        joint_items, shapley_rows, failed, failure_kinds, skipped, axes, stats, thresholds,
     )  # fmt: skip
     out.statistics = msgspec.structs.replace(
         statistics,
@@ -319,6 +319,7 @@ def _statistics(
     with_s: Mapping[str, Sequence[Comparison]],
     confidences: Mapping[str, Sequence[tuple[float | None, float | None]]],
     role_items: Sequence[ItemInterventions],
+    item_roles: Sequence[ItemRoles],
     joint_items: Sequence[JointItem],
     shapley_rows: Sequence[ShapleyItem],
     failed: Counter[str],
@@ -337,8 +338,7 @@ def _statistics(
     if role_items:
         counts: Counter[str] = Counter()
         not_eval: Counter[str] = Counter()
-        for item in role_items:
-            r = assign_roles(item, thresholds, axes)
+        for r in item_roles:
             counts.update(str(x) for x in r.roles)
             not_eval.update(str(x) for x in r.not_evaluable)
         agg = aggregate_roles(role_items, thresholds, axes, stats)
