@@ -11,17 +11,25 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from groundtrace.analyzer.gate import Config
+
 from ._analyze import drive, finish
 from ._app import console, err_console, handle_errors, print_reading
 from ._budget import CallOptions
 from ._executor import ExecutorOptions
-from ._options import uses
+from ._fields import record_options
+from ._options import fields_as_options, uses
 from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
 
 __all__ = ["register"]
 
 gate_app = typer.Typer(help="Release gate: promote / manual review / block / not evaluable.")
+
+#: ``gate run``: the runs compared, the cases and the profile (``gate.Config``'s fields).
+RUN_OPTIONS = record_options(
+    Config, options={"judge_records": "--judge-record"}, declared={"strict": (StrictOpt, bool)}
+)
 
 #: Monte-Carlo draws per replication in the simulation (the live gate uses the profile's S).
 SIMULATION_SAMPLES = 2000
@@ -86,36 +94,15 @@ def simulate_command(
 
 @gate_app.command("run")
 @handle_errors
-@uses(WriteBackOptions, ExecutorOptions, CallOptions)
+@uses(RUN_OPTIONS, WriteBackOptions, ExecutorOptions, CallOptions)
 def run_command(
-    baseline: Annotated[list[str], typer.Option(help="Traces of the baseline run (file or dir).")],
-    candidate: Annotated[list[str], typer.Option(help="Traces of the candidate run.")],
-    cases: Annotated[Path, typer.Option(help="Case file (JSONL).")],
-    out: Annotated[Path, typer.Option(help="Report folder.")],
-    profile: Annotated[
-        str, typer.Option(help="Profile name (balanced_default, decision_grade) or TOML file.")
-    ] = "balanced_default",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report.")] = False,
-    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
-    judge: Annotated[
-        str | None, typer.Option(help="Judge layer: 'lexical' (offline baseline judge).")
-    ] = None,
-    judge_record: Annotated[
-        list[Path] | None,
-        typer.Option(help="Validation record(s) of the judge (groundtrace judge validate)."),
-    ] = None,
-    tools_config: Annotated[
-        Path | None,
-        typer.Option(
-            help="Which tool arguments are resources read, for the command-path layer "
-            "(TOML or JSON, as groundtrace paths --tools-config; docs/agents.md)."
-        ),
-    ] = None,
     *,
+    config: Config,
+    out: Annotated[Path, typer.Option(help="Report folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report.")] = False,
     write_back: WriteBackOptions,
     executor: ExecutorOptions,
     calls: CallOptions,
-    strict: StrictOpt = False,
 ) -> None:
     """Decide whether the candidate may ship.
 
@@ -131,24 +118,14 @@ def run_command(
     The same run as groundtrace analyze gate --config FILE with these settings.
     """
     from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.gate import ANALYSIS, Config
+    from groundtrace.analyzer.gate import ANALYSIS
 
-    config = Config(
-        baseline=tuple(baseline),
-        candidate=tuple(candidate),
-        cases=str(cases),
-        profile=profile,
-        judge=judge,
-        judge_records=tuple(str(r) for r in judge_record or ()),
-        junit=None if junit is None else str(junit),
-        strict=strict,
-        tools_config=None if tools_config is None else str(tools_config),
-    )
     # planning refuses blocking curation findings, and unreadable lines under --strict
-    done = drive(
-        ANALYSIS, config, out, executor=executor, settings=calls.settings(None),
-        estimate=calls.estimate, in_flight=1, write_back=write_back, as_json=as_json,
-    )  # fmt: skip
+    with fields_as_options(RUN_OPTIONS.option_names):
+        done = drive(
+            ANALYSIS, config, out, executor=executor, settings=calls.settings(None),
+            estimate=calls.estimate, in_flight=1, write_back=write_back, as_json=as_json,
+        )  # fmt: skip
     if done is None:
         return
     result = done.result

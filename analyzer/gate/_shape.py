@@ -74,8 +74,8 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
             or secrets is refused (``groundtrace gate curate`` redacts it).
         profile: a built-in profile name (``balanced_default``, ``decision_grade``) or the
             path of a profile TOML file.
-        judge: the judge layer's judge: ``"lexical"`` (the offline baseline judge), or None
-            for no judge layer.
+        judge: the judge layer's judge: ``"lexical"`` (the offline baseline judge); None: no
+            judge layer.
         judge_records: validation records of the judge (``groundtrace judge validate``); a
             ``block`` metric blocks only with a gate-eligible record.
         junit: where to also write the JUnit XML of the case decisions (None: not written).
