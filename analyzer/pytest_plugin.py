@@ -33,16 +33,22 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from groundtrace.analyzer._deprecation import renamed
+
 if TYPE_CHECKING:
     from groundtrace.analyzer.gate import CaseDecision, GateReport
     from groundtrace.analyzer.paths import PathReport
 
-__all__ = [
-    "assert_gate",
-    "assert_paths",
-    "load_gate_report",
-    "load_path_report",
-]
+__all__ = ["assert_gate", "assert_paths"]
+
+#: The report loaders behind the ``gate_report`` / ``path_report`` fixtures, no longer public
+#: (0.2.0): importable from here for one release, with a warning.
+__getattr__ = renamed(
+    __name__,
+    {"load_gate_report": "_load_gate_report", "load_path_report": "_load_path_report"},
+    since="0.2.0",
+    remove_in="0.3.0",
+)
 
 #: Failing cases spelled out in a failure message (the rest are counted).
 SHOWN = 20
@@ -67,7 +73,7 @@ def _clear_errors(what: str) -> Iterator[None]:
         raise pytest.fail.Exception(f"cannot read {what}: {exc}", pytrace=False) from None
 
 
-def load_gate_report(path: str | Path) -> GateReport:
+def _load_gate_report(path: str | Path) -> GateReport:
     """Read a gate ``report.json`` (``groundtrace gate run --out``).
 
     A missing or invalid file, or a missing extra, fails the calling test with its reason.
@@ -80,7 +86,7 @@ def load_gate_report(path: str | Path) -> GateReport:
         return read(Path(path), GateReport)
 
 
-def load_path_report(path: str | Path) -> PathReport:
+def _load_path_report(path: str | Path) -> PathReport:
     """Read a path ``report.json`` (``groundtrace paths --out``).
 
     A missing or invalid file, or a missing extra, fails the calling test with its reason.
@@ -151,7 +157,7 @@ def assert_gate(
     """
     __tracebackhide__ = True  # pytest shows the message, not this function's source
     if isinstance(report, (str, Path)):
-        report = load_gate_report(report)
+        report = _load_gate_report(report)
     accepted = set(allowed or ("promote",))
     if new_failures_only:
         if report.changes is None:
@@ -173,7 +179,7 @@ def assert_paths(report: PathReport | str | Path, *, cases: Iterable[str] | None
     """
     __tracebackhide__ = True
     if isinstance(report, (str, Path)):
-        report = load_path_report(report)
+        report = _load_path_report(report)
     wanted = None if cases is None else set(cases)
     verdicts = [v for v in report.verdicts if wanted is None or v.case_id in wanted]
     if wanted is not None:
@@ -200,13 +206,13 @@ def assert_paths(report: PathReport | str | Path, *, cases: Iterable[str] | None
 @pytest.fixture
 def gate_report() -> Callable[[str | Path], GateReport]:
     """Read a gate ``report.json``: ``gate_report(path)``."""
-    return load_gate_report
+    return _load_gate_report
 
 
 @pytest.fixture
 def path_report() -> Callable[[str | Path], PathReport]:
     """Read a ``groundtrace paths`` ``report.json``: ``path_report(path)``."""
-    return load_path_report
+    return _load_path_report
 
 
 @pytest.fixture(name="assert_gate")

@@ -3,7 +3,8 @@
 The score of an ablation is the log-probability of the *fixed* recorded answer given the
 prompt with some sources removed, from a scorer whose tier is named on every result
 (``in-process``: an embedded GGUF model; ``endpoint``: a server returning prompt
-log-probabilities; ``behavioural``: the CUE-R replay outcomes, not built here).
+log-probabilities; ``behavioural``: the CUE-R replay outcomes). From the command line:
+``groundtrace attribution TRACES... --out DIR`` (docs/attribution.md).
 
 Usage::
 
@@ -25,9 +26,26 @@ Usage::
 from __future__ import annotations
 
 from ._context import AblationContext
-from ._methods import leave_one_out
+from ._endpoint import EndpointScorer
+from ._llama import LlamaScorer
+from ._methods import context_cite, exact_shapley, hierarchical, leave_one_out
+from ._scorer import ContextScorer
 from ._shape import ANALYSIS, AttributionResult, Config
 
-#: The analysis, its record and result, and the one method its usage example shows; the
-#: scorers, the other methods and the metrics are public once the analysis is a built-in.
-__all__ = ["ANALYSIS", "AblationContext", "AttributionResult", "Config", "leave_one_out"]
+#: The analysis (``groundtrace attribution``), its record and result; what is attributed; the
+#: scorers of the in-process and endpoint tiers and their binding to a context; the methods.
+#: The metrics (``_metrics``) and the trace reading (``_traces.trace_context``) are building
+#: blocks of the benchmarks, imported from their modules (docs/attribution.md).
+__all__ = [
+    "ANALYSIS",
+    "AblationContext",
+    "AttributionResult",
+    "Config",
+    "ContextScorer",
+    "EndpointScorer",
+    "LlamaScorer",
+    "context_cite",
+    "exact_shapley",
+    "hierarchical",
+    "leave_one_out",
+]

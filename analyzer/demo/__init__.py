@@ -29,41 +29,42 @@ Usage::
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from typing import Any
 
 from ._audit import licence_config
 from ._audit import run_shipped_audit as run_shipped_audit  # deprecated (0.2.0), not listed
-from ._hooks import DemoAnalysis
-from ._run import (
-    DEMO_FORMAT_VERSION,
-    DemoBackend,
-    DemoConfig,
-    DemoReport,
-    DemoResult,
-    ExportCounts,
-    run_demo,
-)
+from ._run import DemoConfig, DemoReport, DemoResult, run_demo
 
-__all__ = [
-    "DEMO_FORMAT_VERSION",
-    "DemoAnalysis",
-    "DemoBackend",
-    "DemoConfig",
-    "DemoReport",
-    "DemoResult",
-    "ExportCounts",
-    "licence_config",
-    "run_demo",
-]
+__all__ = ["DemoConfig", "DemoReport", "DemoResult", "licence_config", "run_demo"]
+
+#: Internals no longer public (0.2.0): importable from here for one release, with a warning.
+_INTERNAL = {
+    "DEMO_FORMAT_VERSION": "_run",
+    "DemoAnalysis": "_hooks",
+    "DemoBackend": "_run",
+    "ExportCounts": "_run",
+}
 
 #: Records of demo reports of format 1.5 and earlier, served with a warning until 0.3.0.
 _REMOVED = frozenset({"DemoGate", "DemoPaths"})
 
 
 def __getattr__(name: str) -> Any:
-    """``DemoGate`` and ``DemoPaths``, deprecated: each analysis's run is an entry of
-    ``DemoReport.analyses``."""
+    """The internals of :data:`_INTERNAL`, and ``DemoGate`` and ``DemoPaths`` (each
+    analysis's run is an entry of ``DemoReport.analyses``): deprecated, with a warning (the
+    demo is a user of the library: it writes its own, without the analyzer's private helper).
+    """
+    home = _INTERNAL.get(name)
+    if home is not None:
+        warnings.warn(
+            f"{__name__}.{name} is deprecated since groundtrace 0.2.0 and is removed in 0.3.0: "
+            f"use {__name__}.{home}.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(f"{__name__}.{home}"), name)
     if name not in _REMOVED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     warnings.warn(

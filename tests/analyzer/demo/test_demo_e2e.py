@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from groundtrace.analyzer._results import decode
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.demo import DemoConfig, DemoReport, ExportCounts, run_demo
-from groundtrace.analyzer.demo._run import _report
+from groundtrace.analyzer.demo import DemoConfig, DemoReport, run_demo
+from groundtrace.analyzer.demo._run import ExportCounts, _report
 from groundtrace.analyzer.demo._summary import TraceSummary
 from groundtrace.collectors.readers import ReadReport, read_traces
 from tests.support.data import HOTPOT

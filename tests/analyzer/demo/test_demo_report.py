@@ -11,13 +11,9 @@ import pytest
 
 from groundtrace.analyzer import read, write
 from groundtrace.analyzer._results import RESULT_FORMAT_VERSION, decode, encode
-from groundtrace.analyzer.demo import (
-    DEMO_FORMAT_VERSION,
-    DemoAnalysis,
-    DemoBackend,
-    DemoReport,
-    ExportCounts,
-)
+from groundtrace.analyzer.demo import DemoReport
+from groundtrace.analyzer.demo._hooks import DemoAnalysis
+from groundtrace.analyzer.demo._run import DEMO_FORMAT_VERSION, DemoBackend, ExportCounts
 from groundtrace.analyzer.errors import InputError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
