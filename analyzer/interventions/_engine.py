@@ -65,6 +65,9 @@ OPERATOR_GROUPS: dict[str, tuple[str, ...]] = {
     "JOINT": (JOINT,),
 }
 
+#: Upper-cased operator labels -> the labels (names are read in any case).
+_LABELS = {op.upper(): op for op in ALL_OPERATORS}
+
 
 def parse_operators(names: Sequence[str] | None) -> tuple[str, ...]:
     """Operator labels for ``--operators`` names (comma lists allowed; default: all).
@@ -81,8 +84,8 @@ def parse_operators(names: Sequence[str] | None) -> tuple[str, ...]:
                 continue
             if name in OPERATOR_GROUPS:
                 wanted.extend(OPERATOR_GROUPS[name])
-            elif name in ALL_OPERATORS:
-                wanted.append(name)
+            elif name in _LABELS:
+                wanted.append(_LABELS[name])
             else:
                 known = ", ".join([*OPERATOR_GROUPS, *ALL_OPERATORS[4:]])
                 raise ConfigError(

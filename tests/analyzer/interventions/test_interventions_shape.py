@@ -208,6 +208,19 @@ def test_plan_refuses_bad_settings_naming_the_field(tmp_path: Path) -> None:
     assert not (tmp_path / "r").exists()
 
 
+def test_every_operator_the_refusal_names_as_known_is_accepted() -> None:
+    """The refusal listed ``REMOVE@random`` as known, and then refused it (the name was
+    upper-cased before it was looked up among the labels)."""
+    with pytest.raises(ConfigError) as caught:
+        parse_operators(["SHUFFLE"])
+    known = str(caught.value).split("(known: ")[1].rstrip(")").split(", ")
+    assert "REMOVE@random" in known
+    for name in known:
+        assert parse_operators([name])
+        assert parse_operators([name.lower()]) == parse_operators([name])
+    assert parse_operators(["remove@random,JOINT_REMOVE"]) == ("REMOVE@random", "JOINT_REMOVE")
+
+
 def test_the_shape_gives_what_the_deprecated_run_interventions_gives(
     apiary: Path, tmp_path: Path
 ) -> None:
@@ -297,6 +310,9 @@ def test_a_run_config_s_settings_no_option_sets_still_reach_the_run(
     assert entry.summary.replay.mode == "function"
     with pytest.raises(ConfigError, match="choose exactly one"), pytest.warns(DeprecationWarning):
         run_interventions([apiary / "traces"], RunConfig(out_dir=tmp_path / "none", replay=None))
+    with pytest.raises(ConfigError) as low, pytest.warns(DeprecationWarning):
+        run_interventions([apiary / "traces"], RunConfig(out_dir=tmp_path / "low", concurrency=0))
+    assert low.value.field == "--concurrency"  # checked where a Config's values are
 
 
 def test_nothing_measured_names_why(apiary: Path, tmp_path: Path) -> None:
