@@ -1,8 +1,8 @@
 """Replaying an intervention run's replay units, resumably, and analysing them (SPEC 4.1-4.2).
 
 :func:`run` (the analysis's ``run``: the driver has locked the run folder and opened its
-journal) replays the replay units the journal does not hold yet (function
-or endpoint replay, on the run's executor) and writes into the run folder:
+journal) replays the replay units the journal does not hold yet (function or endpoint replay,
+on the run's executor, through the driver's journaled map) and writes into the run folder:
 
 * ``journal.sqlite`` -- every replay unit's result (resume repeats none that completed);
 * ``llm_cache.sqlite`` -- model calls of endpoint replay (zero repeated calls);
