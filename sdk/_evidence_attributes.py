@@ -82,10 +82,16 @@ def document_attributes(
     attrs = rec.attrs
     docs: list[dict[str, Any]] = []
     keys = _document_keys(prefix, len(items))
-    for position, item in enumerate(items):
-        ev_id, rank, title, source, score, version, content, metadata = evidence_fields(
-            item, position
-        )
+    rows = [evidence_fields(item, position) for position, item in enumerate(items)]
+    # the title, source and content of every document that masking may change, all looked
+    # for in one pass (most lists: none)
+    suspect = (
+        rec.may_change_each([text or "" for row in rows for text in (row[2], row[3], row[6])])
+        if masked and capture
+        else [False] * (3 * len(rows))
+    )
+    for position, row in enumerate(rows):
+        ev_id, rank, title, source, score, version, content, metadata = row
         key_id, key_score, key_content, key_meta = keys[position]
         if ev_id is not None:
             attrs[key_id] = ev_id
@@ -94,11 +100,11 @@ def document_attributes(
         doc: dict[str, Any] = {"id": ev_id, "rank": rank}
         meta: dict[str, Any] = {}
         if title is not None and capture:
-            if masked or len(title) > limit:
+            if suspect[3 * position] or len(title) > limit:
                 title = rec.text(_EVIDENCE, title)
             doc["title"] = meta["title"] = title
         if source is not None and capture:
-            if masked or len(source) > limit:
+            if suspect[3 * position + 1] or len(source) > limit:
                 source = rec.text(_EVIDENCE, source)
             doc["source"] = meta["source"] = source
         if score is not None:
@@ -110,7 +116,7 @@ def document_attributes(
             length = doc["length"] = len(content)
             if not capture:
                 doc["content_hash"] = meta["content_hash"] = content_hash(content)
-            elif masked or length > limit:
+            elif suspect[3 * position + 2] or length > limit:
                 doc["content"] = attrs[key_content] = shown = rec.text(_EVIDENCE, content)
                 if shown != content:
                     doc["content_hash"] = meta["content_hash"] = content_hash(content)

@@ -75,6 +75,17 @@ class Recorder:
             json_text=json_text,
         )
 
+    def may_change_each(self, texts: list[str]) -> list[bool]:
+        """Whether :meth:`text` may have to mask each of ``texts`` (their length aside): the
+        built-in redactor looks at all of them in one pass (most texts of a span need no
+        masker); any other redaction function has to see every text."""
+        redact = self.settings.redact
+        if redact is None:
+            return [False] * len(texts)
+        if type(redact) is Redactor:
+            return redact.may_change_each(texts)
+        return [True] * len(texts)
+
     def put_text(self, key: str, text: str) -> None:
         """Record a captured text attribute (masked and clipped)."""
         self.attrs[key] = self.text(key, text)

@@ -92,7 +92,7 @@ import base64
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
@@ -108,6 +108,13 @@ __all__ = [
 ]
 
 _REPLACEMENT: Final = "[REDACTED:{name}]"
+#: What joins the texts scanned at once by :meth:`Redactor.may_change_each` (never an anchor).
+_SEPARATOR: Final = "\0"
+#: A redactor remembers which maskers to consider for a text by the anchors it holds (in
+#: order, repeats kept) when there are at most this many (most texts: a few), and at most
+#: :data:`_PLANS` such plans.
+_PLAN_KEY: Final = 16
+_PLANS: Final = 4096
 
 
 @runtime_checkable
@@ -650,6 +657,13 @@ class Redactor:
             (_group_anchors([self._patterns[i] for i in indices]), trigger, tuple(indices))
             for trigger, indices in groups
         )
+        #: group -> the bytes that are not its anchors, for the groups whose maskers all need
+        #: two or more of them (a text holding one is left out: a title with one digit)
+        self._paired_groups = {
+            g: bytes(byte for byte in range(256) if chr(byte) not in group_anchors)
+            for g, (group_anchors, _, indices) in enumerate(self._groups)
+            if group_anchors and all(self._patterns[i].min_anchors >= 2 for i in indices)
+        }
         self._others: tuple[Masker, ...] = tuple(
             m for m in chosen if not isinstance(m, PatternMasker)
         )
@@ -659,10 +673,16 @@ class Redactor:
             for byte in anchors
             if all(m.min_anchors >= 2 for m in self._patterns if chr(byte) in m.anchors)
         }
-        #: byte -> 1 for an anchor, 2 for a paired one, else 0 (non-ASCII text encodes to
-        #: bytes >= 0x80: none is an anchor): see :meth:`may_change`
+        #: byte -> 1 for an anchor, 2 for a paired one, 3 for the separator of texts scanned
+        #: together (non-ASCII text encodes to bytes >= 0x80: none is an anchor); the bytes
+        #: deleted before: those that are neither (see :meth:`may_change_each`)
+        separator = ord(_SEPARATOR)
         self._table = bytes(
-            (2 if byte in paired else 1) if byte in anchors else 0 for byte in range(256)
+            ((2 if byte in paired else 1) if byte in anchors else 3 if byte == separator else 0)
+            for byte in range(256)
+        )
+        self._not_scanned = bytes(
+            byte for byte in range(256) if byte not in anchors and byte != separator
         )
         #: the bytes that are not anchors (deleted from a text: the anchors it holds remain)
         self._not_anchors = bytes(byte for byte in range(256) if byte not in anchors)
@@ -673,6 +693,8 @@ class Redactor:
         }
         self._unanchored = frozenset(g for g, group in enumerate(self._groups) if not group[0])
         self._always = bool(self._others or self._unanchored)
+        self._plans: dict[bytes, tuple[tuple[Callable[[str], bool] | None, tuple[int, ...]], ...]]
+        self._plans = {}
 
     @classmethod
     def default(cls) -> Redactor:
@@ -716,39 +738,66 @@ class Redactor:
         """Whether masking ``text`` may change it: False when it is empty or holds no anchor
         of any masker (one pass over the text in C, far cheaper than masking it), so nothing
         can be found in it. True says only that the maskers have to look."""
-        if not text:
-            return False
         if self._always:
-            return True
-        hits = text.encode("utf-8", "surrogatepass").translate(self._table)
-        return 1 in hits or hits.count(2) >= 2  # an anchor, or two paired ones
+            return bool(text)
+        hits = text.encode("utf-8", "surrogatepass").translate(self._table, self._not_anchors)
+        return 1 in hits or len(hits) > 1  # an anchor, or two paired ones (all others deleted)
 
-    def _active(self, text: str, encoded: bytes) -> Iterator[int]:
-        """Indices of the pattern maskers whose anchors (looked for in the UTF-8 ``encoded``
-        text) and trigger do not rule ``text`` out, in priority order."""
-        groups = self._unanchored.union(
-            *map(self._by_anchor.__getitem__, set(encoded.translate(None, self._not_anchors)))
+    def may_change_each(self, texts: Sequence[str]) -> list[bool]:
+        """:meth:`may_change` of each of ``texts``, all looked at in one pass in C (the texts
+        of a span: most of them, or all, hold no anchor)."""
+        if self._always:
+            return [bool(text) for text in texts]
+        # the anchors of each text (and the separators between them), all others deleted
+        found = (
+            _SEPARATOR.join(texts)
+            .encode("utf-8", "surrogatepass")
+            .translate(self._table, self._not_scanned)
+            .split(b"\3")
         )
-        for g in sorted(groups):
-            _, trigger, indices = self._groups[g]
-            if trigger is None or trigger(text):
-                yield from indices
+        if len(found) != len(texts):  # a text holds the separator: each one on its own
+            return [self.may_change(text) for text in texts]
+        return [1 in hits or len(hits) > 1 for hits in found]  # as in may_change
+
+    def _plan(
+        self, held: bytes
+    ) -> tuple[tuple[Callable[[str], bool] | None, tuple[int, ...]], ...]:
+        """The groups of pattern maskers (trigger, indices) to consider, in priority order, for
+        a text holding the anchors ``held`` (in order, repeats kept): those of the anchors it
+        holds (a group whose maskers all need two of its anchors: when it holds two) and
+        those without anchors."""
+        plan = self._plans.get(held)
+        if plan is None:
+            groups = self._unanchored.union(*map(self._by_anchor.__getitem__, set(held)))
+            paired = self._paired_groups
+            plan = tuple(
+                self._groups[g][1:]
+                for g in sorted(groups)
+                if g not in paired or len(held.translate(None, paired[g])) > 1
+            )
+            if len(held) <= _PLAN_KEY:
+                if len(self._plans) >= _PLANS:
+                    self._plans.clear()
+                self._plans[held] = plan
+        return plan
 
     def __call__(self, text: str) -> tuple[str, tuple[str, ...]]:
         """Mask ``text``; return the masked text and the sorted names of the maskers that fired."""
-        if not self.may_change(text):
-            return text, ()  # no masker can find anything in it (most prose)
+        if not text:
+            return text, ()
         fired: set[str] = set()
-        if self._patterns:
-            encoded = text.encode("utf-8", "surrogatepass")
-            spans = [
-                (lo, hi, index)
-                for index in self._active(text, encoded)
-                for lo, hi in self._patterns[index].spans(text)
-            ]
-            if spans:
-                fired.update(self._pattern_names[index] for _, _, index in spans)
-                text = _replace(text, spans, self._pattern_names)
+        # the anchors the text holds choose the maskers (text holding none, most prose: none)
+        held = text.encode("utf-8", "surrogatepass").translate(None, self._not_anchors)
+        spans = [
+            (lo, hi, index)
+            for trigger, indices in self._plan(held)
+            if trigger is None or trigger(text)
+            for index in indices
+            for lo, hi in self._patterns[index].spans(text)
+        ]
+        if spans:
+            fired.update(self._pattern_names[index] for _, _, index in spans)
+            text = _replace(text, spans, self._pattern_names)
         for masker in self._others:
             masked = masker.mask(text)
             if masked != text:

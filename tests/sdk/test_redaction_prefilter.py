@@ -213,3 +213,78 @@ def test_each_case_of_an_anchor_lets_its_masker_in(text: str) -> None:
     assert len(names) == 1
     assert masked != text
     assert REDACTOR(text) == REFERENCE(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.one_of(_texts(), st.sampled_from(["", "\0", "1\x002", "Title 3"]))))
+def test_the_texts_of_a_span_are_looked_at_in_one_pass_each_as_on_its_own(
+    texts: list[str],
+) -> None:
+    assert REDACTOR.may_change_each(texts) == [REDACTOR.may_change(t) for t in texts]
+    custom = Redactor.default().with_maskers(FunctionMasker("x", str.upper))
+    assert custom.may_change_each(texts) == [bool(t) for t in texts]
+
+
+def test_two_digits_of_two_texts_are_not_a_number_of_either() -> None:
+    # one pass over "Title 1" and "Title 2" together sees two digits: each text holds one
+    assert REDACTOR.may_change_each(["Title 1", "Title 2", "", "Title 12"]) == [
+        False,
+        False,
+        False,
+        True,
+    ]
+    # a text holding the separator itself: each text is looked at on its own
+    assert REDACTOR.may_change_each(["1\x002", "3"]) == [True, True]
+
+
+def test_one_digit_lets_in_only_the_maskers_that_need_one() -> None:
+    calls: list[str] = []
+    redactor = _counting(calls)
+    assert redactor.may_change("Title 3")  # "3" of the AWS prefix A3T
+    assert redactor("Title 3") == ("Title 3", ())
+    assert calls == ["aws_access_key"]  # not the number maskers: they need two digits
+
+
+def test_the_maskers_chosen_by_the_anchors_a_text_holds_are_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from groundtrace.sdk import redaction
+
+    monkeypatch.setattr(redaction, "_PLANS", 2)
+    redactor = Redactor()
+    texts = ["Title 3", "al@example.com", "PIN 1234", "Title 3", "x@y.io and 4111111111111111"]
+    for _ in range(2):
+        assert [redactor(t) for t in texts] == [REFERENCE(t) for t in texts]
+    assert 0 < len(redactor._plans) <= 2  # bounded: cleared when full
+    long_key = "a:" * (redaction._PLAN_KEY + 1)  # more anchors than a remembered key holds
+    assert redactor(long_key) == REFERENCE(long_key)
+    assert all(len(key) <= redaction._PLAN_KEY for key in redactor._plans)
+
+
+def test_a_span_gives_the_redactor_only_the_texts_holding_anchors(
+    traces: Traces, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+    call = Redactor.__call__
+
+    def spy(self: Redactor, text: str) -> tuple[str, tuple[str, ...]]:
+        seen.append(text)
+        return call(self, text)
+
+    monkeypatch.setattr(Redactor, "__call__", spy)
+    docs = [
+        {"id": f"d{i}", "title": f"Title {i}", "source": "wiki", "content": PROSE} for i in range(3)
+    ]
+    docs.append({"id": "d3", "title": "Mail", "source": "mail", "content": "to al@example.com"})
+
+    @gt.rerank
+    def rerank(query: str) -> list[dict[str, str]]:
+        return docs
+
+    traces.settings(redact=REDACTOR)
+    rerank("q?")
+    assert seen == ["to al@example.com"]
+    attrs = dict(traces.spans()[-1].attributes or {})
+    assert attrs[sc.GT_REDACTED] == ("email",)
+    assert attrs["reranker.output_documents.3.document.content"] == "to [REDACTED:email]"
+    assert attrs["reranker.output_documents.0.document.content"] == PROSE
