@@ -283,6 +283,14 @@ async def run(units: Sequence[Unit], config: Config, context: RunContext) -> Att
         from ._behavioural import run_behavioural
 
         return await run_behavioural(units, config, context)
+    from groundtrace.analyzer.executor import RayExecutor
+
+    if isinstance(context.executor, RayExecutor):  # the model lives in this process
+        raise ConfigError(
+            "the attribution scores in this process (one model, one evaluation at a time): "
+            "run it with --executor local",
+            field="--executor",
+        )
     made: list[_Counting] = []
     cache = ScoreCache(context.out / CACHE)
     lock = threading.Lock()  # one model, one evaluation at a time

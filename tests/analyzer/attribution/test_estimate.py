@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer.attribution._shape import ANALYSIS, Config
 from groundtrace.analyzer.cli import build_app
-from groundtrace.analyzer.errors import BudgetReachedError
+from groundtrace.analyzer.errors import BudgetReachedError, ConfigError
 from groundtrace.analyzer.llm import Budget
 from tests.analyzer.attribution import test_analysis
 from tests.analyzer.attribution.test_analysis import _trace
@@ -118,3 +118,14 @@ def test_both_commands_estimate_and_stop_alike(
         assert (friendly.exit_code, analyzed.exit_code) == (code, code), friendly.output
         for res in (friendly, analyzed):
             assert said in res.output + res.stderr, extra
+
+
+def test_a_ray_executor_is_refused_before_any_pass(
+    server: _Server, traces: Path, tmp_path: Path
+) -> None:
+    from groundtrace.analyzer.executor import RayExecutor
+
+    config = Config(traces=(str(traces),), endpoint=_url(server))
+    with pytest.raises(ConfigError, match="--executor local"):
+        run_analysis(ANALYSIS, config, out=tmp_path / "r", executor=RayExecutor())
+    assert server.bodies == []
