@@ -260,22 +260,37 @@ def _resumed(path: Path) -> dict[str, dict[str, Any]]:
     return {row["case_id"]: row for row in rows}
 
 
-def sentences_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Means per method and the paired interval of hierarchical minus ContextCite."""
+def _paired(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per metric: each method's mean and hierarchical minus ContextCite with its paired 95 %
+    bootstrap interval (an item whose LDS is undefined counts for neither)."""
     out: dict[str, Any] = {"n": len(rows)}
     for metric in ("top1_drop", "top3_drop", "lds"):
         ours = [r["hierarchical"][metric] for r in rows]
         theirs = [r["contextcite"][metric] for r in rows]
         diff = compare(metric, ours, theirs, StatsSettings(seed=42))
+        both = [(a, b) for a, b in zip(ours, theirs, strict=True) if a == a and b == b]
         out[metric] = {
-            "hierarchical": statistics.mean(ours), "contextcite": statistics.mean(theirs),
+            "hierarchical": statistics.mean(a for a, _ in both),
+            "contextcite": statistics.mean(b for _, b in both),
             "difference": diff.mean, "ci_low": diff.ci_low, "ci_high": diff.ci_high,
+            "items": len(both),
         }  # fmt: skip
+    return out
+
+
+def sentences_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The paired comparison over every item and over the items whose answer depends on its
+    context (full vs empty gap > 1 nat), the passes, and that share."""
+    dependent = [r for r in rows if r["context_gap"] > 1.0]
+    out = _paired(rows)
     out["passes"] = {
         "hierarchical": statistics.mean(r["hierarchical"]["passes"] for r in rows),
+        "hierarchical_max": max(r["hierarchical"]["passes"] for r in rows),
         "contextcite": statistics.mean(r["contextcite"]["passes"] for r in rows),
     }
-    out["context_dependent_share"] = sum(r["context_gap"] > 1.0 for r in rows) / len(rows)
+    out["context_dependent_share"] = len(dependent) / len(rows)
+    if len(dependent) >= 2:
+        out["context_dependent"] = _paired(dependent)
     return out
 
 

@@ -4,6 +4,7 @@ shows, and how the per-item rows are summarised."""
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any
 
 import pytest
@@ -83,5 +84,19 @@ def test_sentences_summary_pairs_the_methods() -> None:
     top1 = out["top1_drop"]
     assert top1["difference"] == pytest.approx(top1["hierarchical"] - top1["contextcite"])
     assert 0 < top1["ci_low"] <= top1["difference"] <= top1["ci_high"]
-    assert out["passes"] == {"hierarchical": 20, "contextcite": 32}
+    assert out["passes"] == {"hierarchical": 20, "hierarchical_max": 20, "contextcite": 32}
     assert out["context_dependent_share"] == pytest.approx(0.5)
+    dependent = out["context_dependent"]
+    assert dependent["n"] == 5
+    assert dependent["top1_drop"]["hierarchical"] == pytest.approx(
+        statistics.mean(2.0 + i % 3 for i in range(1, 10, 2))
+    )
+
+
+def test_an_undefined_lds_counts_for_neither_method() -> None:
+    rows = [_sentence_row(2.0, 1.0, 2.0) for _ in range(4)]
+    rows[0]["hierarchical"]["lds"] = math.nan
+    lds = sentences_summary(rows)["lds"]
+    assert lds["items"] == 3
+    assert lds["hierarchical"] == pytest.approx(0.2)
+    assert lds["difference"] == pytest.approx(0.1)
