@@ -10,16 +10,21 @@ options make the same config record, run by the same :func:`drive`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
+from rich.markup import escape
+from typer.core import TyperCommand, TyperGroup
 
 from ._app import console, err_console, handle_errors, print_reading
 from ._budget import CallOptions, CallSettings
 from ._executor import ExecutorOptions
+from ._fields import override_options
 from ._options import uses
 from ._progress import ProgressReporter
 from ._writeback import WriteBackOptions
@@ -96,41 +101,162 @@ def _print(done: AnalysisRun[Any], as_json: bool, to_builtins: Callable[[Any], A
         console.print(f"report: {report}", markup=False, highlight=False)
 
 
+#: The options of ``analyze NAME`` itself: a config field of these names is set in the file.
+_RESERVED: Final = frozenset(
+    {"name", "config", "out", "concurrency", "as_json", "list_them"}
+    | {f.name for group in (WriteBackOptions, ExecutorOptions, CallOptions)
+       for f in dataclasses.fields(group)}
+)  # fmt: skip
+
+#: ``groundtrace analyze NAME --help``: what every analysis's command does.
+_HELP: Final = """{title}
+
+Runs the {name} analysis from its config record: the --config file (TOML or JSON,
+docs/analyses.md), each option below overriding its field (an option per field; a field of
+another type is set in the file). A re-run into the same --out resumes (the units its journal
+holds are not run again); --max-calls / --max-cost stop the run at a ceiling (exit 5);
+--estimate prints what the units still to run would call and runs nothing. Exit codes: 0
+done, 2 bad input (the message names the file or option and the field), 4 when --write-back
+failed (the report is written), the code the analysis's verdict asks for (gate: 10 manual
+review, 20 block, 30 not evaluable), else 6 when nothing was measured (the report is
+written, the reason printed).
+"""
+
+
+def _record(analysis: Analysis[Any, Any, Any], path: Path | None, given: dict[str, Any],
+            options: Mapping[str, str]) -> Any:  # fmt: skip
+    """``analysis``'s config record: the file's (errors name the file and field) with the
+    fields ``given`` as options over it (errors name the option)."""
+    import msgspec
+
+    from groundtrace.analyzer import load_config
+    from groundtrace.analyzer.errors import ConfigError
+
+    base = None if path is None else load_config(analysis, path)
+    if base is not None and not given:
+        return base
+    data = {**({} if base is None else msgspec.to_builtins(base)), **given}
+    try:
+        return msgspec.convert(data, type=analysis.config)
+    except msgspec.ValidationError as exc:
+        message, _, where = str(exc).partition(" - at `$.")
+        field = re.split(r"[.\[]", where.rstrip("`"))[0] or None
+        if field in given:
+            raise ConfigError(message, field=options[field]) from None
+        if base is None:
+            message += " (give --config FILE, or the field's option)"
+        where_read = None if path is None else str(path)
+        raise ConfigError(f"{message} in the {analysis.name} config", path=where_read,
+                          field=field) from None  # fmt: skip
+
+
+def _command(analysis: Analysis[Any, Any, Any]) -> Any:
+    """``groundtrace analyze NAME``: its config record's fields as options over --config."""
+    overrides = override_options(analysis.config, reserved=_RESERVED)
+
+    def analyze_command(
+        *,
+        config: Annotated[
+            Path | None,
+            typer.Option(help="The analysis's config record, TOML or JSON (docs/analyses.md)."),
+        ] = None,
+        out: Annotated[Path, typer.Option(help="Run folder: reports, journal, cache.")],
+        concurrency: Annotated[int, typer.Option(help="Units in flight (per Ray worker).")] = 4,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print the result record as one JSON object.")
+        ] = False,
+        fields: dict[str, Any],
+        write_back: WriteBackOptions,
+        executor: ExecutorOptions,
+        calls: CallOptions,
+    ) -> None:
+        from groundtrace.analyzer._results import to_builtins
+        from groundtrace.analyzer.errors import ConfigError
+
+        if write_back.requested and analysis.verdicts is None:
+            raise ConfigError(f"{analysis.name} has no per-case results to write back",
+                              field="--write-back")  # fmt: skip
+        record = _record(analysis, config, fields, overrides.option_names)
+        done = drive(
+            analysis, record, out, executor=executor, settings=calls.settings(concurrency),
+            estimate=calls.estimate, in_flight=concurrency, write_back=write_back,
+            as_json=as_json,
+        )  # fmt: skip
+        if done is None:
+            return
+        err_console.print(f"{analysis.name}: {done.units} unit(s) planned", highlight=False)
+        _print(done, as_json, to_builtins)
+        finish(done)
+
+    analyze_command.__annotations__["fields"] = overrides.record  # the group's parameter
+    analyze_command.__doc__ = _HELP.format(title=analysis.title, name=analysis.name)
+    command = handle_errors(uses(overrides, WriteBackOptions, ExecutorOptions, CallOptions)(
+        analyze_command))  # fmt: skip
+    app = typer.Typer()
+    app.command(analysis.name)(command)
+    app.command("-")(lambda: None)  # a group, so the command keeps its name
+    return typer.main.get_group(app).commands[analysis.name]
+
+
+class _AnalysisGroup(TyperGroup):
+    """``analyze``'s commands: one per analysis this installation can run, each built from
+    its config record when used (``analyze --help`` lists the names only)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        from groundtrace.analyzer import analyses
+
+        return analyses()
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        from groundtrace.analyzer import get_analysis
+        from groundtrace.analyzer.errors import ConfigError
+
+        if self._listing:
+            return TyperCommand(cmd_name, help=f"The {cmd_name} analysis (see --list).")
+        from ._registry import escape_help
+
+        try:
+            command = _command(get_analysis(cmd_name))
+        except ConfigError as exc:  # no such analysis, or its record cannot be loaded
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(exc.exit_code) from None
+        escape_help(command)  # as the root group does for every other command
+        return command
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
+analyze_app = typer.Typer(
+    cls=_AnalysisGroup,
+    invoke_without_command=True,
+    no_args_is_help=False,
+    help="Run any analysis (built-in or a plugin's) from its config file; write its report.\n\n"
+    "groundtrace analyze NAME --config FILE --out DIR: the config record read from the file, "
+    "each of the record's fields also an option of its own over it (groundtrace analyze NAME "
+    "--help lists them). Plugins name their analysis in the groundtrace.analyses entry-point "
+    "group. Exit codes: those of the analysis's command (groundtrace analyze NAME --help).",
+)
+
+
+@analyze_app.callback()
 @handle_errors
-@uses(WriteBackOptions, ExecutorOptions, CallOptions)
-def analyze_command(
-    name: Annotated[
-        str | None, typer.Argument(help="The analysis (see --list), e.g. paths.")
-    ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(help="The analysis's config record, TOML or JSON (docs/analyses.md)."),
-    ] = None,
-    out: Annotated[Path | None, typer.Option(help="Run folder: reports, journal, cache.")] = None,
-    concurrency: Annotated[int, typer.Option(help="Units in flight (per Ray worker).")] = 4,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the result record as one JSON object.")
-    ] = False,
+def analyze_callback(
+    ctx: typer.Context,
     list_them: Annotated[
         bool, typer.Option("--list", help="List the analyses this installation can run.")
     ] = False,
-    *,
-    write_back: WriteBackOptions,
-    executor: ExecutorOptions,
-    calls: CallOptions,
 ) -> None:
-    """Run any analysis (built-in or a plugin's) from its config file; write its report.
-
-    Plugins name their analysis in the groundtrace.analyses entry-point group. A re-run into
-    the same --out resumes (the units its journal holds are not run again); --max-calls /
-    --max-cost stop the run at a ceiling (exit 5); --estimate prints what the units still to
-    run would call and runs nothing. Exit codes: 0 done, 2 bad input (the message names the
-    file and field), 4 when --write-back failed (the report is written), the code the
-    analysis's verdict asks for (gate: 10 manual review, 20 block, 30 not evaluable), else 6
-    when nothing was measured (the report is written, the reason printed).
-    """
-    from groundtrace.analyzer import analyses, get_analysis, load_config
-    from groundtrace.analyzer._results import to_builtins
+    """Run any analysis (built-in or a plugin's) from its config file; write its report."""
+    from groundtrace.analyzer import analyses, get_analysis
     from groundtrace.analyzer.errors import ConfigError
 
     if list_them:
@@ -140,28 +266,11 @@ def analyze_command(
             except ConfigError as exc:  # a broken plugin is named, not hidden
                 title = f"(cannot be loaded: {exc})"
             typer.echo(f"{known:16} {title}")
-        return
-    if name is None or config is None or out is None:
-        missing = [
-            o for o, v in (("NAME", name), ("--config", config), ("--out", out)) if v is None
-        ]
-        raise ConfigError(f"analyze needs {', '.join(missing)} (or --list)")
-    analysis = get_analysis(name)
-    if write_back.requested and analysis.verdicts is None:
-        raise ConfigError(f"{analysis.name} has no per-case results to write back",
-                          field="--write-back")  # fmt: skip
-    record = load_config(analysis, config)
-    done = drive(
-        analysis, record, out, executor=executor, settings=calls.settings(concurrency),
-        estimate=calls.estimate, in_flight=concurrency, write_back=write_back, as_json=as_json,
-    )  # fmt: skip
-    if done is None:
-        return
-    err_console.print(f"{analysis.name}: {done.units} unit(s) planned", highlight=False)
-    _print(done, as_json, to_builtins)
-    finish(done)
+        raise typer.Exit()
+    if ctx.invoked_subcommand is None:
+        raise ConfigError("analyze needs NAME (or --list)")
 
 
 def register(app: typer.Typer) -> None:
     """Add ``groundtrace analyze`` to ``app``."""
-    app.command("analyze")(analyze_command)
+    app.add_typer(analyze_app, name="analyze")

@@ -43,7 +43,7 @@ import typer
 
 from ._options import OptionGroup
 
-__all__ = ["RecordOptions", "field_help", "record_options"]
+__all__ = ["Overrides", "RecordOptions", "field_help", "override_options", "record_options"]
 
 #: A field's command-line form given by the command: its ``Annotated`` type (the typer
 #: option or argument) and the function making the field's value of what typer gives.
@@ -75,6 +75,16 @@ def field_help(record: type[Any]) -> dict[str, str]:
     Raises:
         TypeError: a field of ``record`` the section does not describe.
     """
+    found = _described(record)
+    missing = [f for f in msgspec.structs.fields(record) if f.name not in found]
+    if missing:
+        names = ", ".join(f.name for f in missing)
+        raise TypeError(f"{record.__name__}'s docstring describes no field {names} (Attributes:)")
+    return found
+
+
+def _described(record: type[Any]) -> dict[str, str]:
+    """The fields the ``Attributes:`` section of ``record``'s docstring describes: their help."""
     lines = (record.__doc__ or "").expandtabs().splitlines()
     found: dict[str, list[str]] = {}
     inside, indent, current = False, -1, None  # indent: the entries' (the first one's)
@@ -95,10 +105,6 @@ def field_help(record: type[Any]) -> dict[str, str]:
             found[current] = [entry.group(2)]
         elif current is not None:
             found[current].append(line)
-    missing = [f for f in msgspec.structs.fields(record) if f.name not in found]
-    if missing:
-        names = ", ".join(f.name for f in missing)
-        raise TypeError(f"{record.__name__}'s docstring describes no field {names} (Attributes:)")
     return {name: _plain(" ".join(text)) for name, text in found.items()}
 
 
@@ -133,10 +139,11 @@ def _same(value: Any) -> Any:
 
 
 def _generated(record: type[Any], name: str, hint: Any, argument: bool, option: str,
-               help_text: str) -> _Form:  # fmt: skip
+               help_text: str, absent: bool = False) -> _Form:  # fmt: skip
     """The typer form of a field of type ``hint``, its conversion to the field's value and
-    the default shown for the field's."""
+    the default shown for the field's (``absent``: the option may be absent, ``None``)."""
     kind, optional = _strip(hint)
+    optional = optional or absent
     origin = typing.get_origin(kind)
 
     def info(shown: Any) -> Any:
@@ -204,6 +211,50 @@ class RecordOptions(OptionGroup):
         given keep the record's default."""
         given = {f.name: f.convert(values.pop(f.name)) for f in self.offered if f.name in values}
         return self.record(**given)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Overrides(RecordOptions):
+    """Options overriding fields of a config record read from a file (see
+    :func:`override_options`); the command receives the fields given, field -> value."""
+
+    def build(self, values: dict[str, Any]) -> Any:
+        """The fields given (popped from ``values``): field -> its value."""
+        found = {}
+        for offered in self.offered:
+            value = values.pop(offered.name, None)
+            if value is not None:
+                found[offered.name] = offered.convert(value)
+        return found
+
+
+def override_options(record: type[msgspec.Struct], *, reserved: Iterable[str]) -> Overrides:
+    """An option for each field of ``record`` that has a generated form (others are set in
+    the config file only), overriding the file's value when given; none is required and none
+    has a default (absent: the file's value, else the record's default).
+
+    Args:
+        record: any analysis's config record, a plugin's too (a field its docstring does not
+            describe has no help).
+        reserved: names the command's own options take (such a field is set in the file).
+    """
+    hints = typing.get_type_hints(record, include_extras=True)
+    helps = _described(record)
+    taken = frozenset(reserved)
+    offered = []
+    for spec in msgspec.structs.fields(record):
+        name, option = spec.name, _option_name(spec.name)
+        if name in taken:
+            continue
+        try:
+            annotation, convert, _ = _generated(
+                record, name, hints[name], False, option, helps.get(name, ""), absent=True
+            )
+        except TypeError:
+            continue  # a mapping, a nested record...: the file's only
+        offered.append(_Field(name, option, annotation, None, convert))
+    names = {f.name: f.option for f in offered}
+    return Overrides(record, taken, offered=tuple(offered), option_names=names)
 
 
 def record_options(

@@ -26,7 +26,7 @@ from groundtrace.analyzer._extras import missing_extra
 
 from ._app import err_console, root_options
 
-__all__ = ["COMMANDS", "Command", "CommandModule", "build_app", "load_command"]
+__all__ = ["COMMANDS", "Command", "CommandModule", "build_app", "escape_help", "load_command"]
 
 
 class CommandModule(Protocol):
@@ -79,7 +79,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
 )  # fmt: skip
 
 
-def _escape_help(command: Any) -> None:
+def escape_help(command: Any) -> None:
     """Escape the help of ``command``, its parameters and its subcommands (rich markup)."""
     for name in ("help", "short_help", "epilog"):
         text = getattr(command, name, None)
@@ -89,7 +89,7 @@ def _escape_help(command: Any) -> None:
         if isinstance(getattr(param, "help", None), str):
             param.help = escape(param.help)
     for sub in getattr(command, "commands", {}).values():
-        _escape_help(sub)
+        escape_help(sub)
 
 
 def load_command(row: Command) -> Any:
@@ -107,7 +107,7 @@ class _LazyGroup(TyperGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        _escape_help(self)  # a new tree each time typer builds one: escaped exactly once
+        escape_help(self)  # a new tree each time typer builds one: escaped exactly once
         self._rows = {row.name: row for row in COMMANDS}
         self._loaded: dict[str, Any] = {}
         self._listing = False
@@ -130,7 +130,7 @@ class _LazyGroup(TyperGroup):
                     raise
                 err_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
                 raise typer.Exit(error.exit_code) from None
-            _escape_help(command)
+            escape_help(command)
             self._loaded[cmd_name] = command
         return self._loaded[cmd_name]
 

@@ -27,15 +27,14 @@ USERS: dict[tuple[str, ...], tuple[type[Any], ...]] = {
     ("judge", "run"): (WriteBackOptions, ExecutorOptions, CallOptions),
     ("paths",): (WriteBackOptions, ExecutorOptions),
     ("gate", "run"): (WriteBackOptions, ExecutorOptions),
-    ("analyze",): (WriteBackOptions, ExecutorOptions),
+    ("analyze", "paths"): (WriteBackOptions, ExecutorOptions),
 }
 
 
 def _command(path: tuple[str, ...]) -> Any:
-    root: Any = typer.main.get_command(build_app())
-    command = root.get_command(None, path[0])  # loaded when asked for
-    for name in path[1:]:
-        command = command.commands[name]
+    command: Any = typer.main.get_command(build_app())
+    for name in path:
+        command = command.get_command(None, name)  # the root's and analyze's load when asked
     return command
 
 
