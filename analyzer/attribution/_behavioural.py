@@ -180,15 +180,14 @@ async def run_behavioural(
     left: dict[str, str] = dict(units.not_usable) if isinstance(units, Units) else {}
     usable: list[tuple[Unit, tuple[ReplayChunk, ...]]] = []
     for unit in units:
-        assert unit.trace is not None  # plan keeps the trace of every unit
-        why = replayer.check(unit.trace)
-        if why is None:
+        why: str | None = "no trace to replay (a unit made without its trace)"
+        if unit.trace is not None and (why := replayer.check(unit.trace)) is None:
             try:
                 usable.append((unit, replay_evidence(unit.trace, unit.context)))
                 continue
             except InputError as exc:
                 why = str(exc)
-        left[unit.trace_id] = why
+        left[unit.trace_id] = str(why)
     by_key = {u.trace_id: (u, ev) for u, ev in usable}
     replayer.recorder.start()
 

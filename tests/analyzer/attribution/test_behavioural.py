@@ -214,3 +214,13 @@ def test_each_replay_counts_as_one_call_and_a_budget_stops_the_run(tmp_path: Pat
     assert isinstance(resumed.result, AttributionResult) and len(resumed.result.rows) == 3
     # the trace the capped run finished is not replayed again
     assert sum(u.calls for u in resumed.calls.values()) == 8
+
+
+def test_a_unit_without_its_trace_is_left_out_with_the_reason(tmp_path: Path) -> None:
+    first, *others = _units()
+    units = [Unit(first.trace_id, first.case_id, first.context), *others]
+    config = Config(traces=GIVEN, replay="recorded")
+    done = run_analysis(ANALYSIS, config, out=tmp_path, concurrency=1, units=units)
+    assert isinstance(done.result, AttributionResult) and len(done.result.rows) == 2
+    assert done.result.not_usable == {first.trace_id: "no trace to replay (a unit made "
+                                      "without its trace)"}  # fmt: skip
