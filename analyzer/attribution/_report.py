@@ -66,6 +66,12 @@ def _independent(row: TraceAttribution) -> bool:
     return row.context_gap is not None and row.context_gap < INDEPENDENT
 
 
+def _shared(row: TraceAttribution) -> bool:
+    """The answer depends on its context, yet no source's removal alone lowers it: several
+    sources carry it (redundant evidence, which leave-one-out cannot split)."""
+    return row.context_gap is not None and not _independent(row) and not _positive(row)
+
+
 def _gap(row: TraceAttribution) -> str:
     """The context gap in nats; the behavioural tier has none (it replays, scores no text)."""
     return "–" if row.context_gap is None else f"{row.context_gap:.2f}"
@@ -85,13 +91,16 @@ def reading(result: AttributionResult) -> str:
     concentrated = sum(top_share(r) >= 0.5 for r in dependent)
     tiers = ", ".join(sorted({r.tier for r in result.rows}))
     passes = sum(r.passes for r in result.rows)
+    shared = sum(_shared(r) for r in result.rows)
     return (
         f"{n} answer(s) attributed ({tiers} tier); {len(dependent)} depend on their context "
         f"(full vs empty context > {INDEPENDENT:g} nat), and in {concentrated} of those one "
-        f"source carries at least half of the positive attribution. {passes} model passes "
-        f"({passes / n:.1f} per answer)."
+        "source carries at least half of the positive attribution."
+        + (f" In {shared} of them no source's removal alone lowers the answer: several carry "
+           "it (exact Shapley, --method shapley, splits the credit)." if shared else "")
+        + f" {passes} passes by the method ({passes / n:.1f} per answer)."
         + (f" {len(result.not_usable)} trace(s) not attributed." if result.not_usable else "")
-    )
+    )  # fmt: skip
 
 
 def nothing_measured(result: AttributionResult) -> str | None:
@@ -132,6 +141,7 @@ def _markdown(result: AttributionResult) -> str:
             f"Answer: {row.answer!r} ({row.method}, tier {row.tier}, {row.passes} passes; "
             f"context gap {_gap(row)} nats"
             + (", does not depend on its context" if _independent(row) else "")
+            + (", no source alone carries it" if _shared(row) else "")
             + f"; top share {top_share(row):.2f}, effective sources "
             f"{effective_sources(row):.2f})",
             "",

@@ -57,7 +57,14 @@ def test_the_report_names_the_top_evidence_and_the_answers_without_context(
     assert "- not attributed: t9: no answer" in text
     said = reading(result)
     assert said.startswith("2 answer(s) attributed (in-process tier); 1 depend")
-    assert "6 model passes (3.0 per answer)" in said and "1 trace(s) not attributed" in said
+    assert "6 passes by the method (3.0 per answer)" in said
+    assert "1 trace(s) not attributed" in said and "no source's removal alone" not in said
     page = (tmp_path / "attribution.html").read_text()
     assert html.escape(said) in page and "text of a | piped" in page
     assert "do not depend on their context" in page
+
+
+def test_an_answer_that_several_sources_carry_is_named() -> None:
+    redundant = _row("t1", {"a": -0.5, "b": -0.1}, 22.0)  # both carry it: neither alone
+    said = reading(AttributionResult(rows=(redundant, _row("t2", {"a": 2.0}, 3.0))))
+    assert "In 1 of them no source's removal alone lowers the answer: several carry it" in said
