@@ -114,3 +114,11 @@ def test_the_help_names_the_default_embedded_model() -> None:
     command = group.get_command(click.Context(group), "attribution")  # type: ignore[attr-defined]
     (option,) = [p for p in command.params if p.name == "model_path"]
     assert f"the default embedded model ({DEFAULT_MODEL}," in option.help
+
+
+def test_json_prints_the_result_record(inputs: Path, url: str) -> None:
+    res = _friendly(inputs, "traces.jsonl", inputs / "j", "--endpoint", url, "--json")
+    assert res.exit_code == 0, res.output
+    printed = json.loads(res.stdout)
+    assert printed == json.loads((inputs / "j" / "attribution.json").read_text())
+    assert [r["trace_id"] for r in printed["rows"]] == ["t1", "t2"]
