@@ -138,6 +138,10 @@ def _same(value: Any) -> Any:
     return value
 
 
+def _scalar(value: Any) -> Any:
+    return value if value is None or isinstance(value, bool | int | float | str) else None
+
+
 def _generated(record: type[Any], name: str, hint: Any, argument: bool, option: str,
                help_text: str, absent: bool = False) -> _Form:  # fmt: skip
     """The typer form of a field of type ``hint``, its conversion to the field's value and
@@ -309,9 +313,9 @@ def record_options(
         if name in skipped:
             continue
         option = options.get(name, _option_name(name))
-        if name in declared:
+        if name in declared:  # a default of another form than a scalar: none shown
             annotation, convert = declared[name]
-            show: Callable[[Any], Any] = _same
+            show: Callable[[Any], Any] = _scalar
         else:
             shown = help.get(name, helps[name])
             annotation, convert, show = _generated(

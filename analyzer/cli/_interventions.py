@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import Annotated
 
 import typer
+
+from groundtrace.analyzer.interventions import Config
 
 from ._app import console, handle_errors, print_reading
 from ._budget import CallOptions
 from ._executor import ExecutorOptions
+from ._fields import record_options
 from ._options import uses
 from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
-
-if TYPE_CHECKING:
-    from groundtrace.analyzer.interventions import HardnessLevel
-
 
 __all__ = ["register"]
 
@@ -33,55 +32,46 @@ def _kwargs(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+#: ``groundtrace interventions``: ``interventions.Config``'s fields (TRACES the argument);
+#: ``--concurrency`` and ``--rate-limit`` resolve over the call profile, so the command makes them.
+INTERVENTIONS_OPTIONS = record_options(
+    Config,
+    argument="traces",
+    options={"replay_kwargs": "--replay-kwarg"},
+    declared={
+        "replay_kwargs": (
+            Annotated[
+                list[str] | None,
+                typer.Option(
+                    "--replay-kwarg",
+                    help="NAME=VALUE overriding a recorded keyword argument (repeatable).",
+                ),
+            ],
+            lambda pairs: _kwargs(pairs or []),
+        ),
+        "strict": (StrictOpt, bool),
+    },
+    left_out=("concurrency", "rate_limit"),
+)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``groundtrace interventions`` to ``app``."""
 
     @app.command("interventions")
     @handle_errors
-    @uses(WriteBackOptions, ExecutorOptions, CallOptions)
+    @uses(INTERVENTIONS_OPTIONS, WriteBackOptions, ExecutorOptions, CallOptions)
     def interventions(
-        traces: Annotated[list[Path], typer.Argument(help="Trace files or folders.")],
-        out: Annotated[Path, typer.Option(help="Run folder (created; reused to resume).")],
-        cases: Annotated[
-            Path | None, typer.Option(help="Case file (JSONL) joined by case_id: gold labels.")
-        ] = None,
-        pool_dataset: Annotated[
-            Path | None,
-            typer.Option(help="HotpotQA-layout JSONL supplying replacement candidates."),
-        ] = None,
-        replay: Annotated[
-            str | None,
-            typer.Option(help="Function replay: module:qualname, or 'recorded' (the trace's)."),
-        ] = None,
-        endpoint: Annotated[
-            str | None, typer.Option(help="Endpoint replay: OpenAI-compatible base URL.")
-        ] = None,
-        model: Annotated[str | None, typer.Option(help="Model name (endpoint replay).")] = None,
-        replay_kwarg: Annotated[
-            list[str] | None,
-            typer.Option(help="NAME=VALUE overriding a recorded keyword argument (repeatable)."),
-        ] = None,
-        operators: Annotated[
-            list[str] | None,
-            typer.Option(help="REMOVE, REPLACE, DUPLICATE, ZERO, RANDOM, JOINT (default all)."),
-        ] = None,
-        limit: Annotated[int | None, typer.Option(help="Use the first N traces.")] = None,
+        *,
+        config: Config,
         concurrency: Annotated[
             int | None,
             typer.Option(help="Replays in flight (default: the --call-profile's, else 4)."),
         ] = None,
-        seed: Annotated[int, typer.Option(help="Seed sent to the model.")] = 0,
-        similarity: Annotated[str, typer.Option(help="Replacement hardness: similarity.")] = "any",
-        relevance: Annotated[str, typer.Option(help="Replacement hardness: relevance.")] = "any",
-        recompute_original: Annotated[
-            bool, typer.Option(help="Replay the unperturbed evidence too and use it as τ.")
-        ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-        *,
         write_back: WriteBackOptions,
         executor: ExecutorOptions,
         calls: CallOptions,
-        strict: StrictOpt = False,
     ) -> None:
         """Replay each trace with evidence removed, replaced, duplicated or zeroed.
 
@@ -99,31 +89,25 @@ def register(app: typer.Typer) -> None:
         nothing was measured (no usable item, every replay unit failed) the reports are
         written and the command exits 6, naming why.
         """
+        import msgspec
+
         from groundtrace.analyzer._results import encode, to_builtins
         from groundtrace.analyzer.errors import ConfigError
-        from groundtrace.analyzer.interventions import ANALYSIS, Config, operator_table_md
+        from groundtrace.analyzer.interventions import ANALYSIS, operator_table_md
 
         from ._analyze import drive, finish
 
         settings = calls.settings(concurrency)
+        endpoint, out = config.endpoint, Path(config.out)
         if endpoint is None and (calls.rate_limit is not None or settings.budget is not None):
             raise ConfigError(  # the replayed app's own calls do not go through the client
                 "--rate-limit, --max-calls and --max-cost need endpoint replay (--endpoint)",
                 field="--endpoint",
             )
         units = settings.concurrency(endpoint, 4)  # one endpoint: its bound is the units' too
-        config = Config(
-            out=str(out), traces=tuple(map(str, traces)),
-            cases=None if cases is None else str(cases),
-            pool_dataset=None if pool_dataset is None else str(pool_dataset),
-            replay=replay, endpoint=endpoint, model=model,
-            replay_kwargs=_kwargs(replay_kwarg or []), operators=tuple(operators or ()),
-            limit=limit, concurrency=units,
-            rate_limit=None if endpoint is None else settings.rate_limit(endpoint), seed=seed,
-            # the config checks the levels (any, easy, medium, hard) as it plans
-            similarity=cast("HardnessLevel", similarity),
-            relevance=cast("HardnessLevel", relevance),
-            recompute_original=recompute_original, strict=strict,
+        config = msgspec.structs.replace(
+            config, concurrency=units,
+            rate_limit=None if endpoint is None else settings.rate_limit(endpoint),
         )  # fmt: skip
         done = drive(
             ANALYSIS, config, out, executor=executor, settings=settings, estimate=calls.estimate,
