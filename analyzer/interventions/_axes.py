@@ -46,6 +46,7 @@ __all__ = [
     "OperatorSummary",
     "Outcome",
     "SensitivityRow",
+    "as_vector",
     "compare",
     "divergence_sensitivity",
     "score_outcome",
@@ -190,7 +191,8 @@ def compare(
     return Comparison(before, after, deltas, terms, terms.weighted(settings.divergence_weights))
 
 
-def _nan(values: Sequence[float | None]) -> npt.NDArray[np.float64]:
+def as_vector(values: Sequence[float | None]) -> npt.NDArray[np.float64]:
+    """``values`` as a float vector, ``None`` as NaN (a missing item of the statistics)."""
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
@@ -228,9 +230,11 @@ def summarise_operators(
     divergences: dict[str, npt.NDArray[np.float64]] = {}
     for op, items in comparisons.items():
         for axis in DELTA_AXES + REPORTED_AXES:
-            original[f"{op}/{axis}"] = _nan([c.original.value(axis) for c in items])
-            counterfactual[f"{op}/{axis}"] = _nan([c.counterfactual.value(axis) for c in items])
-        divergences[op] = _nan([c.divergence for c in items])
+            original[f"{op}/{axis}"] = as_vector([c.original.value(axis) for c in items])
+            counterfactual[f"{op}/{axis}"] = as_vector(
+                [c.counterfactual.value(axis) for c in items]
+            )
+        divergences[op] = as_vector([c.divergence for c in items])
     paired = summarise_paired(original, counterfactual, stats)
     d_summary = summarise_deltas(
         {f"{op}/{DIVERGENCE}": v for op, v in divergences.items()}, stats, "greater"

@@ -57,7 +57,7 @@ from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.metrics import normalise_answer, score_answer
 from groundtrace.analyzer.stats import DeltaSummary, StatsSettings, summarise_deltas
 
-from ._axes import AxisSettings, Comparison, Gold, Outcome, compare
+from ._axes import AxisSettings, Comparison, Gold, Outcome, as_vector, compare
 
 __all__ = [
     "AggregateRole",
@@ -258,10 +258,6 @@ class AggregateRole(msgspec.Struct, frozen=True):
     rule: str
 
 
-def _vec(values: Sequence[float | None]) -> np.ndarray[Any, np.dtype[np.float64]]:
-    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-
-
 def aggregate_roles(
     items: Sequence[ItemInterventions],
     thresholds: RoleThresholds | None = None,
@@ -273,7 +269,7 @@ def aggregate_roles(
     axes = axes or AxisSettings()
     per_item = [assign_roles(item, t, axes) for item in items]
     vectors: dict[str, np.ndarray[Any, np.dtype[np.float64]]] = {
-        f"rate/{role}": _vec([r.indicator(role) for r in per_item]) for role in Role
+        f"rate/{role}": as_vector([r.indicator(role) for r in per_item]) for role in Role
     }
     for op in ("REMOVE", "REPLACE"):
         comps = [
@@ -282,9 +278,11 @@ def aggregate_roles(
             for o in [item.remove if op == "REMOVE" else item.replace]
         ]
         for axis in ("correctness", "grounding", "calibration_error"):
-            vectors[f"{op}/{axis}"] = _vec([None if c is None else c.deltas[axis] for c in comps])
+            vectors[f"{op}/{axis}"] = as_vector(
+                [None if c is None else c.deltas[axis] for c in comps]
+            )
         if op == "REMOVE":
-            vectors["REMOVE/eps-minus-D"] = _vec(
+            vectors["REMOVE/eps-minus-D"] = as_vector(
                 [
                     None
                     if c is None or c.divergence is None

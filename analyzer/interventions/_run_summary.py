@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
-import numpy as np
 
 from groundtrace.analyzer.metrics import score_answer
 from groundtrace.analyzer.replay import ReplayUnit, UnitResult
@@ -20,6 +19,7 @@ from ._axes import (
     Comparison,
     Gold,
     Outcome,
+    as_vector,
     compare,
     divergence_sensitivity,
     summarise_operators,
@@ -280,8 +280,8 @@ def _operators(
     main = summarise_operators(ordered, stats)
     grounded = summarise_operators({k: v for k, v in with_s.items() if v}, stats)
     changed = {op: [float(c.terms.answer) for c in items] for op, items in ordered.items()}
-    conf_o = {op: [np.nan if a is None else a for a, _ in confidences[op]] for op in ordered}
-    conf_c = {op: [np.nan if b is None else b for _, b in confidences[op]] for op in ordered}
+    conf_o = {op: as_vector([a for a, _ in confidences[op]]) for op in ordered}
+    conf_c = {op: as_vector([b for _, b in confidences[op]]) for op in ordered}
     shift = summarise_paired(conf_o, conf_c, stats)
     table: dict[str, OperatorResult] = {}
     answer_changed = summarise_deltas(changed, stats)
