@@ -85,10 +85,11 @@ def document_attributes(
     rows = [evidence_fields(item, position) for position, item in enumerate(items)]
     # the title, source and content of every document that masking may change, all looked
     # for in one pass (most lists: none)
+    scan = masked and capture
     suspect = (
         rec.may_change_each([text or "" for row in rows for text in (row[2], row[3], row[6])])
-        if masked and capture
-        else [False] * (3 * len(rows))
+        if scan
+        else []
     )
     for position, row in enumerate(rows):
         ev_id, rank, title, source, score, version, content, metadata = row
@@ -100,11 +101,11 @@ def document_attributes(
         doc: dict[str, Any] = {"id": ev_id, "rank": rank}
         meta: dict[str, Any] = {}
         if title is not None and capture:
-            if suspect[3 * position] or len(title) > limit:
+            if (scan and suspect[3 * position]) or len(title) > limit:
                 title = rec.text(_EVIDENCE, title)
             doc["title"] = meta["title"] = title
         if source is not None and capture:
-            if suspect[3 * position + 1] or len(source) > limit:
+            if (scan and suspect[3 * position + 1]) or len(source) > limit:
                 source = rec.text(_EVIDENCE, source)
             doc["source"] = meta["source"] = source
         if score is not None:
@@ -116,7 +117,7 @@ def document_attributes(
             length = doc["length"] = len(content)
             if not capture:
                 doc["content_hash"] = meta["content_hash"] = content_hash(content)
-            elif suspect[3 * position + 2] or length > limit:
+            elif (scan and suspect[3 * position + 2]) or length > limit:
                 doc["content"] = attrs[key_content] = shown = rec.text(_EVIDENCE, content)
                 if shown != content:
                     doc["content_hash"] = meta["content_hash"] = content_hash(content)
