@@ -52,24 +52,13 @@ class RunConfig:
     """Settings of one intervention run (deprecated: :class:`Config`).
 
     Attributes:
-        out_dir: the run folder (created; reused to resume).
-        replay: ``recorded`` (the entry point on each trace) or a ``module:qualname`` for
-            function replay; ``None`` when ``endpoint`` is given.
-        endpoint: base URL of an OpenAI-compatible endpoint for endpoint replay.
-        model: model name for endpoint replay (default: the captured one).
-        api_key: key for the endpoint (placeholder when ``None``).
-        kwarg_overrides: keyword arguments replacing recorded ones in function replay.
-        plan: operators, seeds, hardness.
-        axes: F1 threshold and divergence weights.
-        stats: bootstrap/permutation settings (B = 5000, seed 42).
-        thresholds: role thresholds.
-        limit: use the first N eligible traces (those with a case id first, ordered by case id,
-            then trace id).
-        concurrency: replays in flight.
-        timeout: seconds per model call attempt (endpoint replay).
-        retry: retry policy of the model client.
-        rate_limit: calls per second to the endpoint, shared by every worker (endpoint
-            replay).
+        out_dir: the run folder (:attr:`Config.out`).
+        replay: ``recorded`` or a ``module:qualname`` (function replay); ``None`` when
+            ``endpoint`` is given.
+        kwarg_overrides: :attr:`Config.replay_kwargs`.
+        plan: operators, seeds (``model_seed``: :attr:`Config.seed`) and hardness.
+        endpoint, model, limit, concurrency, timeout, rate_limit: as in :class:`Config`.
+        api_key, retry, axes, stats, thresholds: as in :class:`Tuning` (no option sets them).
     """
 
     out_dir: Path
