@@ -18,13 +18,16 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
+from groundtrace.analyzer.audit import Config
+
 from ._app import console, err_console, handle_errors, print_reading
 from ._budget import CallOptions, CallSettings
 from ._executor import ExecutorOptions
+from ._fields import record_options
 from ._options import fields_as_options, uses
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.audit import AuditResult, Config
+    from groundtrace.analyzer.audit import AuditResult
 
 __all__ = ["register"]
 
@@ -95,40 +98,30 @@ def _print_headline(run: AuditResult) -> None:
     console.print(table)
 
 
-@audit_app.command("run")
-@handle_errors
-@uses(ExecutorOptions, CallOptions)
-def run_command(
-    out: Annotated[Path, typer.Option(help="Run folder (run.json, report.md/.html, traces/).")],
-    sources: Annotated[
-        str | None,
-        typer.Option(
+#: ``audit run``: ``audit.Config``'s fields; without --sources the shipped licence corpus (a
+#: count N of its licences, --questions its question ids); the call options make the rest.
+RUN_OPTIONS = record_options(
+    Config,
+    declared={
+        "sources": (Annotated[str | None, typer.Option(
             help="Your sources: a JSON lines file or a folder of .txt/.md files (docs/audit.md). "
             "Without it the shipped licence corpus is audited; a number N keeps its first N "
-            "licences."
-        ),
-    ] = None,
-    questions: Annotated[
-        str,
-        typer.Option(
+            "licences.")], lambda v: v or "", None),
+        "questions": (Annotated[str, typer.Option(
             help="With --sources: the questions file (JSON lines, docs/audit.md). Without: "
-            "comma-separated ids of the shipped questions (default: every question)."
-        ),
-    ] = "",
-    answers: Annotated[
-        Path | None,
-        typer.Option(help="Answers made elsewhere (JSON lines, docs/audit.md): label pairs only."),
-    ] = None,
-    traces: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Captured traces holding the per-source answers (the source id on the REQUEST "
-            "span, the question id as case id); repeat for several paths."
-        ),
-    ] = None,
-    endpoint: Annotated[
-        str | None, typer.Option(help="Answer with the model at this OpenAI-compatible base URL.")
-    ] = None,
+            "comma-separated ids of the shipped questions (default: every question).")],
+            str, ""),
+    },
+    left_out=("call_profile", "rate_limit", "max_calls", "max_cost", "prices"),
+)  # fmt: skip
+
+
+@audit_app.command("run")
+@handle_errors
+@uses(RUN_OPTIONS, ExecutorOptions, CallOptions)
+def run_command(
+    *,
+    config: Config,
     retrieval: Annotated[
         Retrieval | None,
         typer.Option(
@@ -136,33 +129,6 @@ def run_command(
             "flat (the licence example's retrievers)."
         ),
     ] = None,
-    retriever: Annotated[
-        str | None,
-        typer.Option(
-            help="Your RETRIEVE step as module:qualname: (query, source) -> (evidence, "
-            "chosen) (docs/audit.md; default: each source whole)."
-        ),
-    ] = None,
-    concurrency: Annotated[
-        int | None, typer.Option(help="Requests in flight (default: the --call-profile's, else 8).")
-    ] = None,
-    answerer: Annotated[
-        str, typer.Option(help="'extractive' (offline) or an OpenAI-compatible base URL.")
-    ] = "extractive",
-    model: Annotated[str | None, typer.Option(help="Answerer model id (with a URL).")] = None,
-    judge: Annotated[
-        str, typer.Option(help="'baseline' (offline) or the pair judge's base URL.")
-    ] = "baseline",
-    judge_model: Annotated[str | None, typer.Option(help="Pair-judge model id.")] = None,
-    validation: Annotated[
-        Path | None,
-        typer.Option(
-            help="Validation record of the judge (from `audit validate`); without a "
-            "matching one the judge's labels are review-only."
-        ),
-    ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per model call attempt.")] = 120.0,
-    *,
     executor: ExecutorOptions,
     calls: CallOptions,
     as_json: Annotated[
@@ -186,24 +152,21 @@ def run_command(
     the run would make, those the cache answers and their cost are printed (pair labels of
     answers not made yet are counted as "up to" calls).
     """
-    from groundtrace.analyzer.audit import Config
+    import msgspec
+
     from groundtrace.analyzer.errors import ConfigError
 
-    settings = calls.settings(concurrency)
+    settings = calls.settings(config.concurrency)
+    sources, questions, out = config.sources or None, config.questions, Path(config.out)
     shipped = _user_corpus(sources) is None
-    if shipped and (answers is not None or traces):
+    if shipped and (config.answers is not None or config.traces):
         raise ConfigError("--answers and --traces need --sources and --questions",
                           field="--sources")  # fmt: skip
     if not shipped and retrieval is not None:
         raise ConfigError("--retrieval applies to the shipped licence corpus; name your own "
                           "retriever with --retriever", field="--retrieval")  # fmt: skip
-    config = Config(
-        out=str(out), sources=sources or "", questions=questions, retriever=retriever,
-        answers=None if answers is None else str(answers), traces=tuple(traces or ()),
-        endpoint=endpoint, answerer=answerer, model=model, judge=judge,
-        judge_model=judge_model, validation=None if validation is None else str(validation),
-        concurrency=concurrency, timeout=timeout,
-        call_profile=None if calls.call_profile is None else str(calls.call_profile),
+    config = msgspec.structs.replace(
+        config, call_profile=None if calls.call_profile is None else str(calls.call_profile),
         rate_limit=calls.rate_limit, max_calls=calls.max_calls, max_cost=calls.max_cost,
         prices=None if calls.prices is None else str(calls.prices),
     )  # fmt: skip
@@ -258,15 +221,6 @@ class _RunOptions:
     executor: ExecutorOptions
 
 
-#: Config fields named as the options of ``audit run`` in its messages.
-_OPTION_OF = {
-    name: "--" + name.replace("_", "-")
-    for name in ("out", "sources", "questions", "retriever", "answers", "traces", "endpoint",
-                 "answerer", "model", "judge", "judge_model", "validation", "concurrency",
-                 "timeout")
-}  # fmt: skip
-
-
 def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json: bool) -> None:
     """``audit run``: the audit's config run by the one driver (``--estimate``: printed)."""
     from groundtrace.analyzer import audit
@@ -274,12 +228,12 @@ def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json
 
     from ._analyze import drive
 
-    with fields_as_options(_OPTION_OF, config):
+    with fields_as_options(RUN_OPTIONS.option_names, config):
         planned = audit.plan(config)
     for note in planned.notes:
         err_console.print(note, highlight=False, markup=False)
     out = Path(config.out)
-    with fields_as_options(_OPTION_OF, config):
+    with fields_as_options(RUN_OPTIONS.option_names, config):
         done = drive(
             audit.ANALYSIS, config, out, executor=options.executor, settings=options.calls,
             estimate=estimate, in_flight=options.units, write_back=None, as_json=as_json,

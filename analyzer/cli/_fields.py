@@ -46,8 +46,9 @@ from ._options import OptionGroup
 __all__ = ["Overrides", "RecordOptions", "field_help", "override_options", "record_options"]
 
 #: A field's command-line form given by the command: its ``Annotated`` type (the typer
-#: option or argument) and the function making the field's value of what typer gives.
-Declared = tuple[Any, Callable[[Any], Any]]
+#: option or argument), the function making the field's value of what typer gives and,
+#: optionally, the option's default (else the field's, when it is a scalar).
+Declared = tuple[Any, Callable[[Any], Any]] | tuple[Any, Callable[[Any], Any], Any]
 
 #: A generated form: a :data:`Declared` and the function showing the field's default.
 _Form = tuple[Any, Callable[[Any], Any], Callable[[Any], Any]]
@@ -313,17 +314,20 @@ def record_options(
         if name in skipped:
             continue
         option = options.get(name, _option_name(name))
+        default: Any = spec.default
+        if default is msgspec.NODEFAULT and spec.default_factory is not msgspec.NODEFAULT:
+            default = spec.default_factory()
         if name in declared:  # a default of another form than a scalar: none shown
-            annotation, convert = declared[name]
+            form: tuple[Any, ...] = declared[name]
+            annotation, convert = form[0], form[1]
             show: Callable[[Any], Any] = _scalar
+            if len(form) == 3:
+                default = form[2]
         else:
             shown = help.get(name, helps[name])
             annotation, convert, show = _generated(
                 record, name, hints[name], name == argument, option, shown
             )
-        default: Any = spec.default
-        if default is msgspec.NODEFAULT and spec.default_factory is not msgspec.NODEFAULT:
-            default = spec.default_factory()
         # no default: a required option (or argument)
         if default is msgspec.NODEFAULT or name in needed:
             default = inspect.Parameter.empty

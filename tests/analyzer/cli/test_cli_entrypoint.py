@@ -95,10 +95,10 @@ def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
     return [m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)]
 
 
-COMMANDS = ("demo", "traces", "gate", "judge", "collect", "paths", "interventions")
+COMMANDS = ("demo", "traces", "gate", "judge", "collect", "paths", "interventions", "audit")
 #: The commands whose options are generated from their analysis's config record: their help
 #: imports that analysis (its record), and no other command's module (the root's help none).
-RECORD_BACKED = ("paths", "judge", "gate", "interventions")
+RECORD_BACKED = ("paths", "judge", "gate", "interventions", "audit")
 
 
 def _command_modules(modules: list[str]) -> set[str]:
