@@ -8,10 +8,13 @@ interleaved rounds (the order rotates from round to round) after one discarded w
   reference -- what an instrumented application pays to start groundtrace;
 * ``help``: ``groundtrace --help``;
 * ``traces_summary``: ``groundtrace traces summary FILE`` on a one-line OTLP-JSON file written
-  by the SDK's file exporter (one trace, one span).
+  by the SDK's file exporter (one trace, one span);
+* ``paths_help``: ``groundtrace paths --help``, a command whose options are generated from its
+  analysis's config record (it loads that analysis; reported, not held to the target).
 
 ``cpu_s`` holds each command's median over the rounds; ``ratios`` each command's median
-divided by the reference's median, measured in the same run. Target: both ratios <= 3.
+divided by the reference's median, measured in the same run. Target: the ratios of ``help``
+and ``traces_summary`` <= 3 (the root's help loads no command).
 
 Usage::
 
@@ -35,6 +38,8 @@ from pathlib import Path
 import groundtrace.sdk as gt
 
 TARGET = 3.0
+#: The commands held to the target ratio.
+HELD = ("help", "traces_summary")
 SDK_START = "import groundtrace.sdk as gt; gt.configure(exporter='none')"
 
 
@@ -87,6 +92,7 @@ def main() -> None:
             "sdk": [sys.executable, "-c", SDK_START],
             "help": [*groundtrace, "--help"],
             "traces_summary": [*groundtrace, "traces", "summary", str(trace_file)],
+            "paths_help": [*groundtrace, "paths", "--help"],
         }
         names = list(commands)
         samples: dict[str, list[float]] = {name: [] for name in names}
@@ -97,7 +103,7 @@ def main() -> None:
                 if round_no > 0:  # round 0 warms the page cache and the bytecode caches
                     samples[name].append(cpu)
     cpu_s = {name: statistics.median(values) for name, values in samples.items()}
-    ratios = {name: cpu_s[name] / cpu_s["sdk"] for name in ("help", "traces_summary")}
+    ratios = {name: cpu_s[name] / cpu_s["sdk"] for name in names if name != "sdk"}
     report = {
         "rounds": args.rounds,
         "commands": {name: shlex.join(command) for name, command in commands.items()},
@@ -105,7 +111,7 @@ def main() -> None:
         "cpu_s_min": {name: round(min(values), 4) for name, values in samples.items()},
         "ratios": {name: round(value, 3) for name, value in ratios.items()},
         "target_ratio": TARGET,
-        "within_target": all(value <= TARGET for value in ratios.values()),
+        "within_target": all(ratios[name] <= TARGET for name in HELD),
     }
     print(json.dumps(report))
 
