@@ -41,7 +41,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 import typer
 
-from ._options import OptionGroup
+from ._options import OptionGroup, fields_as_options
 
 __all__ = ["Overrides", "RecordOptions", "field_help", "override_options", "record_options"]
 
@@ -213,9 +213,11 @@ class RecordOptions(OptionGroup):
 
     def build(self, values: dict[str, Any]) -> Any:
         """The record of the values given (popped from ``values``); fields left out or not
-        given keep the record's default."""
+        given keep the record's default. A field the record refuses as it is made is named
+        by its option."""
         given = {f.name: f.convert(values.pop(f.name)) for f in self.offered if f.name in values}
-        return self.record(**given)
+        with fields_as_options(self.option_names):
+            return self.record(**given)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -98,7 +98,7 @@ def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
 COMMANDS = ("demo", "traces", "gate", "judge", "collect", "paths", "interventions", "audit")
 #: The commands whose options are generated from their analysis's config record: their help
 #: imports that analysis (its record), and no other command's module (the root's help none).
-RECORD_BACKED = ("paths", "judge", "gate", "interventions", "audit")
+RECORD_BACKED = ("paths", "judge", "gate", "interventions", "audit", "attribution")
 
 
 def _command_modules(modules: list[str]) -> set[str]:
