@@ -20,6 +20,10 @@ and envvars as if each command spelled them out) and the command receives one re
 group, built from the values given. :func:`without` offers a group less some of its options
 (those fields keep their record default). ``uses`` sits innermost (right above ``def``): the
 decorators above it see the options one keyword argument each, as typer passes them.
+
+An analysis's config record is a group too, generated from its fields and docstring
+(:func:`groundtrace.analyzer.cli._fields.record_options`): the command declares a parameter
+typed by the record and receives the record built from the options given.
 """
 
 from __future__ import annotations
