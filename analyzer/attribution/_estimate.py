@@ -74,6 +74,14 @@ def estimate(
     it holds; the passes at most that depend on scores not made yet."""
     from groundtrace.analyzer.llm import ChatRequest
 
+    if config.replay is not None:
+        from groundtrace.analyzer.errors import ConfigError
+
+        raise ConfigError(  # as the interventions' function replay: the app makes its calls
+            "--estimate: the behavioural tier (--replay) replays the app, whose own model "
+            "calls are not known ahead (k + 1 replays a trace)",
+            field="replay",
+        )
     model = _model(config)
     out_tokens = 1 if config.endpoint is not None else 0  # a completion generates one token
     requests: list[ChatRequest] = []

@@ -114,3 +114,8 @@ def test_the_commands_run_the_behavioural_tier(recorded: Path, tmp_path: Path) -
               "--method", "shapley"],
     )  # fmt: skip
     assert bad.exit_code == 2 and "leave-one-out only" in bad.output
+    ahead = CliRunner().invoke(
+        app, ["attribution", traces, "--out", str(tmp_path / "d"), "--replay", "recorded",
+              "--estimate"],
+    )  # fmt: skip
+    assert ahead.exit_code == 2 and "not known ahead" in ahead.output
