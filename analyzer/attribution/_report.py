@@ -87,15 +87,23 @@ def reading(result: AttributionResult) -> str:
     n = len(result.rows)
     if not n:
         return "No answer was attributed."
-    dependent = [r for r in result.rows if not _independent(r)]
+    replayed = [r for r in result.rows if r.context_gap is None]  # behavioural: no gap
+    dependent = [r for r in result.rows if r.context_gap is not None and not _independent(r)]
     concentrated = sum(top_share(r) >= 0.5 for r in dependent)
     tiers = ", ".join(sorted({r.tier for r in result.rows}))
     passes = sum(r.passes for r in result.rows)
     shared = sum(_shared(r) for r in result.rows)
+    changed = [sum(s.score >= 1.0 for s in r.sources) for r in replayed]
     return (
-        f"{n} answer(s) attributed ({tiers} tier); {len(dependent)} depend on their context "
-        f"(full vs empty context > {INDEPENDENT:g} nat), and in {concentrated} of those one "
-        "source carries at least half of the positive attribution."
+        f"{n} answer(s) attributed ({tiers} tier); "
+        + (f"{len(dependent)} depend on their context "
+           f"(full vs empty context > {INDEPENDENT:g} nat), and in {concentrated} of those one "
+           "source carries at least half of the positive attribution."
+           if len(replayed) < n else "")
+        + (f"{' ' if len(replayed) < n else ''}Replayed without each source (behavioural "
+           f"tier), {sum(c > 0 for c in changed)} of {len(replayed)} answer(s) change when one "
+           f"source is removed, {sum(c == 1 for c in changed)} of them for exactly one source."
+           if replayed else "")
         + (f" In {shared} of them no source's removal alone lowers the answer: several carry "
            "it (exact Shapley, --method shapley, splits the credit)." if shared else "")
         + f" {passes} passes by the method ({passes / n:.1f} per answer)."

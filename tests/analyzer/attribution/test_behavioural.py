@@ -114,8 +114,18 @@ def _run(
 def test_each_item_is_scored_by_what_removing_it_does_to_the_replayed_answer(
     tmp_path: Path,
 ) -> None:
-    result, code, _ = _run(Config(traces=GIVEN, replay="recorded"), tmp_path / "run")
-    assert code == 0
+    done = run_analysis(
+        ANALYSIS, Config(traces=GIVEN, replay="recorded"), out=tmp_path / "run", concurrency=1,
+        units=_units(),
+    )  # fmt: skip
+    assert isinstance(done.result, AttributionResult) and done.exit_code == 0
+    result = done.result
+    assert "depend on their context" not in done.reading  # no log-probability, no gap
+    assert (
+        "3 answer(s) attributed (behavioural tier); Replayed without each source (behavioural "
+        "tier), 2 of 3 answer(s) change when one source is removed, 2 of them for exactly one "
+        "source." in done.reading
+    )
     rows = {r.case_id: r for r in result.rows}
     assert set(rows) == {c for c, _ in ASKED} and not result.not_usable
     for row in rows.values():
