@@ -26,7 +26,8 @@ Phases:
    top-1 and top-3 log-probability drop and its LDS on 32 held-out random ablations (the same
    for both), with the paired bootstrap interval of the per-item differences and the share of
    items whose answer depends on its context (``OUT/sentences_gold{k}.jsonl``, resumable;
-   ``--sentence-start S`` skips the first S items, so that two processes can share the items).
+   ``--sentence-start S`` skips the first S items, so that two processes can share the items;
+   ``--summary-only`` summarises the rows already in ``OUT``, loading no model).
 
 Scores go through a content-addressed cache (``OUT/scores.sqlite``) and per-item results
 into jsonl files: a stopped run resumes, and a finished item is never scored again.
@@ -37,7 +38,7 @@ Usage::
 
     nice -n 10 python benchmarks/attribution.py [--items 5] [--k 4] [--offset 150]
         [--threads 1] [--app-calls] [--skip-throughput] [--sentence-items 0]
-        [--sentence-k 3] [--sentence-start 0] [--out runs/attribution]
+        [--sentence-k 3] [--sentence-start 0] [--summary-only] [--out runs/attribution]
 """
 
 from __future__ import annotations
@@ -367,6 +368,20 @@ def _run_sentences(
     return sentences_summary(rows)
 
 
+def summary_only(out: Path, k: int, sentence_k: int) -> dict[str, Any]:
+    """The summaries of every row already in ``out``'s jsonl files, without a model (for
+    rows that several processes measured; a file with no rows is left out)."""
+    report: dict[str, Any] = {}
+    for name, path, summarise in (
+        ("items", out / f"items_k{k}_timed.jsonl", items_summary),
+        ("sentences", out / f"sentences_gold{sentence_k}.jsonl", sentences_summary),
+    ):
+        rows = list(_resumed(path).values())
+        if rows:
+            report[name] = summarise(rows)
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=5)
@@ -378,8 +393,12 @@ def main() -> None:
     parser.add_argument("--sentence-k", type=int, default=3)
     parser.add_argument("--sentence-start", type=int, default=0)
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--out", type=Path, default=Path("runs/attribution"))
     args = parser.parse_args()
+    if args.summary_only:
+        print(json.dumps(summary_only(args.out, args.k, args.sentence_k), indent=2))
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     spec = MODELS[DEFAULT_MODEL]
     args.model_path = assemble_model(spec)

@@ -3,13 +3,15 @@ shows, and how the per-item rows are summarised."""
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from benchmarks.attribution import gold_passages, items_summary, sentences_summary
+from benchmarks.attribution import gold_passages, items_summary, sentences_summary, summary_only
 from groundtrace.analyzer.cases import Case, Passage
 
 
@@ -100,3 +102,13 @@ def test_an_undefined_lds_counts_for_neither_method() -> None:
     assert lds["items"] == 3
     assert lds["hierarchical"] == pytest.approx(0.2)
     assert lds["difference"] == pytest.approx(0.1)
+
+
+def test_summary_only_reads_the_rows_in_the_folder(tmp_path: Path) -> None:
+    rows = [dict(_sentence_row(2.0 + i % 3, 1.0, 2.0), case_id=str(i)) for i in range(4)]
+    lines = [json.dumps(r) for r in rows]
+    (tmp_path / "sentences_gold3.jsonl").write_text("\n".join(lines + lines[:1]) + "\n")
+    out = summary_only(tmp_path, 4, 3)
+    assert list(out) == ["sentences"]
+    assert out["sentences"]["n"] == 4  # a row written twice counts once
+    assert summary_only(tmp_path, 4, 2) == {}
