@@ -10,8 +10,8 @@ Tiers, each named on every result it produced:
 * ``endpoint`` (:class:`~._endpoint.EndpointScorer`): an OpenAI-compatible server that returns
   prompt log-probabilities (vLLM ``/v1/completions`` with ``echo`` and ``logprobs``, or
   ``prompt_logprobs``);
-* ``behavioural``: no log-probabilities anywhere; the CUE-R replay outcomes are the score (not
-  built by this module).
+* ``behavioural``: no log-probabilities anywhere; the app is replayed without each item and
+  the CUE-R replay outcomes are the score (:mod:`._behavioural`: no scorer of this protocol).
 """
 
 from __future__ import annotations
