@@ -43,6 +43,8 @@ from typing import Any
 
 import msgspec
 from cue_r import CachedEndpoint, served
+from opentelemetry import context as otel_context
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 
 from groundtrace.analyzer import run_analysis
 from groundtrace.analyzer.attribution import ANALYSIS, AttributionResult, Config
@@ -55,6 +57,18 @@ from groundtrace.examples.hotpot_rag.cases import load_cases
 
 #: Evidence items shown per item: two gold paragraphs, one distractor, the injected one.
 K = 4
+
+
+class QuietEndpoint(CachedEndpoint):
+    """The cached endpoint with its own upstream calls untraced: they are not the app's (the
+    OpenAI instrumentor is process-wide), so the app's trace folders hold the app's traces."""
+
+    def respond(self, method: str, path: str, raw: bytes) -> tuple[int, dict[str, Any]]:
+        token = otel_context.attach(otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+        try:
+            return super().respond(method, path, raw)
+        finally:
+            otel_context.detach(token)
 
 
 def _say(*parts: object) -> None:
@@ -195,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         started = time.perf_counter()
         with served(args.model, args.threads) as (upstream, model):
             clock["model server"] = round(time.perf_counter() - started, 1)
-            with CachedEndpoint(upstream, model, cache) as endpoint:
+            with QuietEndpoint(upstream, model, cache) as endpoint:
                 started = time.perf_counter()
                 run_app(cases, app_dir, endpoint.base_url, model)
                 clock["app"] = round(time.perf_counter() - started, 1)
