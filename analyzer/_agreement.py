@@ -21,7 +21,6 @@ from typing import Any
 import msgspec
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import rankdata
 
 from groundtrace.analyzer.stats import bootstrap_indices, percentile_interval
 
@@ -109,6 +108,8 @@ def mcc_batch(ref: BoolArray, pred: BoolArray) -> tuple[FloatArray, BoolArray]:
 
 def auroc_batch(ref: BoolArray, score: FloatArray) -> tuple[FloatArray, BoolArray]:
     """Area under the ROC curve (Mann-Whitney, ties count one half); needs both classes."""
+    from scipy.stats import rankdata  # here, not at import: scipy.stats costs ~1 s to load
+
     ranks = rankdata(score, axis=-1)
     n_pos = np.sum(ref, axis=-1, dtype=np.float64)
     n_neg = ref.shape[-1] - n_pos

@@ -13,7 +13,6 @@ from typing import Any
 
 import httpx2
 import msgspec
-import openai
 
 from ._cache import LEASE, CallCache
 from ._ledger import record_call
@@ -191,6 +190,8 @@ class ModelClient:
         self.token = token or uuid.uuid4().hex
         self._api_key = api_key
         (_ORIGINALS if token is None else _COPIES)[self.token] = self
+        import openai  # here, not at import: the openai package costs ~1 s to load
+
         self._openai = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,
@@ -360,6 +361,8 @@ class ModelClient:
             kwargs["max_tokens"] = request.max_tokens
         if request.response_format is not None:
             kwargs["response_format"] = request.response_format
+        import openai  # loaded by __init__
+
         try:
             completion = await self._openai.chat.completions.create(**kwargs)
         except openai.APITimeoutError as exc:

@@ -6,7 +6,6 @@ import warnings
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
 from ._settings import Alternative
 
@@ -35,6 +34,8 @@ def wilcoxon_test(
     Returns:
         ``(statistic or None, p-value, method description)``.
     """
+    from scipy import stats as sps  # here, not at import: scipy.stats costs ~1 s to load
+
     nonzero = deltas[deltas != 0.0]
     if nonzero.size == 0:
         label = WILCOXON_METHOD.format(method="'exact'")

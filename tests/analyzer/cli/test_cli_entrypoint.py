@@ -146,17 +146,37 @@ def test_without_typer_the_entry_point_names_the_analyzer_extra() -> None:
     )
 
 
+def _gold_file(folder: Path) -> str:
+    """A small gold set the lexical judge validates: the run reaches its statistics (scipy)."""
+    rows = [
+        {
+            "id": f"g{i}",
+            "item": {"question": "Where is Paris?", "context": ["Paris is in France."],
+                     "answer": "France" if i % 2 else "Spain"},
+            "annotator_a": "pass" if i % 2 else "fail",
+            "annotator_b": "pass" if i % 2 else "fail",
+            "adjudicated": i % 2,
+        }
+        for i in range(12)
+    ]  # fmt: skip
+    gold = folder / "gold.jsonl"
+    gold.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return str(gold)
+
+
 @pytest.mark.parametrize(
     ("blocked", "args"),
     [
         ("numpy", ("gate", "simulate", "--reps", "1", "--samples", "10")),
-        ("scipy", ("judge", "validate", "--gold", "gold.jsonl", "--out", "out")),
+        ("scipy", ("judge", "validate", "--gold", "{gold}", "--out", "out")),
     ],
 )
 def test_a_command_whose_dependency_is_missing_names_its_extra(
-    blocked: str, args: tuple[str, ...]
+    blocked: str, args: tuple[str, ...], tmp_path: Path
 ) -> None:
-    run = _groundtrace(*args, blocked=(blocked,))
+    """scipy is imported where it is used (its load costs ~1 s): the message comes mid-run."""
+    gold = _gold_file(tmp_path)
+    run = _groundtrace(*(a.format(gold=gold) for a in args), blocked=(blocked,))
     assert run["code"] == 2, run["stderr"]
     assert f"needs the 'analyzer' extra ({blocked} is not installed)" in run["stderr"]
     assert "pip install 'groundtrace[analyzer]'" in run["stderr"]
