@@ -34,8 +34,10 @@ are what this reports:
 
 ``met`` says, for each target, whether this run met it.
 
-Usage, from the repository root: ``python -m benchmarks.sdk_overhead [--quick]`` (the
-loopback run uses the test suite's OpenAI-compatible server, ``tests.support``).
+Usage, from the repository root: ``python -m benchmarks.sdk_overhead [--quick]
+[--decorators-only]`` (the loopback run uses the test suite's OpenAI-compatible server,
+``tests.support``; ``--decorators-only`` measures the decorators alone, the ``ratios`` and
+``met`` of the other targets left out).
 """
 
 from __future__ import annotations
@@ -507,11 +509,17 @@ TARGETS: dict[str, float] = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls (smoke run)")
+    parser.add_argument(
+        "--decorators-only", action="store_true", help="the decorators' ratios alone"
+    )
     args = parser.parse_args()
     calls, repeats = (200, 3) if args.quick else (2000, 7)
     # many short rounds: each round gives one side-by-side pair per decorator
     decorator_calls, decorator_rounds = (100, 4) if args.quick else (500, 28)
     decorators = bench_decorators(decorator_calls, decorator_rounds)
+    if args.decorators_only:
+        print(json.dumps({"decorators": decorators, "python": sys.version.split()[0]}, indent=2))
+        return
     disabled = bench_disabled(calls * 5, repeats)
     llm = bench_openai(*((50, 3) if args.quick else (200, 15)))
     report = {

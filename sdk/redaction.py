@@ -115,6 +115,9 @@ _SEPARATOR: Final = "\0"
 #: :data:`_PLANS` such plans.
 _PLAN_KEY: Final = 16
 _PLANS: Final = 4096
+#: In the anchors of texts scanned at once (1: an anchor, 2: a paired one, 3: a separator),
+#: what makes a text one masking may change: an anchor, or two paired ones (in one text).
+_SUSPECT: Final = re.compile(rb"\x01|\x02\x02")
 
 
 @runtime_checkable
@@ -753,11 +756,13 @@ class Redactor:
             _SEPARATOR.join(texts)
             .encode("utf-8", "surrogatepass")
             .translate(self._table, self._not_scanned)
-            .split(b"\3")
         )
-        if len(found) != len(texts):  # a text holds the separator: each one on its own
+        if found.count(3) != len(texts) - 1:  # a text holds the separator: each on its own
             return [self.may_change(text) for text in texts]
-        return [1 in hits or len(hits) > 1 for hits in found]  # as in may_change
+        suspect = [False] * len(texts)
+        for hit in _SUSPECT.finditer(found):  # as in may_change; the text: separators before
+            suspect[found.count(3, 0, hit.start())] = True
+        return suspect
 
     def _plan(
         self, held: bytes
