@@ -63,6 +63,12 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
         endpoint: an OpenAI-compatible base URL returning prompt log-probabilities (tier
             ``endpoint``); at most one of ``model_path`` and ``endpoint``.
         endpoint_model: the model name the endpoint serves.
+        endpoint_form: how the endpoint returns prompt log-probabilities: ``vllm``
+            (``/v1/completions`` with echo+logprobs), ``tgi`` (``/generate`` with
+            ``decoder_input_details``) or ``auto`` (probed on the first request).
+        rate_limit: requests per second to the endpoint (None: no limit); 429/5xx answers
+            are retried with the project's backoff either way.
+        timeout: seconds per request to the endpoint.
         method: ``leave-one-out`` (k + 1 passes), ``hierarchical`` (items, then sentences),
             ``shapley`` (2^k passes, k <= 6) or ``contextcite``.
         max_passes: the pass budget of ``hierarchical``.
@@ -82,6 +88,9 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
     model_path: str | None = None
     endpoint: str | None = None
     endpoint_model: str = "default"
+    endpoint_form: Literal["auto", "vllm", "tgi"] = "auto"
+    rate_limit: float | None = None
+    timeout: float = 120.0
     method: Method = "leave-one-out"
     max_passes: int = 24
     n_ablations: int = 32
@@ -103,6 +112,11 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
                               "default embedded model)", field="endpoint")  # fmt: skip
         if not self.traces:
             raise ConfigError("no trace file or folder given", field="traces")
+        if self.rate_limit is not None and not self.rate_limit > 0:
+            raise ConfigError(f"rate_limit must be > 0 requests per second, got "
+                              f"{self.rate_limit}", field="rate_limit")  # fmt: skip
+        if not self.timeout > 0:
+            raise ConfigError(f"timeout must be > 0 seconds, got {self.timeout}", field="timeout")
         for name in ("max_passes", "n_ablations", "threads", "n_ctx"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}", field=name)
@@ -208,7 +222,8 @@ def _scorer(config: Config) -> AnswerScorer:
     if config.endpoint is not None:
         from ._endpoint import EndpointScorer
 
-        return EndpointScorer(config.endpoint, config.endpoint_model)
+        return EndpointScorer(config.endpoint, config.endpoint_model, form=config.endpoint_form,
+                              rate_limit=config.rate_limit, timeout=config.timeout)  # fmt: skip
     from ._llama import LlamaScorer
 
     path = config.model_path

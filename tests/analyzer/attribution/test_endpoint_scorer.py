@@ -1,4 +1,5 @@
-"""Tier 2: a loopback server in vLLM's ``/v1/completions`` echo+logprobs form.
+"""Tier 2: a loopback server in vLLM's ``/v1/completions`` echo+logprobs form, TGI's
+``/generate`` prefill form, or neither.
 
 The server's toy model gives each whitespace-delimited token log-probability -0.5 when the
 same word occurs earlier in the text and -4 otherwise, so the answer's score really depends
@@ -19,9 +20,16 @@ import pytest
 
 from groundtrace.analyzer.attribution._cache import ScoreCache
 from groundtrace.analyzer.attribution._context import AblationContext
-from groundtrace.analyzer.attribution._endpoint import EndpointScorer, answer_logprobs, chatml
+from groundtrace.analyzer.attribution._endpoint import (
+    EndpointScorer,
+    answer_logprobs,
+    chatml,
+    prefill_logprobs,
+)
 from groundtrace.analyzer.attribution._scorer import ContextScorer
 from groundtrace.analyzer.errors import BackendUnavailableError
+from groundtrace.analyzer.llm import RetryPolicy
+from groundtrace.analyzer.llm._limit import _LOCAL
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -52,6 +60,9 @@ def toy_logprobs(text: str) -> dict[str, Any]:
 
 
 class _Handler(BaseHTTPRequestHandler):
+    """Serves the forms in the server's ``forms`` (``vllm``, ``tgi``, ``no-echo``: a
+    completions server that ignores ``echo``), answering first each status of ``fail_with``."""
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -59,14 +70,36 @@ class _Handler(BaseHTTPRequestHandler):
         server: _Server = self.server  # type: ignore[assignment]
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         server.bodies.append(body)
-        payload: dict[str, Any]
-        if self.path != "/v1/completions" or not body.get("echo"):
-            payload, status = {"error": {"message": "echo is not supported"}}, 400
-        else:
+        server.events.append(f"request {self.path}")
+        payload: Any
+        if server.fail_with:
+            status = server.fail_with.pop(0)
+            payload = {"error": {"message": f"status {status}"}}
+        elif self.path == "/v1/completions" and "no-echo" in server.forms:
+            generated = {"tokens": [" x"], "token_logprobs": [-1.0],
+                         "text_offset": [len(body["prompt"])]}  # fmt: skip
+            payload, status = {"choices": [{"text": " x", "logprobs": generated}]}, 200
+        elif self.path == "/v1/completions" and "vllm" in server.forms and body.get("echo"):
             choice = {"text": body["prompt"] + " x", "logprobs": toy_logprobs(body["prompt"])}
             payload, status = {"choices": [choice]}, 200
+        elif self.path == "/generate" and "tgi" in server.forms:
+            params = body["parameters"]
+            assert params["decoder_input_details"] and params["details"]
+            assert params["max_new_tokens"] == 1
+            lp = toy_logprobs(body["inputs"])
+            prefill = [{"id": 1, "text": "<s>", "logprob": None}] + [
+                {"id": i + 2, "text": t, "logprob": v}
+                for i, (t, v) in enumerate(zip(lp["tokens"][:-1], lp["token_logprobs"][:-1]))
+            ]
+            details = {"finish_reason": "length", "generated_tokens": 1, "prefill": prefill,
+                       "tokens": [{"id": 9, "text": " x", "logprob": -1.0}]}  # fmt: skip
+            payload, status = {"generated_text": " x", "details": details}, 200
+        else:
+            payload, status = {"error": {"message": f"{self.path} is not served"}}, 404
         data = json.dumps(payload).encode()
         self.send_response(status)
+        if status == 429:
+            self.send_header("Retry-After", "0")
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -75,6 +108,14 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     bodies: list[dict[str, Any]]
+    forms: frozenset[str] = frozenset({"vllm"})
+    fail_with: list[int]
+    events: list[str]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fail_with = []
+        self.events = []
 
 
 @pytest.fixture
@@ -115,13 +156,107 @@ def test_endpoint_scores_only_the_answer_under_each_ablation(
 
 
 def test_a_server_without_prompt_logprobs_is_named(server: _Server) -> None:
-    scorer = EndpointScorer(_url(server).removesuffix("/v1") + "/nope", "m")
-    with pytest.raises(
-        BackendUnavailableError, match=r"answered 400 .*must return prompt log-probabilities"
-    ):
+    base = _url(server).removesuffix("/v1") + "/nope"
+    scorer = EndpointScorer(base, "m")
+    with pytest.raises(BackendUnavailableError) as refused:
         scorer.score_many([MESSAGES], ANSWER)
+    message = str(refused.value)
+    assert message.startswith(f"{base} returns no prompt log-probabilities in either form")
+    assert f"vllm form: {base}/completions answered 404" in message
+    assert f"tgi form: {base.removesuffix('/nope')}/nope/generate answered 404" in message
+    assert refused.value.exit_code == 3
     with pytest.raises(BackendUnavailableError, match="cannot reach"):
         EndpointScorer("http://127.0.0.1:9/v1", "m", timeout=5).score_many([MESSAGES], ANSWER)
+
+
+def test_a_server_that_ignores_echo_is_refused_not_scored_zero(server: _Server) -> None:
+    server.forms = frozenset({"no-echo"})
+    with pytest.raises(BackendUnavailableError) as refused:
+        EndpointScorer(_url(server), "m").score_many([MESSAGES], ANSWER)
+    message = str(refused.value)
+    assert f"vllm form: {_url(server)}/completions returned no prompt log-probabilities" in message
+    assert "the prompt was not echoed" in message
+    assert "/generate answered 404" in message
+
+
+def test_tgi_prefill_form_is_detected_and_kept(server: _Server, tmp_path: Path) -> None:
+    server.forms = frozenset({"tgi"})
+    context = AblationContext.locate(MESSAGES, DOCS, ANSWER)
+    scorer = EndpointScorer(_url(server), "served-model")
+    score = ContextScorer(scorer, context, ScoreCache(tmp_path / "s.sqlite"))
+    full, without_d1 = score([(True, True), (False, True)])
+    assert scorer.form == "tgi"
+    assert full == pytest.approx(3 * -0.5) and without_d1 == pytest.approx(3 * -4.0)
+    # probed once (vLLM refused, then TGI), then TGI only
+    assert server.events == ["request /v1/completions", "request /generate", "request /generate"]
+    assert server.bodies[1]["inputs"] == chatml(MESSAGES) + ANSWER
+    scorer.close()
+
+
+def test_a_forced_form_is_the_only_one_asked(server: _Server) -> None:
+    with pytest.raises(BackendUnavailableError, match=r"/generate answered 404"):
+        EndpointScorer(_url(server), "m", form="tgi").score_many([MESSAGES], ANSWER)
+    assert server.events == ["request /generate"]
+    server.forms = frozenset({"vllm", "tgi"})
+    scorer = EndpointScorer(_url(server), "m", form="vllm")
+    scorer.score_many([MESSAGES], ANSWER)
+    assert scorer.form == "vllm" and server.events[1:] == ["request /v1/completions"]
+
+
+def test_429_and_5xx_are_retried_with_the_policy(server: _Server) -> None:
+    server.fail_with = [429, 503]
+    scorer = EndpointScorer(_url(server), "m", retry=RetryPolicy(base_delay=0.001))
+    (logprobs,) = scorer.score_many([MESSAGES], ANSWER)
+    assert sum(logprobs) == pytest.approx(3 * -0.5)
+    assert (scorer.requests, scorer.retries, scorer.form) == (3, 2, "vllm")
+    server.fail_with = [503] * 3
+    spent = EndpointScorer(_url(server), "m", form="vllm",
+                           retry=RetryPolicy(max_attempts=3, base_delay=0.001))  # fmt: skip
+    with pytest.raises(BackendUnavailableError, match="answered 503"):
+        spent.score_many([MESSAGES], ANSWER)
+    assert spent.requests == 3 and server.fail_with == []
+    server.fail_with = [400]  # not retryable: refused at once
+    with pytest.raises(BackendUnavailableError, match="answered 400"):
+        EndpointScorer(_url(server), "m", form="vllm").score_many([MESSAGES], ANSWER)
+
+
+def test_every_attempt_takes_a_start_from_the_endpoint_s_shared_limiter(
+    server: _Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = EndpointScorer(_url(server), "m", rate_limit=1000.0,
+                           retry=RetryPolicy(base_delay=0.001))  # fmt: skip
+    second = EndpointScorer(_url(server) + "/", "m", rate_limit=1000.0)
+    bucket = _LOCAL[_url(server)]  # one schedule for every client of the endpoint
+    reserve, pause = bucket.reserve, bucket.pause
+
+    def reserving(rate: float | None = None) -> tuple[float, float]:
+        server.events.append("start")
+        return reserve(rate)
+
+    def pausing(seconds: float) -> None:
+        server.events.append("pause")
+        pause(seconds)
+
+    monkeypatch.setattr(bucket, "reserve", reserving)
+    monkeypatch.setattr(bucket, "pause", pausing)
+    server.fail_with = [429]
+    first.score_many([MESSAGES, MESSAGES[:1]], ANSWER)
+    second.score_many([MESSAGES], ANSWER)
+    request = "request /v1/completions"
+    # the 429 pauses the schedule before the retry asks for its start
+    assert server.events == ["start", request, "pause", "start", request, "start", request,
+                             "start", request]  # fmt: skip
+    with pytest.raises(ValueError, match="rate_limit must be > 0"):
+        EndpointScorer(_url(server), "m", rate_limit=0)
+
+
+def test_tgi_prefill_tokens_are_located_by_their_texts() -> None:
+    prefill = [{"text": "<s>", "logprob": None}, {"text": "ab", "logprob": None},
+               {"text": "c", "logprob": -1.0}, {"text": "de", "logprob": -2.0}]  # fmt: skip
+    lp = prefill_logprobs(prefill, "abcde")
+    assert lp["text_offset"] == [0, 2, 3] and answer_logprobs(lp, 3, 5) == [-2.0]
+    with pytest.raises(ValueError, match="do not spell the prompt"):
+        prefill_logprobs(prefill, "abcdef")
 
 
 def test_answer_tokens_are_found_by_their_offsets() -> None:
@@ -131,6 +266,10 @@ def test_answer_tokens_are_found_by_their_offsets() -> None:
     assert answer_logprobs(lp, 2, 5) == [-1.0, -2.0]
     with pytest.raises(ValueError, match="no log-probability"):
         answer_logprobs(lp, 0, 3)
+    with pytest.raises(ValueError, match=r"no log-probability .*nan"):
+        answer_logprobs({**lp, "token_logprobs": [None, -1.0, float("nan"), -3.0]}, 3, 5)
+    with pytest.raises(ValueError, match="not echoed"):
+        answer_logprobs(lp, 3, 7)
     with pytest.raises(ValueError, match="no tokens"):
         answer_logprobs({}, 0, 1)
 
