@@ -15,11 +15,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 
-from groundtrace.analyzer._analysis import Analysis, Plan
+from groundtrace.analyzer._analysis import Analysis, DemoInputs, Plan
 from groundtrace.analyzer._results import Result
 from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.collectors import ReadReport, Trace, read_traces
@@ -82,6 +82,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
             (leave-one-out only, k + 1 replays; not with ``model_path`` or ``endpoint``).
         replay_kwargs: keyword arguments replacing recorded ones in the replay (e.g. a new
             ``base_url``).
+        limit: attribute the first N traces that can be (in read order; ``None``: all).
     """
 
     traces: tuple[str, ...]
@@ -98,7 +99,8 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
     threads: int = 1
     n_ctx: int = 4096
     replay: str | None = None
-    replay_kwargs: dict[str, str] = {}
+    replay_kwargs: Annotated[dict[str, str], msgspec.Meta(extra={"option": "--replay-kwarg"})] = {}
+    limit: int | None = None
 
     def __post_init__(self) -> None:
         if self.replay is not None and (self.model_path or self.endpoint):
@@ -117,8 +119,8 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
                               f"{self.rate_limit}", field="rate_limit")  # fmt: skip
         if not self.timeout > 0:
             raise ConfigError(f"timeout must be > 0 seconds, got {self.timeout}", field="timeout")
-        for name in ("max_passes", "n_ablations", "threads", "n_ctx"):
-            if getattr(self, name) < 1:
+        for name in ("max_passes", "n_ablations", "threads", "n_ctx", "limit"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}", field=name)
 
 
@@ -215,6 +217,8 @@ def plan(config: Config) -> Units:
                                     f"at most {MAX_SHAPLEY_SOURCES}")  # fmt: skip
             continue
         units.append(Unit(trace.trace_id, trace.request.case_id, context, trace))
+        if config.limit is not None and len(units) >= config.limit:
+            break
     return Units(tuple(units), left)
 
 
@@ -355,6 +359,17 @@ def verdicts(result: AttributionResult, config: Config) -> Linked:
     return attribution_verdicts(result, read_traces(list(config.traces), report=ReadReport()))
 
 
+#: Traces the demo attributes: each costs k + 1 replays of the app (k its evidence items).
+DEMO_TRACES = 4
+
+
+def demo_config(inputs: DemoInputs) -> Config:
+    """The behavioural tier on the demo app's first :data:`DEMO_TRACES` traces: the app
+    replayed through its recorded entry point (its model still serves) with every evidence
+    item, then without each one; no log-probabilities, no second model in this process."""
+    return Config(traces=(str(inputs.traces),), replay="recorded", limit=DEMO_TRACES)
+
+
 #: The attribution analysis, for :func:`~groundtrace.analyzer.run_analysis`.
 ANALYSIS: Analysis[Config, Unit, AttributionResult] = Analysis(
     name="attribution",
@@ -370,4 +385,5 @@ ANALYSIS: Analysis[Config, Unit, AttributionResult] = Analysis(
     unit_key=lambda unit: unit.trace_id,
     estimate=estimate,
     verdicts=verdicts,
+    demo=demo_config,
 )

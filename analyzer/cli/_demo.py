@@ -17,6 +17,8 @@ from ._progress import ProgressReporter
 #: Questions (and traces replayed) of the default run: the most that finish within 10 minutes
 #: on a quiet 2-core machine with the default model (measured: docs/models.md).
 DEFAULT_ITEMS: Final = 16
+#: Traces the default run attributes (k + 1 replays each, k = --top-k evidence items).
+DEMO_ATTRIBUTIONS: Final = 4
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.demo import DemoResult
@@ -131,6 +133,14 @@ def _print_judge(result: DemoResult, found: Any, report: str) -> None:
     _print_run(found.summary)
 
 
+def _print_attribution(result: DemoResult, found: Any, report: str) -> None:
+    from ._demo_tables import attribution_lines
+
+    console.print(f"\n[bold]Attribution[/] of the app's answers ({report}):")
+    for line in attribution_lines(found):
+        console.print(line, markup=False, highlight=False)
+
+
 def _print_audit(result: DemoResult, found: Any, report: str) -> None:
     from ._audit import _print_headline
 
@@ -146,6 +156,7 @@ _DETAILS: Final[dict[str, Callable[[DemoResult, Any, str], None]]] = {
     "paths": _print_paths,
     "judge": _print_judge,
     "audit": _print_audit,
+    "attribution": _print_attribution,
 }
 
 
@@ -254,6 +265,13 @@ def register(app: typer.Typer) -> None:
                 help="Score the app's answers with the offline lexical judge.",
             ),
         ] = True,
+        attribution: Annotated[
+            int,
+            typer.Option(
+                help="Attribute the answers of the first N traces: the app replayed without "
+                "each evidence item (0: skip it).",
+            ),
+        ] = DEMO_ATTRIBUTIONS,
         as_json: Annotated[
             bool, typer.Option("--json", help="Print one JSON summary object.")
         ] = False,
@@ -273,7 +291,8 @@ def register(app: typer.Typer) -> None:
         config = DemoConfig(model=model or DEFAULT_MODEL, dataset=dataset,
                             questions=questions, out=out, top_k=top_k,
                             interventions=interventions, gate_top_k=gate_top_k,
-                            paths=paths, audit_sources=audit_sources, judge=judge)  # fmt: skip
+                            paths=paths, audit_sources=audit_sources, judge=judge,
+                            attribution=attribution)  # fmt: skip
         if operators:
             config = dataclasses.replace(config, operators=tuple(operators))
         with ProgressReporter(err_console) as progress:

@@ -1,7 +1,8 @@
-"""The demo's compact interventions table: one row per operator, one column per axis.
+"""The demo's compact interventions table (one row per operator, one column per axis) and its
+attribution lines (one per answer: its top evidence and what the answer became without it).
 
-Each cell holds two lines, the mean change and its p on the first, the 95% CI on the second,
-so that the table fits a 120-column terminal.
+Each cell of the table holds two lines, the mean change and its p on the first, the 95% CI on
+the second, so that the table fits a 120-column terminal.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from typing import TYPE_CHECKING, Final
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from groundtrace.analyzer.attribution import AttributionResult
     from groundtrace.analyzer.interventions import Estimate, InterventionSummary
 
-__all__ = ["interventions_table", "roles_and_joint_lines"]
+__all__ = ["attribution_lines", "interventions_table", "roles_and_joint_lines"]
 
 #: Columns: the axes of SPEC 4.2.1 then the trace divergence D.
 AXES: Final = (
@@ -81,4 +83,19 @@ def roles_and_joint_lines(summary: InterventionSummary) -> list[str]:
         lines.append("joint ablation: not run (add --operators JOINT)")
     else:
         lines.append("joint ablation: not eligible (no item with two used evidence items)")
+    return lines
+
+
+def attribution_lines(result: AttributionResult) -> list[str]:
+    """One line per attributed answer: its top evidence (the highest score; ties: prompt
+    order) and, in the behavioural tier, the answer replayed without it."""
+    lines = []
+    for row in result.rows:
+        if not row.sources:
+            continue
+        best = max(row.sources, key=lambda s: s.score)
+        line = f"  {row.case_id or row.trace_id}: top evidence {best.id} (score {best.score:.2f})"
+        if best.answer_without is not None:
+            line += f": {row.answer!r} -> {best.answer_without!r} without it"
+        lines.append(line)
     return lines

@@ -68,6 +68,9 @@ class DemoConfig:
         audit_sources: run the multi-source licence audit (offline extractive answerer and
             baseline labeller) over the first N licences into ``OUT/audit`` (0: skip it).
         judge: score the app's answers with the offline lexical judge (``OUT/judge``).
+        attribution: number of traces whose answers the attribution explains (0: none), by
+            its behavioural tier: the app replayed with every evidence item, then without
+            each one, through the same model while its server still runs (``OUT/attribution``).
     """
 
     model: str = DEFAULT_MODEL
@@ -81,6 +84,7 @@ class DemoConfig:
     paths: bool = False
     audit_sources: int = 0
     judge: bool = False
+    attribution: int = 0
 
     def settings(self) -> AnalysisSettings:
         """What these options say of each built-in analysis: ``None`` (not run) or the
@@ -97,6 +101,7 @@ class DemoConfig:
             "paths": {} if self.paths else None,
             "audit": {} if self.audit_sources > 0 else None,
             "judge": {} if self.judge else None,
+            "attribution": {"limit": self.attribution} if self.attribution > 0 else None,
         }
 
 
@@ -428,6 +433,8 @@ def run_demo(config: DemoConfig, *, progress: Progress | None = None) -> DemoRes
         raise ConfigError("must be at least 1", field="--top-k")
     if config.gate_top_k < 0:
         raise ConfigError("must be 0 (no gate) or at least 1", field="--gate-top-k")
+    if config.attribution < 0:
+        raise ConfigError("must be 0 (no attribution) or at least 1", field="--attribution")
     settings = config.settings()
     from groundtrace.examples.hotpot_rag import app
     from groundtrace.examples.hotpot_rag.cases import DEFAULT_DATASET, case_record, load_cases

@@ -19,8 +19,9 @@ from typer.testing import CliRunner
 from groundtrace.analyzer import AnalysisRun, analyses, get_analysis
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.demo import DemoConfig, DemoResult, run_demo
+from groundtrace.analyzer.metrics import normalise_answer
 
-BUILT_IN = ("audit", "gate", "interventions", "judge", "paths")
+BUILT_IN = ("attribution", "audit", "gate", "interventions", "judge", "paths")
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoResult, list[str
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_hooks, "run_analysis", spy)
         every = DemoConfig(model="lexical", questions=4, out=out, interventions=4, gate_top_k=2,
-                           paths=True, audit_sources=3, judge=True)  # fmt: skip
+                           paths=True, audit_sources=3, judge=True, attribution=3)  # fmt: skip
         result = run_demo(every)
     return result, called
 
@@ -50,7 +51,7 @@ def test_every_built_in_analysis_has_a_demo_hook() -> None:
 
 
 @pytest.mark.timeout(600)
-def test_the_demo_runs_all_five_analyses_through_the_driver(demo) -> None:
+def test_the_demo_runs_all_six_analyses_through_the_driver(demo) -> None:
     result, called = demo
     assert called == list(BUILT_IN)  # the judge included, each once, in the order of analyses()
     assert list(result.runs) == list(result.report.analyses) == list(BUILT_IN)
@@ -86,7 +87,7 @@ def test_each_demo_config_is_what_analyze_takes(demo, name: str, tmp_path: Path)
     shown = Path(result.report.analyses[name].report)
     again = out / shown.name
     assert again.is_file(), ran.output
-    if name in {"gate", "judge", "paths"}:
+    if name in {"attribution", "gate", "judge", "paths"}:  # attribution: replayed again, same
         assert again.read_bytes() == shown.read_bytes()
     elif name == "interventions":  # the same run folder: the units come from its journal
         first, second = json.loads(shown.read_text()), json.loads(again.read_text())
@@ -101,6 +102,10 @@ def test_the_demo_options_set_the_analyses_configs(demo) -> None:
     assert (interventions.limit, interventions.operators) == (4, ("REMOVE", "REPLACE", "DUPLICATE"))
     assert interventions.out == str(out / "interventions")
     assert result.configs["judge"].traces == (str(out / "traces"),)
+    attribution = result.configs["attribution"]  # attribution=3: the behavioural tier, 3 traces
+    assert (attribution.traces, attribution.replay, attribution.limit) == (
+        (str(out / "traces"),), "recorded", 3,
+    )  # fmt: skip
     assert result.configs["gate"].candidate == (str(out / "candidate" / "traces"),)
     assert result.configs["paths"].traces == (str(out / "agent" / "traces"),)
     audit = result.configs["audit"]  # --audit-sources 3: the licence corpus's first 3 sources
@@ -108,6 +113,28 @@ def test_the_demo_options_set_the_analyses_configs(demo) -> None:
     assert len(Path(audit.sources).read_text().splitlines()) == 3
     answered = json.loads((out / "audit" / "run.json").read_text())
     assert len(answered["sources"]) == 3
+
+
+@pytest.mark.timeout(600)
+def test_the_attribution_entry_holds_what_its_replays_measured(demo) -> None:
+    """The demo's attribution entry is its run's: 3 answers replayed with every evidence
+    item, then without each one; the count of answers that change, in its reading, is the
+    count its report's rows show."""
+    result, _ = demo
+    shown = result.report.analyses["attribution"]
+    assert shown.exit_code == 0 and shown.nothing_measured is None
+    rows = json.loads((result.config.out / "attribution" / "attribution.json").read_text())["rows"]
+    assert len(rows) == 3  # the limit, of 4 traces
+    changed = 0
+    for row in rows:
+        assert row["tier"] == "behavioural" and row["passes"] == len(row["sources"]) + 1
+        assert row["recorded_answer"] is None  # the lexical reader replays its own answer
+        answer = normalise_answer(row["answer"])
+        moved = [normalise_answer(s["answer_without"]) != answer for s in row["sources"]]
+        assert [s["score"] >= 1.0 for s in row["sources"]] == moved  # changed: scored >= 1
+        changed += any(moved)
+    assert f"{changed} of 3 answer(s) change when one source is removed" in shown.reading
+    assert changed > 0  # the lexical reader answers from one paragraph
 
 
 def test_options_that_skip_an_analysis_leave_it_out(tmp_path: Path) -> None:

@@ -135,10 +135,12 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
     }  # fmt: skip
     assert summary["format_version"] == "1.6"
     # every analysis, the judge included, in the order of analyses()
-    assert list(summary["analyses"]) == ["audit", "gate", "interventions", "judge", "paths"]
+    assert list(summary["analyses"]) == [
+        "attribution", "audit", "gate", "interventions", "judge", "paths",
+    ]  # fmt: skip
     assert list(summary["phase_seconds"]) == [
-        "model server", "app", "candidate app", "agent app", "audit", "gate", "interventions",
-        "judge", "paths",
+        "model server", "app", "candidate app", "agent app", "attribution", "audit", "gate",
+        "interventions", "judge", "paths",
     ]  # fmt: skip
     assert summary["candidate_version"] == "1.0.0+bm25-top2"
     gate = summary["analyses"]["gate"]
@@ -146,6 +148,14 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
     assert gate["report"] == str(tmp_path / "out" / "gate" / "report.json")
     replayed = json.loads((tmp_path / "out" / "interventions" / "summary.json").read_text())
     assert replayed["items"] == 3
+    # the attribution of (at most 4, here all 3) answers, each replayed top-k + 1 times; its
+    # exit code is recorded, not exited with
+    attributed = summary["analyses"]["attribution"]
+    assert attributed["exit_code"] == 0 and attributed["nothing_measured"] is None
+    rows = json.loads((tmp_path / "out" / "attribution" / "attribution.json").read_text())["rows"]
+    assert [(len(r["sources"]), r["passes"]) for r in rows] == [(2, 3)] * 3
+    changed = sum(any(s["score"] >= 1.0 for s in r["sources"]) for r in rows)
+    assert f"{changed} of 3 answer(s) change when one source is removed" in attributed["reading"]
     # the default demo also runs the offline licence audit
     audited = summary["analyses"]["audit"]
     assert audited["exit_code"] == 0 and audited["nothing_measured"] is None

@@ -58,6 +58,10 @@ def test_cli_prints_one_row_per_operator_gate_and_paths(tmp_path: Path) -> None:
     assert "wall time:" in result.output and "interventions" in result.output
     assert "Release gate 1.0.0+bm25-top5 -> 1.0.0+bm25-top2" in result.output
     assert "exit code" in result.output and "masked failures" in result.output
+    # the attribution of the first 4 answers (the default): one line each, then its reading
+    assert "Attribution of the app's answers" in result.output
+    assert result.output.count(": top evidence ") == 4
+    assert "4 answer(s) attributed (behavioural tier)" in result.output
 
 
 def test_operators_option_selects_the_rows(tmp_path: Path) -> None:
@@ -75,8 +79,32 @@ def test_operators_option_selects_the_rows(tmp_path: Path) -> None:
     replayed = json.loads(Path(report["analyses"]["interventions"]["report"]).read_text())
     assert replayed["seeds"]["operators"] == ["REMOVE", "ZERO", "JOINT_REMOVE"]
     assert set(replayed["operators"]) == {"REMOVE", "ZERO"}
-    assert list(report["phase_seconds"]) == ["model server", "app", "interventions", "judge"]
+    assert list(report["phase_seconds"]) == [
+        "model server", "app", "attribution", "interventions", "judge",
+    ]  # fmt: skip
 
     bad = [*args[:7], "--operators", "SHUFFLE", "--out", str(tmp_path / "bad")]
     result = CliRunner().invoke(build_app(), bad)
     assert result.exit_code == 2 and "SHUFFLE" in result.output
+
+
+def test_the_attribution_option_sizes_or_skips_it(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from groundtrace.analyzer.cli import build_app
+
+    args = ["demo", "--model", "lexical", "--questions", "3", "--interventions", "0",
+            "--gate-top-k", "0", "--no-paths", "--audit-sources", "0", "--no-judge",
+            "--json"]  # fmt: skip
+    sized = CliRunner().invoke(build_app(), [*args, "--attribution", "2", "--out",
+                                             str(tmp_path / "a")])  # fmt: skip
+    assert sized.exit_code == 0, sized.output
+    entry = json.loads(sized.stdout)["analyses"]["attribution"]
+    assert len(json.loads((tmp_path / "a" / "attribution" / "attribution.json").read_text())
+               ["rows"]) == 2 and "2 answer(s) attributed" in entry["reading"]  # fmt: skip
+    skipped = CliRunner().invoke(build_app(), [*args, "--attribution", "0", "--out",
+                                               str(tmp_path / "s")])  # fmt: skip
+    assert skipped.exit_code == 0 and json.loads(skipped.stdout)["analyses"] == {}
+    bad = CliRunner().invoke(build_app(), [*args, "--attribution", "-1", "--out",
+                                           str(tmp_path / "b")])  # fmt: skip
+    assert bad.exit_code == 2 and "--attribution" in bad.output
