@@ -5,7 +5,7 @@ its evidence (:func:`~._traces.trace_context`); the others are named with the re
 :func:`run` scores each unit's ablations with the configured tier (an in-process GGUF model or
 an endpoint returning prompt log-probabilities) and method, journaled per trace, so a re-run
 resumes; scores go through a content-addressed cache in the run folder. ``ANALYSIS`` ties it
-together for :func:`~groundtrace.analyzer.run_analysis`; it is not a built-in yet.
+together for :func:`~groundtrace.analyzer.run_analysis`; :func:`demo_config` is its demo hook.
 """
 
 from __future__ import annotations
