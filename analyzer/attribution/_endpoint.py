@@ -22,9 +22,10 @@ returned — never a silent 0 or NaN.
 
 The project's model client sends chat completions only, so this tier talks to the server with
 httpx, but as the client does: through the endpoint's shared rate limiter
-(:func:`~groundtrace.analyzer.llm.limiter_for`, a 429 pausing every client of the endpoint)
-and with the project's :class:`~groundtrace.analyzer.llm.RetryPolicy` on 429/5xx
-(``Retry-After`` honoured). Its results go through the same content-addressed
+(:meth:`~groundtrace.analyzer.llm.ModelClient.shared_limiter`, a 429 pausing every client of
+the endpoint) and with the project's :class:`~groundtrace.analyzer.llm.RetryPolicy` on
+408/429/5xx (:meth:`~groundtrace.analyzer.llm.RetryPolicy.backoff`, ``Retry-After``
+honoured). Its results go through the same content-addressed
 :class:`~._cache.ScoreCache` as the in-process tier (via :class:`~._scorer.ContextScorer`).
 Hosted chat APIs return only generated tokens' log-probabilities and cannot serve this tier.
 """
@@ -40,12 +41,7 @@ from typing import Any, Literal
 import httpx
 
 from groundtrace.analyzer.errors import BackendUnavailableError
-from groundtrace.analyzer.llm import (
-    RETRYABLE_STATUS,
-    RetryPolicy,
-    limiter_for,
-    parse_retry_after,
-)
+from groundtrace.analyzer.llm import ModelClient, RetryPolicy
 
 from ._scorer import Tier
 
@@ -176,7 +172,7 @@ class EndpointScorer:
         self._urls = {"vllm": root + "/completions", "tgi": root.removesuffix("/v1") + "/generate"}
         self._template = template
         self._retry = retry or RetryPolicy()
-        self._limiter = None if rate_limit is None else limiter_for(root, rate_limit)
+        self._limiter = None if rate_limit is None else ModelClient.shared_limiter(root, rate_limit)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = client or httpx.Client(timeout=timeout, headers=headers)
 
@@ -264,10 +260,9 @@ class EndpointScorer:
             except httpx.HTTPError as exc:
                 raise BackendUnavailableError(f"cannot reach {url}: {exc}") from exc
             status = reply.status_code
-            if status not in RETRYABLE_STATUS or attempt >= self._retry.max_attempts:
+            wait = self._retry.backoff(attempt, status, reply.headers.get("retry-after"), url)
+            if wait is None:
                 return reply
-            after = parse_retry_after(reply.headers.get("retry-after"))
-            wait = self._retry.delay(attempt, after, url)
             if self._limiter is not None and status == 429:
                 asyncio.run(self._limiter.pause(wait))  # every client of the endpoint waits
             time.sleep(wait)

@@ -28,13 +28,11 @@ from ._carry import WorkerCalls
 from ._client import ClientCounts, ModelClient
 from ._estimate import Estimate, RequestRecorder, estimate_calls
 from ._ledger import Usage, UsageLedger, counting
-from ._limit import RateLimiter, limiter_for
 from ._profile import CallProfile
-from ._retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
+from ._retry import RetryPolicy
 from ._types import CallFailure, ChatRequest, ChatResponse, FailureKind
 
 __all__ = [
-    "RETRYABLE_STATUS",
     "Budget",
     "CallCache",
     "CallFailure",
@@ -46,7 +44,6 @@ __all__ = [
     "FailureKind",
     "ModelClient",
     "PriceTable",
-    "RateLimiter",
     "RequestRecorder",
     "RetryPolicy",
     "Usage",
@@ -54,8 +51,6 @@ __all__ = [
     "WorkerCalls",
     "counting",
     "estimate_calls",
-    "limiter_for",
-    "parse_retry_after",
 ]
 
 #: Internals no longer public (0.2.0): importable from here for one release, with a warning.

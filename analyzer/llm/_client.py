@@ -285,6 +285,14 @@ class ModelClient:
         """Close the HTTP client (the cache stays open; close it separately)."""
         await self._openai.close()
 
+    @staticmethod
+    def shared_limiter(base_url: str, rate: float) -> RateLimiter:
+        """The rate limiter every client of ``base_url`` shares (this process's schedule, or
+        the cluster's), asking for ``rate`` starts a second: for callers that send their own
+        HTTP requests to the endpoint (``await limiter.acquire()`` before each attempt,
+        ``await limiter.pause(seconds)`` on a 429)."""
+        return limiter_for(base_url, rate)
+
     def _bound(self) -> asyncio.Semaphore:
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.concurrency)

@@ -48,6 +48,17 @@ class RetryPolicy:
         backoff = min(self.max_delay, self.base_delay * (2 ** (retry - 1)))
         return float(backoff * (1.0 - self.jitter * derived_uniform(self.seed, key, retry)))
 
+    def backoff(
+        self, attempt: int, status: int, retry_after: str | None = None, key: str = ""
+    ) -> float | None:
+        """Seconds to wait before retrying attempt ``attempt`` (1-based) of the call ``key``,
+        answered HTTP ``status`` with the ``Retry-After`` header ``retry_after``; None when the
+        status is not worth retrying (:data:`RETRYABLE_STATUS`) or the attempts are spent (for
+        callers that send their own HTTP requests)."""
+        if status not in RETRYABLE_STATUS or attempt >= self.max_attempts:
+            return None
+        return self.delay(attempt, parse_retry_after(retry_after), key)
+
 
 def parse_retry_after(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header given in seconds (HTTP dates are ignored)."""
