@@ -199,7 +199,10 @@ class EndpointScorer:
             try:
                 return self._ask(self.form, prompt, answer)
             except _Refused as exc:
-                raise BackendUnavailableError(str(exc)) from None
+                raise BackendUnavailableError(
+                    f"{self.base_url} returns no prompt log-probabilities in the {self.form} "
+                    f"form (endpoint_form {self.form}; auto probes vLLM's and TGI's): {exc}"
+                ) from None
         reasons: list[str] = []
         for form in ("vllm", "tgi"):
             try:

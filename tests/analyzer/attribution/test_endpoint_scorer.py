@@ -194,7 +194,7 @@ def test_tgi_prefill_form_is_detected_and_kept(server: _Server, tmp_path: Path) 
 
 
 def test_a_forced_form_is_the_only_one_asked(server: _Server) -> None:
-    with pytest.raises(BackendUnavailableError, match=r"/generate answered 404"):
+    with pytest.raises(BackendUnavailableError, match=r"in the tgi form .*/generate answered 404"):
         EndpointScorer(_url(server), "m", form="tgi").score_many([MESSAGES], ANSWER)
     assert server.events == ["request /generate"]
     server.forms = frozenset({"vllm", "tgi"})
