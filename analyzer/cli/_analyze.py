@@ -124,9 +124,10 @@ written, the reason printed).
 
 
 def _record(analysis: Analysis[Any, Any, Any], path: Path | None, given: dict[str, Any],
-            options: Mapping[str, str]) -> Any:  # fmt: skip
+            options: Mapping[str, str], out: Path) -> Any:  # fmt: skip
     """``analysis``'s config record: the file's (errors name the file and field) with the
-    fields ``given`` as options over it (errors name the option)."""
+    fields ``given`` as options over it (errors name the option). A record with an ``out``
+    field the file does not set takes ``--out``'s (the option is ``analyze``'s own)."""
     import msgspec
 
     from groundtrace.analyzer import load_config
@@ -135,7 +136,9 @@ def _record(analysis: Analysis[Any, Any, Any], path: Path | None, given: dict[st
     base = None if path is None else load_config(analysis, path)
     if base is not None and not given:
         return base
-    data = {**({} if base is None else msgspec.to_builtins(base)), **given}
+    fields = {f.name for f in msgspec.structs.fields(analysis.config)}
+    under = {"out": str(out)} if "out" in fields else {}
+    data = {**under, **({} if base is None else msgspec.to_builtins(base)), **given}
     try:
         return msgspec.convert(data, type=analysis.config)
     except msgspec.ValidationError as exc:
@@ -176,7 +179,7 @@ def _command(analysis: Analysis[Any, Any, Any]) -> Any:
         if write_back.requested and analysis.verdicts is None:
             raise ConfigError(f"{analysis.name} has no per-case results to write back",
                               field="--write-back")  # fmt: skip
-        record = _record(analysis, config, fields, overrides.option_names)
+        record = _record(analysis, config, fields, overrides.option_names, out)
         done = drive(
             analysis, record, out, executor=executor, settings=calls.settings(concurrency),
             estimate=calls.estimate, in_flight=concurrency, write_back=write_back,

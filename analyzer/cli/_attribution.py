@@ -21,7 +21,6 @@ from ._app import console, handle_errors, print_reading
 from ._budget import CallOptions
 from ._executor import ExecutorOptions
 from ._fields import record_options
-from ._interventions import _kwargs
 from ._options import fields_as_options, uses, without
 from ._writeback import WriteBackOptions
 
@@ -31,23 +30,10 @@ __all__ = ["register"]
 ATTRIBUTION_OPTIONS = record_options(
     Config,
     argument="traces",
-    options={"replay_kwargs": "--replay-kwarg"},
     help={
         "model_path": "A GGUF model scored in this process (tier in-process). With neither "
         f"this nor --endpoint: the default embedded model ({DEFAULT_MODEL}, the demo's; needs "
         "the llm extra and the model packages)."
-    },
-    declared={
-        "replay_kwargs": (
-            Annotated[
-                list[str] | None,
-                typer.Option(
-                    "--replay-kwarg",
-                    help="NAME=VALUE overriding a recorded keyword argument (repeatable).",
-                ),
-            ],
-            lambda pairs: _kwargs(pairs or []),
-        )
     },
 )
 

@@ -9,9 +9,14 @@ already says what can be set: each field's name, type, default and, in its docst
     PATHS = record_options(
         paths.Config,
         argument="traces",                      # the command's argument, not an option
-        options={"trace_format": "--format"},   # a renamed option
         left_out=("strict",),                   # set by the command itself
     )
+
+A field whose option is not named after it says so in the record, on its annotation, so that
+every command offering the field (the friendly command and ``groundtrace analyze NAME``, whose
+options :func:`override_options` makes) spells it the same way::
+
+    trace_format: Annotated[TraceFormat, msgspec.Meta(extra={"option": "--format"})] = "otlp"
 
     @uses(PATHS, ExecutorOptions)
     def paths_command(out: Path, *, config: paths.Config, executor: ExecutorOptions): ...
@@ -21,6 +26,7 @@ default) and names a bad field by its option with ``fields_as_options(PATHS.opti
 
 Types: ``Literal`` -> a choice of its values; ``tuple[str, ...]`` -> a repeatable option (or
 the argument); ``bool`` -> a ``--name/--no-name`` flag; ``int``, ``float``, ``str`` as they are;
+``dict[str, str]`` -> a repeatable ``NAME=VALUE`` option (``--replay-kwarg budget=small``);
 ``X | None`` -> an option whose absence is ``None``. A field of another type is declared by
 the command (``declared``: its ``Annotated`` type and the function making the field's value
 of what typer gives), or left out.
@@ -113,6 +119,35 @@ def _option_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def _option_of(name: str, hint: Any) -> str:
+    """The option of the field ``name`` of type ``hint``: the one its annotation names
+    (``msgspec.Meta(extra={"option": "--format"})``), else one named after the field."""
+    if typing.get_origin(hint) is Annotated:
+        for meta in typing.get_args(hint)[1:]:
+            named = (getattr(meta, "extra", None) or {}).get("option")
+            if isinstance(named, str):
+                return named
+    return _option_name(name)
+
+
+def _pairs(option: str) -> Callable[[Any], dict[str, str]]:
+    """The conversion of a repeatable ``NAME=VALUE`` option's values to a mapping; a value
+    that is not a pair is refused, naming the option."""
+
+    def convert(given: Any) -> dict[str, str]:
+        from groundtrace.analyzer.errors import ConfigError
+
+        found: dict[str, str] = {}
+        for pair in given or ():
+            name, sep, value = pair.partition("=")
+            if not sep or not name:
+                raise ConfigError(f"expected NAME=VALUE, got {pair!r}", field=option)
+            found[name] = value
+        return found
+
+    return convert
+
+
 def _strip(hint: Any) -> tuple[Any, bool]:
     """``hint`` without ``Annotated`` metadata and ``None``; whether ``None`` was allowed."""
     if typing.get_origin(hint) is Annotated:
@@ -172,6 +207,10 @@ def _generated(record: type[Any], name: str, hint: Any, argument: bool, option: 
             raise TypeError(f"{record.__name__}.{name}: tuple of {item} is not offered")
         # typer shows a repeatable option's default as a list (none: no default shown)
         return info(list[item] | None), lambda v: tuple(v or ()), lambda d: list(d) or None  # type: ignore[valid-type]
+    if origin is dict and typing.get_args(kind) == (str, str) and not argument:
+        help_text = f"{help_text} NAME=VALUE, repeatable.".lstrip()
+        # a mapping's default is not shown (none: the record's, usually empty)
+        return info(list[str] | None), _pairs(option), lambda d: None
     if kind in (bool, int, float, str):
         return info(kind | None if optional else kind), _same, _same
     raise TypeError(
@@ -250,7 +289,7 @@ def override_options(record: type[msgspec.Struct], *, reserved: Iterable[str]) -
     taken = frozenset(reserved)
     offered = []
     for spec in msgspec.structs.fields(record):
-        name, option = spec.name, _option_name(spec.name)
+        name, option = spec.name, _option_of(spec.name, hints[spec.name])
         if name in taken:
             continue
         try:
@@ -268,7 +307,6 @@ def record_options(
     record: type[msgspec.Struct],
     *,
     argument: str | None = None,
-    options: Mapping[str, str] | None = None,
     help: Mapping[str, str] | None = None,
     declared: Mapping[str, Declared] | None = None,
     left_out: Iterable[str] = (),
@@ -281,7 +319,6 @@ def record_options(
         record: the config record (its docstring's ``Attributes:`` give the help).
         argument: the field given as the command's argument (a ``tuple[str, ...]``: one or
             more values).
-        options: field -> option name where it is not the field's (``--format``).
         help: field -> help where the command says it otherwise than the docstring.
         declared: field -> its command-line form given by the command (:data:`Declared`).
         left_out: fields not offered (the command sets them, or they keep their default).
@@ -293,12 +330,11 @@ def record_options(
             generated form, or a field the docstring does not describe.
     """
     fields = {f.name: f for f in msgspec.structs.fields(record)}
-    options, help, declared = options or {}, help or {}, declared or {}
+    help, declared = help or {}, declared or {}
     chosen = set(fields) if only is None else set(only)
     skipped = frozenset(left_out) | (set(fields) - chosen)
     needed = frozenset(required)
     named = {
-        *options,
         *help,
         *declared,
         *left_out,
@@ -315,7 +351,7 @@ def record_options(
     for name, spec in fields.items():
         if name in skipped:
             continue
-        option = options.get(name, _option_name(name))
+        option = _option_of(name, hints[name])
         default: Any = spec.default
         if default is msgspec.NODEFAULT and spec.default_factory is not msgspec.NODEFAULT:
             default = spec.default_factory()

@@ -27,9 +27,7 @@ __all__ = ["register"]
 gate_app = typer.Typer(help="Release gate: promote / manual review / block / not evaluable.")
 
 #: ``gate run``: the runs compared, the cases and the profile (``gate.Config``'s fields).
-RUN_OPTIONS = record_options(
-    Config, options={"judge_records": "--judge-record"}, declared={"strict": (StrictOpt, bool)}
-)
+RUN_OPTIONS = record_options(Config, declared={"strict": (StrictOpt, bool)})
 
 #: Monte-Carlo draws per replication in the simulation (the live gate uses the profile's S).
 SIMULATION_SAMPLES = 2000

@@ -20,37 +20,12 @@ from ._writeback import WriteBackOptions
 __all__ = ["register"]
 
 
-def _kwargs(pairs: list[str]) -> dict[str, str]:
-    from groundtrace.analyzer.errors import ConfigError
-
-    out: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise ConfigError(f"expected NAME=VALUE, got {pair!r}", field="--replay-kwarg")
-        out[name] = value
-    return out
-
-
 #: ``groundtrace interventions``: ``interventions.Config``'s fields (TRACES the argument);
 #: ``--concurrency`` and ``--rate-limit`` resolve over the call profile, so the command makes them.
 INTERVENTIONS_OPTIONS = record_options(
     Config,
     argument="traces",
-    options={"replay_kwargs": "--replay-kwarg"},
-    declared={
-        "replay_kwargs": (
-            Annotated[
-                list[str] | None,
-                typer.Option(
-                    "--replay-kwarg",
-                    help="NAME=VALUE overriding a recorded keyword argument (repeatable).",
-                ),
-            ],
-            lambda pairs: _kwargs(pairs or []),
-        ),
-        "strict": (StrictOpt, bool),
-    },
+    declared={"strict": (StrictOpt, bool)},
     left_out=("concurrency", "rate_limit"),
 )
 

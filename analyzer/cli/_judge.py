@@ -48,7 +48,6 @@ VALIDATE_OPTIONS = record_options(
     Config,
     only=(*_JUDGE, "gold", "dimension", "label_field", "filters", "sample", "stratify",
           "sample_seed", *_CALLS),
-    options={"filters": "--filter"},
     required=("gold",),
 )  # fmt: skip
 #: ``judge check``: the judge as configured now.

@@ -27,13 +27,9 @@ from ._writeback import WriteBackOptions
 
 __all__ = ["register"]
 
-#: The options of ``paths.Config``'s fields: TRACES the argument, ``--format`` the trace format.
-PATHS_OPTIONS = record_options(
-    Config,
-    argument="traces",
-    options={"trace_format": "--format"},
-    declared={"strict": (StrictOpt, bool)},
-)
+#: The options of ``paths.Config``'s fields: TRACES the argument (``--format`` the trace format,
+#: as the record names it).
+PATHS_OPTIONS = record_options(Config, argument="traces", declared={"strict": (StrictOpt, bool)})
 
 
 @handle_errors

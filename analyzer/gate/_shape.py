@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Annotated, overload
 
 import msgspec
 
@@ -91,7 +91,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     cases: str
     profile: str = "balanced_default"
     judge: str | None = None
-    judge_records: tuple[str, ...] = ()
+    judge_records: Annotated[tuple[str, ...], msgspec.Meta(extra={"option": "--judge-record"})] = ()
     junit: str | None = None
     strict: bool = False
     tools_config: str | None = None

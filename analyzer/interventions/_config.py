@@ -9,7 +9,7 @@ and derives what the planner draws with.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -105,7 +105,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     replay: str | None = None
     endpoint: str | None = None
     model: str | None = None
-    replay_kwargs: dict[str, str] = {}
+    replay_kwargs: Annotated[dict[str, str], msgspec.Meta(extra={"option": "--replay-kwarg"})] = {}
     operators: tuple[str, ...] = ()
     limit: int | None = None
     concurrency: int = 4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import msgspec
 
@@ -87,7 +87,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     gold: str | None = None
     dimension: str = "adherence"
     label_field: str | None = None
-    filters: tuple[str, ...] = ()
+    filters: Annotated[tuple[str, ...], msgspec.Meta(extra={"option": "--filter"})] = ()
     sample: int | None = None
     stratify: bool = False
     sample_seed: int = 20260709

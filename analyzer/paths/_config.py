@@ -52,7 +52,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     traces: Annotated[tuple[str, ...], msgspec.Meta(min_length=1)]
     cases: str
     tools_config: str | None = None
-    trace_format: TraceFormat = "otlp"
+    trace_format: Annotated[TraceFormat, msgspec.Meta(extra={"option": "--format"})] = "otlp"
     cases_format: CasesFormat = "groundtrace"
     quote_threshold: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = DEFAULT_QUOTE_THRESHOLD
     resamples: Annotated[int, msgspec.Meta(ge=1)] = 5000
