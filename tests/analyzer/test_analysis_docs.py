@@ -19,7 +19,7 @@ def _blocks() -> list[tuple[str, str, str]]:
 
 def test_the_doc_shows_a_config_for_every_built_in_analysis() -> None:
     assert sorted(name for name, _, _ in _blocks()) == [
-        "audit", "gate", "interventions", "judge", "paths",
+        "attribution", "audit", "gate", "interventions", "judge", "paths",
     ]  # fmt: skip
 
 
