@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Literal
 
 import httpx
@@ -141,6 +141,8 @@ class EndpointScorer:
             None: no limit.
         retry: the retry policy (default :class:`~groundtrace.analyzer.llm.RetryPolicy`).
         client: an httpx client to use (tests inject transports).
+        loop: the running event loop the shared rate limiter waits on; needed with
+            ``rate_limit`` (the scorer runs in a worker thread, as the analysis runs it).
 
     Attributes:
         base_url: the base URL given, without a trailing ``/``.
@@ -161,9 +163,16 @@ class EndpointScorer:
         rate_limit: float | None = None,
         retry: RetryPolicy | None = None,
         client: httpx.Client | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         if rate_limit is not None and not rate_limit > 0:
             raise ValueError(f"rate_limit must be > 0 requests per second, got {rate_limit}")
+        if rate_limit is not None and loop is None:
+            raise ValueError(
+                "rate_limit needs loop: the running event loop the shared limiter waits on "
+                "(the scorer itself runs in a worker thread; the library starts no loop)"
+            )
+        self._loop = loop
         self.model = model
         self.form: EndpointForm = form
         self.requests = 0
@@ -254,7 +263,7 @@ class EndpointScorer:
         while True:
             attempt += 1
             if self._limiter is not None:
-                asyncio.run(self._limiter.acquire())
+                self._wait(self._limiter.acquire())
             self.requests += 1
             if attempt > 1:
                 self.retries += 1
@@ -267,8 +276,13 @@ class EndpointScorer:
             if wait is None:
                 return reply
             if self._limiter is not None and status == 429:
-                asyncio.run(self._limiter.pause(wait))  # every client of the endpoint waits
+                self._wait(self._limiter.pause(wait))  # every client of the endpoint waits
             time.sleep(wait)
+
+    def _wait(self, step: Coroutine[Any, Any, None]) -> None:
+        """Run a limiter step on the caller's event loop and wait for it in this thread."""
+        assert self._loop is not None  # checked with rate_limit in __init__
+        asyncio.run_coroutine_threadsafe(step, self._loop).result()
 
     def close(self) -> None:
         """Close the HTTP client."""

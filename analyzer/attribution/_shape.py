@@ -222,12 +222,13 @@ def plan(config: Config) -> Units:
     return Units(tuple(units), left)
 
 
-def _scorer(config: Config) -> AnswerScorer:
+def _scorer(config: Config, loop: asyncio.AbstractEventLoop) -> AnswerScorer:
     if config.endpoint is not None:
         from ._endpoint import EndpointScorer
 
         return EndpointScorer(config.endpoint, config.endpoint_model, form=config.endpoint_form,
-                              rate_limit=config.rate_limit, timeout=config.timeout)  # fmt: skip
+                              rate_limit=config.rate_limit, timeout=config.timeout,
+                              loop=loop)  # fmt: skip
     from ._llama import LlamaScorer
 
     path = config.model_path
@@ -311,13 +312,14 @@ async def run(units: Sequence[Unit], config: Config, context: RunContext) -> Att
             field="--executor",
         )
     made: list[_Counting] = []
+    loop = asyncio.get_running_loop()  # the endpoint's rate limiter waits on it
     cache = ScoreCache(context.out / CACHE)
     lock = threading.Lock()  # one model, one evaluation at a time
 
     def attribute(unit: Unit) -> TraceAttribution:
         with lock:
             if not made:
-                made.append(_Counting(_scorer(config), context))
+                made.append(_Counting(_scorer(config, loop), context))
             scorer = made[0]
             score = ContextScorer(scorer, unit.context, cache)
             found = _attribute(config, score)

@@ -8,6 +8,7 @@ on which sources the prompt keeps.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -28,7 +29,7 @@ from groundtrace.analyzer.attribution._endpoint import (
 )
 from groundtrace.analyzer.attribution._scorer import ContextScorer
 from groundtrace.analyzer.errors import BackendUnavailableError
-from groundtrace.analyzer.llm import RetryPolicy
+from groundtrace.analyzer.llm import ModelClient, RetryPolicy
 from groundtrace.analyzer.llm._limit import _LOCAL
 
 pytestmark = pytest.mark.timeout(60)
@@ -223,9 +224,15 @@ def test_429_and_5xx_are_retried_with_the_policy(server: _Server) -> None:
 def test_every_attempt_takes_a_start_from_the_endpoint_s_shared_limiter(
     server: _Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = EndpointScorer(_url(server), "m", rate_limit=1000.0,
-                           retry=RetryPolicy(base_delay=0.001))  # fmt: skip
-    second = EndpointScorer(_url(server) + "/", "m", rate_limit=1000.0)
+    async def main() -> None:  # as the analysis runs it: the scorer in a worker thread
+        loop = asyncio.get_running_loop()
+        first = EndpointScorer(_url(server), "m", rate_limit=1000.0, loop=loop,
+                               retry=RetryPolicy(base_delay=0.001))  # fmt: skip
+        second = EndpointScorer(_url(server) + "/", "m", rate_limit=1000.0, loop=loop)
+        await asyncio.to_thread(first.score_many, [MESSAGES, MESSAGES[:1]], ANSWER)
+        await asyncio.to_thread(second.score_many, [MESSAGES], ANSWER)
+
+    ModelClient.shared_limiter(_url(server), 1000.0)  # the schedule the scorers will share
     bucket = _LOCAL[_url(server)]  # one schedule for every client of the endpoint
     reserve, pause = bucket.reserve, bucket.pause
 
@@ -240,14 +247,15 @@ def test_every_attempt_takes_a_start_from_the_endpoint_s_shared_limiter(
     monkeypatch.setattr(bucket, "reserve", reserving)
     monkeypatch.setattr(bucket, "pause", pausing)
     server.fail_with = [429]
-    first.score_many([MESSAGES, MESSAGES[:1]], ANSWER)
-    second.score_many([MESSAGES], ANSWER)
+    asyncio.run(main())
     request = "request /v1/completions"
     # the 429 pauses the schedule before the retry asks for its start
     assert server.events == ["start", request, "pause", "start", request, "start", request,
                              "start", request]  # fmt: skip
     with pytest.raises(ValueError, match="rate_limit must be > 0"):
         EndpointScorer(_url(server), "m", rate_limit=0)
+    with pytest.raises(ValueError, match="rate_limit needs loop"):
+        EndpointScorer(_url(server), "m", rate_limit=1.0)
 
 
 def test_tgi_prefill_tokens_are_located_by_their_texts() -> None:
