@@ -282,15 +282,17 @@ def override_options(record: type[msgspec.Struct], *, reserved: Iterable[str]) -
     Args:
         record: any analysis's config record, a plugin's too (a field its docstring does not
             describe has no help).
-        reserved: names the command's own options take (such a field is set in the file).
+        reserved: names the command's own options take (such a field, or a field whose
+            option is one of those or an earlier field's, is set in the file).
     """
     hints = typing.get_type_hints(record, include_extras=True)
     helps = _described(record)
     taken = frozenset(reserved)
+    used = {_option_name(n) for n in taken}
     offered = []
     for spec in msgspec.structs.fields(record):
         name, option = spec.name, _option_of(spec.name, hints[spec.name])
-        if name in taken:
+        if name in taken or option in used:
             continue
         try:
             annotation, convert, _ = _generated(
@@ -299,6 +301,7 @@ def override_options(record: type[msgspec.Struct], *, reserved: Iterable[str]) -
         except TypeError:
             continue  # a mapping, a nested record...: the file's only
         offered.append(_Field(name, option, annotation, None, convert))
+        used.add(option)
     names = {f.name: f.option for f in offered}
     return Overrides(record, taken, offered=tuple(offered), option_names=names)
 
@@ -327,7 +330,8 @@ def record_options(
 
     Raises:
         TypeError: a name that is not a field of ``record``, a field whose type has no
-            generated form, or a field the docstring does not describe.
+            generated form, a field the docstring does not describe, or two fields of one
+            option.
     """
     fields = {f.name: f for f in msgspec.structs.fields(record)}
     help, declared = help or {}, declared or {}
@@ -372,5 +376,9 @@ def record_options(
         else:
             default = show(default)
         offered.append(_Field(name, option, annotation, default, convert))
+    spelled = [f.option for f in offered if f.name != argument]
+    twice = sorted({o for o in spelled if spelled.count(o) > 1})
+    if twice:
+        raise TypeError(f"{record.__name__}: two fields of one option {', '.join(twice)}")
     names = {f.name: (f.name.upper() if f.name == argument else f.option) for f in offered}
     return RecordOptions(record, skipped, offered=tuple(offered), option_names=names)

@@ -197,3 +197,23 @@ def test_analyze_names_a_field_by_the_option_its_record_names() -> None:
     assert group.option_names["walls"] == "--walls" and "note" not in group.option_names
     given = {"colour": None, "tints": ["ochre=0.2"], "coats": None, "walls": None}
     assert group.build(given) == {"tints": {"ochre": "0.2"}}
+
+
+def test_two_fields_of_one_option_are_refused_or_left_to_the_file() -> None:
+    from groundtrace.analyzer.cli._fields import override_options
+
+    class Clash(msgspec.Struct, kw_only=True):
+        """Attributes:
+        shade: a shade.
+        tone: a tone, spelled as the shade.
+        target: where it goes, spelled as the command's own --out.
+        """
+
+        shade: int = 1
+        tone: Annotated[int, msgspec.Meta(extra={"option": "--shade"})] = 2
+        target: Annotated[str, msgspec.Meta(extra={"option": "--out"})] = "t"
+
+    with pytest.raises(TypeError, match="two fields of one option --shade"):
+        record_options(Clash)
+    group = override_options(Clash, reserved=("out",))
+    assert dict(group.option_names) == {"shade": "--shade"}  # tone, target: the file's
