@@ -74,8 +74,11 @@ Cost: each built-in masker names its *anchors*, characters every find of it hold
 an e-mail address, ``-`` / ``_`` for the token prefixes, ``:`` / ``=`` for an assignment, two
 digits for any number). A redactor looks for all of them in one pass over the text, in C;
 text holding none (most prose, a title with one digit) is returned as it is, and otherwise
-only the maskers whose anchors it holds evaluate their trigger and scan it. A custom
-:class:`PatternMasker` without anchors is considered for every text.
+only the maskers whose anchors it holds evaluate their trigger and scan it (which maskers that
+is, is remembered by the anchors held). The texts of a span's evidence list (titles, sources,
+contents) are looked at together, in one pass (:meth:`Redactor.may_change_each`), and only
+those that hold anchors go through the maskers. A custom :class:`PatternMasker` without
+anchors is considered for every text.
 
 Usage::
 
