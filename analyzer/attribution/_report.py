@@ -72,9 +72,25 @@ def _shared(row: TraceAttribution) -> bool:
     return row.context_gap is not None and not _independent(row) and not _positive(row)
 
 
-def _gap(row: TraceAttribution) -> str:
+def _gap(row: TraceAttribution, *, unit: bool = False) -> str:
     """The context gap in nats; the behavioural tier has none (it replays, scores no text)."""
-    return "–" if row.context_gap is None else f"{row.context_gap:.2f}"
+    if row.context_gap is None:
+        return "–"
+    return f"{row.context_gap:.2f}" + (" nats" if unit else "")
+
+
+def _unit(row: TraceAttribution) -> str:
+    """What a row's scores are: nats of the answer's log-probability, or (behavioural tier)
+    1 when the answer changes without the source, plus CUE-R's D."""
+    return "1[changed] + D" if row.context_gap is None else "nats"
+
+
+#: The score column's legend, under every table of scores.
+LEGEND = (
+    "Scores: nats of the answer's log-probability lost without the source (in-process and "
+    "endpoint tiers); behavioural tier: 1 when the answer changes without the source, plus "
+    "CUE-R's D (0 to 1)."
+)
 
 
 def _name(row: TraceAttribution) -> str:
@@ -95,12 +111,12 @@ def reading(result: AttributionResult) -> str:
     shared = sum(_shared(r) for r in result.rows)
     changed = [sum(s.score >= 1.0 for s in r.sources) for r in replayed]
     return (
-        f"{n} answer(s) attributed ({tiers} tier); "
-        + (f"{len(dependent)} depend on their context "
+        f"{n} answer(s) attributed ({tiers} tier)"
+        + (f"; {len(dependent)} depend on their context "
            f"(full vs empty context > {INDEPENDENT:g} nat), and in {concentrated} of those one "
            "source carries at least half of the positive attribution."
-           if len(replayed) < n else "")
-        + (f"{' ' if len(replayed) < n else ''}Replayed without each source (behavioural "
+           if len(replayed) < n else ".")
+        + (" Replayed without each source (behavioural "
            f"tier), {sum(c > 0 for c in changed)} of {len(replayed)} answer(s) change when one "
            f"source is removed, {sum(c == 1 for c in changed)} of them for exactly one source."
            if replayed else "")
@@ -123,7 +139,7 @@ def _markdown(result: AttributionResult) -> str:
     lines = ["# Attribution", "", reading(result), ""]
     if result.rows:
         lines += [
-            "| answer | top evidence | score (nats) | top share | effective sources | "
+            "| answer | top evidence | score | top share | effective sources | "
             "context gap (nats) | tier | method | passes |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
@@ -134,7 +150,7 @@ def _markdown(result: AttributionResult) -> str:
                 f"{effective_sources(row):.2f} | {_gap(row)} | {row.tier} | "
                 f"{row.method} | {row.passes} |"
             )
-        lines.append("")
+        lines += ["", LEGEND, ""]
     independent = [r for r in result.rows if _independent(r)]
     if independent:
         lines += [f"Answers that do not depend on their context (gap < {INDEPENDENT:g} nat; "
@@ -147,15 +163,15 @@ def _markdown(result: AttributionResult) -> str:
             f"## {_name(row)}",
             "",
             f"Answer: {row.answer!r} ({row.method}, tier {row.tier}, {row.passes} passes; "
-            f"context gap {_gap(row)} nats"
+            f"context gap {_gap(row, unit=True)}"
             + (", does not depend on its context" if _independent(row) else "")
             + (", no source alone carries it" if _shared(row) else "")
             + f"; top share {top_share(row):.2f}, effective sources "
             f"{effective_sources(row):.2f})",
             "",
-            f"Top evidence: `{best.id}` ({best.score:+.2f} nats): {best.text}",
+            f"Top evidence: `{best.id}` ({best.score:+.2f} {_unit(row)}): {best.text}",
             "",
-            "| source | score (nats) | text |",
+            f"| source | score ({_unit(row)}) | text |",
             "| --- | --- | --- |",
             *(f"| `{s.id}` | {s.score:+.3f} | {s.text.replace('|', '/')} |" for s in row.sources),
             "",
@@ -167,7 +183,7 @@ def _markdown(result: AttributionResult) -> str:
 
 def _html(result: AttributionResult) -> str:
     summary = h.table(
-        ("answer", "top evidence", "score (nats)", "top share", "effective sources",
+        ("answer", "top evidence", "score", "top share", "effective sources",
          "context gap (nats)", "tier", "method", "passes"),
         [(h.ident(_name(r)), h.ident(top(r).id), top(r).score, top_share(r),
           effective_sources(r), r.context_gap, r.tier, r.method, r.passes)
@@ -175,7 +191,7 @@ def _html(result: AttributionResult) -> str:
     )  # fmt: skip
     parts: list[object] = [h.reading(reading(result))]
     if result.rows:
-        parts.append(h.section("Answers", summary))
+        parts.append(h.section("Answers", h.join(summary, h.paragraphs([LEGEND]))))
     independent = [r for r in result.rows if _independent(r)]
     if independent:
         parts.append(h.section(
@@ -186,12 +202,12 @@ def _html(result: AttributionResult) -> str:
     for row in result.rows:
         best = top(row)
         parts.append(h.details(
-            f"{_name(row)}: top evidence {best.id} ({best.score:+.2f} nats)",
+            f"{_name(row)}: top evidence {best.id} ({best.score:+.2f} {_unit(row)})",
             h.join(
                 h.paragraphs([f"Answer: {row.answer!r} ({row.method}, tier {row.tier}, "
-                              f"{row.passes} passes; context gap {_gap(row)} nats)",
+                              f"{row.passes} passes; context gap {_gap(row, unit=True)})",
                               f"Top evidence: {best.text}"]),
-                h.table(("source", "score (nats)", "text"),
+                h.table(("source", f"score ({_unit(row)})", "text"),
                         [(h.ident(s.id), s.score, s.text) for s in row.sources]),
             ),
         ))  # fmt: skip

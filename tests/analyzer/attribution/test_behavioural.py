@@ -122,7 +122,7 @@ def test_each_item_is_scored_by_what_removing_it_does_to_the_replayed_answer(
     result = done.result
     assert "depend on their context" not in done.reading  # no log-probability, no gap
     assert (
-        "3 answer(s) attributed (behavioural tier); Replayed without each source (behavioural "
+        "3 answer(s) attributed (behavioural tier). Replayed without each source (behavioural "
         "tier), 2 of 3 answer(s) change when one source is removed, 2 of them for exactly one "
         "source." in done.reading
     )
