@@ -18,7 +18,7 @@ from ._progress import ProgressReporter
 #: on a quiet 2-core machine with the default model (measured: docs/models.md).
 DEFAULT_ITEMS: Final = 16
 #: Traces the default run attributes (k + 1 replays each, k = --top-k evidence items).
-DEMO_ATTRIBUTIONS: Final = 4
+DEMO_ATTRIBUTIONS: Final = 2
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.demo import DemoResult

@@ -116,6 +116,8 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
             "5",
             "--top-k",
             "2",
+            "--attribution",
+            "3",
             "--out",
             str(tmp_path / "out"),
             "--json",
@@ -148,7 +150,7 @@ def test_cli_json_top_k_and_dataset(tmp_path: Path) -> None:
     assert gate["report"] == str(tmp_path / "out" / "gate" / "report.json")
     replayed = json.loads((tmp_path / "out" / "interventions" / "summary.json").read_text())
     assert replayed["items"] == 3
-    # the attribution of (at most 4, here all 3) answers, each replayed top-k + 1 times; its
+    # the attribution of the 3 answers --attribution asks for, each replayed top-k + 1 times; its
     # exit code is recorded, not exited with
     attributed = summary["analyses"]["attribution"]
     assert attributed["exit_code"] == 0 and attributed["nothing_measured"] is None

@@ -58,10 +58,10 @@ def test_cli_prints_one_row_per_operator_gate_and_paths(tmp_path: Path) -> None:
     assert "wall time:" in result.output and "interventions" in result.output
     assert "Release gate 1.0.0+bm25-top5 -> 1.0.0+bm25-top2" in result.output
     assert "exit code" in result.output and "masked failures" in result.output
-    # the attribution of the first 4 answers (the default): one line each, then its reading
+    # the attribution of the first 2 answers (the default): one line each, then its reading
     assert "Attribution of the app's answers" in result.output
-    assert result.output.count(": top evidence ") == 4
-    assert "4 answer(s) attributed (behavioural tier)" in result.output
+    assert result.output.count(": top evidence ") == 2
+    assert "2 answer(s) attributed (behavioural tier)" in result.output
 
 
 def test_operators_option_selects_the_rows(tmp_path: Path) -> None:
