@@ -5,8 +5,6 @@ model makes the answer likely only when its evidence is in the prompt."""
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from groundtrace.analyzer.attribution._shape import ANALYSIS, Config
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.collectors import Trace
 from groundtrace.collectors.model import Evidence, LLMCall, Message, Request
-from tests.analyzer.attribution.test_endpoint_scorer import _Handler, _Server
+from tests.analyzer.attribution.test_endpoint_scorer import _Server
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -41,16 +39,6 @@ def _trace(trace_id: str, answer: str | None, shown: tuple[str, ...]) -> Trace:
             ),
         ),
     )
-
-
-@pytest.fixture
-def server() -> Iterator[_Server]:
-    srv = _Server(("127.0.0.1", 0), _Handler)
-    srv.bodies = []
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 def test_each_answer_is_attributed_to_the_evidence_it_rests_on(

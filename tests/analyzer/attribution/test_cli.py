@@ -10,8 +10,6 @@ field named, no report). Scored by the endpoint tier against the loopback toy se
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -21,22 +19,11 @@ from typer.testing import CliRunner, Result
 
 from groundtrace.analyzer.cli import build_app
 from tests.analyzer.attribution.test_analysis import _trace
-from tests.analyzer.attribution.test_endpoint_scorer import _Handler, _Server
 
 pytestmark = pytest.mark.timeout(120)
 
 REPORTS = ("attribution.json", "attribution.md", "attribution.html")
 app = build_app()
-
-
-@pytest.fixture
-def url() -> Iterator[str]:
-    srv = _Server(("127.0.0.1", 0), _Handler)
-    srv.bodies = []
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    srv.shutdown()
-    srv.server_close()
 
 
 @pytest.fixture

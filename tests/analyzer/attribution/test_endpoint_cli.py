@@ -5,8 +5,6 @@ report), against the loopback server of ``test_endpoint_scorer``."""
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,21 +14,11 @@ from groundtrace.analyzer.attribution import Config
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import ConfigError
 from tests.analyzer.attribution.test_analysis import _trace
-from tests.analyzer.attribution.test_endpoint_scorer import _Handler, _Server
+from tests.analyzer.attribution.test_endpoint_scorer import _Server
 
 pytestmark = pytest.mark.timeout(120)
 
 app = build_app()
-
-
-@pytest.fixture
-def server() -> Iterator[_Server]:
-    srv = _Server(("127.0.0.1", 0), _Handler)
-    srv.bodies = []
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 @pytest.fixture

@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -117,17 +115,6 @@ class _Server(ThreadingHTTPServer):
         super().__init__(*args, **kwargs)
         self.fail_with = []
         self.events = []
-
-
-@pytest.fixture
-def server() -> Iterator[_Server]:
-    srv = _Server(("127.0.0.1", 0), _Handler)
-    srv.bodies = []
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 def _url(srv: _Server) -> str:

@@ -8,8 +8,6 @@ after the trace that reached it (exit 5, what finished kept), the same from both
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,19 +20,9 @@ from groundtrace.analyzer.errors import BudgetReachedError, ConfigError
 from groundtrace.analyzer.llm import Budget
 from tests.analyzer.attribution import test_analysis
 from tests.analyzer.attribution.test_analysis import _trace
-from tests.analyzer.attribution.test_endpoint_scorer import _Handler, _Server
+from tests.analyzer.attribution.test_endpoint_scorer import _Server
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def server() -> Iterator[_Server]:
-    srv = _Server(("127.0.0.1", 0), _Handler)
-    srv.bodies = []
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 @pytest.fixture

@@ -6,8 +6,6 @@ endpoint) and as a Phoenix document annotation (its request body; the live Phoen
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,6 @@ from groundtrace.collectors import Trace
 from groundtrace.collectors.model import Evidence, LLMCall, Message, Request
 from groundtrace.sdk import semconv as sc
 from tests.analyzer.attribution.test_analysis import PAGES
-from tests.analyzer.attribution.test_endpoint_scorer import _Handler, _Server
 from tests.support.otlp_logs_server import OTLPLogsServer
 
 pytestmark = pytest.mark.timeout(120)
@@ -41,16 +38,6 @@ def _trace(n: int, answer: str, shown: tuple[str, ...]) -> Trace:
         llm_calls=(LLMCall(f"{n:015x}1", messages=(Message("user", prompt),),
                            output_text=answer),),
     )  # fmt: skip
-
-
-@pytest.fixture
-def url() -> Iterator[str]:
-    srv = _Server(("127.0.0.1", 0), _Handler)
-    srv.bodies = []
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    srv.shutdown()
-    srv.server_close()
 
 
 def test_each_items_score_is_written_back_on_its_retrieval_span(tmp_path: Path, url: str) -> None:
