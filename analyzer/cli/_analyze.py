@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 from rich.markup import escape
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand
 
 from ._app import console, err_console, handle_errors, print_reading
 from ._budget import CallOptions, CallSettings
@@ -27,6 +27,7 @@ from ._executor import ExecutorOptions
 from ._fields import override_options
 from ._options import uses
 from ._progress import ProgressReporter
+from ._registry import ListingGroup
 from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:
@@ -201,13 +202,9 @@ def _command(analysis: Analysis[Any, Any, Any]) -> Any:
     return typer.main.get_group(app).commands[analysis.name]
 
 
-class _AnalysisGroup(TyperGroup):
+class _AnalysisGroup(ListingGroup):
     """``analyze``'s commands: one per analysis this installation can run, each built from
     its config record when used (``analyze --help`` lists the names only)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._listing = False
 
     def list_commands(self, ctx: Any) -> list[str]:
         from groundtrace.analyzer import analyses
@@ -218,7 +215,7 @@ class _AnalysisGroup(TyperGroup):
         from groundtrace.analyzer import get_analysis
         from groundtrace.analyzer.errors import ConfigError
 
-        if self._listing:
+        if self.listing:
             return TyperCommand(cmd_name, help=f"The {cmd_name} analysis (see --list).")
         from ._registry import escape_help
 
@@ -229,13 +226,6 @@ class _AnalysisGroup(TyperGroup):
             raise typer.Exit(exc.exit_code) from None
         escape_help(command)  # as the root group does for every other command
         return command
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        self._listing = True
-        try:
-            super().format_help(ctx, formatter)
-        finally:
-            self._listing = False
 
 
 analyze_app = typer.Typer(

@@ -26,7 +26,15 @@ from groundtrace.analyzer._extras import missing_extra
 
 from ._app import err_console, root_options
 
-__all__ = ["COMMANDS", "Command", "CommandModule", "build_app", "escape_help", "load_command"]
+__all__ = [
+    "COMMANDS",
+    "Command",
+    "CommandModule",
+    "ListingGroup",
+    "build_app",
+    "escape_help",
+    "load_command",
+]
 
 
 class CommandModule(Protocol):
@@ -101,7 +109,21 @@ def load_command(row: Command) -> Any:
     return typer.main.get_group(app).commands[row.name]
 
 
-class _LazyGroup(TyperGroup):
+class ListingGroup(TyperGroup):
+    """A group of commands loaded when used: while it formats its own ``--help``,
+    :attr:`listing` is set, and ``get_command`` answers with a summary instead of loading."""
+
+    listing = False
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
+
+
+class _LazyGroup(ListingGroup):
     """The root group: commands from the table, each loaded when used; help shown as written,
     brackets included."""
 
@@ -110,7 +132,6 @@ class _LazyGroup(TyperGroup):
         escape_help(self)  # a new tree each time typer builds one: escaped exactly once
         self._rows = {row.name: row for row in COMMANDS}
         self._loaded: dict[str, Any] = {}
-        self._listing = False
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self._rows)
@@ -119,7 +140,7 @@ class _LazyGroup(TyperGroup):
         row = self._rows.get(cmd_name)
         if row is None:
             return None
-        if self._listing and cmd_name not in self._loaded:  # the summary is all --help shows
+        if self.listing and cmd_name not in self._loaded:  # the summary is all --help shows
             return TyperCommand(cmd_name, help=escape(row.summary))
         if cmd_name not in self._loaded:
             try:
@@ -133,13 +154,6 @@ class _LazyGroup(TyperGroup):
             escape_help(command)
             self._loaded[cmd_name] = command
         return self._loaded[cmd_name]
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        self._listing = True
-        try:
-            super().format_help(ctx, formatter)
-        finally:
-            self._listing = False
 
 
 def build_app() -> typer.Typer:
