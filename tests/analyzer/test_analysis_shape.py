@@ -59,7 +59,7 @@ def test_a_plan_is_a_sequence_of_its_units_with_or_without_slots() -> None:
 
 def test_the_table_lists_the_built_ins_and_refuses_unknown_names() -> None:
     assert set(BUILT_IN) <= set(analyses())
-    with pytest.raises(ConfigError, match="no analysis 'nosuch'; known: audit"):
+    with pytest.raises(ConfigError, match="no analysis 'nosuch'; known: attribution, audit"):
         get_analysis("nosuch")
 
 
