@@ -57,7 +57,7 @@ class LocalExecutor(Stoppable):
                     on_result(index, result)
                 self.check_budget()
 
-        with stop_on_signals(self.request_stop), self.watching():
+        with stop_on_signals(self.request_stop) as taken, self.watching():
             lanes = [
                 asyncio.ensure_future(lane()) for _ in range(min(self.concurrency, len(units)))
             ]
@@ -68,4 +68,6 @@ class LocalExecutor(Stoppable):
                     t.cancel()
                 await asyncio.gather(*lanes, return_exceptions=True)
                 raise
-        return self.finish(results, len(units))
+        done = self.finish(results, len(units))  # RunStoppedError: the signal stopped it
+        taken.pass_on()  # it ended whole: the host hears of the signal it took
+        return done

@@ -254,7 +254,7 @@ class RayExecutor(Stoppable):
         cap = self.workers * self.concurrency
         exhausted = False
         try:
-            with stop_on_signals(self.request_stop), self.watching():
+            with stop_on_signals(self.request_stop) as taken, self.watching():
                 while True:
                     while not (self._stop or exhausted) and len(inflight) < cap:
                         index = next(pending, None)
@@ -284,7 +284,9 @@ class RayExecutor(Stoppable):
                 future.cancel()
             closing = [asyncio.wrap_future(a.close.remote(token).future()) for a in self.actors]
             await asyncio.wait(closing, timeout=CLOSE_TIMEOUT)  # flush the workers' traces
-        return self.finish(results, len(units))
+        whole = self.finish(results, len(units))  # RunStoppedError: the signal stopped it
+        taken.pass_on()  # it ended whole: the host hears of the signal it took
+        return whole
 
     def close(self) -> None:
         """Stop the workers; disconnect from the cluster (stop it if this executor started it)."""
