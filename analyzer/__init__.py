@@ -38,9 +38,9 @@ end to end, returning an :class:`AnalysisRun`::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ._deprecation import renamed
+from ._deprecation import imported_on_use, renamed
 
 if TYPE_CHECKING:
     from ._analysis import (
@@ -72,25 +72,6 @@ __all__ = [
     "write",
 ]
 
-_ANALYSIS_NAMES = frozenset(
-    {"Analysis", "DemoInputs", "Plan", "analyses", "get_analysis", "load_config",
-     "register_analysis"}
-)  # fmt: skip
-_DRIVER_NAMES = frozenset({"AnalysisRun", "RunContext", "run_analysis", "run_analysis_async"})
-
-
-def _lazy(name: str) -> Any:
-    """Import the result helpers and the analysis table on first use (``import
-    groundtrace.analyzer`` stays cheap)."""
-    if name in __all__:
-        from . import _analysis, _driver, _results
-
-        if name in _DRIVER_NAMES:
-            return getattr(_driver, name)
-        return getattr(_analysis if name in _ANALYSIS_NAMES else _results, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 #: No longer public (0.2.0; :func:`read` and :func:`write` are the way to a result file):
 #: importable from here for one release, with a warning.
 __getattr__ = renamed(
@@ -104,5 +85,20 @@ __getattr__ = renamed(
     },
     since="0.2.0",
     remove_in="0.3.0",
-    fallback=_lazy,
+    fallback=imported_on_use(
+        __name__,
+        {
+            "._analysis": (
+                "Analysis",
+                "DemoInputs",
+                "Plan",
+                "analyses",
+                "get_analysis",
+                "load_config",
+                "register_analysis",
+            ),
+            "._driver": ("AnalysisRun", "RunContext", "run_analysis", "run_analysis_async"),
+            "._results": ("Result", "read", "write"),
+        },
+    ),  # the result helpers and the analysis table on first use: the import stays cheap
 )

@@ -17,6 +17,13 @@ A public function that stays for a release beside its replacement is wrapped ins
     def run_interventions(...): ...
 
 and warns on each call (the warning names the caller's line).
+
+A package whose public names need heavy imports (numpy, the collectors) serves them from their
+modules on first use, so that importing it for one light name (a config record) stays cheap::
+
+    __getattr__ = renamed(__name__, OLD, since="0.2.0", fallback=imported_on_use(__name__, {
+        "._run": ("run",), "._report": ("write_report",),
+    }))
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["deprecated", "renamed"]
+__all__ = ["deprecated", "imported_on_use", "renamed"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -73,6 +80,25 @@ def renamed(
             stacklevel=2,
         )
         return getattr(importlib.import_module(home), attr)
+
+    return __getattr__
+
+
+def imported_on_use(package: str, surface: Mapping[str, tuple[str, ...]]) -> Callable[[str], Any]:
+    """A package ``__getattr__`` importing each name of ``surface`` from its module when first
+    looked up; every other name is an ``AttributeError``.
+
+    Args:
+        package: the package's ``__name__`` (relative module names resolve against it).
+        surface: module (``"._run"``) -> the names it provides.
+    """
+    where = {name: module for module, names in surface.items() for name in names}
+
+    def __getattr__(name: str) -> Any:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module, package), name)
 
     return __getattr__
 

@@ -42,18 +42,22 @@ in the private modules of this package; :func:`validate_traces` (sync) is deprec
 
 from __future__ import annotations
 
-from groundtrace.analyzer._deprecation import renamed
+from typing import TYPE_CHECKING
+
+from groundtrace.analyzer._deprecation import imported_on_use, renamed
 
 from ._config import Config
-from ._metrics import PathMetrics
-from ._outcome import PathsResult
-from ._reading import reading
-from ._report import write_report
-from ._run import PathReport, validate_traces_async
-from ._run import validate_traces as validate_traces  # deprecated (0.2.0 -> 0.3.0)
-from ._shape import ANALYSIS, nothing_measured, plan, run, verdicts
-from ._tools_config import ToolsConfig, load_tools_config
-from ._types import CaseVerdict, PathStatus
+
+if TYPE_CHECKING:
+    from ._metrics import PathMetrics
+    from ._outcome import PathsResult
+    from ._reading import reading
+    from ._report import write_report
+    from ._run import PathReport, validate_traces_async
+    from ._run import validate_traces as validate_traces  # deprecated (0.2.0 -> 0.3.0)
+    from ._shape import ANALYSIS, nothing_measured, plan, run, verdicts
+    from ._tools_config import ToolsConfig, load_tools_config
+    from ._types import CaseVerdict, PathStatus
 
 __all__ = [
     "ANALYSIS",
@@ -100,4 +104,18 @@ _MOVED = {
 
 #: Old names, kept working for a release with a DeprecationWarning naming where they are now.
 _OLD = {"PathRun": "PathsResult"} | {n: f"{__name__}.{home}.{n}" for n, home in _MOVED.items()}
-__getattr__ = renamed(__name__, _OLD, since="0.2.0", remove_in="0.3.0")
+#: Every name but the config record is imported on first use: ``groundtrace paths --help``
+#: builds its options from :class:`Config` without loading numpy or the trace readers.
+_SURFACE = {
+    "._metrics": ("PathMetrics",),
+    "._outcome": ("PathsResult",),
+    "._reading": ("reading",),
+    "._report": ("write_report",),
+    "._run": ("PathReport", "validate_traces", "validate_traces_async"),
+    "._shape": ("ANALYSIS", "nothing_measured", "plan", "run", "verdicts"),
+    "._tools_config": ("ToolsConfig", "load_tools_config"),
+    "._types": ("CaseVerdict", "PathStatus"),
+}
+__getattr__ = renamed(
+    __name__, _OLD, since="0.2.0", remove_in="0.3.0", fallback=imported_on_use(__name__, _SURFACE)
+)

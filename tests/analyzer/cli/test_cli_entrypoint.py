@@ -126,6 +126,22 @@ def test_the_help_of_each_command_loads_its_module_only(command: str) -> None:
     assert _command_modules(run["modules"]) <= {row.module, "_analyze"}
 
 
+def test_the_help_of_paths_loads_its_config_record_not_its_analysis() -> None:
+    """Its options come from ``paths.Config``: the record's module is loaded, not what the
+    analysis runs on (numpy, the statistics, the trace readers, the reports)."""
+    run = _groundtrace("paths", "--help")
+    assert run["code"] == 0, run["stderr"]
+    assert "groundtrace.analyzer.paths._config" in run["modules"]
+    running = (
+        "numpy",
+        "groundtrace.analyzer.stats",
+        "groundtrace.collectors",
+        "groundtrace.analyzer.paths._run",
+        "groundtrace.analyzer._html",
+    )
+    assert _loaded(run["modules"], running) == []
+
+
 def test_traces_summary_loads_the_collectors_only(tmp_path: Path) -> None:
     first = (FIXTURES / "groundtrace.spans.jsonl").read_text(encoding="utf-8").splitlines()[0]
     (tmp_path / "one.jsonl").write_text(first + "\n", encoding="utf-8")
