@@ -212,6 +212,7 @@ def validate_case(
     executed = [ExecutedCall(c.name or "", c.arguments or {}) for c in calls]
     ok_indices = [i for i, c in enumerate(calls) if c.status == _OK]
     call_errors: list[CallError] = []
+    matched: set[int] = set()
     if case.required_calls:
         match = check_calls(
             case.required_calls, executed, ordered=case.ordered, candidates=ok_indices
@@ -286,60 +287,29 @@ def validate_case(
                         required=to_builtins(required),
                     )
                 )
-        if case.exclusive_tools:
-            matched = set(match.pairs.values())
-            for i in ok_indices:
-                if executed[i].name in case.exclusive_tools and i not in matched:
-                    error = CallError(
-                        CallErrorCode.UNEXPECTED_CALL,
-                        f"{executed[i].name} ran with arguments no required call accepts",
-                        None,
-                        i,
-                    )
-                    call_errors.append(error)
-                    issues.append(
-                        _issue(
-                            PathStatus.PARAM_ERROR,
-                            error.message,
-                            code=error.code.value,
-                            call_index=i,
-                            arguments=calls[i].arguments,
-                        )
-                    )
-    elif case.exclusive_tools:
-        for i in ok_indices:
-            if executed[i].name in case.exclusive_tools:
-                error = CallError(
-                    CallErrorCode.UNEXPECTED_CALL,
-                    f"{executed[i].name} ran, but the case requires no such call",
-                    None,
-                    i,
-                )
-                call_errors.append(error)
-                issues.append(
-                    _issue(
-                        PathStatus.PARAM_ERROR,
-                        error.message,
-                        code=error.code.value,
-                        call_index=i,
-                        arguments=calls[i].arguments,
-                    )
-                )
+        matched = set(match.pairs.values())
+
+    def refuse(code: CallErrorCode, message: str, i: int, **evidence: Any) -> None:
+        """A call no requirement allows: a call error, and its parameter-error issue."""
+        call_errors.append(CallError(code, message, None, i))
+        issues.append(
+            _issue(PathStatus.PARAM_ERROR, message, code=code.value, call_index=i, **evidence)
+        )
+
+    for i in ok_indices if case.exclusive_tools else ():
+        if executed[i].name in case.exclusive_tools and i not in matched:
+            why = (
+                "ran with arguments no required call accepts"
+                if case.required_calls
+                else "ran, but the case requires no such call"
+            )
+            message = f"{executed[i].name} {why}"
+            refuse(CallErrorCode.UNEXPECTED_CALL, message, i, arguments=calls[i].arguments)
     if case.allowed_commands is not None:
         for i, call in enumerate(calls):
             if call.name not in case.allowed_commands:
-                error = CallError(
-                    CallErrorCode.DISALLOWED_COMMAND,
-                    f"{call.name} is not among the allowed commands",
-                    None,
-                    i,
-                )
-                call_errors.append(error)
-                issues.append(
-                    _issue(
-                        PathStatus.PARAM_ERROR, error.message, code=error.code.value, call_index=i
-                    )
-                )
+                message = f"{call.name} is not among the allowed commands"
+                refuse(CallErrorCode.DISALLOWED_COMMAND, message, i)
 
     # --- citations ---------------------------------------------------------------------
     if cited and not calls:

@@ -229,6 +229,39 @@ def test_disallowed_command_and_exclusive_tools() -> None:
     assert check(ex, trace(book)).call_errors[0].code.value == "unexpected_call"
 
 
+def test_a_refused_call_is_a_call_error_and_a_parameter_issue() -> None:
+    """An exclusive tool's unrequired call (with or without required calls) and a command not
+    allowed: each is a call error and a param_error issue naming the call."""
+    book = ToolCall(span_id="b", name="book", arguments={"seat": "1A"}, status="ok")
+    required = [RequiredCall(name="book", arguments={"seat": ["2B"]})]
+    cases = {
+        "exclusive": case(exclusive_tools=["book"]),
+        "exclusive_required": case(exclusive_tools=["book"], required_calls=required),
+        "allowed": case(allowed_commands=["read_document"]),
+    }
+    found = {name: check(c, trace(book)) for name, c in cases.items()}
+    assert {n: [(e.code.value, e.message, e.executed_index) for e in v.call_errors]
+            for n, v in found.items()} == {
+        "exclusive": [("unexpected_call", "book ran, but the case requires no such call", 0)],
+        "exclusive_required": [
+            ("wrong_value", "book: argument 'seat' = '1A' is not among ['2B']", 0),
+            ("unexpected_call", "book ran with arguments no required call accepts", 0),
+        ],
+        "allowed": [("disallowed_command", "book is not among the allowed commands", 0)],
+    }  # fmt: skip
+    last = {name: v.issues[-1] for name, v in found.items()}
+    assert last == {
+        "exclusive": {"status": "param_error", "message": "book ran, but the case requires no "
+                      "such call", "code": "unexpected_call", "call_index": 0,
+                      "arguments": {"seat": "1A"}},
+        "exclusive_required": {"status": "param_error", "message": "book ran with arguments no "
+                               "required call accepts", "code": "unexpected_call",
+                               "call_index": 0, "arguments": {"seat": "1A"}},
+        "allowed": {"status": "param_error", "message": "book is not among the allowed commands",
+                    "code": "disallowed_command", "call_index": 0},
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("statuses", "expected"),
     [
