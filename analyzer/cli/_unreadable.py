@@ -11,7 +11,7 @@ makes any model call.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -22,7 +22,7 @@ from ._app import err_console
 if TYPE_CHECKING:
     from groundtrace.analyzer.errors import TraceReadError
 
-__all__ = ["StrictOpt", "check_unreadable", "scan_unreadable", "unreadable_message"]
+__all__ = ["StrictOpt", "check_unreadable", "unreadable_message"]
 
 StrictOpt = Annotated[
     bool,
@@ -59,14 +59,3 @@ def check_unreadable(errors: Sequence[TraceReadError | str], strict: bool) -> No
             path=getattr(first, "path", None),
         )
     err_console.print(f"[yellow]warning:[/] {escape(unreadable_message(errors))}", highlight=False)
-
-
-def scan_unreadable(paths: Iterable[str]) -> list[TraceReadError]:
-    """Read ``paths`` through and return the lines that cannot be read (for ``--strict``
-    before a run whose library reads the traces itself)."""
-    from groundtrace.collectors.readers import ReadReport, read_traces
-
-    report = ReadReport()
-    for _ in read_traces(list(paths), report=report):
-        pass
-    return list(report.errors)

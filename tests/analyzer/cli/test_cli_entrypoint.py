@@ -235,7 +235,6 @@ def test_every_command_module_is_in_the_one_table() -> None:
         "_progress",
         "_unreadable",
         "_registry",
-        "_runfolder",
         "_writeback",
         "_send",  # `traces send`: a command of the traces group, registered by _traces
         "_demo_tables",  # the demo's interventions table, printed by _demo
