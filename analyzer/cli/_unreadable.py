@@ -22,7 +22,7 @@ from ._app import err_console
 if TYPE_CHECKING:
     from groundtrace.analyzer.errors import TraceReadError
 
-__all__ = ["StrictOpt", "check_unreadable", "unreadable_message"]
+__all__ = ["StrictOpt", "check_unreadable"]
 
 StrictOpt = Annotated[
     bool,
@@ -30,16 +30,6 @@ StrictOpt = Annotated[
         "--strict", help="Refuse (exit 2) when any trace line cannot be read (else skip it)."
     ),
 ]
-
-#: How many unreadable lines the message names (the JSON holds them all).
-_NAMED = 5
-
-
-def unreadable_message(errors: Sequence[TraceReadError | str]) -> str:
-    """``N unreadable trace line(s) skipped: file:line reason; ...``."""
-    named = "; ".join(str(e) for e in errors[:_NAMED])
-    more = f"; ... and {len(errors) - _NAMED} more" if len(errors) > _NAMED else ""
-    return f"{len(errors)} unreadable trace line(s) skipped: {named}{more}"
 
 
 def check_unreadable(errors: Sequence[TraceReadError | str], strict: bool) -> None:
@@ -50,12 +40,8 @@ def check_unreadable(errors: Sequence[TraceReadError | str], strict: bool) -> No
     """
     if not errors:
         return
-    if strict:
-        from groundtrace.analyzer.errors import TraceReadError
+    from groundtrace.analyzer._unreadable import refuse_unreadable, skipped_lines
 
-        first = errors[0]
-        raise TraceReadError(
-            f"{len(errors)} unreadable trace line(s) (--strict); first: {first}",
-            path=getattr(first, "path", None),
-        )
-    err_console.print(f"[yellow]warning:[/] {escape(unreadable_message(errors))}", highlight=False)
+    if strict:
+        refuse_unreadable(errors)
+    err_console.print(f"[yellow]warning:[/] {escape(skipped_lines(errors))}", highlight=False)

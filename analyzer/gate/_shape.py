@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, overload
 import msgspec
 
 from groundtrace.analyzer._analysis import Analysis, Plan
+from groundtrace.analyzer._unreadable import refuse_unreadable
 from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.errors import InputError, TraceReadError
 from groundtrace.collectors.readers import ReadReport, read_traces
@@ -207,12 +208,8 @@ def plan(config: Config) -> GatePlan:
             if unmatched is not None:
                 notes.append(f"{label}: {unmatched}")
                 findings.append(f"{label}: {unmatched}")
-    if config.strict and unreadable:
-        first = unreadable[0]
-        raise TraceReadError(
-            f"{len(unreadable)} unreadable trace line(s) (--strict); first: {first}",
-            path=first.path,
-        )
+    if config.strict:
+        refuse_unreadable(unreadable)
     return GatePlan(
         cases, outcomes["baseline"], outcomes["candidate"], profile, tuple(notes),
         tuple(findings), tuple(unreadable),

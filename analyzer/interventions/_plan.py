@@ -16,8 +16,9 @@ import msgspec
 
 from groundtrace.analyzer._analysis import Plan
 from groundtrace.analyzer._foreign import analysable, case_by_question, question_index
+from groundtrace.analyzer._unreadable import refuse_unreadable
 from groundtrace.analyzer.cases import Case, read_cases
-from groundtrace.analyzer.errors import InputError, TraceReadError
+from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors import ReadReport, Trace, read_traces
 
 from ._config import Config, plan_settings
@@ -57,16 +58,6 @@ class Items(Plan[ItemPlan]):
         return cls(tuple(plans), InputCounts(len(plans), 0, (), {}, 0))
 
 
-def _strict(report: ReadReport) -> None:
-    """Refuse unreadable trace lines (``--strict``)."""
-    if report.errors:
-        first = report.errors[0]
-        raise TraceReadError(
-            f"{len(report.errors)} unreadable trace line(s) (--strict); first: {first}",
-            path=first.path,
-        )
-
-
 def _load(
     config: Config, settings: PlanSettings, cases: Mapping[str, Case]
 ) -> tuple[list[ItemPlan], InputCounts]:
@@ -74,7 +65,7 @@ def _load(
     report = ReadReport()
     traces: list[Trace] = list(read_traces([str(p) for p in paths], report=report))
     if config.strict:
-        _strict(report)
+        refuse_unreadable(report.errors)
     if not traces:
         errors = "; ".join(str(e) for e in report.errors[:3])
         raise InputError(

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from groundtrace.analyzer._analysis import Plan
-from groundtrace.analyzer.errors import ConfigError, InputError, TraceReadError
+from groundtrace.analyzer._unreadable import refuse_unreadable
+from groundtrace.analyzer.errors import ConfigError, InputError
 
 from ._cases import cases_from_traces
 from ._config import Config, acceptance, endpoint_settings, metric_of
@@ -102,12 +103,8 @@ def plan(config: Config) -> JudgePlan:
         skipped = tuple(entry for applies, entry in listed if applies)
         inapplicable = tuple(entry for applies, entry in listed if not applies)
         read_errors = tuple(str(e) for e in report.errors)
-        if read_errors and config.strict:
-            first = report.errors[0]
-            raise TraceReadError(
-                f"{len(read_errors)} unreadable trace line(s) (--strict); first: {first}",
-                path=first.path,
-            )
+        if config.strict:
+            refuse_unreadable(report.errors)
     if config.cases is not None:
         cases.extend(load_cases(config.cases))
     return JudgePlan(tuple(cases), skipped, read_errors, not_applicable=inapplicable)

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from groundtrace.analyzer._analysis import Analysis
+from groundtrace.analyzer._unreadable import refuse_unreadable, skipped_lines
 from groundtrace.analyzer.cases import Case, read_cases
-from groundtrace.analyzer.errors import ConfigError, TraceReadError
+from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.stats import StatsSettings
 from groundtrace.collectors import ReadReport, read_traces
 from groundtrace.collectors.model import Trace
@@ -37,9 +38,6 @@ if TYPE_CHECKING:
     from groundtrace.analyzer.writeback import Linked
 
 __all__ = ["ANALYSIS", "nothing_measured", "plan", "run", "verdicts"]
-
-#: How many unreadable lines the report's note names (``PathsResult.read_errors`` holds them all).
-_NAMED = 5
 
 
 def _check(config: Config) -> None:
@@ -83,13 +81,6 @@ def _traces(config: Config, read: ReadReport) -> Iterator[Trace]:
     return read_traces(list(config.traces), report=read)
 
 
-def _unreadable_note(errors: Sequence[UnreadableLine]) -> str:
-    """``N unreadable trace line(s) skipped: file:line reason; ...`` (the first few named)."""
-    named = "; ".join(str(e) for e in errors[:_NAMED])
-    more = f"; ... and {len(errors) - _NAMED} more" if len(errors) > _NAMED else ""
-    return f"{len(errors)} unreadable trace line(s) skipped: {named}{more}"
-
-
 async def run(units: Sequence[Case], config: Config, context: RunContext) -> PathsResult:
     """Validate the traces of ``config`` against the cases ``units`` (from :func:`plan`).
 
@@ -124,15 +115,11 @@ async def run(units: Sequence[Case], config: Config, context: RunContext) -> Pat
         executor=context.executor,
         on_match=note_root,
     )
-    if config.strict and read.errors:
-        first = read.errors[0]
-        raise TraceReadError(
-            f"{len(read.errors)} unreadable trace line(s) (--strict); first: {first}",
-            path=first.path,
-        )
+    if config.strict:
+        refuse_unreadable(read.errors)
     errors = tuple(UnreadableLine.of(error) for error in read.errors)
     if errors:
-        report = msgspec.structs.replace(report, notes=(*report.notes, _unreadable_note(errors)))
+        report = msgspec.structs.replace(report, notes=(*report.notes, skipped_lines(errors)))
     with_verdict = {v.trace_id for v in report.verdicts}
     for trace_id in [t for t in roots if t not in with_verdict]:  # the other turns of a run
         del roots[trace_id]
