@@ -27,7 +27,12 @@ Phases:
    for both), with the paired bootstrap interval of the per-item differences and the share of
    items whose answer depends on its context (``OUT/sentences_gold{k}.jsonl``, resumable;
    ``--sentence-start S`` skips the first S items, so that two processes can share the items;
-   ``--summary-only`` summarises the rows already in ``OUT``, loading no model).
+   ``--summary-only`` summarises the rows already in ``OUT``, loading no model);
+4. with ``--rescore DIR...``, every item finished in those folders' ``sentences_gold{k}.jsonl``
+   measured again by this version's methods into ``OUT/sentences_gold{k}_v2.jsonl``
+   (resumable): the scores those folders' caches hold are read from them (read-only, while
+   their runs go on), only the missing passes are made, cached in ``OUT``. The summary also
+   reports the items after the 16 on which hierarchical's design was chosen.
 
 Scores go through a content-addressed cache (``OUT/scores.sqlite``) and per-item results
 into jsonl files: a stopped run resumes, and a finished item is never scored again.
@@ -38,7 +43,8 @@ Usage::
 
     nice -n 10 python benchmarks/attribution.py [--items 5] [--k 4] [--offset 150]
         [--threads 1] [--app-calls] [--skip-throughput] [--sentence-items 0]
-        [--sentence-k 3] [--sentence-start 0] [--summary-only] [--out runs/attribution]
+        [--sentence-k 3] [--sentence-start 0] [--summary-only] [--rescore DIR ...]
+        [--out runs/attribution]
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import statistics
 import time
 from collections.abc import Mapping, Sequence
@@ -230,11 +237,11 @@ def measure_sentences(
     split, groups = context.split()
     score = ContextScorer(scorer, split, cache)
     tokens, first = scorer.tokens(split.render((True,) * split.k), split.answer, split.prefix)
-    ours = hierarchical(score, groups, max_passes=24)
+    ours = hierarchical(score, groups, max_passes=24, seed=seed)
     cite = context_cite(score, split.k, n_tokens=len(tokens) - first, n_ablations=32, seed=seed)
     row: dict[str, Any] = {
-        "case_id": case_id, "sentences": split.k, "items": len(groups), "prompt_tokens": first,
-        "answer": split.answer, "answer_tokens": len(tokens) - first,
+        "case_id": case_id, "index": seed, "sentences": split.k, "items": len(groups),
+        "prompt_tokens": first, "answer": split.answer, "answer_tokens": len(tokens) - first,
     }  # fmt: skip
     for name, attribution in (("hierarchical", ours), ("contextcite", cite)):
         row[name] = {
@@ -261,6 +268,28 @@ def _resumed(path: Path) -> dict[str, dict[str, Any]]:
     return {row["case_id"]: row for row in rows}
 
 
+class LayeredCache(ScoreCache):
+    """This run's score cache, falling back to other runs' caches opened read-only (a
+    rescoring reads what the long runs measured, while they run, and writes only here)."""
+
+    def __init__(self, path: Path, others: Sequence[Path]) -> None:
+        super().__init__(path)
+        self._others = [
+            sqlite3.connect(f"file:{o}?mode=ro", uri=True, timeout=30.0, check_same_thread=False)
+            for o in others
+            if o.exists()
+        ]
+
+    def get(self, key: str) -> list[float] | None:
+        found = super().get(key)
+        for other in self._others:
+            if found is not None:
+                break
+            row = other.execute("SELECT logprobs FROM scores WHERE key = ?", (key,)).fetchone()
+            found = None if row is None else [float(x) for x in json.loads(row[0])]
+        return found
+
+
 def _paired(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per metric: each method's mean and hierarchical minus ContextCite with its paired 95 %
     bootstrap interval (an item whose LDS is undefined counts for neither)."""
@@ -279,9 +308,14 @@ def _paired(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+#: The items (indices) on which hierarchical's design was chosen (the first 16 measured).
+DESIGN_ITEMS = frozenset([*range(12), *range(14, 18)])
+
+
 def sentences_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The paired comparison over every item and over the items whose answer depends on its
-    context (full vs empty gap > 1 nat), the passes, and that share."""
+    context (full vs empty gap > 1 nat), the passes, and that share; rows with an ``index``
+    (rescored) also over the items after :data:`DESIGN_ITEMS`."""
     dependent = [r for r in rows if r["context_gap"] > 1.0]
     out = _paired(rows)
     out["passes"] = {
@@ -292,6 +326,10 @@ def sentences_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out["context_dependent_share"] = len(dependent) / len(rows)
     if len(dependent) >= 2:
         out["context_dependent"] = _paired(dependent)
+    later = [r for r in rows if r.get("index", -1) >= 0 and r["index"] not in DESIGN_ITEMS]
+    if len(later) >= 2:
+        out["after_design_items"] = _paired(later)
+        out["after_design_items"]["indices"] = sorted(r["index"] for r in later)
     return out
 
 
@@ -368,6 +406,30 @@ def _run_sentences(
     return sentences_summary(rows)
 
 
+def _rescore(args: argparse.Namespace, scorer: LlamaScorer) -> dict[str, Any]:
+    """Every item finished in the ``--rescore`` folders measured again (this version's
+    methods) into ``OUT/sentences_gold{k}_v2.jsonl``: their scores are read from those
+    folders' caches, only the passes they lack are made (cached in ``OUT``); resumable."""
+    name = f"sentences_gold{args.sentence_k}.jsonl"
+    finished = {cid for folder in args.rescore for cid in _resumed(folder / name)}
+    cache = LayeredCache(args.out / "scores.sqlite", [f / "scores.sqlite" for f in args.rescore])
+    path = args.out / f"sentences_gold{args.sentence_k}_v2.jsonl"
+    done = _resumed(path)
+    rows = []
+    chosen = contexts(args.sentence_items, args.sentence_k, args.offset, gold=True)
+    for index, (case, context) in enumerate(chosen):
+        if case.case_id not in finished:
+            continue
+        row = done.get(case.case_id)
+        if row is None:
+            row = measure_sentences(scorer, case.case_id, context, cache, seed=index)
+            row["load"] = os.getloadavg()[0]
+            with path.open("a") as handle:
+                handle.write(json.dumps(row) + "\n")
+        rows.append(row)
+    return sentences_summary(rows)
+
+
 def summary_only(out: Path, k: int, sentence_k: int) -> dict[str, Any]:
     """The summaries of every row already in ``out``'s jsonl files, without a model (for
     rows that several processes measured; a file with no rows is left out)."""
@@ -375,6 +437,7 @@ def summary_only(out: Path, k: int, sentence_k: int) -> dict[str, Any]:
     for name, path, summarise in (
         ("items", out / f"items_k{k}_timed.jsonl", items_summary),
         ("sentences", out / f"sentences_gold{sentence_k}.jsonl", sentences_summary),
+        ("sentences_v2", out / f"sentences_gold{sentence_k}_v2.jsonl", sentences_summary),
     ):
         rows = list(_resumed(path).values())
         if rows:
@@ -394,6 +457,7 @@ def main() -> None:
     parser.add_argument("--sentence-start", type=int, default=0)
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--rescore", type=Path, nargs="+", default=[])
     parser.add_argument("--out", type=Path, default=Path("runs/attribution"))
     args = parser.parse_args()
     if args.summary_only:
@@ -417,7 +481,9 @@ def main() -> None:
     cache = ScoreCache(args.out / "scores.sqlite")
     if items:
         report["items"] = _run_items(args, scorer, items, cache)
-    if args.sentence_items:
+    if args.rescore:
+        report["sentences_v2"] = _rescore(args, scorer)
+    elif args.sentence_items:
         report["sentences"] = _run_sentences(args, scorer, cache)
     report["wall_seconds"] = round(time.perf_counter() - start, 1)
     report["load_after"] = os.getloadavg()[0]

@@ -63,7 +63,7 @@ def passes(context: AblationContext, config: Config) -> tuple[list[Mask], int]:
         drop = [tuple(j not in set(g) for j in range(n)) for g in groups]
         masks = [(True,) * n, *drop, (False,) * n]
         dependent = max(0, config.max_passes - 1 - len(groups))
-        dependent = min(dependent, sum(len(g) for g in groups if len(g) > 1))
+        dependent = min(dependent, 2**n - len(set(masks)))  # at most every other mask
     return list(dict.fromkeys(masks)), dependent
 
 

@@ -6,8 +6,9 @@ one score per source (higher: the answer depends on it more) with the number of 
 ablations the method asked for (its passes; the content-addressed cache may have served some).
 
 * :func:`leave_one_out`: ``log p(full) - log p(full without i)``; k + 1 passes;
-* :func:`hierarchical`: leave-one-out over groups (evidence items), then over the sentences of
-  the top groups, within a pass budget (AttriBoT's paragraph-then-sentence search);
+* :func:`hierarchical`: each group (evidence item) left out, random half masks over the
+  sentences, a cross-validated Lasso surrogate fitted on every row, its top sentences and top-3
+  sets checked by measurement, within a pass budget (24 by default);
 * :func:`exact_shapley`: Shapley values of ``log p`` over all ``2**k`` subsets, k <= 6;
 * :func:`context_cite`: ContextCite's protocol: random masks keeping each source with
   p = 0.5 (one seed per mask), a Lasso (alpha 0.01 on standardised masks, target the logit
@@ -18,7 +19,8 @@ ablations the method asked for (its passes; the content-addressed cache may have
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,7 +60,7 @@ class Attribution:
         scores: per source; higher means the answer's log-probability depends on it more.
         passes: distinct ablations the method asked the scorer for.
         full: the answer's log-probability with every source kept.
-        seed: the seed of the random masks (``contextcite``), else None.
+        seed: the seed of the random masks (``contextcite``, ``hierarchical``), else None.
     """
 
     method: str
@@ -98,42 +100,152 @@ def leave_one_out(score: MaskScorer, k: int) -> Attribution:
 
 
 def hierarchical(
-    score: MaskScorer, groups: Sequence[Sequence[int]], *, max_passes: int | None = None
+    score: MaskScorer, groups: Sequence[Sequence[int]], *, max_passes: int = 24, seed: int = 0
 ) -> Attribution:
-    """Leave-one-out over groups, then over the sources inside the top groups.
+    """Items first, then a surrogate over the sentences; its top three settled by measurement.
 
-    The groups (an evidence item's sentences) partition the sources. The groups are ranked by
-    their leave-one-out score; the sources of the best groups are then each left out, group
-    after group while the pass budget allows. A source in a group not opened gets an equal
-    share of its group's score.
+    The groups (an evidence item's sentences) partition the ``k`` sources. Within
+    ``max_passes`` distinct ablations (passes), in this order:
+
+    1. the full prompt and each group left out (``1 + len(groups)``; with a smaller budget,
+       the first groups in prompt order);
+    2. random masks keeping each source with p = 0.5, mask ``j`` drawn from ``(seed, j)`` as
+       :func:`context_cite` draws them: the budget's remainder after step 4's passes;
+    3. a linear surrogate fitted on those rows: a Lasso on the standardised masks, target the
+       logit of the answer's probability, its penalty chosen by 5-fold cross-validation over
+       the rows other than the full prompt; it orders the candidates (its ties, such as the
+       weights the Lasso set to 0, by the same Lasso with the grid's smallest penalty);
+    4. the top three by measurement (8 passes when ``k >= 5``): the surrogate's 3 best
+       sources each left out (a measured leave-one-out is the exact top-1 drop; the one
+       that lost most is first), then 5 sets of it with two of the surrogate's next 4
+       candidates (the 5 pairs whose weights sum highest) each left out; the set that lost
+       most is the top three. Measuring whole sets finds two sentences that carry the same
+       fact, which a greedy one-at-a-time search cannot (neither alone lowers the answer).
+
+    The scores are the surrogate refitted on every row measured, the chosen three lifted just
+    enough to rank first in their order. The group rows carry the item level; the random rows
+    see a sentence's effect when others are gone too, which leave-one-out misses when two
+    sentences carry the same fact (both score about 0 under leave-one-out).
 
     Args:
         score: the mask scorer over all sources.
         groups: the source indices of each group.
-        max_passes: pass budget (default: open the top group only).
+        max_passes: the distinct ablations at most (at least 1).
+        seed: seed of the random masks.
     """
     k = sum(len(g) for g in groups)
     if sorted(i for g in groups for i in g) != list(range(k)):
         raise ConfigError("the groups must partition the sources", field="groups")
+    if max_passes < 1:
+        raise ConfigError(f"max_passes must be at least 1, got {max_passes}", field="max_passes")
     counted = _Counted(score)
-    full, *dropped = counted([_without(k, [])] + [_without(k, g) for g in groups])
-    group_scores = [full - d for d in dropped]
-    scores = [0.0] * k
-    for group, value in zip(groups, group_scores, strict=True):
-        for i in group:
-            scores[i] = value / len(group)
-    order = sorted(range(len(groups)), key=lambda g: (-group_scores[g], g))
-    budget = max_passes if max_passes is not None else 1 + len(groups) + len(groups[order[0]])
-    for g in order:
-        group = groups[g]
-        if len(group) < 2:
-            continue  # a one-source group's leave-one-out is its group score
-        if len(counted.asked) + len(group) > budget:
-            break
-        values = counted([_without(k, [i]) for i in group])
-        for i, value in zip(group, values, strict=True):
-            scores[i] = full - value
-    return Attribution("hierarchical", tuple(scores), len(counted.asked), full)
+    rows: dict[Mask, float] = {}
+
+    def measure(masks: Sequence[Mask]) -> list[float]:
+        room = max_passes - len(counted.asked)
+        fresh = [m for m in dict.fromkeys(masks) if m not in counted.asked][: max(room, 0)]
+        if fresh:
+            rows.update(zip(fresh, counted(fresh), strict=True))
+        return [rows.get(m, math.nan) for m in masks]
+
+    (full,) = measure([_without(k, [])])
+    measure([_without(k, g) for g in groups])
+    pool = min(SET_POOL, k - 1) if k > 3 else 0
+    pairs = min(SET_CHECKS, pool * (pool - 1) // 2)
+    checks = min(LOO_CHECKS, k) + pairs
+    measure(random_masks(k, max(max_passes - len(counted.asked) - checks, 0), seed))
+    fitted, dense = _surrogate(rows, k), _surrogate(rows, k, ALPHA_FRACTIONS[-1])
+    order = sorted(range(k), key=lambda i: (-fitted[i], -dense[i], i))
+    chosen = _best(full, measure, k, [[i] for i in order[: min(LOO_CHECKS, k)]])
+    if chosen and pairs:
+        rest = [i for i in order if i not in chosen][:pool]
+        sets = sorted(
+            ([*chosen, a, b] for n, a in enumerate(rest) for b in rest[n + 1 :]),
+            key=lambda s: (-(fitted[s[1]] + fitted[s[2]]), -(dense[s[1]] + dense[s[2]])),
+        )
+        chosen = _best(full, measure, k, sets[:pairs]) or chosen
+    weights = _surrogate(rows, k)
+    return Attribution("hierarchical", _lifted(weights, chosen), len(counted.asked), full, seed)
+
+
+#: :func:`hierarchical` leaves out its surrogate's best ``LOO_CHECKS`` sources one by one,
+#: then measures ``SET_CHECKS`` top-3 sets: the first with two of the next ``SET_POOL``.
+LOO_CHECKS, SET_CHECKS, SET_POOL = 3, 5, 4
+
+
+def _best(
+    full: float,
+    measure: Callable[[Sequence[Mask]], list[float]],
+    k: int,
+    sets: Sequence[list[int]],
+) -> list[int]:
+    """The set whose removal lost most (ties: the first), [] when none was measured."""
+    lost = [full - v for v in measure([_without(k, s) for s in sets])]
+    found = [(d, -n) for n, d in enumerate(lost) if not math.isnan(d)]
+    return list(sets[-max(found)[1]]) if found else []
+
+
+#: Lasso penalties :func:`hierarchical` cross-validates, as fractions of the smallest
+#: penalty that zeroes every weight.
+ALPHA_FRACTIONS = (0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005)
+
+_FOLDS = 5
+
+
+def _fit(
+    x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], alpha: float
+) -> tuple[npt.NDArray[np.float64], float]:
+    """Lasso on standardised columns, mapped back: weights and intercept on raw masks."""
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0.0] = 1.0
+    w, b = lasso((x - mean) / scale, y, alpha, iterations=2_000, tol=1e-8)
+    return w / scale, b - float((mean / scale) @ w)
+
+
+def _surrogate(
+    rows: Mapping[Mask, float], k: int, fraction: float | None = None
+) -> npt.NDArray[np.float64]:
+    """Per-source weights of a Lasso of the answer's logit on the measured masks, its
+    penalty ``fraction`` of the smallest one that zeroes every weight, or (None) chosen
+    among :data:`ALPHA_FRACTIONS` by 5-fold cross-validation over the rows other than the
+    full prompt."""
+    masks = list(rows)
+    x = np.array(masks, dtype=np.float64).reshape(len(masks), k)
+    y = np.array([logit(min(rows[m], -1e-9)) for m in masks])
+    xs = (x - x.mean(axis=0)) / np.where(x.std(axis=0) == 0.0, 1.0, x.std(axis=0))
+    top = float(np.max(np.abs(xs.T @ (y - y.mean())))) / len(y) if len(y) > 1 else 0.0
+    if top == 0.0:
+        return np.zeros(k)
+    held = [n for n, m in enumerate(masks) if not all(m)]
+    alphas = [top * f for f in ALPHA_FRACTIONS]
+    if fraction is not None:
+        alpha = top * fraction
+    elif len(held) >= _FOLDS:
+        errors = []
+        for alpha in alphas:
+            error = 0.0
+            for fold in range(_FOLDS):
+                out = held[fold::_FOLDS]
+                keep = [n for n in range(len(y)) if n not in out]
+                w, b = _fit(x[keep], y[keep], alpha)
+                error += float(((x[out] @ w + b - y[out]) ** 2).sum())
+            errors.append(error)
+        alpha = alphas[int(np.argmin(errors))]
+    else:
+        alpha = alphas[len(alphas) // 2]
+    return _fit(x, y, alpha)[0]
+
+
+def _lifted(weights: npt.NDArray[np.float64], chosen: Sequence[int]) -> tuple[float, ...]:
+    """The weights with ``chosen`` raised just enough to rank first, in that order."""
+    scores = [float(w) for w in weights]
+    rest = [scores[i] for i in range(len(scores)) if i not in set(chosen)]
+    floor = max(rest) if rest else -math.inf
+    for i in reversed(chosen):
+        if scores[i] <= floor:
+            scores[i] = floor + 1e-6 * max(1.0, abs(floor))
+        floor = scores[i]
+    return tuple(scores)
 
 
 def exact_shapley(score: MaskScorer, k: int) -> Attribution:

@@ -15,12 +15,13 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
 from groundtrace.analyzer._analysis import Analysis, DemoInputs, Plan
 from groundtrace.analyzer._results import Result
+from groundtrace.analyzer._settings import Pacing, ReplayKwargs
 from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.collectors import ReadReport, Trace, read_traces
 
@@ -52,8 +53,9 @@ JOURNAL = "attribution_journal.sqlite"
 CACHE = "attribution_scores.sqlite"
 
 
-class Config(msgspec.Struct, frozen=True, kw_only=True):
-    """What the attribution analysis reads and how it scores.
+class Config(Pacing, frozen=True, kw_only=True):
+    """What the attribution analysis reads and how it scores (``rate_limit`` and ``timeout``:
+    :class:`~groundtrace.analyzer._settings.Pacing`'s, of the endpoint tier).
 
     Attributes:
         traces: trace files or folders.
@@ -68,7 +70,6 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
             ``decoder_input_details``) or ``auto`` (probed on the first request).
         rate_limit: requests per second to the endpoint (None: no limit); 429/5xx answers
             are retried with the project's backoff either way.
-        timeout: seconds per request to the endpoint.
         method: ``leave-one-out`` (k + 1 passes), ``hierarchical`` (items, then sentences),
             ``shapley`` (2^k passes, k <= 6) or ``contextcite``.
         max_passes: the pass budget of ``hierarchical``.
@@ -90,8 +91,6 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
     endpoint: str | None = None
     endpoint_model: str = "default"
     endpoint_form: Literal["auto", "vllm", "tgi"] = "auto"
-    rate_limit: float | None = None
-    timeout: float = 120.0
     method: Method = "leave-one-out"
     max_passes: int = 24
     n_ablations: int = 32
@@ -99,10 +98,11 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
     threads: int = 1
     n_ctx: int = 4096
     replay: str | None = None
-    replay_kwargs: Annotated[dict[str, str], msgspec.Meta(extra={"option": "--replay-kwarg"})] = {}
+    replay_kwargs: ReplayKwargs = msgspec.field(default_factory=dict)
     limit: int | None = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.replay is not None and (self.model_path or self.endpoint):
             raise ConfigError("replay (the behavioural tier) scores without a model: give no "
                               "model_path or endpoint with it", field="replay")  # fmt: skip
@@ -114,11 +114,6 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
                               "default embedded model)", field="endpoint")  # fmt: skip
         if not self.traces:
             raise ConfigError("no trace file or folder given", field="traces")
-        if self.rate_limit is not None and not self.rate_limit > 0:
-            raise ConfigError(f"rate_limit must be > 0 requests per second, got "
-                              f"{self.rate_limit}", field="rate_limit")  # fmt: skip
-        if not self.timeout > 0:
-            raise ConfigError(f"timeout must be > 0 seconds, got {self.timeout}", field="timeout")
         for name in ("max_passes", "n_ablations", "threads", "n_ctx", "limit"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}", field=name)
@@ -285,8 +280,9 @@ def _attribute(config: Config, score: ContextScorer) -> Attribution:
     if config.method == "hierarchical":
         split, groups = context.split()
         return hierarchical(
-            ContextScorer(score.scorer, split, score.cache), groups, max_passes=config.max_passes
-        )
+            ContextScorer(score.scorer, split, score.cache), groups,
+            max_passes=config.max_passes, seed=config.seed,
+        )  # fmt: skip
     score([(True,) * context.k])  # the full prompt: how many tokens the answer has
     return context_cite(
         score, context.k, n_tokens=score.answer_tokens, n_ablations=config.n_ablations,

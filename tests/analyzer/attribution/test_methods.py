@@ -114,19 +114,74 @@ def test_shapley_is_efficient_on_any_scorer_and_limited_to_six_sources() -> None
         exact_shapley(additive([1.0] * 7), 7)
 
 
-def test_hierarchical_opens_the_top_groups_within_its_budget() -> None:
-    score = additive(WEIGHTS)
-    groups = [[0, 1], [2, 3, 4], [5]]  # group scores 3.5, 1.0, 2.0
-    top_only = hierarchical(score, groups)
-    assert top_only.passes == 1 + 3 + 2
-    assert top_only.scores[:2] == pytest.approx((0.5, 3.0))
-    assert top_only.scores[2:5] == pytest.approx((1.0 / 3,) * 3)  # an equal share
-    assert top_only.scores[5] == pytest.approx(2.0)
-    wide = hierarchical(score, groups, max_passes=24)
-    assert wide.scores == pytest.approx(WEIGHTS)
-    assert wide.passes == 1 + 3 + 2 + 3
+class Recording:
+    """A scorer that records every mask it is asked for."""
+
+    def __init__(self, score: MaskScorer) -> None:
+        self.score = score
+        self.masks: list[Mask] = []
+
+    def __call__(self, masks: Sequence[Mask]) -> list[float]:
+        self.masks.extend(tuple(m) for m in masks)
+        return self.score(masks)
+
+
+def test_hierarchical_credits_two_redundant_sentences_that_leave_one_out_scores_0() -> None:
+    def either(masks: Sequence[Mask]) -> list[float]:  # the answer needs sentence 1 or 4
+        return [-12.0 + (5.0 if m[1] or m[4] else 0.0) + 0.2 * m[6] for m in masks]
+
+    groups = [[0, 1, 2], [3, 4, 5], [6, 7]]
+    loo = leave_one_out(either, 8)
+    assert loo.scores[1] == loo.scores[4] == 0.0
+    for seed in range(8):
+        ours = hierarchical(either, groups, max_passes=24, seed=seed)
+        assert {1, 4} <= set(ours.ranking()[:3]), seed
+        assert min(ours.scores[1], ours.scores[4]) > 0.25  # leave-one-out: 0
+        assert top_k_drop(either, ours, 3) >= 5.0  # both removed
+    assert top_k_drop(either, loo, 3) == pytest.approx(0.2)  # 6 and two sources worth 0
+
+
+def test_hierarchical_settles_its_top_three_by_measured_removals() -> None:
+    score = additive(WEIGHTS, base=-20.0)
+    groups = [[0, 1], [2, 3, 4], [5]]
+    ours = hierarchical(score, groups, max_passes=24, seed=3)
+    assert ours.ranking()[:3] == [1, 5, 3]  # the 3.0, 2.0 and 1.25 sources, in that order
+    assert ours.full == pytest.approx(-20.0 + sum(WEIGHTS)) and ours.seed == 3
+    assert lds(score, ours, n_masks=32, seed=99) > 0.9
     with pytest.raises(ConfigError, match="partition"):
         hierarchical(score, [[0, 1], [1, 2]])
+    with pytest.raises(ConfigError, match="max_passes"):
+        hierarchical(score, groups, max_passes=0)
+
+
+@pytest.mark.parametrize("budget", [1, 2, 3, 4, 6, 9, 12, 24, 40])
+def test_hierarchical_never_exceeds_its_budget(budget: int) -> None:
+    rng = np.random.default_rng(budget)
+    for sizes in ([1], [3], [1, 1], [2, 5, 1], [4, 4, 4, 4, 4, 4], [9, 3, 8]):
+        k = sum(sizes)
+        bounds = np.cumsum([0, *sizes])
+        groups = [list(range(int(a), int(b))) for a, b in itertools.pairwise(bounds)]
+        recording = Recording(dominant(k, int(rng.integers(k)), budget))
+        ours = hierarchical(recording, groups, max_passes=budget, seed=budget)
+        asked = set(recording.masks)
+        assert ours.passes == len(asked) <= budget, (sizes, budget)
+        assert len(ours.scores) == k and all(math.isfinite(s) for s in ours.scores)
+        assert (True,) * k in asked  # the full prompt first, whatever the budget
+        if budget >= 1 + len(groups) + 8 and 2**k >= 4 * budget:  # room for random masks
+            assert ours.passes >= budget - 3  # the rest of the budget is spent
+            # the random rows are ContextCite's masks of the same seed
+            drawn = asked & set(random_masks(k, budget, budget))
+            assert len(drawn) >= budget - 1 - len(groups) - 8 - 2
+
+
+def test_hierarchical_with_one_group_or_one_sentence() -> None:
+    score = dominant(5, 2, 0)
+    one_group = hierarchical(score, [[0, 1, 2, 3, 4]], max_passes=24)
+    assert one_group.ranking()[0] == 2
+    one_sentence = hierarchical(additive([2.5], base=-9.0), [[0]], max_passes=24)
+    assert one_sentence.scores[0] > 0.0 and one_sentence.passes == 2  # full and empty
+    small = hierarchical(score, [[0], [1], [2], [3], [4]], max_passes=3)  # under the groups
+    assert small.passes == 3 and len(small.scores) == 5
 
 
 def test_random_masks_are_seeded_per_mask() -> None:
