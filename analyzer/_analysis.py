@@ -295,3 +295,7 @@ def load_config(analysis: Analysis[C, Any, Any], path: str | Path) -> C:
     except msgspec.DecodeError as exc:
         raise InputError(f"not valid {'JSON' if decode is msgspec.json.decode else 'TOML'}: {exc}",
                          path=str(source)) from None  # fmt: skip
+    except ConfigError as exc:  # the record's own check of a value: the file named too
+        if exc.path is not None:
+            raise
+        raise ConfigError(exc.reason, path=str(source), field=exc.field) from None

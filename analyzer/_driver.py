@@ -212,8 +212,10 @@ async def run_analysis_async(
             and cache), unless the analysis's ``run_folder(config)`` names another.
         executor: where the units run (default: this process, ``concurrency`` in flight;
             closed here only when made here).
-        budget: ``--max-calls`` / ``--max-cost`` (``None``: no ceiling).
-        prices: the price table an estimate is priced with (default: the budget's).
+        budget: ``--max-calls`` / ``--max-cost`` (``None``: the config's own ceilings, a
+            :class:`~groundtrace.analyzer._settings.ModelCalls` record's, else none).
+        prices: the price table an estimate is priced with (default: the budget's, else
+            the config's).
         estimate: plan only, and return what the units still to run would call (nothing is
             called, created or written).
         progress: called with (phase, done, total) as work completes.
@@ -232,8 +234,13 @@ async def run_analysis_async(
         WriteBackError: the backend refused the verdicts (the reports are written).
         InputError: what the analysis's plan and run raise on bad input.
     """
+    from groundtrace.analyzer._settings import ModelCalls
     from groundtrace.analyzer.llm import UsageLedger, counting
 
+    if isinstance(config, ModelCalls) and (budget is None or prices is None):
+        calls = config.calls()  # the record's ceilings and prices, unless given here
+        budget = calls.budget if budget is None else budget
+        prices = calls.prices if prices is None else prices
     folder = Path(out)
     if write_back is not None and analysis.verdicts is None:
         raise ConfigError(f"{analysis.name} has no per-case results to write back",

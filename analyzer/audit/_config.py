@@ -11,26 +11,25 @@ Usage::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+from typing import ClassVar, Final
 
-import msgspec
-
+from groundtrace.analyzer._settings import ModelCalls
 from groundtrace.analyzer.errors import ConfigError
-from groundtrace.analyzer.llm import Budget, CallProfile, PriceTable
 
-__all__ = ["DEFAULT_CONCURRENCY", "Calls", "Config", "model_url"]
+__all__ = ["DEFAULT_CONCURRENCY", "Config", "model_url"]
 
 #: Requests in flight when neither ``concurrency`` nor the call profile says.
 DEFAULT_CONCURRENCY: Final = 8
 
 
-class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class Config(ModelCalls, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One audit run of a user's corpus (the formats are in ``docs/audit.md``).
 
     Exactly one way of answering applies: answers made elsewhere (``answers`` or
     ``traces``), a model (``endpoint`` or ``answerer`` as a URL, with ``model``), or the
-    offline extractive answerer (the questions' cues).
+    offline extractive answerer (the questions' cues). The model-call fields
+    (``concurrency``, ``timeout``, ``call_profile``, ``rate_limit``, ``max_calls``,
+    ``max_cost``, ``prices``) are :class:`~groundtrace.analyzer._settings.ModelCalls`'.
 
     Attributes:
         out: the run folder: the unit journal ``units.sqlite`` (a re-run into it resumes),
@@ -54,13 +53,9 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
         validation: the judge's validation record (from ``audit validate``); without a
             matching one the judge's labels are review-only.
         concurrency: requests in flight (default: the call profile's, else 8).
-        timeout: seconds per model call attempt.
-        call_profile: model-call settings TOML (prices, rate limits, concurrency, budget).
-        rate_limit: calls per second to an endpoint, shared by every worker.
-        max_calls: stop issuing model calls at this many (what finished is kept).
-        max_cost: stop issuing model calls at this cost in USD (needs prices).
-        prices: price table TOML (over the call profile's).
     """
+
+    DEFAULT_CONCURRENCY: ClassVar[int] = DEFAULT_CONCURRENCY
 
     out: str
     sources: str
@@ -74,13 +69,6 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     judge: str = "baseline"
     judge_model: str | None = None
     validation: str | None = None
-    concurrency: int | None = None
-    timeout: float = 120.0
-    call_profile: str | None = None
-    rate_limit: float | None = None
-    max_calls: int | None = None
-    max_cost: float | None = None
-    prices: str | None = None
 
     def answerer_url(self) -> str | None:
         """The answerer's base URL, or None for the offline extractive answerer.
@@ -103,16 +91,6 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
         """
         return model_url(self.judge, self.judge_model, "judge")
 
-    def units(self) -> int:
-        """Work units in flight: ``concurrency``, else 8.
-
-        Raises:
-            ConfigError: ``concurrency`` is below 1.
-        """
-        if self.concurrency is not None and self.concurrency < 1:
-            raise ConfigError(f"must be >= 1, got {self.concurrency}", field="concurrency")
-        return DEFAULT_CONCURRENCY if self.concurrency is None else self.concurrency
-
 
 def model_url(spec: str, model: str | None, field: str) -> str | None:
     """``spec`` as a model's base URL (None for the built-in ``extractive`` / ``baseline``).
@@ -127,58 +105,3 @@ def model_url(spec: str, model: str | None, field: str) -> str | None:
     if not model:
         raise ConfigError(f"a model id is required with a {field} URL", field=field)
     return spec
-
-
-@dataclass(frozen=True, slots=True)
-class Calls:
-    """A config's model-call settings: the call profile with the config's values over it.
-
-    Attributes:
-        profile: the call profile, if any.
-        prices: ``prices``, else the profile's price table.
-        budget: the ceilings (``max_calls`` / ``max_cost``, else the profile's).
-        rate_limit_option: ``rate_limit`` as given.
-        concurrency_option: ``concurrency`` as given.
-    """
-
-    profile: CallProfile | None
-    prices: PriceTable | None
-    budget: Budget | None
-    rate_limit_option: float | None
-    concurrency_option: int | None
-
-    @classmethod
-    def of(cls, config: Config) -> Calls:
-        """Read ``config``'s call profile and price table and resolve its values over them.
-
-        Raises:
-            ConfigError: an unreadable or invalid profile or price table, or bad ceilings.
-        """
-        config.units()
-        read = None if config.call_profile is None else CallProfile.from_file(config.call_profile)
-        table = read.prices if read is not None else None
-        calls = read.max_calls if read is not None and config.max_calls is None else None
-        cost = read.max_cost if read is not None and config.max_cost is None else None
-        calls = config.max_calls if config.max_calls is not None else calls
-        cost = config.max_cost if config.max_cost is not None else cost
-        if config.prices is not None:
-            table = PriceTable.from_file(config.prices)
-        budget = None
-        if calls is not None or cost is not None:
-            budget = Budget(max_calls=calls, max_cost=cost, prices=table)
-        return cls(read, table, budget, config.rate_limit, config.concurrency)
-
-    def rate_limit(self, url: str) -> float | None:
-        """Calls per second to ``url``: the config's, else the profile's, else no limit."""
-        if self.rate_limit_option is not None or self.profile is None:
-            return self.rate_limit_option
-        return self.profile.endpoint(url).rate_limit
-
-    def concurrency(self, url: str) -> int:
-        """Calls in flight to ``url``: the config's, else the profile's, else 8."""
-        if self.concurrency_option is not None:
-            return self.concurrency_option
-        found = None if self.profile is None else self.profile.endpoint(url)
-        if found is None or found.concurrency is None:
-            return DEFAULT_CONCURRENCY
-        return found.concurrency

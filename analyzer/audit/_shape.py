@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Final
 
 from groundtrace.analyzer._analysis import Analysis
 from groundtrace.analyzer._results import read
-from groundtrace.analyzer.executor import LocalExecutor, RayExecutor
+from groundtrace.analyzer._settings import Calls
+from groundtrace.analyzer.executor import LocalExecutor
 from groundtrace.analyzer.llm import (
     CallCache,
     ChatRequest,
@@ -39,7 +40,7 @@ from groundtrace.analyzer.llm import (
 
 from ._answerers import AnswerFn, EndpointAnswerer, extractive_answer
 from ._app import AUDIT_APP_NAME, AUDIT_APP_VERSION, TracedAnswering, whole_source
-from ._config import Calls, Config
+from ._config import Config
 from ._demo import demo_config
 from ._folder import FolderRun, GivenAnswers, audit_in_folder, nothing_measured
 from ._judge import PairJudge
@@ -105,7 +106,7 @@ def _setup(
     settings = AuditSettings(
         retrieval=retrieval, answerer=name,
         labeller=labeller.name if labeller is not None else "baseline",
-        concurrency=config.units(),
+        concurrency=config.in_flight(),
     )  # fmt: skip
     return _Setup(one, traced, labeller, settings)
 
@@ -119,7 +120,7 @@ async def run(units: Sequence[AnswerUnit], config: Config, context: RunContext) 
 
     Every answer and label is journaled in the driver's journal (``<out>/units.sqlite``) as it
     arrives: a re-run into the same folder starts none of them again. The config's call
-    ceilings apply when the run has no budget of its own. No report is written.
+    ceilings are the run's budget (the driver's). No report is written.
 
     Args:
         units: the plan (:func:`plan`), or some of its units.
@@ -131,19 +132,7 @@ async def run(units: Sequence[AnswerUnit], config: Config, context: RunContext) 
         RunStoppedError: a signal or a call ceiling stopped the run (what finished is kept).
     """
     planned = _planned(units, config)
-    calls = Calls.of(config)
-    validation = _validation(config)
-    executor = context.executor
-    # the config's ceilings, unless the run has its own (the CLI's options)
-    own = executor if isinstance(executor, LocalExecutor | RayExecutor) else None
-    lent = own is not None and context.budget is None and own.stop_when is None
-    if own is not None and lent:
-        own.stop_when = calls.budget
-    try:
-        return await _run(planned, config, context, calls, validation)
-    finally:
-        if own is not None and lent:
-            own.stop_when = None
+    return await _run(planned, config, context, config.calls(), _validation(config))
 
 
 async def _run(
@@ -226,7 +215,7 @@ async def _estimated(
 
     made = _setup(planned, config, connect, Path("."))  # never configured: nothing is traced
     answer_one = made.traced.untraced if made.traced is not None else made.answer_one
-    executor = LocalExecutor(config.units())
+    executor = LocalExecutor(config.in_flight())
     try:
         found = await run_audit(
             planned.inputs.corpus, answer_one, made.settings, labeller=made.labeller,

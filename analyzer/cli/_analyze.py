@@ -22,16 +22,17 @@ from rich.markup import escape
 from typer.core import TyperCommand
 
 from ._app import console, err_console, handle_errors, print_reading
-from ._budget import CallOptions, CallSettings
+from ._budget import CallOptions, with_concurrency
 from ._executor import ExecutorOptions
 from ._fields import override_options
-from ._options import uses
+from ._options import fields_as_options, uses
 from ._progress import ProgressReporter
 from ._registry import ListingGroup
 from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import Analysis, AnalysisRun
+    from groundtrace.analyzer._settings import Calls
 
 __all__ = ["drive", "finish", "register"]
 
@@ -42,7 +43,7 @@ def drive(
     out: Path,
     *,
     executor: ExecutorOptions,
-    settings: CallSettings,
+    settings: Calls,
     estimate: bool,
     in_flight: int | None,
     write_back: WriteBackOptions | None,
@@ -109,6 +110,14 @@ _RESERVED: Final = frozenset(
        for f in dataclasses.fields(group)}
 )  # fmt: skip
 
+#: ``--concurrency``: as in the analysis's own command.
+_CONCURRENCY: Final = (
+    "Work in flight: the units run at a time (per Ray worker) and, for an analysis whose "
+    "record has a concurrency field (judge, interventions, audit), that field: its model "
+    "calls in flight, as the analysis's own --concurrency (default: the config's, else the "
+    "call profile's, else the analysis's). Other analyses: default 4."
+)
+
 #: ``groundtrace analyze NAME --help``: what every analysis's command does.
 _HELP: Final = """{title}
 
@@ -165,7 +174,7 @@ def _command(analysis: Analysis[Any, Any, Any]) -> Any:
             typer.Option(help="The analysis's config record, TOML or JSON (docs/analyses.md)."),
         ] = None,
         out: Annotated[Path, typer.Option(help="Run folder: reports, journal, cache.")],
-        concurrency: Annotated[int, typer.Option(help="Units in flight (per Ray worker).")] = 4,
+        concurrency: Annotated[int | None, typer.Option(help=_CONCURRENCY)] = None,
         as_json: Annotated[
             bool, typer.Option("--json", help="Print the result record as one JSON object.")
         ] = False,
@@ -180,10 +189,12 @@ def _command(analysis: Analysis[Any, Any, Any]) -> Any:
         if write_back.requested and analysis.verdicts is None:
             raise ConfigError(f"{analysis.name} has no per-case results to write back",
                               field="--write-back")  # fmt: skip
-        record = _record(analysis, config, fields, overrides.option_names, out)
+        with fields_as_options(overrides.option_names):  # a value the record's check refuses
+            record = _record(analysis, config, fields, overrides.option_names, out)
+        record, in_flight = with_concurrency(calls.over(record), concurrency)
         done = drive(
-            analysis, record, out, executor=executor, settings=calls.settings(concurrency),
-            estimate=calls.estimate, in_flight=concurrency, write_back=write_back,
+            analysis, record, out, executor=executor, settings=calls.settings(record),
+            estimate=calls.estimate, in_flight=in_flight, write_back=write_back,
             as_json=as_json,
         )  # fmt: skip
         if done is None:

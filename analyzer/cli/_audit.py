@@ -21,12 +21,13 @@ import typer
 from groundtrace.analyzer.audit import Config
 
 from ._app import console, err_console, handle_errors, print_reading
-from ._budget import CallOptions, CallSettings
+from ._budget import CALL_FIELDS, CallOptions
 from ._executor import ExecutorOptions
 from ._fields import record_options
 from ._options import fields_as_options, uses
 
 if TYPE_CHECKING:
+    from groundtrace.analyzer._settings import Calls
     from groundtrace.analyzer.audit import AuditResult
 
 __all__ = ["register"]
@@ -112,7 +113,7 @@ RUN_OPTIONS = record_options(
             "comma-separated ids of the shipped questions (default: every question).")],
             str, ""),
     },
-    left_out=("call_profile", "rate_limit", "max_calls", "max_cost", "prices"),
+    left_out=CALL_FIELDS,
 )  # fmt: skip
 
 
@@ -152,11 +153,10 @@ def run_command(
     the run would make, those the cache answers and their cost are printed (pair labels of
     answers not made yet are counted as "up to" calls).
     """
-    import msgspec
-
     from groundtrace.analyzer.errors import ConfigError
 
-    settings = calls.settings(config.concurrency)
+    config = calls.over(config)
+    settings = config.calls()
     sources, questions, out = config.sources or None, config.questions, Path(config.out)
     shipped = _user_corpus(sources) is None
     if shipped and (config.answers is not None or config.traces):
@@ -165,17 +165,12 @@ def run_command(
     if not shipped and retrieval is not None:
         raise ConfigError("--retrieval applies to the shipped licence corpus; name your own "
                           "retriever with --retriever", field="--retrieval")  # fmt: skip
-    config = msgspec.structs.replace(
-        config, call_profile=None if calls.call_profile is None else str(calls.call_profile),
-        rate_limit=calls.rate_limit, max_calls=calls.max_calls, max_cost=calls.max_cost,
-        prices=None if calls.prices is None else str(calls.prices),
-    )  # fmt: skip
     with ExitStack() as stack:
         if shipped:  # an estimate creates nothing: a subset's files go to a temporary folder
             corpus = Path(stack.enter_context(TemporaryDirectory())) if calls.estimate else out
             mode = (retrieval or Retrieval.AUTO).value
             config = _shipped(config, mode, sources, questions, corpus / "corpus")
-        _audit_user(config, _RunOptions(settings, settings.units(8), executor),
+        _audit_user(config, _RunOptions(settings, config.in_flight(), executor),
                     estimate=calls.estimate, as_json=as_json)  # fmt: skip
 
 
@@ -216,7 +211,7 @@ def _user_corpus(sources: str | None) -> Path | None:
 class _RunOptions:
     """The options of ``audit run`` that are not the audit's config: calls and executor."""
 
-    calls: CallSettings
+    calls: Calls
     units: int
     executor: ExecutorOptions
 

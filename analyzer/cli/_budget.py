@@ -1,6 +1,10 @@
 """``--call-profile``, ``--rate-limit``, ``--max-calls``, ``--max-cost``, ``--prices`` and
-``--estimate``: the options every model-calling command shares (:class:`CallOptions`), and
-what they resolve to (:class:`CallSettings`)."""
+``--estimate``: the options every model-calling command shares (:class:`CallOptions`).
+
+They are the call fields of an analysis's record
+(:class:`~groundtrace.analyzer._settings.ModelCalls`), set over the record's by
+:meth:`CallOptions.over` (in ``groundtrace NAME`` and ``groundtrace analyze NAME`` alike), and
+resolve as the record's do (:meth:`CallOptions.settings`)."""
 
 from __future__ import annotations
 
@@ -8,50 +12,23 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import typer
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer.llm import Budget, CallCache, CallProfile, ChatRequest, PriceTable
+    from groundtrace.analyzer._settings import Calls
+    from groundtrace.analyzer.llm import CallCache, ChatRequest, PriceTable
 
-__all__ = ["CallOptions", "CallSettings", "existing_cache", "print_estimate"]
+__all__ = ["CALL_FIELDS", "CallOptions", "existing_cache", "print_estimate", "with_concurrency"]
+
+R = TypeVar("R")
 
 
-@dataclass(frozen=True, slots=True)
-class CallSettings:
-    """A run's model-call settings: the call profile with the command's options over it.
-
-    Attributes:
-        profile: the ``--call-profile`` file, if any.
-        prices: ``--prices``, else the profile's price table.
-        budget: the ceilings (``--max-calls`` / ``--max-cost``, else the profile's budget).
-        rate_limit_option: ``--rate-limit`` as given.
-        concurrency_option: ``--concurrency`` as given.
-    """
-
-    profile: CallProfile | None
-    prices: PriceTable | None
-    budget: Budget | None
-    rate_limit_option: float | None
-    concurrency_option: int | None
-
-    def rate_limit(self, url: str) -> float | None:
-        """Calls per second to ``url``: the option, else the profile's, else no limit."""
-        if self.rate_limit_option is not None or self.profile is None:
-            return self.rate_limit_option
-        return self.profile.endpoint(url).rate_limit
-
-    def concurrency(self, url: str | None, default: int) -> int:
-        """Calls in flight to ``url``: the option, else the profile's, else ``default``."""
-        if self.concurrency_option is not None:
-            return self.concurrency_option
-        found = None if self.profile is None or url is None else self.profile.endpoint(url)
-        return default if found is None or found.concurrency is None else found.concurrency
-
-    def units(self, default: int) -> int:
-        """Work units in flight: ``--concurrency``, else ``default``."""
-        return default if self.concurrency_option is None else self.concurrency_option
+#: The call options that are fields of the same names of a model-calling analysis's record
+#: (:class:`~groundtrace.analyzer._settings.ModelCalls`): a command offering the options leaves
+#: these fields out of its record's options.
+CALL_FIELDS: Final = ("call_profile", "rate_limit", "max_calls", "max_cost", "prices")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,30 +77,62 @@ class CallOptions:
         ),
     ] = False
 
-    def settings(self, concurrency: int | None) -> CallSettings:
-        """Read the call profile and resolve the options (and the command's
-        ``--concurrency``) over it.
+    def over(self, record: R) -> R:
+        """``record`` (a :class:`~groundtrace.analyzer._settings.ModelCalls`) with the
+        options given over its call fields of the same names; any other record as it is.
+
+        Raises:
+            ConfigError: a value the record refuses (named by its field).
+        """
+        import msgspec
+
+        from groundtrace.analyzer._settings import ModelCalls
+
+        from ._options import fields_as_options
+
+        given = {n: getattr(self, n) for n in CALL_FIELDS if getattr(self, n) is not None}
+        if not isinstance(record, ModelCalls) or not given:
+            return record
+        paths = {n: str(v) for n, v in given.items() if isinstance(v, Path)}
+        with fields_as_options({n: "--" + n.replace("_", "-") for n in given}):
+            return msgspec.structs.replace(record, **{**given, **paths})
+
+    def settings(self, record: Any = None) -> Calls:
+        """The run's call settings: ``record``'s call fields with the options over them (a
+        record of another kind, or none: the options' alone).
 
         Raises:
             ConfigError: an unreadable or invalid profile or price table, or bad ceilings.
         """
-        from groundtrace.analyzer.errors import ConfigError
-        from groundtrace.analyzer.llm import Budget, CallProfile, PriceTable
+        from groundtrace.analyzer._settings import ModelCalls
 
-        if concurrency is not None and concurrency < 1:
-            raise ConfigError(
-                f"--concurrency must be >= 1, got {concurrency}", field="--concurrency"
-            )
-        read = None if self.call_profile is None else CallProfile.from_file(self.call_profile)
-        table = read.prices if read is not None else None
-        calls = read.max_calls if read is not None and self.max_calls is None else self.max_calls
-        cost = read.max_cost if read is not None and self.max_cost is None else self.max_cost
-        if self.prices is not None:
-            table = PriceTable.from_file(self.prices)
-        budget = None
-        if calls is not None or cost is not None:
-            budget = Budget(max_calls=calls, max_cost=cost, prices=table)
-        return CallSettings(read, table, budget, self.rate_limit, concurrency)
+        found = record if isinstance(record, ModelCalls) else ModelCalls()
+        return self.over(found).calls()
+
+
+def with_concurrency(record: R, concurrency: int | None) -> tuple[R, int]:
+    """``groundtrace analyze NAME --concurrency``: ``record`` with it as its ``concurrency``
+    field (a :class:`~groundtrace.analyzer._settings.ModelCalls`: the work, and so the model
+    calls, in flight, as the analysis's own command means it), and the units in flight: the
+    record's (``concurrency``, else the call profile's, else the analysis's default); a record
+    without the field: ``--concurrency``, else 4.
+
+    Raises:
+        ConfigError: a concurrency below 1 (named ``--concurrency``), an unreadable profile.
+    """
+    import msgspec
+
+    from groundtrace.analyzer._settings import ModelCalls
+
+    from ._options import fields_as_options
+
+    with fields_as_options({"concurrency": "--concurrency"}):
+        calls = record if isinstance(record, ModelCalls) else ModelCalls()
+        if concurrency is not None:
+            calls = msgspec.structs.replace(calls, concurrency=concurrency)
+        if isinstance(record, ModelCalls):
+            record = calls  # type: ignore[assignment]  # the same record, concurrency set
+        return record, calls.in_flight()
 
 
 @contextmanager

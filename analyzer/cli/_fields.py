@@ -91,8 +91,31 @@ def field_help(record: type[Any]) -> dict[str, str]:
 
 
 def _described(record: type[Any]) -> dict[str, str]:
-    """The fields the ``Attributes:`` section of ``record``'s docstring describes: their help."""
-    lines = (record.__doc__ or "").expandtabs().splitlines()
+    """The fields the ``Attributes:`` sections of ``record``'s docstring and its bases'
+    describe (a shared record's fields, :mod:`groundtrace.analyzer._settings`): their help,
+    the record's own where it says it otherwise."""
+    found: dict[str, str] = {}
+    for kind in reversed(record.__mro__):
+        if kind is not record and (kind is msgspec.Struct or not issubclass(kind, msgspec.Struct)):
+            continue
+        found.update(_section(kind.__doc__ or ""))
+    return found
+
+
+def _fields(record: type[Any]) -> list[msgspec.structs.FieldInfo]:
+    """``record``'s fields, its own first (in its order), then those of its base (a shared
+    record of :mod:`groundtrace.analyzer._settings`): the options' order."""
+    bases = [getattr(base, "__struct_fields__", None) for base in record.__mro__[1:]]
+    inherited = {n for names in bases if isinstance(names, tuple) for n in names}
+    fields = msgspec.structs.fields(record)
+    return [f for f in fields if f.name not in inherited] + [
+        f for f in fields if f.name in inherited
+    ]
+
+
+def _section(doc: str) -> dict[str, str]:
+    """The help of each field the ``Attributes:`` section of a docstring describes."""
+    lines = doc.expandtabs().splitlines()
     found: dict[str, list[str]] = {}
     inside, indent, current = False, -1, None  # indent: the entries' (the first one's)
     for line in lines:
@@ -290,7 +313,7 @@ def override_options(record: type[msgspec.Struct], *, reserved: Iterable[str]) -
     taken = frozenset(reserved)
     used = {_option_name(n) for n in taken}
     offered = []
-    for spec in msgspec.structs.fields(record):
+    for spec in _fields(record):
         name, option = spec.name, _option_of(spec.name, hints[spec.name])
         if name in taken or option in used:
             continue
@@ -333,7 +356,7 @@ def record_options(
             generated form, a field the docstring does not describe, or two fields of one
             option.
     """
-    fields = {f.name: f for f in msgspec.structs.fields(record)}
+    fields = {f.name: f for f in _fields(record)}
     help, declared = help or {}, declared or {}
     chosen = set(fields) if only is None else set(only)
     skipped = frozenset(left_out) | (set(fields) - chosen)

@@ -10,7 +10,7 @@ import typer
 from groundtrace.analyzer.interventions import Config
 
 from ._app import console, handle_errors, print_reading
-from ._budget import CallOptions
+from ._budget import CALL_FIELDS, CallOptions
 from ._executor import ExecutorOptions
 from ._fields import record_options
 from ._options import uses
@@ -20,13 +20,13 @@ from ._writeback import WriteBackOptions
 __all__ = ["register"]
 
 
-#: ``groundtrace interventions``: ``interventions.Config``'s fields (TRACES the argument);
-#: ``--concurrency`` and ``--rate-limit`` resolve over the call profile, so the command makes them.
+#: ``groundtrace interventions``: ``interventions.Config``'s fields (TRACES the argument); the
+#: call options (:class:`CallOptions`) set its call fields.
 INTERVENTIONS_OPTIONS = record_options(
     Config,
     argument="traces",
     declared={"strict": (StrictOpt, bool)},
-    left_out=("concurrency", "rate_limit"),
+    left_out=CALL_FIELDS,
 )
 
 
@@ -39,10 +39,6 @@ def register(app: typer.Typer) -> None:
     def interventions(
         *,
         config: Config,
-        concurrency: Annotated[
-            int | None,
-            typer.Option(help="Replays in flight (default: the --call-profile's, else 4)."),
-        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
         write_back: WriteBackOptions,
         executor: ExecutorOptions,
@@ -64,29 +60,16 @@ def register(app: typer.Typer) -> None:
         nothing was measured (no usable item, every replay unit failed) the reports are
         written and the command exits 6, naming why.
         """
-        import msgspec
-
         from groundtrace.analyzer._results import encode, to_builtins
-        from groundtrace.analyzer.errors import ConfigError
         from groundtrace.analyzer.interventions import ANALYSIS, operator_table_md
 
         from ._analyze import drive, finish
 
-        settings = calls.settings(concurrency)
-        endpoint, out = config.endpoint, Path(config.out)
-        if endpoint is None and (calls.rate_limit is not None or settings.budget is not None):
-            raise ConfigError(  # the replayed app's own calls do not go through the client
-                "--rate-limit, --max-calls and --max-cost need endpoint replay (--endpoint)",
-                field="--endpoint",
-            )
-        units = settings.concurrency(endpoint, 4)  # one endpoint: its bound is the units' too
-        config = msgspec.structs.replace(
-            config, concurrency=units,
-            rate_limit=None if endpoint is None else settings.rate_limit(endpoint),
-        )  # fmt: skip
-        done = drive(
-            ANALYSIS, config, out, executor=executor, settings=settings, estimate=calls.estimate,
-            in_flight=units, write_back=write_back, as_json=as_json,
+        config, out = calls.over(config), Path(config.out)
+        done = drive(  # one endpoint: its bound on calls in flight is the units' too
+            ANALYSIS, config, out, executor=executor, settings=config.calls(),
+            estimate=calls.estimate, in_flight=config.in_flight(), write_back=write_back,
+            as_json=as_json,
         )  # fmt: skip
         if done is None:  # --estimate: printed
             return

@@ -20,7 +20,7 @@ from groundtrace.analyzer.judge import Config
 
 from ._analyze import drive, finish
 from ._app import console, handle_errors, print_reading
-from ._budget import CallOptions, CallSettings
+from ._budget import CALL_FIELDS, CallOptions
 from ._executor import ExecutorOptions
 from ._fields import record_options
 from ._options import fields_as_options, uses, without
@@ -29,6 +29,7 @@ from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import AnalysisRun
+    from groundtrace.analyzer._settings import Calls
     from groundtrace.analyzer.judge import JudgeResult, JudgeRunSummary
 
 __all__ = ["register"]
@@ -64,17 +65,14 @@ RUN_OPTIONS = record_options(
 _OPTIONS: Final = {
     **RUN_OPTIONS.option_names,
     **VALIDATE_OPTIONS.option_names,
-    "rate_limit": "--rate-limit",
+    **{name: "--" + name.replace("_", "-") for name in CALL_FIELDS},
 }
 
 
 def _with_calls(config: Config, calls: CallOptions, out: Path) -> Config:
-    """``config`` with the call options' profile and rate limit, and the run folder's model-call
+    """``config`` with the call options over its call fields, and the run folder's model-call
     cache."""
-    return msgspec.structs.replace(
-        config, call_profile=None if calls.call_profile is None else str(calls.call_profile),
-        rate_limit=calls.rate_limit, cache=_cache(out, calls.estimate),
-    )  # fmt: skip
+    return msgspec.structs.replace(calls.over(config), cache=_cache(out, calls.estimate))
 
 
 def _cache(out: Path, estimate: bool) -> str | None:
@@ -89,7 +87,7 @@ def _drive(
     config: Config,
     out: Path,
     *,
-    settings: CallSettings,
+    settings: Calls,
     estimate: bool,
     in_flight: int | None,
     as_json: bool,
@@ -142,7 +140,7 @@ def validate_command(
     config = _with_calls(config, calls, out)
     # every item at once (on this process): the model client bounds the calls
     done = _drive(
-        config, out, settings=calls.settings(config.concurrency), estimate=calls.estimate,
+        config, out, settings=config.calls(), estimate=calls.estimate,
         in_flight=None, as_json=as_json,
         command=shlex.join(["groundtrace", *sys.argv[1:]]),
     )  # fmt: skip
@@ -222,11 +220,9 @@ def run_command(
     from groundtrace.analyzer._results import encode
 
     config = _with_calls(config, calls, out)
-    settings = calls.settings(config.concurrency)
-    with fields_as_options(_OPTIONS):
-        in_flight = config.in_flight()  # the option, else the call profile's, else 2
+    in_flight = config.in_flight()  # the option, else the call profile's, else 2
     done = _drive(  # planning, --strict refuses unreadable trace lines
-        config, out, settings=settings, estimate=calls.estimate,
+        config, out, settings=config.calls(), estimate=calls.estimate,
         in_flight=in_flight, as_json=as_json, executor=executor, write_back=write_back,
     )  # fmt: skip
     if done is None:

@@ -11,7 +11,7 @@ Usage::
 
     config = Config(out="runs/interventions", traces=("runs/demo/traces",),
                     cases="runs/demo/cases.jsonl", operators=("REMOVE",))
-    done = run_analysis(ANALYSIS, config, out=config.out, concurrency=config.concurrency)
+    done = run_analysis(ANALYSIS, config, out=config.out, concurrency=config.in_flight())
     print(done.result.summary.operators["REMOVE"].axes["correctness"].mean_delta)
     print(done.reason or done.reading)
 

@@ -9,10 +9,11 @@ and derives what the planner draws with.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import ClassVar, Literal
 
 import msgspec
 
+from groundtrace.analyzer._settings import ModelCalls, ReplayKwargs
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.llm import RetryPolicy
 from groundtrace.analyzer.stats import StatsSettings
@@ -64,8 +65,14 @@ class Tuning:
 _DEFAULTS = Tuning()
 
 
-class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class Config(ModelCalls, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One intervention run: its inputs, its run folder, how it replays and what it plans.
+
+    The model-call fields (``concurrency``, ``timeout``, ``call_profile``, ``rate_limit``,
+    ``max_calls``, ``max_cost``, ``prices``) are
+    :class:`~groundtrace.analyzer._settings.ModelCalls`'; all but ``concurrency`` and
+    ``timeout`` need endpoint replay (the replayed app's own calls do not go through the
+    client).
 
     A TOML file of it (``groundtrace analyze interventions --config run.toml``)::
 
@@ -88,9 +95,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
         operators: REMOVE, REPLACE, DUPLICATE, ZERO, RANDOM, JOINT (comma lists allowed;
             empty: all).
         limit: use the first N traces (those that name their case first).
-        concurrency: replays in flight (>= 1).
-        rate_limit: calls per second to the endpoint (endpoint replay; ``None``: no limit).
-        timeout: seconds per model call attempt (endpoint replay).
+        concurrency: replays in flight (None: the call profile's for the endpoint, else 4).
         seed: the seed sent to the model with every replay.
         similarity: replacement hardness on similarity to the target (``any`` or a level).
         relevance: replacement hardness on relevance to the query (``any`` or a level).
@@ -105,17 +110,21 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     replay: str | None = None
     endpoint: str | None = None
     model: str | None = None
-    replay_kwargs: Annotated[dict[str, str], msgspec.Meta(extra={"option": "--replay-kwarg"})] = {}
+    replay_kwargs: ReplayKwargs = msgspec.field(default_factory=dict)
     operators: tuple[str, ...] = ()
     limit: int | None = None
-    concurrency: int = 4
-    rate_limit: float | None = None
-    timeout: float = 120.0
     seed: int = 0
     similarity: HardnessLevel = "any"
     relevance: HardnessLevel = "any"
     recompute_original: bool = False
     strict: bool = False
+
+    DEFAULT_CONCURRENCY: ClassVar[int] = 4
+
+    def endpoint_url(self) -> str | None:
+        """The endpoint of endpoint replay (its call-profile entry bounds the replays in
+        flight); None for function replay."""
+        return self.endpoint
 
     def _tuning(self) -> Tuning:
         """The settings no option sets: their defaults (the deprecated ``RunConfig`` gives
@@ -127,8 +136,8 @@ def plan_settings(config: Config) -> PlanSettings:
     """What the planner draws with, every value of ``config`` checked first (the one place).
 
     Raises:
-        ConfigError: no traces, both replay ways, an unknown operator or hardness, a
-            timeout not above 0, a rate limit without endpoint replay, a concurrency below 1.
+        ConfigError: no traces, both replay ways, an unknown operator or hardness, a rate
+            limit or ceiling without endpoint replay, an unreadable call profile.
     """
     if not config.traces:
         raise ConfigError("no trace files or folders given", field="traces")
@@ -142,12 +151,12 @@ def plan_settings(config: Config) -> PlanSettings:
         relevance=_hardness(config.relevance),
         recompute_original=config.recompute_original,
     )
-    if not config.timeout > 0:
-        raise ConfigError(f"must be > 0 seconds, got {config.timeout}", field="timeout")
-    if config.rate_limit is not None and config.endpoint is None:
-        raise ConfigError("--rate-limit needs endpoint replay (--endpoint)", field="--endpoint")
+    paced = config.rate_limit is not None or config.calls().budget is not None
+    if config.endpoint is None and paced:
+        raise ConfigError(  # the replayed app's own calls do not go through the client
+            "--rate-limit, --max-calls and --max-cost need endpoint replay (--endpoint)",
+            field="--endpoint",
+        )
     if config.replay is not None and config.endpoint is not None:
         raise ConfigError("choose exactly one of --replay ENTRYPOINT and --endpoint URL")
-    if config.concurrency < 1:
-        raise ConfigError("must be >= 1", field="--concurrency")
     return plan

@@ -110,17 +110,17 @@ def _replayer(
 ) -> FunctionReplayer | EndpointReplayer:
     if config.endpoint is not None:
         assert cache is not None
-        tuning = config._tuning()
+        tuning, calls = config._tuning(), config.calls()
         client = ModelClient(
             config.endpoint, api_key=tuning.api_key, cache=cache,
-            concurrency=config.concurrency, timeout=config.timeout, retry=tuning.retry,
-            rate_limit=config.rate_limit,
+            concurrency=calls.concurrency(config.endpoint), timeout=config.timeout,
+            retry=tuning.retry, rate_limit=calls.rate_limit(config.endpoint),
         )  # fmt: skip
         return EndpointReplayer(recorder, client, model=config.model)
     entry = None if config.replay in (None, RECORDED) else config.replay
     return FunctionReplayer(
         recorder, entrypoint=entry, kwarg_overrides=config.replay_kwargs,
-        concurrency=config.concurrency,
+        concurrency=config.in_flight(),
     )  # fmt: skip
 
 

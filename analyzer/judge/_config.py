@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final
 
 import msgspec
 
+from groundtrace.analyzer._settings import ModelCalls
 from groundtrace.analyzer.errors import ConfigError
 
 from ._lexical import LexicalJudge
@@ -39,12 +40,15 @@ CACHE_FILE: Final = "llm_cache.sqlite"
 DEFAULT_CONCURRENCY: Final = 2
 
 
-class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class Config(ModelCalls, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What the judge analysis judges, with which judge, and how it is validated.
 
     Without ``gold`` it is ``judge run``: the cases of ``traces`` and/or ``cases`` are scored
     on the RAG triad. With ``gold`` it is ``judge validate``: the gold items are scored and
     the judge's agreement with their labels is measured (``traces`` and ``cases`` stay empty).
+    The model-call fields (``concurrency``, ``timeout``, ``call_profile``, ``rate_limit``,
+    ``max_calls``, ``max_cost``, ``prices``) are
+    :class:`~groundtrace.analyzer._settings.ModelCalls`' (an endpoint judge's calls).
 
     Attributes:
         judge: ``lexical`` (the built-in baseline) or the base URL of an OpenAI-compatible
@@ -68,13 +72,12 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
         stratify: sample half of ``sample`` from each class.
         sample_seed: seed of the sample.
         concurrency: model calls in flight (None: the call profile's, else 2).
-        timeout: seconds per model call attempt.
         judge_seed: sampling seed sent to the model.
         max_tokens: reply token budget of the judge.
-        call_profile: model-call settings TOML (``[endpoints.URL]`` rate limit, concurrency).
-        rate_limit: calls per second to the endpoint (None: the call profile's, else none).
         cache: the model-call cache file (None: no cache); the CLI keeps it in OUT.
     """
+
+    DEFAULT_CONCURRENCY: ClassVar[int] = DEFAULT_CONCURRENCY
 
     judge: str = "lexical"
     model: str | None = None
@@ -91,25 +94,14 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     sample: int | None = None
     stratify: bool = False
     sample_seed: int = 20260709
-    concurrency: int | None = None
-    timeout: float = 120.0
     judge_seed: int = 0
     max_tokens: int = 256
-    call_profile: str | None = None
-    rate_limit: float | None = None
     cache: str | None = None
 
-    def in_flight(self) -> int:
-        """Judgments in flight: ``concurrency``, else the call profile's for an endpoint
-        judge, else :data:`DEFAULT_CONCURRENCY`.
-
-        Raises:
-            ConfigError: as :func:`endpoint_settings`.
-        """
-        settings = endpoint_settings(self)
-        if settings is not None:
-            return settings.concurrency
-        return DEFAULT_CONCURRENCY if self.concurrency is None else self.concurrency
+    def endpoint_url(self) -> str | None:
+        """An endpoint judge's URL (its call-profile entry bounds the judgments in flight);
+        None for the lexical judge."""
+        return self.judge if self.judge.startswith(("http://", "https://")) else None
 
     def fingerprint(self) -> dict[str, Any]:
         """The fingerprint of the judge this config describes, at its working threshold
@@ -178,8 +170,6 @@ def endpoint_settings(config: Config) -> EndpointSettings | None:
         ConfigError: a rubric for the lexical judge, a judge that is neither ``lexical`` nor
             an http(s) URL, an endpoint without a model, or a bad rubric or call setting.
     """
-    from groundtrace.analyzer.llm import CallProfile
-
     spec = config.judge
     if spec == "lexical":
         if config.rubric is not None:
@@ -192,27 +182,9 @@ def endpoint_settings(config: Config) -> EndpointSettings | None:
         raise ConfigError("--judge must be 'lexical' or an http(s) URL", field="judge")
     if not config.model:
         raise ConfigError("--model is required with an endpoint judge", field="model")
-    if config.concurrency is not None and config.concurrency < 1:
-        raise ConfigError(
-            f"--concurrency must be >= 1, got {config.concurrency}", field="concurrency"
-        )
-    if config.rate_limit is not None and not config.rate_limit > 0:
-        raise ConfigError(
-            f"--rate-limit must be > 0 calls per second, got {config.rate_limit}",
-            field="rate_limit",
-        )
     rubric = DEFAULT_RUBRIC if config.rubric is None else load_rubric(config.rubric)
-    found = None
-    if config.call_profile is not None:
-        found = CallProfile.from_file(config.call_profile).endpoint(spec)
-    concurrency = config.concurrency
-    if concurrency is None:
-        concurrency = DEFAULT_CONCURRENCY
-        if found is not None and found.concurrency is not None:
-            concurrency = found.concurrency
-    rate_limit = config.rate_limit
-    if rate_limit is None and found is not None:
-        rate_limit = found.rate_limit
+    calls = config.calls()
+    concurrency, rate_limit = calls.concurrency(spec), calls.rate_limit(spec)
     return EndpointSettings(rubric, concurrency, rate_limit)
 
 

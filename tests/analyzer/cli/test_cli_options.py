@@ -148,13 +148,23 @@ def test_the_executor_options_open_the_executor_they_name() -> None:
 
 
 def test_the_call_options_resolve_to_the_settings(tmp_path: Path) -> None:
-    settings = CallOptions(max_calls=5, rate_limit=2.0).settings(3)
+    from groundtrace.analyzer import judge
+    from groundtrace.analyzer.cli._budget import with_concurrency
+
+    settings = CallOptions(max_calls=5, rate_limit=2.0).settings()
     assert settings.budget is not None and settings.budget.max_calls == 5
     assert settings.rate_limit("http://127.0.0.1:1/v1") == 2.0
-    assert settings.units(8) == 3
     assert CallOptions().settings(None).budget is None
-    with pytest.raises(ConfigError, match="--concurrency must be >= 1"):
-        CallOptions().settings(0)
+    # the options are the record's call fields: set over them, resolved as the record's
+    config = CallOptions(max_calls=5, rate_limit=2.0).over(judge.Config(concurrency=3))
+    assert (config.max_calls, config.rate_limit, config.in_flight()) == (5, 2.0, 3)
+    assert CallOptions(max_calls=5).settings(judge.Config(max_cost=None)).budget is not None
+    with pytest.raises(ConfigError, match="concurrency must be >= 1") as bad:
+        with_concurrency(judge.Config(), 0)
+    assert bad.value.field == "--concurrency"
+    with pytest.raises(ConfigError, match="rate_limit must be > 0") as bad:
+        CallOptions(rate_limit=0.0).over(judge.Config())
+    assert bad.value.field == "--rate-limit"
     with pytest.raises(ConfigError):
         CallOptions(call_profile=tmp_path / "absent.toml").settings(None)
 
