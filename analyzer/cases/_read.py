@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from groundtrace.analyzer._invalid import located
 from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors.jsonl import read_jsonl
 
@@ -43,8 +44,6 @@ _PATH_FIELDS = (
     "allowed_commands",
     "exclusive_tools",
 )
-_AT = re.compile(r" - at `\$(.*)`$")
-_NAMED = re.compile(r"field `([^`]+)`")
 
 
 def _source(value: Any) -> Any:
@@ -109,14 +108,10 @@ def _native(row: Mapping[str, Any], used: dict[str, str]) -> Case:
     return msgspec.structs.replace(case, required_reads=reads)
 
 
-def _where(message: str, used: Mapping[str, str]) -> tuple[str, str | None]:
-    """A msgspec message without its ``- at `$...``` tail, and the field it names."""
-    at = _AT.search(message)
-    field = at.group(1).removeprefix(".") if at else ""
-    text = message[: at.start()] if at else message
-    named = _NAMED.search(text)
-    if named:
-        field = f"{field}.{named.group(1)}" if field else named.group(1)
+def _where(exc: msgspec.ValidationError, used: Mapping[str, str]) -> tuple[str, str | None]:
+    """A msgspec message without its location, and the field it names (in the row's own
+    spelling: ``used`` maps a case field to the row's key it came from)."""
+    text, field = located(exc)
     head = re.match(r"[^.\[]+", field)
     if head and head.group(0) in used:
         field = used[head.group(0)] + field[head.end() :]
@@ -141,7 +136,7 @@ def parse_case(row: Any, *, path: str = "<cases>", line: int | None = None) -> C
             raise LayoutError(f"a case field, but this row is read as a {layout} row", clash[0])
         return to_case(row, layout, line)
     except msgspec.ValidationError as exc:
-        message, field = _where(str(exc), used)
+        message, field = _where(exc, used)
         if layout != "groundtrace":
             message = f"{message} (read as a {layout} row)"
         raise InputError(message, path=path, line=line, field=field) from None

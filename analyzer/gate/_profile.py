@@ -10,7 +10,6 @@ LF original and the snapshot names exactly the file that decided.
 from __future__ import annotations
 
 import hashlib
-import re
 import tomllib
 import warnings
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from groundtrace.analyzer._invalid import located
 from groundtrace.analyzer.errors import ConfigError
 
 from ._bayes import BayesSettings, StratumThresholds
@@ -178,22 +178,6 @@ class Profile:
         return tomllib.loads(self.raw_text)
 
 
-#: A msgspec message's `` - at `$.a.b` `` tail, and the key an unknown/missing-field message names.
-_AT = re.compile(r" - at `\$\.?(?P<path>[^`]*)`$")
-_KEY = re.compile(r"(?:unknown|required) field `(?P<key>[^`]*)`")
-
-
-def _refused(exc: msgspec.ValidationError, source: str) -> ConfigError:
-    """The decoding error as a ConfigError naming the file and the dotted field."""
-    message = str(exc)
-    at = _AT.search(message)
-    reason = message[: at.start()] if at else message
-    parts = [at.group("path")] if at and at.group("path") else []
-    if (key := _KEY.search(reason)) is not None:
-        parts.append(key.group("key"))
-    return ConfigError(reason, path=source, field=".".join(parts) or None)
-
-
 def _bayes(table: BayesTable) -> BayesSettings:
     strata = {
         stratum: StratumThresholds(delta=t.delta, tau_block=t.tau_block, tau_review=t.tau_review)
@@ -220,7 +204,8 @@ def _parse(raw: bytes, source: str) -> Profile:
     try:
         settings = msgspec.convert(data, ProfileSettings)
     except msgspec.ValidationError as exc:
-        raise _refused(exc, source) from None
+        reason, field = located(exc)
+        raise ConfigError(reason, path=source, field=field or None) from None
     if not settings.profile.name:
         raise ConfigError("missing profile name", path=source, field="profile.name")
     bayes = _bayes(settings.bayes)

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from groundtrace.analyzer._invalid import located
 from groundtrace.analyzer.errors import ConfigError
 
 __all__ = ["MonitorSettings", "Rule", "Rules", "load_rules", "sampled"]
@@ -154,17 +154,6 @@ def sampled(trace_id: str, rate: float) -> bool:
     return int.from_bytes(digest[:8], "big") < rate * 2**64
 
 
-def _located(exc: msgspec.ValidationError, prefix: str = "") -> tuple[str, str | None]:
-    """msgspec's message and the field it names: ``Expected float - at `$.rule[0].sample```
-    -> ``rule[0].sample``; an unknown field's own name is appended."""
-    message, _, where = str(exc).partition(" - at `$")
-    field = prefix + where.rstrip("`")
-    unknown = re.search(r"unknown field `([^`]*)`", message)
-    if unknown is not None:
-        field = f"{field}.{unknown.group(1)}"
-    return message, field.lstrip(".") or None
-
-
 def load_rules(path: str | Path) -> Rules:
     """Read and check a rules file.
 
@@ -185,8 +174,8 @@ def load_rules(path: str | Path) -> Rules:
     try:
         rules = msgspec.convert(data, Rules)
     except msgspec.ValidationError as exc:
-        message, field = _located(exc)
-        raise ConfigError(message, path=where, field=field) from None
+        message, field = located(exc)
+        raise ConfigError(message, path=where, field=field or None) from None
     if not rules.rule:
         raise ConfigError("the file has no [[rule]]", path=where, field="rule")
     _check_settings(rules.monitor, where)
@@ -245,10 +234,5 @@ def config_of(kind: type[Any], rule: Rule, traces: tuple[str, ...], *, where: st
     try:
         return msgspec.convert({**rule.config, "traces": list(traces)}, kind)
     except msgspec.ValidationError as exc:
-        text = str(exc)
-        field = text.rsplit(" - at `$.", 1)[1].rstrip("`") if " - at `$." in text else ""
-        raise ConfigError(
-            text.split(" - at `", maxsplit=1)[0],
-            path=where,
-            field=f"{at}.config{'.' + field if field else ''}",
-        ) from None
+        message, field = located(exc)
+        raise ConfigError(message, path=where, field=f"{at}.config.{field}".rstrip(".")) from None

@@ -109,6 +109,9 @@ def _backfill(rules: Path, state: Path, paths: list[Path]) -> dict[str, object]:
          "rule[0].config.judge"),
         ('[[rule]]\nname = "a"\nanalysis = "judge"\n[rule.config]\ntraces = ["x"]\n',
          "rule[0].config.traces"),
+        ('[[rule]]\nname = "a"\n', "rule[0].analysis"),  # a missing field is named
+        ('[[rule]]\nname = "a"\nanalysis = "judge"\n[rule.config]\nnope = 1\n',
+         "rule[0].config.nope"),  # so is an unknown field of the analysis's config
         ('[[rule]]\nname = "a"\nanalysis = "judge"\n[[rule]]\nname = "a"\nanalysis = "judge"\n',
          "rule[1].name"),
         ('[monitor]\nwindow = 0\n[[rule]]\nname = "a"\nanalysis = "judge"\n', "monitor.window"),
