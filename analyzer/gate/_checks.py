@@ -7,7 +7,7 @@ it needs returns ``missing`` (never ``pass``). Failures of ``required_context``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from groundtrace.analyzer._evidence_match import GoldSupport, unmatched_note
 from groundtrace.analyzer.cases import Case
@@ -19,6 +19,22 @@ from ._match import SynonymMatcher, fold
 __all__ = ["deterministic_checks", "gold_unmatched"]
 
 _LAYER = "deterministic"
+
+
+def _judged(
+    name: str, problems: Sequence[str], detail: str, *, critical: bool = True
+) -> CheckResult:
+    """``name`` failed with ``problems`` as its evidence, else passed."""
+    if problems:
+        return CheckResult(_LAYER, name, CheckStatus.FAIL, critical=critical, detail=detail,
+                           evidence=tuple(problems))  # fmt: skip
+    return CheckResult(_LAYER, name, CheckStatus.PASS, critical=critical)
+
+
+def _no_retrieval(name: str) -> CheckResult:
+    """``name`` cannot run: the trace has no retrieval step (critical: it never passes)."""
+    return CheckResult(_LAYER, name, CheckStatus.MISSING, critical=True,
+                       detail="trace has no retrieval step")  # fmt: skip
 
 
 def _answer_present(outcome: CaseOutcome) -> CheckResult:
@@ -35,25 +51,11 @@ def _required_context(case: Case, outcome: CaseOutcome) -> CheckResult | None:
     if not case.support_titles:
         return None
     if outcome.retrieved is None:
-        return CheckResult(
-            _LAYER,
-            "required_context",
-            CheckStatus.MISSING,
-            critical=True,
-            detail="trace has no retrieval step",
-        )
+        return _no_retrieval("required_context")
     gold = GoldSupport(case.support_titles)  # the one evidence-matching rule (+ source)
     missing = list(gold.unmatched((i.id, i.title, i.source) for i in outcome.retrieved))
-    if missing:
-        return CheckResult(
-            _LAYER,
-            "required_context",
-            CheckStatus.FAIL,
-            critical=True,
-            detail=f"{len(missing)} of {len(case.support_titles)} required items not retrieved",
-            evidence=tuple(missing),
-        )
-    return CheckResult(_LAYER, "required_context", CheckStatus.PASS, critical=True)
+    detail = f"{len(missing)} of {len(case.support_titles)} required items not retrieved"
+    return _judged("required_context", missing, detail)
 
 
 def gold_unmatched(
@@ -79,13 +81,7 @@ def _source_version(case: Case, outcome: CaseOutcome) -> CheckResult | None:
     if not case.expected_sources:
         return None
     if outcome.retrieved is None:
-        return CheckResult(
-            _LAYER,
-            "source_version",
-            CheckStatus.MISSING,
-            critical=True,
-            detail="trace has no retrieval step",
-        )
+        return _no_retrieval("source_version")
     problems: list[str] = []
     for expected in case.expected_sources:
         want = fold(expected.source)
@@ -97,32 +93,14 @@ def _source_version(case: Case, outcome: CaseOutcome) -> CheckResult | None:
         elif expected.version is not None and all(i.version != expected.version for i in found):
             seen = sorted({str(i.version) for i in found})
             problems.append(f"{expected.source}: version {', '.join(seen)} != {expected.version}")
-    if problems:
-        return CheckResult(
-            _LAYER,
-            "source_version",
-            CheckStatus.FAIL,
-            critical=True,
-            detail="source or document version mismatch",
-            evidence=tuple(problems),
-        )
-    return CheckResult(_LAYER, "source_version", CheckStatus.PASS, critical=True)
+    return _judged("source_version", problems, "source or document version mismatch")
 
 
 def _forbidden(case: Case, outcome: CaseOutcome, matcher: SynonymMatcher) -> CheckResult | None:
     if not case.forbidden_phrases or outcome.answer is None:
         return None
     hits = [p for p in case.forbidden_phrases if matcher.find(p, outcome.answer)]
-    if hits:
-        return CheckResult(
-            _LAYER,
-            "forbidden_phrases",
-            CheckStatus.FAIL,
-            critical=True,
-            detail="forbidden phrase in answer",
-            evidence=tuple(hits),
-        )
-    return CheckResult(_LAYER, "forbidden_phrases", CheckStatus.PASS, critical=True)
+    return _judged("forbidden_phrases", hits, "forbidden phrase in answer")
 
 
 def _expected_terms(
@@ -131,15 +109,8 @@ def _expected_terms(
     if not case.expected_terms or outcome.answer is None:
         return None
     absent = [t for t in case.expected_terms if matcher.find(t, outcome.answer) is None]
-    if absent:
-        return CheckResult(
-            _LAYER,
-            "expected_terms",
-            CheckStatus.FAIL,
-            detail=f"{len(absent)} of {len(case.expected_terms)} expected terms absent",
-            evidence=tuple(absent),
-        )
-    return CheckResult(_LAYER, "expected_terms", CheckStatus.PASS)
+    detail = f"{len(absent)} of {len(case.expected_terms)} expected terms absent"
+    return _judged("expected_terms", absent, detail, critical=False)
 
 
 def _reference(case: Case, outcome: CaseOutcome, f1_threshold: float) -> CheckResult | None:
