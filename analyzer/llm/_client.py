@@ -413,25 +413,12 @@ def _retryable(failure: CallFailure) -> bool:
 def _to_response(completion: Any, key: str, attempt: int) -> CallResult:
     """Map an openai ``ChatCompletion`` to a response, or an ``invalid_response`` failure."""
     choices = getattr(completion, "choices", None)
-    if not isinstance(choices, list) or not choices:
-        return CallFailure(
-            FailureKind.INVALID_RESPONSE,
-            "response has no choices",
-            key,
-            attempts=attempt,
-            raw=str(completion)[:4000],
-        )
-    choice = choices[0]
-    message = getattr(choice, "message", None)
-    text = getattr(message, "content", None)
-    if not isinstance(text, str):
-        return CallFailure(
-            FailureKind.INVALID_RESPONSE,
-            "first choice has no text content",
-            key,
-            attempts=attempt,
-            raw=str(completion)[:4000],
-        )
+    choices = choices if isinstance(choices, list) else []
+    text = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
+    if not choices or not isinstance(text, str):
+        why = "first choice has no text content" if choices else "response has no choices"
+        raw = str(completion)[:4000]
+        return CallFailure(FailureKind.INVALID_RESPONSE, why, key, attempts=attempt, raw=raw)
     usage_obj = getattr(completion, "usage", None)
     usage: dict[str, int] = {}
     if usage_obj is not None:
@@ -441,7 +428,7 @@ def _to_response(completion: Any, key: str, attempt: int) -> CallResult:
                 usage[name] = value
     return ChatResponse(
         text=text,
-        finish_reason=getattr(choice, "finish_reason", None),
+        finish_reason=getattr(choices[0], "finish_reason", None),
         model=getattr(completion, "model", None),
         usage=usage,
         key=key,

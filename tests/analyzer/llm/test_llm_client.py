@@ -198,6 +198,26 @@ def test_invalid_response_is_a_typed_failure_not_an_empty_string(tmp_path: Path)
     assert isinstance(result, CallFailure) and result.kind is FailureKind.INVALID_RESPONSE
 
 
+@pytest.mark.parametrize(
+    ("completion", "message"),
+    [
+        (object(), "response has no choices"),
+        (msgspec.Struct, "response has no choices"),
+        (type("C", (), {"choices": []})(), "response has no choices"),
+        (type("C", (), {"choices": [None]})(), "first choice has no text content"),
+    ],
+)
+def test_a_completion_without_choices_or_text_is_named(completion: object, message: str) -> None:
+    from groundtrace.analyzer.llm._client import _to_response
+
+    result = _to_response(completion, "k", 2)
+    assert isinstance(result, CallFailure)
+    assert (result.kind, result.message, result.key, result.attempts) == (
+        FailureKind.INVALID_RESPONSE, message, "k", 2,
+    )  # fmt: skip
+    assert result.raw == str(completion)[:4000]
+
+
 def test_retry_after_header_is_honoured() -> None:
     calls: list[httpx2.Request] = []
 
