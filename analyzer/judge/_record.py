@@ -145,12 +145,11 @@ class ValidationRecord(Result, frozen=True, kw_only=True):
         return check_record(self, fingerprint)
 
 
-def _observed(stat: Statistic, value: float | None) -> float | str | None:
-    return value if stat.value is not None else stat.undefined_reason
-
-
-def _at_least(observed: float | None, required: float) -> bool:
-    return observed is not None and observed >= required
+def _at_least(name: str, stat: Statistic, value: float | None, required: float) -> Criterion:
+    """``value`` of ``stat`` at least ``required`` (observed: its undefined reason when it has
+    no value)."""
+    observed = value if stat.value is not None else stat.undefined_reason
+    return Criterion(name, f">= {required}", observed, value is not None and value >= required)
 
 
 def build_record(
@@ -173,18 +172,8 @@ def build_record(
             grade.value,
             _GRADES[grade.value] >= _GRADES[profile.min_grade],
         ),
-        Criterion(
-            "kappa_ci_low",
-            f">= {profile.kappa_ci_low_min}",
-            _observed(kappa, kappa.ci_low),
-            _at_least(kappa.ci_low, profile.kappa_ci_low_min),
-        ),
-        Criterion(
-            "auroc",
-            f">= {profile.auroc_min}",
-            _observed(auroc, auroc.value),
-            _at_least(auroc.value, profile.auroc_min),
-        ),
+        _at_least("kappa_ci_low", kappa, kappa.ci_low, profile.kappa_ci_low_min),
+        _at_least("auroc", auroc, auroc.value, profile.auroc_min),
         Criterion(
             "protocol_error_rate",
             f"<= {profile.max_protocol_error_rate}",
@@ -193,14 +182,7 @@ def build_record(
         ),
     ]
     if profile.mcc_min is not None:
-        criteria.append(
-            Criterion(
-                "mcc",
-                f">= {profile.mcc_min}",
-                _observed(mcc, mcc.value),
-                _at_least(mcc.value, profile.mcc_min),
-            )
-        )
+        criteria.append(_at_least("mcc", mcc, mcc.value, profile.mcc_min))
     passed = all(c.passed for c in criteria)
     reasons = [
         f"{c.name}: observed {c.observed}, required {c.required}" for c in criteria if not c.passed
