@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ._app import console, err_console
-from ._unreadable import check_unreadable
+from ._app import console
+from ._unreadable import check_unreadable, nothing_read, read_error_rows
 
 __all__ = ["send"]
 
@@ -111,10 +111,7 @@ def send(
         "retries": sent.retries,
         "log_records_not_sent": read.log_records,
         "failures": sent.failures,
-        "read_errors": [
-            {"path": e.path, "line": e.line, "field": e.field, "message": e.reason}
-            for e in read.errors
-        ],
+        "read_errors": read_error_rows(read.errors),
     }
     if as_json:
         console.print_json(json.dumps(result))
@@ -127,12 +124,7 @@ def send(
             highlight=False,
         )
     if read.spans == 0:
-        err_console.print(
-            f"[bold red]error:[/] no span could be read from the input "
-            f"({len(read.errors)} read error(s))",
-            markup=True,
-            highlight=False,
-        )
+        nothing_read("span", read.errors)
         check_unreadable(read.errors, strict=False)
         raise typer.Exit(TraceReadError.exit_code)
     check_unreadable(read.errors, strict=False)

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from ._app import console, err_console, handle_errors
 from ._send import send
-from ._unreadable import StrictOpt, check_unreadable
+from ._unreadable import StrictOpt, check_unreadable, nothing_read, read_error_rows
 
 if TYPE_CHECKING:
     from groundtrace.collectors import ReadReport, Trace
@@ -57,12 +57,7 @@ def _finish(report: ReadReport, strict: bool, traces: int) -> None:
     from groundtrace.analyzer.errors import TraceReadError
 
     if traces == 0:
-        err_console.print(
-            f"[bold red]error:[/] no trace could be read from the input "
-            f"({len(report.errors)} read error(s))",
-            markup=True,
-            highlight=False,
-        )
+        nothing_read("trace", report.errors)
         raise typer.Exit(TraceReadError.exit_code)
     check_unreadable(report.errors, strict)
 
@@ -91,10 +86,7 @@ def summarise(traces: Iterator[Trace], report: ReadReport) -> dict[str, Any]:
         "steps_by_action": dict(sorted(steps.items())),
         "findings_by_kind": dict(sorted(findings.items())),
         "conventions": dict(sorted(conventions.items())),
-        "read_errors": [
-            {"path": e.path, "line": e.line, "field": e.field, "message": e.reason}
-            for e in report.errors
-        ],
+        "read_errors": read_error_rows(report.errors),
     }
 
 

@@ -22,7 +22,7 @@ from ._app import err_console
 if TYPE_CHECKING:
     from groundtrace.analyzer.errors import TraceReadError
 
-__all__ = ["StrictOpt", "check_unreadable"]
+__all__ = ["StrictOpt", "check_unreadable", "nothing_read", "read_error_rows"]
 
 StrictOpt = Annotated[
     bool,
@@ -45,3 +45,17 @@ def check_unreadable(errors: Sequence[TraceReadError | str], strict: bool) -> No
     if strict:
         refuse_unreadable(errors)
     err_console.print(f"[yellow]warning:[/] {escape(skipped_lines(errors))}", highlight=False)
+
+
+def read_error_rows(errors: Sequence[TraceReadError]) -> list[dict[str, object]]:
+    """The unreadable lines as a command's JSON lists them (``read_errors``)."""
+    return [{"path": e.path, "line": e.line, "field": e.field, "message": e.reason} for e in errors]
+
+
+def nothing_read(what: str, errors: Sequence[TraceReadError]) -> None:
+    """Say on stderr that no ``what`` (``trace``, ``span``) could be read from the input."""
+    err_console.print(
+        f"[bold red]error:[/] no {what} could be read from the input ({len(errors)} read error(s))",
+        markup=True,
+        highlight=False,
+    )
