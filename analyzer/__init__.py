@@ -72,6 +72,14 @@ __all__ = [
     "write",
 ]
 
+#: Imported on first use: ``import groundtrace.analyzer`` stays cheap.
+_SURFACE = {
+    "._analysis": ("Analysis", "DemoInputs", "Plan", "analyses", "get_analysis", "load_config",
+                   "register_analysis"),
+    "._driver": ("AnalysisRun", "RunContext", "run_analysis", "run_analysis_async"),
+    "._results": ("Result", "read", "write"),
+}  # fmt: skip
+
 #: No longer public (0.2.0; :func:`read` and :func:`write` are the way to a result file):
 #: importable from here for one release, with a warning.
 __getattr__ = renamed(
@@ -85,20 +93,5 @@ __getattr__ = renamed(
     },
     since="0.2.0",
     remove_in="0.3.0",
-    fallback=imported_on_use(
-        __name__,
-        {
-            "._analysis": (
-                "Analysis",
-                "DemoInputs",
-                "Plan",
-                "analyses",
-                "get_analysis",
-                "load_config",
-                "register_analysis",
-            ),
-            "._driver": ("AnalysisRun", "RunContext", "run_analysis", "run_analysis_async"),
-            "._results": ("Result", "read", "write"),
-        },
-    ),  # the result helpers and the analysis table on first use: the import stays cheap
+    fallback=imported_on_use(__name__, _SURFACE),
 )
