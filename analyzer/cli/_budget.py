@@ -8,8 +8,6 @@ resolve as the record's do (:meth:`CallOptions.settings`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
@@ -18,9 +16,8 @@ import typer
 
 if TYPE_CHECKING:
     from groundtrace.analyzer._settings import Calls
-    from groundtrace.analyzer.llm import CallCache, ChatRequest, PriceTable
 
-__all__ = ["CALL_FIELDS", "CallOptions", "existing_cache", "print_estimate", "with_concurrency"]
+__all__ = ["CALL_FIELDS", "CallOptions", "with_concurrency"]
 
 R = TypeVar("R")
 
@@ -133,42 +130,3 @@ def with_concurrency(record: R, concurrency: int | None) -> tuple[R, int]:
         if isinstance(record, ModelCalls):
             record = calls  # type: ignore[assignment]  # the same record, concurrency set
         return record, calls.in_flight()
-
-
-@contextmanager
-def existing_cache(path: Path) -> Iterator[CallCache | None]:
-    """The run's call cache when it exists (an estimate creates nothing), closed on exit."""
-    from groundtrace.analyzer.llm import CallCache
-
-    cache = CallCache(path) if path.exists() else None
-    try:
-        yield cache
-    finally:
-        if cache is not None:
-            cache.close()
-
-
-def print_estimate(
-    requests: Sequence[ChatRequest],
-    cache: CallCache | None,
-    prices: PriceTable | None,
-    *,
-    as_json: bool,
-    units_done: int = 0,
-    dependent: int = 0,
-) -> None:
-    """``--estimate``: print what the run would call (nothing is sent, nothing is created).
-
-    Args:
-        requests: the model requests the run would make.
-        cache: the run's call cache (see :func:`existing_cache`).
-        prices: the price table, if any.
-        as_json: print one JSON object instead of text.
-        units_done: work units the run's journal already holds.
-        dependent: further calls, at most, that depend on replies not made yet.
-    """
-    from groundtrace.analyzer._results import encode
-    from groundtrace.analyzer.llm import estimate_calls
-
-    found = estimate_calls(requests, cache, prices, units_done=units_done, dependent=dependent)
-    typer.echo(encode(found).decode() if as_json else found.text(), nl=as_json)
