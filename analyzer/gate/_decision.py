@@ -102,29 +102,18 @@ def decide_run(cases: Sequence[CaseDecision], min_evaluable: float) -> RunDecisi
     total = len(cases)
     evaluable = total - counts[Decision.NOT_EVALUABLE.value]
     share = evaluable / total if total else 0.0
-    if counts[Decision.BLOCK.value]:
-        blocked = [c.case_id for c in cases if c.decision is Decision.BLOCK]
-        return RunDecision(
-            Decision.BLOCK,
-            (f"{len(blocked)} case(s) block: {some(blocked)}",),
-            counts,
-            share,
-        )
-    if evaluable == 0 or share < min_evaluable:
-        return RunDecision(
-            Decision.NOT_EVALUABLE,
-            (f"evaluable coverage {share:.0%} below minimum {min_evaluable:.0%}",),
-            counts,
-            share,
-        )
+    blocked = [c.case_id for c in cases if c.decision is Decision.BLOCK]
     gaps = [
         c.case_id for c in cases if c.decision in {Decision.MANUAL_REVIEW, Decision.NOT_EVALUABLE}
     ]
-    if gaps:
-        return RunDecision(
-            Decision.MANUAL_REVIEW,
-            (f"{len(gaps)} case(s) need review or could not be evaluated: {some(gaps)}",),
-            counts,
-            share,
-        )
-    return RunDecision(Decision.PROMOTE, (), counts, share)
+    if blocked:
+        decision, why = Decision.BLOCK, f"{len(blocked)} case(s) block: {some(blocked)}"
+    elif evaluable == 0 or share < min_evaluable:
+        why = f"evaluable coverage {share:.0%} below minimum {min_evaluable:.0%}"
+        decision = Decision.NOT_EVALUABLE
+    elif gaps:
+        why = f"{len(gaps)} case(s) need review or could not be evaluated: {some(gaps)}"
+        decision = Decision.MANUAL_REVIEW
+    else:
+        decision, why = Decision.PROMOTE, ""
+    return RunDecision(decision, (why,) if why else (), counts, share)
