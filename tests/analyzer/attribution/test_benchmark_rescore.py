@@ -37,12 +37,12 @@ def _row(index: int, ours: float, theirs: float) -> dict[str, Any]:
 
 
 def test_rescored_rows_are_also_summarised_after_the_design_items(tmp_path: Path) -> None:
-    rows = [_row(i, 2.0 if i in DESIGN_ITEMS else 1.0, 1.5) for i in range(22)]
+    rows = [_row(i, 2.0 if i in DESIGN_ITEMS else 1.0, 1.5) for i in [*range(22), 34]]
     out = sentences_summary(rows)
     later = out["after_design_items"]
-    assert later["indices"] == [12, 13, 18, 19, 20, 21]
-    assert later["n"] == 6 and later["top1_drop"]["difference"] == pytest.approx(-0.5)
-    assert out["top1_drop"]["difference"] == pytest.approx((16 * 0.5 - 6 * 0.5) / 22)
+    assert later["indices"] == [18, 19, 20, 21]
+    assert later["n"] == 4 and later["top1_drop"]["difference"] == pytest.approx(-0.5)
+    assert out["top1_drop"]["difference"] == pytest.approx((19 * 0.5 - 4 * 0.5) / 23)
     assert "after_design_items" not in sentences_summary([{**r, "index": -1} for r in rows])
     (tmp_path / "sentences_gold3_v2.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert summary_only(tmp_path, 4, 3)["sentences_v2"]["n"] == 22
+    assert summary_only(tmp_path, 4, 3)["sentences_v2"]["n"] == 23
