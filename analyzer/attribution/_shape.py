@@ -74,7 +74,7 @@ class Config(Pacing, frozen=True, kw_only=True):
             ``shapley`` (2^k passes, k <= 6) or ``contextcite``.
         max_passes: the pass budget of ``hierarchical``.
         n_ablations: random ablations of ``contextcite``.
-        seed: seed of ``contextcite``'s masks.
+        seed: seed of the random masks of ``contextcite`` and ``hierarchical``.
         threads: CPU threads of the in-process model.
         n_ctx: context length of the in-process model.
         replay: the ``behavioural`` tier (no log-probabilities): function replay of the app,
