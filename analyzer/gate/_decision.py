@@ -58,10 +58,14 @@ def decide_case(
 
     ``critical``: the case is critical (flag or stratum), so any failed check blocks.
     """
+
+    def decided(decision: Decision, reasons: tuple[str, ...] = ()) -> CaseDecision:
+        return CaseDecision(case_id, stratum, decision, reasons, tuple(results))
+
     produced = [r for r in results if r.status in _PRODUCED]
     if not produced:
         missing = tuple(_reason(r) for r in results) or ("no check applied to this case",)
-        return CaseDecision(case_id, stratum, Decision.NOT_EVALUABLE, missing, tuple(results))
+        return decided(Decision.NOT_EVALUABLE, missing)
     # A critical check that could not run is missing evidence (review), not a block.
     blocking = [
         r
@@ -72,17 +76,11 @@ def decide_case(
         reasons = tuple(
             _reason(r) + ("" if r.critical or r.blocking else " [critical case]") for r in blocking
         )
-        return CaseDecision(case_id, stratum, Decision.BLOCK, reasons, tuple(results))
+        return decided(Decision.BLOCK, reasons)
     review = [r for r in results if r.status not in {CheckStatus.PASS, CheckStatus.NOTED}]
     if review:
-        return CaseDecision(
-            case_id,
-            stratum,
-            Decision.MANUAL_REVIEW,
-            tuple(_reason(r) for r in review),
-            tuple(results),
-        )
-    return CaseDecision(case_id, stratum, Decision.PROMOTE, (), tuple(results))
+        return decided(Decision.MANUAL_REVIEW, tuple(_reason(r) for r in review))
+    return decided(Decision.PROMOTE)
 
 
 class RunDecision(msgspec.Struct, frozen=True):
