@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+_K = TypeVar("_K", str, tuple[str, str])
 #: The group of a source that names none.
 DEFAULT_GROUP: Final = "ungrouped"
 _TEXT_SUFFIXES: Final = (".txt", ".md")
@@ -140,6 +141,14 @@ def _decode(
         raise InputError(
             f"invalid {what}: {message}", path=str(path), line=number, field=_field_of(message)
         ) from None
+
+
+def _once(seen: dict[_K, int], key: _K, what: str, path: Path, line: int, field: str) -> None:
+    """Note ``key`` read on ``line``; read before: refused, naming the line it was first on."""
+    if key in seen:
+        raise InputError(f"{what} (first on line {seen[key]})", path=str(path), line=line,
+                         field=field)  # fmt: skip
+    seen[key] = line
 
 
 def _need(value: str, path: Path, line: int | None, field: str, what: str) -> None:
@@ -258,13 +267,8 @@ def load_sources(path: Path) -> list[Source]:
         where: dict[str, int] = {}
         for number, line in _lines(path, "sources"):
             record = _decode(decoder, line, path, number, "source")
-            if record.id in where:
-                raise InputError(
-                    f"duplicate source id {record.id!r} (first on line {where[record.id]})",
-                    path=str(path), line=number, field="id",
-                )  # fmt: skip
+            _once(where, record.id, f"duplicate source id {record.id!r}", path, number, "id")
             sources.append(_source(record, record.id, record.text, path, number))
-            where[record.id] = number
         if not sources:
             raise InputError("the sources file holds no source", path=str(path))
     seen: set[str] = set()
@@ -317,11 +321,7 @@ def load_questions(
         record = _decode(decoder, line, path, number, "question")
         _need(record.id, path, number, "id", "question")
         _need(record.text, path, number, "text", "question")
-        if record.id in lines:
-            raise InputError(
-                f"duplicate question id {record.id!r} (first on line {lines[record.id]})",
-                path=str(path), line=number, field="id",
-            )  # fmt: skip
+        _once(lines, record.id, f"duplicate question id {record.id!r}", path, number, "id")
         if record.scope != GENERAL_SCOPE and record.scope not in groups:
             raise InputError(
                 f"question {record.id!r} is scoped to unknown group {record.scope!r} "
@@ -337,7 +337,6 @@ def load_questions(
                         f"invalid regular expression {pattern!r}: {exc}", path=str(path),
                         line=number, field=f"cues.{kind}",
                     ) from None  # fmt: skip
-        lines[record.id] = number
         question = Question(
             id=record.id, text=record.text, scope=record.scope, topics=record.topics or (record.id,)
         )
@@ -431,12 +430,8 @@ def load_answers(path: Path, corpus: Corpus) -> list[Answer]:
                 path=str(path), line=number, field="source_id",
             )  # fmt: skip
         key = (record.question_id, record.source_id)
-        if key in lines:
-            raise InputError(
-                f"a second answer of source {key[1]!r} to question {key[0]!r} "
-                f"(first on line {lines[key]})", path=str(path), line=number, field="source_id",
-            )  # fmt: skip
-        lines[key] = number
+        second = f"a second answer of source {key[1]!r} to question {key[0]!r}"
+        _once(lines, key, second, path, number, "source_id")
         given[key] = _given_answer(record)
     if not given:
         raise InputError("the answers file holds no answer", path=str(path))

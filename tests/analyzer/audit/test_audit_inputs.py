@@ -62,6 +62,34 @@ def test_duplicate_ids_and_empty_text_in_json_lines(tmp_path: Path) -> None:
         load_sources(path)
 
 
+def test_a_second_question_or_answer_names_the_line_of_the_first(tmp_path: Path) -> None:
+    sources = tmp_path / "s.jsonl"
+    sources.write_text('{"id": "a", "text": "x"}\n\n{"id": "a", "text": "y"}\n', "utf-8")
+    with pytest.raises(InputError) as caught:
+        load_sources(sources)
+    assert (caught.value.line, caught.value.field) == (3, "id")
+    assert "duplicate source id 'a' (first on line 1)" in str(caught.value)
+    paths = write_corpus(tmp_path / "corpus")
+    corpus = load_inputs(paths.sources, paths.questions).corpus
+    first = paths.questions.read_text("utf-8").splitlines()[0]
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(f"{first}\n{first}\n", "utf-8")
+    with pytest.raises(InputError) as caught:
+        load_inputs(paths.sources, questions)
+    asked = json.loads(first)["id"]
+    assert (caught.value.line, caught.value.field) == (2, "id")
+    assert f"duplicate question id {asked!r} (first on line 1)" in str(caught.value)
+    row = {"question_id": "glass", "source_id": "lakeview", "answer": "Yes."}
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps(row) + "\n" + json.dumps(row) + "\n", "utf-8")
+    with pytest.raises(InputError) as caught:
+        load_answers(answers, corpus)
+    assert (caught.value.line, caught.value.field) == (2, "source_id")
+    assert "a second answer of source 'lakeview' to question 'glass' (first on line 1)" in str(
+        caught.value
+    )
+
+
 def test_gold_and_answers_are_read_per_source(tmp_path: Path) -> None:
     paths = write_corpus(tmp_path)
     inputs = load_inputs(paths.sources, paths.questions)
