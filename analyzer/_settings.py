@@ -1,7 +1,16 @@
 """The settings several analyses share, declared once: the model-call fields as records an
 analysis's ``Config`` inherits (:class:`ModelCalls`; :class:`Pacing` for an analysis that
-paces an endpoint without ceilings), and the replay's keyword arguments as one field type
-(:data:`ReplayKwargs`: ``msgspec`` gives a record one base with fields, not two).
+paces an endpoint without ceilings), and the function replay's fields as field types
+(:data:`Replay`, :data:`ReplayKwargs`) with their help: ``msgspec`` gives a record one base
+with fields, not two, so a record already on :class:`Pacing` names them instead::
+
+    replay: Replay = None
+    replay_kwargs: ReplayKwargs = msgspec.field(default_factory=dict)
+
+(a field's default is written where the field is: ``msgspec`` reads it from the class body,
+not from the type). The help of such a type is its ``msgspec.Meta(description=...)``, which
+the options read (``analyzer/cli/_fields.py``) unless the record's docstring describes the
+field itself (attribution's ``replay`` is its behavioural tier).
 
 A ``msgspec.Struct`` subclass keeps its base's fields flat, so a config file and the options
 generated from the record (``groundtrace NAME`` and ``groundtrace analyze NAME``) spell them as
@@ -31,7 +40,7 @@ from groundtrace.analyzer.errors import ConfigError
 if TYPE_CHECKING:
     from groundtrace.analyzer.llm import Budget, CallProfile, PriceTable
 
-__all__ = ["Calls", "ModelCalls", "Pacing", "ReplayKwargs"]
+__all__ = ["Calls", "ModelCalls", "Pacing", "Replay", "ReplayKwargs"]
 
 
 class Pacing(msgspec.Struct, frozen=True, kw_only=True):
@@ -153,6 +162,35 @@ class Calls:
         return self.given.DEFAULT_CONCURRENCY if found is None else found
 
 
+#: Function replay of the traced app (interventions, attribution): its entry point.
+Replay = Annotated[
+    str | None,
+    msgspec.Meta(
+        description="function replay: ``recorded`` (the trace's own entry point) or a "
+        "``module:qualname``."
+    ),
+]
+
 #: A replay's keyword arguments replacing recorded ones (interventions, attribution), given
 #: as a repeatable ``--replay-kwarg NAME=VALUE`` in every command.
-ReplayKwargs = Annotated[dict[str, str], msgspec.Meta(extra={"option": "--replay-kwarg"})]
+ReplayKwargs = Annotated[
+    dict[str, str],
+    msgspec.Meta(
+        description="keyword arguments replacing recorded ones in function replay (e.g. a "
+        "new ``base_url``).",
+        extra={"option": "--replay-kwarg"},
+    ),
+]
+
+# Settings that look alike but stay each record's own (not repetitions of one setting):
+# - ``seed``: interventions' is the seed sent to the model with every replay, attribution's
+#   draws its random masks, paths' the bootstrap's index matrix, the gate profile's
+#   ``[bayes] seed`` its Monte-Carlo draws; judge's ``judge_seed`` / ``sample_seed`` the
+#   judge model's and the gold sample's. Each has its own default (0, 0, 42, 20260709).
+# - statistics: only paths' record offers them (``resamples``, ``seed``; the gate's are its
+#   profile's ``[bayes]`` table; interventions' bootstrap is fixed, ``Tuning.stats``), so
+#   there is no second declaration to share; ``groundtrace.analyzer.stats.StatsSettings`` is
+#   what they are passed as.
+# - ``endpoint`` / ``model``: a replayed endpoint (interventions), a scoring endpoint
+#   returning log-probabilities (attribution), an answering endpoint (audit): one name,
+#   three meanings and defaults.

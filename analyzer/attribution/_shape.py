@@ -21,7 +21,7 @@ import msgspec
 
 from groundtrace.analyzer._analysis import Analysis, DemoInputs, Plan
 from groundtrace.analyzer._results import Result
-from groundtrace.analyzer._settings import Pacing, ReplayKwargs
+from groundtrace.analyzer._settings import Pacing, Replay, ReplayKwargs
 from groundtrace.analyzer.errors import ConfigError, InputError
 from groundtrace.collectors import ReadReport, Trace, read_traces
 
@@ -55,7 +55,9 @@ CACHE = "attribution_scores.sqlite"
 
 class Config(Pacing, frozen=True, kw_only=True):
     """What the attribution analysis reads and how it scores (``rate_limit`` and ``timeout``:
-    :class:`~groundtrace.analyzer._settings.Pacing`'s, of the endpoint tier).
+    :class:`~groundtrace.analyzer._settings.Pacing`'s, of the endpoint tier; ``replay`` and
+    ``replay_kwargs``: function replay's, :data:`~groundtrace.analyzer._settings.Replay` and
+    :data:`~groundtrace.analyzer._settings.ReplayKwargs`, the behavioural tier's).
 
     Attributes:
         traces: trace files or folders.
@@ -81,8 +83,6 @@ class Config(Pacing, frozen=True, kw_only=True):
             ``recorded`` (the trace's own entry point) or a ``module:qualname``; each
             evidence item is scored by what removing it does to the replayed answer
             (leave-one-out only, k + 1 replays; not with ``model_path`` or ``endpoint``).
-        replay_kwargs: keyword arguments replacing recorded ones in the replay (e.g. a new
-            ``base_url``).
         limit: attribute the first N traces that can be (in read order; ``None``: all).
     """
 
@@ -97,7 +97,7 @@ class Config(Pacing, frozen=True, kw_only=True):
     seed: int = 0
     threads: int = 1
     n_ctx: int = 4096
-    replay: str | None = None
+    replay: Replay = None
     replay_kwargs: ReplayKwargs = msgspec.field(default_factory=dict)
     limit: int | None = None
 

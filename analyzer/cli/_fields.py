@@ -92,9 +92,11 @@ def field_help(record: type[Any]) -> dict[str, str]:
 
 def _described(record: type[Any]) -> dict[str, str]:
     """The fields the ``Attributes:`` sections of ``record``'s docstring and its bases'
-    describe (a shared record's fields, :mod:`groundtrace.analyzer._settings`): their help,
-    the record's own where it says it otherwise."""
-    found: dict[str, str] = {}
+    describe (a shared record's fields, :mod:`groundtrace.analyzer._settings`), or their
+    type's ``msgspec.Meta(description=...)`` (a shared field type's): their help, the
+    record's own where it says it otherwise."""
+    hints = typing.get_type_hints(record, include_extras=True)
+    found = {name: _plain(text) for name in hints if (text := _description(hints[name]))}
     for kind in reversed(record.__mro__):
         if kind is not record and (kind is msgspec.Struct or not issubclass(kind, msgspec.Struct)):
             continue
@@ -138,6 +140,18 @@ def _section(doc: str) -> dict[str, str]:
     return {name: _plain(" ".join(text)) for name, text in found.items()}
 
 
+def _metas(hint: Any) -> list[Any]:
+    """The ``msgspec.Meta`` annotations of ``hint`` (an ``Annotated`` type's)."""
+    if typing.get_origin(hint) is not Annotated:
+        return []
+    return [m for m in typing.get_args(hint)[1:] if isinstance(m, msgspec.Meta)]
+
+
+def _description(hint: Any) -> str | None:
+    """The help a field type declares: its ``msgspec.Meta(description=...)``."""
+    return next((m.description for m in _metas(hint) if m.description), None)
+
+
 def _option_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
@@ -145,11 +159,10 @@ def _option_name(name: str) -> str:
 def _option_of(name: str, hint: Any) -> str:
     """The option of the field ``name`` of type ``hint``: the one its annotation names
     (``msgspec.Meta(extra={"option": "--format"})``), else one named after the field."""
-    if typing.get_origin(hint) is Annotated:
-        for meta in typing.get_args(hint)[1:]:
-            named = (getattr(meta, "extra", None) or {}).get("option")
-            if isinstance(named, str):
-                return named
+    for meta in _metas(hint):
+        named = (meta.extra or {}).get("option")
+        if isinstance(named, str):
+            return named
     return _option_name(name)
 
 

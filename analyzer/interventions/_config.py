@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 
 import msgspec
 
-from groundtrace.analyzer._settings import ModelCalls, ReplayKwargs
+from groundtrace.analyzer._settings import ModelCalls, Replay, ReplayKwargs
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.llm import RetryPolicy
 from groundtrace.analyzer.stats import StatsSettings
@@ -72,7 +72,10 @@ class Config(ModelCalls, frozen=True, kw_only=True, forbid_unknown_fields=True):
     ``max_calls``, ``max_cost``, ``prices``) are
     :class:`~groundtrace.analyzer._settings.ModelCalls`'; all but ``concurrency`` and
     ``timeout`` need endpoint replay (the replayed app's own calls do not go through the
-    client).
+    client). ``replay`` and ``replay_kwargs`` are function replay's
+    (:data:`~groundtrace.analyzer._settings.Replay`,
+    :data:`~groundtrace.analyzer._settings.ReplayKwargs`); with neither ``replay`` nor
+    ``endpoint`` the trace's own entry point is replayed (``recorded``).
 
     A TOML file of it (``groundtrace analyze interventions --config run.toml``)::
 
@@ -87,11 +90,9 @@ class Config(ModelCalls, frozen=True, kw_only=True, forbid_unknown_fields=True):
         traces: trace files or folders.
         cases: the case file (JSON lines) joined by case id: gold labels (``None``: no gold).
         pool_dataset: a HotpotQA-layout JSON-lines file supplying replacement candidates.
-        replay: function replay: ``recorded`` (the trace's own entry point) or a
-            ``module:qualname``; ``None`` is ``recorded`` unless ``endpoint`` is given.
-        endpoint: base URL of an OpenAI-compatible endpoint (endpoint replay).
+        endpoint: base URL of an OpenAI-compatible endpoint (endpoint replay; with neither
+            this nor ``replay``, function replay of the trace's own entry point).
         model: the model name of endpoint replay (default: the captured one).
-        replay_kwargs: keyword arguments replacing recorded ones in function replay.
         operators: REMOVE, REPLACE, DUPLICATE, ZERO, RANDOM, JOINT (comma lists allowed;
             empty: all).
         limit: use the first N traces (those that name their case first).
@@ -107,7 +108,7 @@ class Config(ModelCalls, frozen=True, kw_only=True, forbid_unknown_fields=True):
     traces: tuple[str, ...]
     cases: str | None = None
     pool_dataset: str | None = None
-    replay: str | None = None
+    replay: Replay = None
     endpoint: str | None = None
     model: str | None = None
     replay_kwargs: ReplayKwargs = msgspec.field(default_factory=dict)

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from groundtrace.analyzer._settings import ModelCalls, Pacing, ReplayKwargs
+from groundtrace.analyzer._settings import ModelCalls, Pacing, Replay, ReplayKwargs
 from groundtrace.analyzer.errors import ConfigError
 
 #: The model-call fields: a record's only when inherited from the shared records.
@@ -46,9 +46,23 @@ def test_each_configs_call_fields_come_from_the_one_record() -> None:
             assert found[shared.name] == shared, (name, shared.name)
     assert issubclass(records["attribution"], Pacing)
     assert not issubclass(records["attribution"], ModelCalls)  # one model: no concurrency
-    for name in ("attribution", "interventions"):  # the replay's keyword arguments: one type
+    for name in ("attribution", "interventions"):  # the replay's fields: one type each
         hints = typing.get_type_hints(records[name], include_extras=True)
         assert hints["replay_kwargs"] == ReplayKwargs, name
+        assert hints["replay"] == Replay, name
+
+
+def test_the_replay_fields_help_comes_from_their_type_unless_the_record_says_more() -> None:
+    from groundtrace.analyzer.cli._fields import field_help
+
+    records = _records()
+    said = "Keyword arguments replacing recorded ones in function replay (e.g. a new base_url)."
+    replay = "Function replay: recorded (the trace's own entry point) or a module:qualname."
+    for name in ("attribution", "interventions"):
+        assert field_help(records[name])["replay_kwargs"] == said, name
+        assert "replay_kwargs:" not in (records[name].__doc__ or ""), name  # named, not described
+    assert field_help(records["interventions"])["replay"] == replay
+    assert field_help(records["attribution"])["replay"].startswith("The behavioural tier")
 
 
 def test_the_call_options_are_the_records_call_fields() -> None:
