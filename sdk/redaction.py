@@ -75,10 +75,11 @@ an e-mail address, ``-`` / ``_`` for the token prefixes, ``:`` / ``=`` for an as
 digits for any number). A redactor looks for all of them in one pass over the text, in C;
 text holding none (most prose, a title with one digit) is returned as it is, and otherwise
 only the maskers whose anchors it holds evaluate their trigger and scan it (which maskers that
-is, is remembered by the anchors held). The texts of a span's evidence list (titles, sources,
-contents) are looked at together, in one pass (:meth:`Redactor.may_change_each`), and only
-those that hold anchors go through the maskers. A custom :class:`PatternMasker` without
-anchors is considered for every text.
+is, is remembered by the anchors held); text for which none of those triggers fires (a title
+with the ``3`` of the AWS prefix ``A3T``) is returned as it is too. The texts of a span's
+evidence list (titles, sources, contents) are looked at together, in one pass
+(:meth:`Redactor.may_change_each`), and only those that may change go through the maskers.
+A custom :class:`PatternMasker` without anchors is considered for every text.
 
 Usage::
 
@@ -403,7 +404,10 @@ def _has(*needles: str) -> Callable[[str], bool]:
     guarded = tuple((_rarest(needle), needle) for needle in needles)
 
     def trigger(text: str) -> bool:
-        return any(rare in text and needle in text for rare, needle in guarded)
+        for rare, needle in guarded:  # noqa: SIM110 (a loop: no generator made per text)
+            if rare in text and needle in text:
+                return True
+        return False
 
     return trigger
 
@@ -741,13 +745,17 @@ class Redactor:
         return Redactor([*extra, *self._maskers])
 
     def may_change(self, text: str) -> bool:
-        """Whether masking ``text`` may change it: False when it is empty or holds no anchor
-        of any masker (one pass over the text in C, far cheaper than masking it), so nothing
-        can be found in it. True says only that the maskers have to look."""
+        """Whether masking ``text`` may change it: False when it is empty, holds no anchor of
+        any masker (one pass over the text in C, far cheaper than masking it), or none of the
+        triggers of the maskers its anchors let in fires (a title with one digit: the AWS
+        prefix ``A3T`` is not in it), so nothing can be found in it. True says only that the
+        maskers have to look."""
         if self._always:
             return bool(text)
-        hits = text.encode("utf-8", "surrogatepass").translate(self._table, self._not_anchors)
-        return 1 in hits or len(hits) > 1  # an anchor, or two paired ones (all others deleted)
+        held = text.encode("utf-8", "surrogatepass").translate(None, self._not_anchors)
+        hits = held.translate(self._table)
+        # an anchor, or two paired ones (all others deleted); then a trigger that fires
+        return (1 in hits or len(hits) > 1) and self._fires(text, held)
 
     def may_change_each(self, texts: Sequence[str]) -> list[bool]:
         """:meth:`may_change` of each of ``texts``, all looked at in one pass in C (the texts
@@ -763,9 +771,24 @@ class Redactor:
         if found.count(3) != len(texts) - 1:  # a text holds the separator: each on its own
             return [self.may_change(text) for text in texts]
         suspect = [False] * len(texts)
+        last = -1
         for hit in _SUSPECT.finditer(found):  # as in may_change; the text: separators before
-            suspect[found.count(3, 0, hit.start())] = True
+            index = found.count(3, 0, hit.start())
+            if index != last:  # (the hits of one text come one after the other)
+                last = index
+                text = texts[index]
+                held = text.encode("utf-8", "surrogatepass").translate(None, self._not_anchors)
+                suspect[index] = self._fires(text, held)
         return suspect
+
+    def _fires(self, text: str, held: bytes) -> bool:
+        """Whether a masker the anchors ``held`` by ``text`` let in may find something in
+        it: one without a trigger, or one whose trigger fires (each trigger as
+        :meth:`__call__` evaluates it)."""
+        for trigger, _ in self._plan(held):  # noqa: SIM110 (no generator made per text)
+            if trigger is None or trigger(text):
+                return True
+        return False
 
     def _plan(
         self, held: bytes

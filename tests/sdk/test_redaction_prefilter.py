@@ -227,22 +227,61 @@ def test_the_texts_of_a_span_are_looked_at_in_one_pass_each_as_on_its_own(
 
 def test_two_digits_of_two_texts_are_not_a_number_of_either() -> None:
     # one pass over "Title 1" and "Title 2" together sees two digits: each text holds one
-    assert REDACTOR.may_change_each(["Title 1", "Title 2", "", "Title 12"]) == [
+    assert REDACTOR.may_change_each(["Title 1", "Title 2", "", "Title 12", "no 123456"]) == [
         False,
         False,
         False,
+        False,  # two digits let the number maskers in; their triggers need a run of six
         True,
     ]
     # a text holding the separator itself: each text is looked at on its own
-    assert REDACTOR.may_change_each(["1\x002", "3"]) == [True, True]
+    texts = ["123456\x00", "A3TX0123456789ABCDEF", "3"]
+    assert REDACTOR.may_change_each(texts) == [True, True, False]
 
 
 def test_one_digit_lets_in_only_the_maskers_that_need_one() -> None:
     calls: list[str] = []
     redactor = _counting(calls)
-    assert redactor.may_change("Title 3")  # "3" of the AWS prefix A3T
+    # "3" of the AWS prefix A3T lets in the AWS masker alone (the number maskers need two
+    # digits), whose trigger rules the text out: masking cannot change it
+    assert not redactor.may_change("Title 3")
+    assert calls == ["aws_access_key"]
+    calls.clear()
     assert redactor("Title 3") == ("Title 3", ())
-    assert calls == ["aws_access_key"]  # not the number maskers: they need two digits
+    assert calls == ["aws_access_key"]
+    assert redactor.may_change_each(["Title 3", "Title 4"]) == [False, False]
+    key = "id A3TX0123456789ABCDEF"  # the same anchor, and the trigger fires
+    assert redactor.may_change(key)
+    assert redactor.may_change_each(["Title 3", key]) == [False, True]
+    assert redactor(key) == ("id [REDACTED:aws_access_key]", ("aws_access_key",))
+
+
+def test_evidence_text_no_trigger_fires_on_never_reaches_the_maskers(
+    traces: Traces, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+    masking = Redactor.__call__
+
+    def spying(self: Redactor, text: str) -> tuple[str, tuple[str, ...]]:
+        seen.append(text)
+        return masking(self, text)
+
+    monkeypatch.setattr(Redactor, "__call__", spying)
+    docs = [{"id": f"d{i}", "title": f"Title {i}", "content": PROSE} for i in range(5)]
+
+    @gt.retrieve(retriever="bm25")
+    def retrieve(query: str) -> list[dict[str, str]]:
+        return docs
+
+    traces.settings(redact=Redactor.default())
+    retrieve("q?")
+    assert seen == []  # "Title 3" holds an anchor of the AWS masker, not its prefix
+    docs.append({"id": "d5", "title": "Title 3 by al@example.com", "content": PROSE})
+    retrieve("q?")
+    assert seen == ["Title 3 by al@example.com"]
+    attributes = dict(traces.spans()[-1].attributes or {})
+    assert attributes[sc.GT_REDACTED] == ("email",)
+    assert "al@example.com" not in json.dumps(attributes)
 
 
 def test_the_maskers_chosen_by_the_anchors_a_text_holds_are_remembered(
