@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated
@@ -44,11 +43,13 @@ def simulate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Operating characteristics of the gate vs the naive gate (SPEC 4.5 study)."""
+    import msgspec
+
     from groundtrace.analyzer._results import to_builtins
     from groundtrace.analyzer.gate import BUILTIN_PROFILES, SCENARIOS, load_profile, simulate
 
     profiles = {
-        name: dataclasses.replace(load_profile(name).bayes, samples=samples)
+        name: msgspec.structs.replace(load_profile(name).bayes, samples=samples)
         for name in BUILTIN_PROFILES
     }
     sizes = (20, 50, 100, 200)

@@ -12,7 +12,6 @@ regression in the critical stratum cannot hide behind the weighted mean.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
 
 import msgspec
@@ -69,18 +68,18 @@ class StratumCounts(msgspec.Struct, frozen=True):
             raise ValueError(f"invalid stratum counts k={self.k}, n={self.n}")
 
 
-@dataclass(frozen=True, slots=True)
-class StratumThresholds:
-    """Per-stratum tolerance and thresholds."""
+class StratumThresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Per-stratum tolerance and thresholds: a profile's ``[bayes.strata.<stratum>]`` (an
+    absent key is its default)."""
 
-    delta: float
-    tau_block: float
-    tau_review: float
+    delta: float = 0.03
+    tau_block: float = 0.8
+    tau_review: float = 0.5
 
 
-@dataclass(frozen=True, slots=True)
-class BayesSettings:
-    """Settings of the comparison (all from the profile).
+class BayesSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Settings of the comparison: a profile's ``[bayes]`` table, decoded as it is (an absent
+    key is its default; a misspelt one is refused).
 
     Attributes:
         prior_alpha: alpha0 of the Beta prior.
@@ -101,8 +100,8 @@ class BayesSettings:
     tau_review: float = 0.5
     samples: int = 20_000
     seed: int = 20260709
-    weights: Mapping[str, float] = field(default_factory=dict)
-    strata: Mapping[str, StratumThresholds] = field(default_factory=dict)
+    weights: dict[str, float] = msgspec.field(default_factory=dict)
+    strata: dict[str, StratumThresholds] = msgspec.field(default_factory=dict)
 
 
 class StratumRisk(msgspec.Struct, frozen=True):

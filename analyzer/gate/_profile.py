@@ -22,11 +22,10 @@ import msgspec
 from groundtrace.analyzer._invalid import located
 from groundtrace.analyzer.errors import ConfigError
 
-from ._bayes import BayesSettings, StratumThresholds
+from ._bayes import BayesSettings
 
 __all__ = [
     "BUILTIN_PROFILES",
-    "BayesTable",
     "ChecksTable",
     "CoverageTable",
     "GuardrailsTable",
@@ -35,7 +34,6 @@ __all__ = [
     "Profile",
     "ProfileMeta",
     "ProfileSettings",
-    "StratumTable",
     "SynonymsTable",
     "load_profile",
 ]
@@ -58,28 +56,6 @@ class ProfileMeta(_Table, frozen=True, kw_only=True):
 
     name: str
     version: str | int | float = "0"
-
-
-class StratumTable(_Table, frozen=True, kw_only=True):
-    """``[bayes.strata.<stratum>]``: the stratum's own tolerance and thresholds."""
-
-    delta: float = 0.03
-    tau_block: float = 0.8
-    tau_review: float = 0.5
-
-
-class BayesTable(_Table, frozen=True, kw_only=True):
-    """``[bayes]``: the Bayesian comparison (:class:`BayesSettings`, SPEC 4.5)."""
-
-    prior_alpha: float = 1.0
-    prior_beta: float = 1.0
-    delta: float = 0.03
-    tau_block: float = 0.8
-    tau_review: float = 0.5
-    samples: int = 20_000
-    seed: int = 20260709
-    weights: dict[str, float] = msgspec.field(default_factory=dict)
-    strata: dict[str, StratumTable] = msgspec.field(default_factory=dict)
 
 
 class CoverageTable(_Table, frozen=True, kw_only=True):
@@ -125,7 +101,7 @@ class ProfileSettings(_Table, frozen=True, kw_only=True):
     defaults; an unknown table or key, or a value of the wrong type, is refused)."""
 
     profile: ProfileMeta
-    bayes: BayesTable = msgspec.field(default_factory=BayesTable)
+    bayes: BayesSettings = msgspec.field(default_factory=BayesSettings)
     coverage: CoverageTable = msgspec.field(default_factory=CoverageTable)
     judge: JudgeTable = msgspec.field(default_factory=JudgeTable)
     guardrails: GuardrailsTable = msgspec.field(default_factory=GuardrailsTable)
@@ -145,7 +121,7 @@ class Profile:
         sha256: sha256 of the file's exact bytes (no newline translation).
         raw_text: the file's text, decoded as UTF-8 with its newlines as they are.
         settings: the file's tables, decoded with their defaults.
-        bayes: the Bayesian decision settings.
+        bayes: the Bayesian decision settings (the ``[bayes]`` table, ``settings.bayes``).
     """
 
     name: str
@@ -178,18 +154,6 @@ class Profile:
         return tomllib.loads(self.raw_text)
 
 
-def _bayes(table: BayesTable) -> BayesSettings:
-    strata = {
-        stratum: StratumThresholds(delta=t.delta, tau_block=t.tau_block, tau_review=t.tau_review)
-        for stratum, t in table.strata.items()
-    }
-    return BayesSettings(
-        prior_alpha=table.prior_alpha, prior_beta=table.prior_beta, delta=table.delta,
-        tau_block=table.tau_block, tau_review=table.tau_review, samples=table.samples,
-        seed=table.seed, weights=dict(table.weights), strata=strata,
-    )  # fmt: skip
-
-
 def _parse(raw: bytes, source: str) -> Profile:
     try:
         text = raw.decode("utf-8")
@@ -208,7 +172,7 @@ def _parse(raw: bytes, source: str) -> Profile:
         raise ConfigError(reason, path=source, field=field or None) from None
     if not settings.profile.name:
         raise ConfigError("missing profile name", path=source, field="profile.name")
-    bayes = _bayes(settings.bayes)
+    bayes = settings.bayes
     if not 0.0 <= bayes.tau_review <= bayes.tau_block <= 1.0:
         raise ConfigError("need 0 <= tau_review <= tau_block <= 1", path=source, field="bayes")
     if bayes.prior_alpha <= 0 or bayes.prior_beta <= 0 or bayes.samples < 1:

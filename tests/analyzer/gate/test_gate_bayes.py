@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from importlib import resources
 
+import msgspec
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -91,7 +91,7 @@ def test_decide_thresholds_are_inclusive() -> None:
     profile=st.sampled_from(["balanced_default", "decision_grade"]),
 )
 def test_identical_candidate_never_blocks_at_large_n(n: int, rate: float, profile: str) -> None:
-    cfg = dataclasses.replace(load_profile(profile).bayes, samples=4000)
+    cfg = msgspec.structs.replace(load_profile(profile).bayes, samples=4000)
     k = round(n * rate)
     counts = {
         "general": StratumCounts(n, k),
@@ -160,9 +160,8 @@ def test_profile_errors_name_file_and_field(tmp_path) -> None:
 
 
 def test_simulation_separates_regression_from_improvement() -> None:
-    profiles = {
-        "balanced_default": dataclasses.replace(load_profile("balanced_default").bayes, samples=500)
-    }
+    bayes = load_profile("balanced_default").bayes
+    profiles = {"balanced_default": msgspec.structs.replace(bayes, samples=500)}
     cells = simulate(sizes=(200,), profiles=profiles, reps=100)
     by = {c.scenario: c for c in cells}
     assert by["regression"].mean_rho > by["no_change"].mean_rho > by["improvement"].mean_rho

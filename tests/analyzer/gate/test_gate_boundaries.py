@@ -478,13 +478,11 @@ def test_decisions_are_frozen_records_with_their_defaults() -> None:
 
 
 def test_bayes_records_are_frozen_and_messages_exact() -> None:
-    import dataclasses
-
     counts = StratumCounts(3, 2)
     with pytest.raises(AttributeError):
         counts.k = 3  # type: ignore[misc]
     for record in (StratumThresholds(0.1, 0.8, 0.5), BayesSettings()):
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with pytest.raises(AttributeError):
             record.delta = 0.5  # type: ignore[misc]
     with pytest.raises(ValueError, match=r"^most_severe\(\) of no decisions$"):
         most_severe([])

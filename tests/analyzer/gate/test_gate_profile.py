@@ -12,12 +12,8 @@ import pytest
 
 from groundtrace.analyzer.errors import ConfigError
 from groundtrace.analyzer.gate import BUILTIN_PROFILES, load_profile
-from groundtrace.analyzer.gate._profile import (
-    GuardrailsTable,
-    JudgeTable,
-    ProfileSettings,
-    StratumTable,
-)
+from groundtrace.analyzer.gate._bayes import BayesSettings, StratumThresholds
+from groundtrace.analyzer.gate._profile import GuardrailsTable, JudgeTable, ProfileSettings
 from groundtrace.analyzer.judge._types import DEFAULT_THRESHOLD
 
 #: The built-in profiles' SHA-256 (the snapshot names them: they do not change by decoding).
@@ -53,12 +49,26 @@ def test_an_absent_table_or_key_is_its_default(tmp_path: Path) -> None:
     profile = load_profile(_profile(tmp_path, "[bayes.strata.frost]\ndelta = 0.1\n"))
     assert profile.settings == ProfileSettings(profile=profile.settings.profile,
                                                bayes=profile.settings.bayes)  # fmt: skip
-    assert profile.settings.bayes.strata == {"frost": StratumTable(delta=0.1)}
+    assert profile.settings.bayes.strata == {"frost": StratumThresholds(delta=0.1)}
     assert profile.settings.judge == JudgeTable(modes={"adherence": "review"})
     assert profile.settings.judge.threshold == DEFAULT_THRESHOLD  # the judge's own default
     assert profile.settings.guardrails == GuardrailsTable()
     assert (profile.version, profile.min_evaluable, profile.paths_critical) == ("0", 0.9, False)
     assert profile.bayes.strata["frost"].tau_block == 0.8
+
+
+def test_the_bayes_table_is_the_comparisons_settings_record_declared_once(tmp_path: Path) -> None:
+    """``[bayes]`` decodes into the record ``compare`` reads (its fields and defaults once)."""
+    import msgspec
+
+    fields = msgspec.structs.fields(ProfileSettings)
+    assert next(f for f in fields if f.name == "bayes").type is BayesSettings
+    profile = load_profile(_profile(tmp_path, "[bayes]\nsamples = 500\nweights = { a = 2.0 }\n"))
+    assert profile.bayes is profile.settings.bayes
+    assert profile.bayes == BayesSettings(samples=500, weights={"a": 2.0})
+    with pytest.raises(ConfigError) as refused:  # a misspelt stratum key is still refused
+        load_profile(_profile(tmp_path, "[bayes.strata.frost]\ntau_blok = 0.9\n"))
+    assert refused.value.field == "bayes.strata[...].tau_blok"  # as msgspec locates it
 
 
 @pytest.mark.parametrize(
