@@ -771,6 +771,8 @@ class Redactor:
         if found.count(3) != len(texts) - 1:  # a text holds the separator: each on its own
             return [self.may_change(text) for text in texts]
         suspect = [False] * len(texts)
+        if 1 not in found and b"\2\2" not in found:  # no text holds anything (most spans)
+            return suspect
         last = -1
         for hit in _SUSPECT.finditer(found):  # as in may_change; the text: separators before
             index = found.count(3, 0, hit.start())
