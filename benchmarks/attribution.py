@@ -32,7 +32,9 @@ Phases:
    measured again by this version's methods into ``OUT/sentences_gold{k}_v2.jsonl``
    (resumable): the scores those folders' caches hold are read from them (read-only, while
    their runs go on), only the missing passes are made, cached in ``OUT``. The summary also
-   reports the items apart from those looked at while hierarchical's design was chosen.
+   reports the items apart from those looked at while hierarchical's design was chosen, and
+   hierarchical's LDS against ContextCite's at the same budget (its first 24 masks, from the
+   cache: no new pass).
 
 Scores go through a content-addressed cache (``OUT/scores.sqlite``) and per-item results
 into jsonl files: a stopped run resumes, and a finished item is never scored again.
@@ -251,6 +253,8 @@ def measure_sentences(
             "lds": lds(score, attribution, n_masks=32, seed=10_000 + seed),
             "scores": [round(s, 4) for s in attribution.scores],
         }
+    same = context_cite(score, split.k, n_tokens=len(tokens) - first, n_ablations=24, seed=seed)
+    row["contextcite_24_lds"] = lds(score, same, n_masks=32, seed=10_000 + seed)  # no new pass
     empty = score([(False,) * split.k])[0]
     row["full"] = ours.full
     row["context_gap"] = ours.full - empty
@@ -324,6 +328,17 @@ def sentences_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "contextcite": statistics.mean(r["contextcite"]["passes"] for r in rows),
     }
     out["context_dependent_share"] = len(dependent) / len(rows)
+    same = [r for r in rows if "contextcite_24_lds" in r]
+    if len(same) >= 2:  # ContextCite at hierarchical's budget: its first 24 masks
+        theirs = [r["contextcite_24_lds"] for r in same]
+        diff = compare(
+            "lds", [r["hierarchical"]["lds"] for r in same], theirs, StatsSettings(seed=42)
+        )
+        out["lds_vs_contextcite_24"] = {
+            "contextcite_24": statistics.mean(v for v in theirs if v == v),
+            "difference": diff.mean, "ci_low": diff.ci_low, "ci_high": diff.ci_high,
+            "items": len(same),
+        }  # fmt: skip
     if len(dependent) >= 2:
         out["context_dependent"] = _paired(dependent)
     later = [r for r in rows if r.get("index", -1) >= 0 and r["index"] not in DESIGN_ITEMS]

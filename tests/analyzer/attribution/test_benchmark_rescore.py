@@ -4,6 +4,7 @@ without writing to them, and the summary of rescored rows (the items after the d
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -44,5 +45,11 @@ def test_rescored_rows_are_also_summarised_after_the_design_items(tmp_path: Path
     assert later["n"] == 4 and later["top1_drop"]["difference"] == pytest.approx(-0.5)
     assert out["top1_drop"]["difference"] == pytest.approx((19 * 0.5 - 4 * 0.5) / 23)
     assert "after_design_items" not in sentences_summary([{**r, "index": -1} for r in rows])
+    assert "lds_vs_contextcite_24" not in out
+    same = sentences_summary([{**r, "contextcite_24_lds": 0.1} for r in rows])
+    assert same["lds_vs_contextcite_24"]["items"] == 23
+    assert same["lds_vs_contextcite_24"]["difference"] == pytest.approx(
+        statistics.mean(r["hierarchical"]["lds"] - 0.1 for r in rows)
+    )
     (tmp_path / "sentences_gold3_v2.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert summary_only(tmp_path, 4, 3)["sentences_v2"]["n"] == 23
