@@ -14,6 +14,7 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
@@ -32,7 +33,6 @@ from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import Analysis, AnalysisRun
-    from groundtrace.analyzer._settings import Calls
 
 __all__ = ["drive", "finish", "register"]
 
@@ -42,45 +42,56 @@ def drive(
     config: Any,
     out: Path,
     *,
-    executor: ExecutorOptions,
-    settings: Calls,
-    estimate: bool,
+    calls: CallOptions,
     in_flight: int | None,
-    write_back: WriteBackOptions | None,
     as_json: bool,
+    show: Callable[[Any, AnalysisRun[Any]], None] | None = None,
+    executor: ExecutorOptions | None = None,
+    write_back: WriteBackOptions | None = None,
+    naming: AbstractContextManager[None] | None = None,
     units: Any = None,
 ) -> AnalysisRun[Any] | None:
     """Run ``analysis`` on ``config`` into ``out`` through the driver, as every command does:
     ``in_flight`` units at a time on the executor the options ask for (``None``: every unit
-    at once in this process), under the call settings' budget (:meth:`CallOptions.settings`).
+    at once in this process), under the call options' settings over the record's
+    (:meth:`CallOptions.settings`; ``--estimate``: the estimate printed, nothing run, None
+    returned). A bad config field is named as ``naming`` says
+    (:func:`~._options.fields_as_options`).
 
-    With ``estimate`` the estimate is printed and ``None`` returned (nothing ran); else the
-    run's envelope (the caller prints it, then :func:`finish`).
+    The run is then shown, ``show(result, run)`` (default: the result record as JSON with
+    ``as_json``, else the reading and the reports written), and the command exits as its
+    exit code says (:func:`finish`); the run is returned.
     """
     from groundtrace.analyzer import run_analysis
 
+    settings = calls.settings(config)
     send = write_back.send if write_back is not None and write_back.requested else None
-    if estimate:
-        done = run_analysis(
-            analysis, config, out=out, prices=settings.prices, estimate=True, units=units
-        )
-        assert done.estimate is not None
-        from groundtrace.analyzer._results import encode
+    with naming or nullcontext():
+        if calls.estimate:
+            found = run_analysis(
+                analysis, config, out=out, prices=settings.prices, estimate=True, units=units
+            ).estimate
+            assert found is not None
+            from groundtrace.analyzer._results import encode
 
-        found = done.estimate
-        typer.echo(encode(found).decode() if as_json else found.text(), nl=as_json)
-        return None
-    with ProgressReporter(err_console) as progress:
-        if in_flight is None:
-            return run_analysis(
-                analysis, config, out=out, concurrency=None, budget=settings.budget,
-                progress=progress, write_back=send, units=units,
-            )  # fmt: skip
-        with executor.open(in_flight) as runner:
-            return run_analysis(
-                analysis, config, out=out, executor=runner, budget=settings.budget,
-                progress=progress, write_back=send, units=units,
-            )  # fmt: skip
+            typer.echo(encode(found).decode() if as_json else found.text(), nl=as_json)
+            return None
+        with ProgressReporter(err_console) as progress:
+            if in_flight is None:
+                done = run_analysis(
+                    analysis, config, out=out, concurrency=None, budget=settings.budget,
+                    progress=progress, write_back=send, units=units,
+                )  # fmt: skip
+            else:
+                with (executor or ExecutorOptions()).open(in_flight) as runner:
+                    done = run_analysis(
+                        analysis, config, out=out, executor=runner, budget=settings.budget,
+                        progress=progress, write_back=send, units=units,
+                    )  # fmt: skip
+    assert done.result is not None  # not an estimate
+    (show or _printer(as_json))(done.result, done)
+    finish(done)
+    return done
 
 
 def finish(done: AnalysisRun[Any]) -> None:
@@ -94,13 +105,21 @@ def finish(done: AnalysisRun[Any]) -> None:
         raise typer.Exit(done.exit_code)
 
 
-def _print(done: AnalysisRun[Any], as_json: bool, to_builtins: Callable[[Any], Any]) -> None:
-    if as_json:
-        typer.echo(json.dumps(to_builtins(done.result)))
-        return
-    print_reading(done.reading)
-    for report in done.reports:
-        console.print(f"report: {report}", markup=False, highlight=False)
+def _printer(as_json: bool) -> Callable[[Any, AnalysisRun[Any]], None]:
+    """The default showing of a run: its result record as one JSON object (``as_json``), else
+    its reading and the reports written."""
+
+    def show(result: Any, done: AnalysisRun[Any]) -> None:
+        from groundtrace.analyzer._results import to_builtins
+
+        if as_json:
+            typer.echo(json.dumps(to_builtins(result)))
+            return
+        print_reading(done.reading)
+        for report in done.reports:
+            console.print(f"report: {report}", markup=False, highlight=False)
+
+    return show
 
 
 #: The options of ``analyze NAME`` itself: a config field of these names is set in the file.
@@ -183,7 +202,6 @@ def _command(analysis: Analysis[Any, Any, Any]) -> Any:
         executor: ExecutorOptions,
         calls: CallOptions,
     ) -> None:
-        from groundtrace.analyzer._results import to_builtins
         from groundtrace.analyzer.errors import ConfigError
 
         if write_back.requested and analysis.verdicts is None:
@@ -192,16 +210,15 @@ def _command(analysis: Analysis[Any, Any, Any]) -> Any:
         with fields_as_options(overrides.option_names):  # a value the record's check refuses
             record = _record(analysis, config, fields, overrides.option_names, out)
         record, in_flight = with_concurrency(calls.over(record), concurrency)
-        done = drive(
-            analysis, record, out, executor=executor, settings=calls.settings(record),
-            estimate=calls.estimate, in_flight=in_flight, write_back=write_back,
-            as_json=as_json,
+
+        def show(result: Any, done: AnalysisRun[Any]) -> None:
+            err_console.print(f"{analysis.name}: {done.units} unit(s) planned", highlight=False)
+            _printer(as_json)(result, done)
+
+        drive(
+            analysis, record, out, calls=calls, in_flight=in_flight, as_json=as_json, show=show,
+            executor=executor, write_back=write_back,
         )  # fmt: skip
-        if done is None:
-            return
-        err_console.print(f"{analysis.name}: {done.units} unit(s) planned", highlight=False)
-        _print(done, as_json, to_builtins)
-        finish(done)
 
     analyze_command.__annotations__["fields"] = overrides.record  # the group's parameter
     analyze_command.__doc__ = _HELP.format(title=analysis.title, name=analysis.name)

@@ -16,10 +16,9 @@ import typer
 from groundtrace.analyzer.attribution import Config
 from groundtrace.analyzer.backends import DEFAULT_MODEL
 
-from ._analyze import drive, finish
-from ._app import console, handle_errors, print_reading
+from ._analyze import drive
+from ._app import handle_errors
 from ._budget import CallOptions
-from ._executor import ExecutorOptions
 from ._fields import record_options
 from ._options import fields_as_options, uses, without
 from ._writeback import WriteBackOptions
@@ -68,25 +67,12 @@ def attribution_command(
     (no trace could be attributed; the report is written, the reason printed). The run is
     the one `groundtrace analyze attribution --config` runs: the same reports and exit codes.
     """
-    from groundtrace.analyzer._results import to_builtins
     from groundtrace.analyzer.attribution import ANALYSIS
 
-    with fields_as_options(ATTRIBUTION_OPTIONS.option_names):
-        done = drive(  # one model: one trace at a time
-            ANALYSIS, config, out, executor=ExecutorOptions(), settings=calls.settings(None),
-            estimate=calls.estimate, in_flight=1, write_back=write_back, as_json=as_json,
-        )  # fmt: skip
-    if done is None:
-        return
-    if as_json:
-        import json
-
-        typer.echo(json.dumps(to_builtins(done.result)))
-    else:
-        print_reading(done.reading)
-        for report in done.reports:
-            console.print(f"report: {report}", markup=False, highlight=False)
-    finish(done)
+    drive(  # one model: one trace at a time
+        ANALYSIS, config, out, calls=calls, in_flight=1, as_json=as_json, write_back=write_back,
+        naming=fields_as_options(ATTRIBUTION_OPTIONS.option_names),
+    )  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from contextlib import ExitStack
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -27,7 +26,7 @@ from ._fields import record_options
 from ._options import fields_as_options, uses
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer._settings import Calls
+    from groundtrace.analyzer import AnalysisRun
     from groundtrace.analyzer.audit import AuditResult
 
 __all__ = ["register"]
@@ -156,7 +155,6 @@ def run_command(
     from groundtrace.analyzer.errors import ConfigError
 
     config = calls.over(config)
-    settings = config.calls()
     sources, questions, out = config.sources or None, config.questions, Path(config.out)
     shipped = _user_corpus(sources) is None
     if shipped and (config.answers is not None or config.traces):
@@ -170,8 +168,7 @@ def run_command(
             corpus = Path(stack.enter_context(TemporaryDirectory())) if calls.estimate else out
             mode = (retrieval or Retrieval.AUTO).value
             config = _shipped(config, mode, sources, questions, corpus / "corpus")
-        _audit_user(config, _RunOptions(settings, config.in_flight(), executor),
-                    estimate=calls.estimate, as_json=as_json)  # fmt: skip
+        _audit_user(config, calls, executor, as_json=as_json)
 
 
 def _shipped(config: Config, retrieval: str, count: str | None, ids: str, folder: Path) -> Config:
@@ -207,16 +204,8 @@ def _user_corpus(sources: str | None) -> Path | None:
     return path
 
 
-@dataclass(frozen=True, slots=True)
-class _RunOptions:
-    """The options of ``audit run`` that are not the audit's config: calls and executor."""
-
-    calls: Calls
-    units: int
-    executor: ExecutorOptions
-
-
-def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json: bool) -> None:
+def _audit_user(config: Config, calls: CallOptions, executor: ExecutorOptions, *,
+                as_json: bool) -> None:  # fmt: skip
     """``audit run``: the audit's config run by the one driver (``--estimate``: printed)."""
     from groundtrace.analyzer import audit
     from groundtrace.analyzer.errors import NothingMeasuredError
@@ -228,20 +217,19 @@ def _audit_user(config: Config, options: _RunOptions, *, estimate: bool, as_json
     for note in planned.notes:
         err_console.print(note, highlight=False, markup=False)
     out = Path(config.out)
-    with fields_as_options(RUN_OPTIONS.option_names, config):
-        done = drive(
-            audit.ANALYSIS, config, out, executor=options.executor, settings=options.calls,
-            estimate=estimate, in_flight=options.units, write_back=None, as_json=as_json,
-            units=planned,
-        )  # fmt: skip
-    if done is None:  # an estimate, printed
-        return
-    assert done.result is not None
-    if done.reason is not None:
-        raise NothingMeasuredError(f"{done.reason}; the run's files are in {out}")
-    _print_headline(done.result)
-    print_reading(done.reading)
-    console.print(f"report: {done.reports[0]}", highlight=False)
+
+    def show(result: AuditResult, done: AnalysisRun[AuditResult]) -> None:
+        if done.reason is not None:
+            raise NothingMeasuredError(f"{done.reason}; the run's files are in {out}")
+        _print_headline(result)
+        print_reading(done.reading)
+        console.print(f"report: {done.reports[0]}", highlight=False)
+
+    drive(
+        audit.ANALYSIS, config, out, calls=calls, in_flight=config.in_flight(), as_json=as_json,
+        show=show, executor=executor, naming=fields_as_options(RUN_OPTIONS.option_names, config),
+        units=planned,
+    )  # fmt: skip
 
 
 @audit_app.command("compare")

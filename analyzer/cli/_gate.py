@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import Progress
@@ -12,7 +12,7 @@ from rich.table import Table
 
 from groundtrace.analyzer.gate import Config
 
-from ._analyze import drive, finish
+from ._analyze import drive
 from ._app import console, err_console, handle_errors, print_reading
 from ._budget import CallOptions
 from ._executor import ExecutorOptions
@@ -20,6 +20,10 @@ from ._fields import record_options
 from ._options import fields_as_options, uses
 from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer import AnalysisRun
+    from groundtrace.analyzer.gate import GateResult
 
 __all__ = ["register"]
 
@@ -119,27 +123,23 @@ def run_command(
     from groundtrace.analyzer._results import encode
     from groundtrace.analyzer.gate import ANALYSIS
 
-    # planning refuses blocking curation findings, and unreadable lines under --strict
-    with fields_as_options(RUN_OPTIONS.option_names):
-        done = drive(
-            ANALYSIS, config, out, executor=executor, settings=calls.settings(None),
-            estimate=calls.estimate, in_flight=1, write_back=write_back, as_json=as_json,
-        )  # fmt: skip
-    if done is None:
-        return
-    result = done.result
-    assert result is not None  # not an estimate
-    for found in result.findings:
-        err_console.print(f"finding: {found}", highlight=False, markup=False)
-    check_unreadable(result.unreadable, False)
-    report = result.report
-    if as_json:
-        typer.echo(encode(report).decode())
-    else:
-        console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
-        print_reading(done.reading)
-        console.print(f"report: {done.reports[0]}  (exit code {report.exit_code})")
-    finish(done)
+    def show(result: GateResult, done: AnalysisRun[GateResult]) -> None:
+        for found in result.findings:
+            err_console.print(f"finding: {found}", highlight=False, markup=False)
+        check_unreadable(result.unreadable, False)
+        report = result.report
+        if as_json:
+            typer.echo(encode(report).decode())
+        else:
+            console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
+            print_reading(done.reading)
+            console.print(f"report: {done.reports[0]}  (exit code {report.exit_code})")
+
+    drive(  # planning refuses blocking curation findings, and unreadable lines under --strict
+        ANALYSIS, config, out, calls=calls, in_flight=1, as_json=as_json, show=show,
+        executor=executor, write_back=write_back,
+        naming=fields_as_options(RUN_OPTIONS.option_names),
+    )  # fmt: skip
 
 
 @gate_app.command("verify")

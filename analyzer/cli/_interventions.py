@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,6 +16,10 @@ from ._fields import record_options
 from ._options import uses
 from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer import AnalysisRun
+    from groundtrace.analyzer.interventions import InterventionsResult
 
 __all__ = ["register"]
 
@@ -63,24 +67,17 @@ def register(app: typer.Typer) -> None:
         from groundtrace.analyzer._results import encode, to_builtins
         from groundtrace.analyzer.interventions import ANALYSIS, operator_table_md
 
-        from ._analyze import drive, finish
+        from ._analyze import drive
 
         config, out = calls.over(config), Path(config.out)
-        done = drive(  # one endpoint: its bound on calls in flight is the units' too
-            ANALYSIS, config, out, executor=executor, settings=config.calls(),
-            estimate=calls.estimate, in_flight=config.in_flight(), write_back=write_back,
-            as_json=as_json,
-        )  # fmt: skip
-        if done is None:  # --estimate: printed
-            return
-        result = done.result
-        assert result is not None  # not an estimate
-        s = result.summary
-        check_unreadable(s.input.read_errors, strict=False)
-        left_out = {**s.input.traces_not_usable, **s.input.not_replayable}
-        if as_json:
-            typer.echo(encode(result.summary).decode())
-        else:
+
+        def show(result: InterventionsResult, done: AnalysisRun[InterventionsResult]) -> None:
+            s = result.summary
+            check_unreadable(s.input.read_errors, strict=False)
+            left_out = {**s.input.traces_not_usable, **s.input.not_replayable}
+            if as_json:
+                typer.echo(encode(result.summary).decode())
+                return
             console.print(operator_table_md(s))
             print_reading(done.reading)
             console.print(f"calls: {to_builtins(s.calls)}", markup=False)
@@ -96,4 +93,8 @@ def register(app: typer.Typer) -> None:
             if len(s.findings) > 10:
                 console.print(f"... and {len(s.findings) - 10} more findings (summary.json)")
             console.print(f"reports: {out / 'summary.md'}  {out / 'report.html'}")
-        finish(done)
+
+        drive(  # one endpoint: its bound on calls in flight is the units' too
+            ANALYSIS, config, out, calls=calls, in_flight=config.in_flight(), as_json=as_json,
+            show=show, executor=executor, write_back=write_back,
+        )  # fmt: skip

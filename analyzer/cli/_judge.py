@@ -11,14 +11,14 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import msgspec
 import typer
 
 from groundtrace.analyzer.judge import Config
 
-from ._analyze import drive, finish
+from ._analyze import drive
 from ._app import console, handle_errors, print_reading
 from ._budget import CALL_FIELDS, CallOptions
 from ._executor import ExecutorOptions
@@ -28,8 +28,7 @@ from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
 
 if TYPE_CHECKING:
-    from groundtrace.analyzer import AnalysisRun
-    from groundtrace.analyzer._settings import Calls
+    from groundtrace.analyzer import Analysis, AnalysisRun
     from groundtrace.analyzer.judge import JudgeResult, JudgeRunSummary
 
 __all__ = ["register"]
@@ -83,35 +82,16 @@ def _cache(out: Path, estimate: bool) -> str | None:
     return None if estimate else str(out / CACHE_NAME)
 
 
-def _drive(
-    config: Config,
-    out: Path,
-    *,
-    settings: Calls,
-    estimate: bool,
-    in_flight: int | None,
-    as_json: bool,
-    executor: ExecutorOptions | None = None,
-    write_back: WriteBackOptions | None = None,
-    command: str | None = None,
-) -> AnalysisRun[JudgeResult] | None:
-    """The judge through the driver (the options naming bad config fields); ``None`` after
-    an estimate. ``command`` is named at the end of a validation's report."""
+def _validation(command: str) -> Analysis[Config, Any, JudgeResult]:
+    """The judge analysis naming ``command`` at the end of a validation's report."""
     import dataclasses
     import functools
 
     from groundtrace.analyzer.judge import ANALYSIS, write_report
 
-    analysis = ANALYSIS
-    if command is not None:
-        analysis = dataclasses.replace(
-            ANALYSIS, write_report=functools.partial(write_report, command=command)
-        )
-    with fields_as_options(_OPTIONS):
-        return drive(
-            analysis, config, out, executor=executor or ExecutorOptions(), settings=settings,
-            estimate=estimate, in_flight=in_flight, write_back=write_back, as_json=as_json,
-        )  # fmt: skip
+    return dataclasses.replace(
+        ANALYSIS, write_report=functools.partial(write_report, command=command)
+    )
 
 
 @judge_app.command("validate")
@@ -137,22 +117,19 @@ def validate_command(
     """
     from groundtrace.analyzer._results import encode
 
-    config = _with_calls(config, calls, out)
+    def show(report: JudgeResult, done: AnalysisRun[JudgeResult]) -> None:
+        assert report.validation is not None  # a validation
+        if as_json:
+            typer.echo(encode(report.validation).decode())
+        else:
+            typer.echo(done.reports[0].read_text(encoding="utf-8"), nl=False)
+
     # every item at once (on this process): the model client bounds the calls
-    done = _drive(
-        config, out, settings=config.calls(), estimate=calls.estimate,
-        in_flight=None, as_json=as_json,
-        command=shlex.join(["groundtrace", *sys.argv[1:]]),
+    drive(
+        _validation(shlex.join(["groundtrace", *sys.argv[1:]])), _with_calls(config, calls, out),
+        out, calls=calls, in_flight=None, as_json=as_json, show=show,
+        naming=fields_as_options(_OPTIONS),
     )  # fmt: skip
-    if done is None:
-        return
-    report = done.result
-    assert report is not None and report.validation is not None  # a validation
-    if as_json:
-        typer.echo(encode(report.validation).decode())
-    else:
-        typer.echo(done.reports[0].read_text(encoding="utf-8"), nl=False)
-    finish(done)
 
 
 @judge_app.command("check")
@@ -218,24 +195,22 @@ def run_command(
     protocol error) the files are written and the command exits 6, naming why.
     """
     from groundtrace.analyzer._results import encode
+    from groundtrace.analyzer.judge import ANALYSIS
+
+    def show(report: JudgeResult, done: AnalysisRun[JudgeResult]) -> None:
+        check_unreadable(report.summary.read_errors, False)
+        if as_json:
+            typer.echo(encode(report.summary).decode())
+        else:
+            _print_run(report.summary)
+            print_reading(done.reading)
 
     config = _with_calls(config, calls, out)
-    in_flight = config.in_flight()  # the option, else the call profile's, else 2
-    done = _drive(  # planning, --strict refuses unreadable trace lines
-        config, out, settings=config.calls(), estimate=calls.estimate,
-        in_flight=in_flight, as_json=as_json, executor=executor, write_back=write_back,
+    drive(  # planning, --strict refuses unreadable trace lines
+        ANALYSIS, config, out, calls=calls, in_flight=config.in_flight(), as_json=as_json,
+        show=show, executor=executor, write_back=write_back,
+        naming=fields_as_options(_OPTIONS),
     )  # fmt: skip
-    if done is None:
-        return
-    report = done.result
-    assert report is not None  # not an estimate
-    check_unreadable(report.summary.read_errors, False)
-    if as_json:
-        typer.echo(encode(report.summary).decode())
-    else:
-        _print_run(report.summary)
-        print_reading(done.reading)
-    finish(done)
 
 
 def _print_run(summary: JudgeRunSummary) -> None:

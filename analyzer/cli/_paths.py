@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from groundtrace.analyzer.paths import Config
 
-from ._analyze import drive, finish
+from ._analyze import drive
 from ._app import console, handle_errors
 from ._budget import CallOptions
 from ._executor import ExecutorOptions
@@ -24,6 +24,10 @@ from ._fields import record_options
 from ._options import fields_as_options, uses
 from ._unreadable import StrictOpt, check_unreadable
 from ._writeback import WriteBackOptions
+
+if TYPE_CHECKING:
+    from groundtrace.analyzer import AnalysisRun
+    from groundtrace.analyzer.paths import PathsResult
 
 __all__ = ["register"]
 
@@ -63,27 +67,24 @@ def paths_command(
     from groundtrace.analyzer._results import to_builtins
     from groundtrace.analyzer.paths import ANALYSIS
 
-    with fields_as_options(
-        PATHS_OPTIONS.option_names
-    ):  # streamed: each trace is validated as it is read
-        done = drive(
-            ANALYSIS, config, out, executor=executor, settings=calls.settings(None),
-            estimate=calls.estimate, in_flight=1, write_back=write_back, as_json=as_json,
-        )  # fmt: skip
-    if done is None:
-        return
-    result = done.result
-    assert result is not None  # not an estimate
-    check_unreadable([line.error() for line in result.read_errors], False)
-    if as_json:
-        payload = to_builtins(result.report)
-        typer.echo(json.dumps({"cases": payload["cases"], "metrics": payload["metrics"]}))
-    else:  # the summary holds the reading (paths.reading)
-        console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
-        console.print(f"report: {done.reports[0]}", markup=False)
-    finish(done)
-    if fail_on_failure and any(v.path_pass is False for v in result.report.verdicts):
-        raise typer.Exit(1)
+    def show(result: PathsResult, done: AnalysisRun[PathsResult]) -> None:
+        check_unreadable([line.error() for line in result.read_errors], False)
+        if as_json:
+            payload = to_builtins(result.report)
+            typer.echo(json.dumps({"cases": payload["cases"], "metrics": payload["metrics"]}))
+        else:  # the summary holds the reading (paths.reading)
+            console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
+            console.print(f"report: {done.reports[0]}", markup=False)
+
+    done = drive(  # streamed: each trace is validated as it is read
+        ANALYSIS, config, out, calls=calls, in_flight=1, as_json=as_json, show=show,
+        executor=executor, write_back=write_back,
+        naming=fields_as_options(PATHS_OPTIONS.option_names),
+    )  # fmt: skip
+    if done is not None and fail_on_failure:
+        assert done.result is not None
+        if any(v.path_pass is False for v in done.result.report.verdicts):
+            raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
