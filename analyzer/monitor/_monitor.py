@@ -35,6 +35,7 @@ import msgspec
 import orjson
 
 from groundtrace.analyzer import get_analysis, run_analysis_async
+from groundtrace.analyzer._settings import ModelCalls
 from groundtrace.analyzer.errors import (
     BudgetReachedError,
     ConfigError,
@@ -397,10 +398,14 @@ class Monitor:
         config = config_of(state.analysis.config, rule, tuple(str(p) for p in batch))
         if "cache" in getattr(config, "__struct_fields__", ()) and config.cache is None:
             config = msgspec.structs.replace(config, cache=str(self.state / "llm_cache.sqlite"))
+        # units in flight as the analysis's command runs them: a model-calling record's
+        # concurrency (its work and model calls in flight; else its call profile's, else the
+        # analysis's default), else 4; the budget's bound holds either way
+        calls = config if isinstance(config, ModelCalls) else ModelCalls()
         try:
             done = await run_analysis_async(
                 state.analysis, config, out=self.state / "runs" / rule.name, budget=budget,
-                concurrency=int(rule.config.get("concurrency", 4)),  # the budget bound holds
+                concurrency=calls.in_flight(),
             )  # fmt: skip
             make = state.analysis.verdicts
             linked = None if done.result is None or make is None else make(done.result, config)

@@ -14,6 +14,7 @@ import asyncio
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -247,6 +248,30 @@ def test_backfill_evaluates_each_sampled_trace_once_and_a_second_costs_nothing(
     assert counts["evaluated_backfill"] == len(sampled_cases)  # the journal's, not new ones
     assert _outcomes(state) == outcomes
     assert sorted((state / "runs").rglob("*")) == runs  # no analysis ran again
+
+
+def test_a_rules_units_in_flight_are_its_records_concurrency(
+    shop: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge's record says its work in flight (its default 2, or ``concurrency``); paths,
+    which has no such field, runs 4 at a time (was ``concurrency`` read raw, else 4)."""
+    from groundtrace.analyzer.monitor import _monitor
+
+    seen: dict[str, list[int | None]] = {}
+    run = _monitor.run_analysis_async
+
+    async def spy(analysis: Any, config: Any, **given: Any) -> Any:
+        seen.setdefault(analysis.name, []).append(given["concurrency"])
+        return await run(analysis, config, **given)
+
+    monkeypatch.setattr(_monitor, "run_analysis_async", spy)
+    _backfill(_rules(shop, sample=0.3), tmp_path / "state", [shop / "traces"])
+    assert set(seen["judge"]) == {2} and set(seen["paths"]) == {4}
+    seen.clear()
+    rules = _rules(shop, sample=0.3, extra="").read_text(encoding="utf-8")
+    (tmp_path / "three.toml").write_text(rules + "concurrency = 3\n", encoding="utf-8")
+    _backfill(tmp_path / "three.toml", tmp_path / "again", [shop / "traces"])
+    assert set(seen["judge"]) == {3}
 
 
 def test_a_changed_case_file_is_another_fingerprint_and_re_evaluates(
