@@ -35,8 +35,6 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import msgspec
 
-from groundtrace.analyzer.errors import ConfigError
-
 if TYPE_CHECKING:
     from groundtrace.analyzer.llm import Budget, CallProfile, PriceTable
 
@@ -56,6 +54,8 @@ class Pacing(msgspec.Struct, frozen=True, kw_only=True):
     timeout: float = 120.0
 
     def __post_init__(self) -> None:
+        from groundtrace.analyzer.errors import ConfigError  # on use: the collectors' tree
+
         if self.rate_limit is not None and not self.rate_limit > 0:
             raise ConfigError(f"rate_limit must be > 0 calls per second, got {self.rate_limit}",
                               field="rate_limit")  # fmt: skip
@@ -90,6 +90,8 @@ class ModelCalls(Pacing, frozen=True, kw_only=True):
     prices: str | None = None
 
     def __post_init__(self) -> None:
+        from groundtrace.analyzer.errors import ConfigError
+
         super().__post_init__()
         if self.concurrency is not None and self.concurrency < 1:
             raise ConfigError(f"concurrency must be >= 1, got {self.concurrency}",

@@ -37,23 +37,27 @@ Usage::
 
 from __future__ import annotations
 
-from groundtrace.analyzer._deprecation import renamed
+from typing import TYPE_CHECKING
 
-from ._answerers import AnswerFn, Cues, EndpointAnswerer, extractive_answer, render_answer
-from ._app import Chosen, Retriever, answer_from_source
-from ._compare import compare_runs
+from groundtrace.analyzer._deprecation import imported_on_use, renamed
+
 from ._config import Config
-from ._folder import nothing_measured
-from ._inputs import front_matter
-from ._model import GENERAL_SCOPE, Answer, Corpus, PairLabel, Question, Source, Stance, in_scope
-from ._plan import plan
-from ._reading import reading
-from ._records import AuditResult, AuditSettings
-from ._report import render_comparison_markdown, render_validation_markdown, write_report
-from ._run import PairLabeller
-from ._shape import ANALYSIS, estimate, run
-from ._summary import AuditSummary
-from ._validate import AuditValidation
+
+if TYPE_CHECKING:
+    from ._answerers import AnswerFn, Cues, EndpointAnswerer, extractive_answer, render_answer
+    from ._app import Chosen, Retriever, answer_from_source
+    from ._compare import compare_runs
+    from ._folder import nothing_measured
+    from ._inputs import front_matter
+    from ._model import GENERAL_SCOPE, Answer, Corpus, PairLabel, Question, Source, Stance, in_scope
+    from ._plan import plan
+    from ._reading import reading
+    from ._records import AuditResult, AuditSettings
+    from ._report import render_comparison_markdown, render_validation_markdown, write_report
+    from ._run import PairLabeller
+    from ._shape import ANALYSIS, estimate, run
+    from ._summary import AuditSummary
+    from ._validate import AuditValidation
 
 #: The shape, the records a user reads and writes, the extension points a user plugs in, the
 #: source format's helpers (front matter, scope, the stance an answer renders) and what the
@@ -167,4 +171,26 @@ _DEPRECATED = {
     "whole_source": "groundtrace.analyzer.audit._app.whole_source",
 }
 
-__getattr__ = renamed(__name__, _DEPRECATED, since="0.2.0", remove_in="0.3.0")
+#: Every name but the config record is imported on first use: ``groundtrace audit run --help``
+#: builds its options from :class:`Config` without loading numpy, the collectors or the judge.
+_SURFACE = {
+    "._answerers": ("AnswerFn", "Cues", "EndpointAnswerer", "extractive_answer", "render_answer"),
+    "._app": ("Chosen", "Retriever", "answer_from_source"),
+    "._compare": ("compare_runs",),
+    "._folder": ("nothing_measured",),
+    "._inputs": ("front_matter",),
+    "._model": ("GENERAL_SCOPE", "Answer", "Corpus", "PairLabel", "Question", "Source", "Stance",
+                "in_scope"),
+    "._plan": ("plan",),
+    "._reading": ("reading",),
+    "._records": ("AuditResult", "AuditSettings"),
+    "._report": ("render_comparison_markdown", "render_validation_markdown", "write_report"),
+    "._run": ("PairLabeller",),
+    "._shape": ("ANALYSIS", "estimate", "run"),
+    "._summary": ("AuditSummary",),
+    "._validate": ("AuditValidation",),
+}  # fmt: skip
+__getattr__ = renamed(
+    __name__, _DEPRECATED, since="0.2.0", remove_in="0.3.0",
+    fallback=imported_on_use(__name__, _SURFACE),
+)  # fmt: skip

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import ClassVar, Final
 
 from groundtrace.analyzer._settings import ModelCalls
-from groundtrace.analyzer.errors import ConfigError
 
 __all__ = ["DEFAULT_CONCURRENCY", "Config", "model_url"]
 
@@ -77,6 +76,8 @@ class Config(ModelCalls, frozen=True, kw_only=True, forbid_unknown_fields=True):
             ConfigError: both ``endpoint`` and ``answerer`` are given, or the answerer is
                 neither built-in nor a URL with its model id.
         """
+        from groundtrace.analyzer.errors import ConfigError  # on use: the collectors' tree
+
         if self.endpoint is not None and self.answerer != "extractive":
             raise ConfigError("give the answerer once: endpoint or answerer", field="endpoint")
         if self.endpoint is not None:
@@ -98,6 +99,8 @@ def model_url(spec: str, model: str | None, field: str) -> str | None:
     Raises:
         ConfigError: ``spec`` is no http(s) URL, or a URL without its model id.
     """
+    from groundtrace.analyzer.errors import ConfigError
+
     if spec in ("extractive", "baseline"):
         return None
     if not spec.startswith(("http://", "https://")):

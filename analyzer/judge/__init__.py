@@ -26,27 +26,31 @@ judge_all(judge, cases)`` scores many.
 
 from __future__ import annotations
 
-from groundtrace.analyzer._deprecation import renamed
+from typing import TYPE_CHECKING
+
+from groundtrace.analyzer._deprecation import imported_on_use, renamed
 
 from ._config import Config
-from ._fingerprint import fingerprint, fingerprint_digest
-from ._lexical import LexicalJudge
-from ._plan import plan
-from ._reading import reading
-from ._record import ValidationRecord
-from ._records import JudgeRunSummary, JudgeValidation
-from ._rubric import Rubric
-from ._run import judge_all
-from ._shape import ANALYSIS, JudgeResult, nothing_measured, run, verdicts, write_report
-from ._types import (
-    ContextSource,
-    Judge,
-    JudgeCase,
-    Judgment,
-    Metric,
-    ProtocolError,
-    ProtocolErrorKind,
-)
+
+if TYPE_CHECKING:
+    from ._fingerprint import fingerprint, fingerprint_digest
+    from ._lexical import LexicalJudge
+    from ._plan import plan
+    from ._reading import reading
+    from ._record import ValidationRecord
+    from ._records import JudgeRunSummary, JudgeValidation
+    from ._rubric import Rubric
+    from ._run import judge_all
+    from ._shape import ANALYSIS, JudgeResult, nothing_measured, run, verdicts, write_report
+    from ._types import (
+        ContextSource,
+        Judge,
+        JudgeCase,
+        Judgment,
+        Metric,
+        ProtocolError,
+        ProtocolErrorKind,
+    )
 
 __all__ = [
     "ANALYSIS",
@@ -75,6 +79,21 @@ __all__ = [
     "write_report",
 ]
 
+#: Every name but the config record is imported on first use: ``groundtrace judge --help``
+#: builds its options from :class:`Config` without loading the statistics or the readers.
+_SURFACE = {
+    "._fingerprint": ("fingerprint", "fingerprint_digest"),
+    "._lexical": ("LexicalJudge",),
+    "._plan": ("plan",),
+    "._reading": ("reading",),
+    "._record": ("ValidationRecord",),
+    "._records": ("JudgeRunSummary", "JudgeValidation"),
+    "._rubric": ("Rubric",),
+    "._run": ("judge_all",),
+    "._shape": ("ANALYSIS", "JudgeResult", "nothing_measured", "run", "verdicts", "write_report"),
+    "._types": ("ContextSource", "Judge", "JudgeCase", "Judgment", "Metric", "ProtocolError",
+                "ProtocolErrorKind"),
+}  # fmt: skip
 _HERE = __name__
 #: Old and internal names, kept working for a release with a DeprecationWarning naming where
 #: they are now (0.2.0; removed in 0.3.0). ``JudgeResult`` now names the analysis's result
@@ -120,4 +139,5 @@ __getattr__ = renamed(
     },
     since="0.2.0",
     remove_in="0.3.0",
+    fallback=imported_on_use(__name__, _SURFACE),
 )  # fmt: skip

@@ -9,16 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final
 import msgspec
 
 from groundtrace.analyzer._settings import ModelCalls
-from groundtrace.analyzer.errors import ConfigError
-
-from ._lexical import LexicalJudge
-from ._llm_judge import LLMJudge, endpoint_fingerprint
-from ._record import AcceptanceProfile
-from ._rubric import DEFAULT_RUBRIC, Rubric, load_rubric
-from ._types import Judge, Metric
 
 if TYPE_CHECKING:
     from groundtrace.analyzer.llm import ModelClient
+
+    from ._record import AcceptanceProfile
+    from ._rubric import Rubric
+    from ._types import Judge, Metric
 
 __all__ = [
     "API_KEY_ENV",
@@ -110,6 +107,9 @@ class Config(ModelCalls, frozen=True, kw_only=True, forbid_unknown_fields=True):
         Raises:
             ConfigError: as :func:`acceptance` and :func:`build_judge`.
         """
+        from ._lexical import LexicalJudge
+        from ._llm_judge import endpoint_fingerprint
+
         _, working = acceptance(self)
         settings = endpoint_settings(self)
         if settings is None:
@@ -126,6 +126,10 @@ def acceptance(config: Config) -> tuple[AcceptanceProfile, float]:
     Raises:
         ConfigError: an unreadable or invalid profile, or a threshold outside [0, 1].
     """
+    from groundtrace.analyzer.errors import ConfigError
+
+    from ._record import AcceptanceProfile
+
     profile = AcceptanceProfile.from_file(config.profile) if config.profile else AcceptanceProfile()
     working = profile.threshold if config.threshold is None else config.threshold
     if not 0.0 <= working <= 1.0:
@@ -139,6 +143,10 @@ def metric_of(config: Config) -> Metric:
     Raises:
         ConfigError: no metric of that name.
     """
+    from groundtrace.analyzer.errors import ConfigError
+
+    from ._types import Metric
+
     try:
         return Metric(config.dimension)
     except ValueError:
@@ -170,6 +178,8 @@ def endpoint_settings(config: Config) -> EndpointSettings | None:
         ConfigError: a rubric for the lexical judge, a judge that is neither ``lexical`` nor
             an http(s) URL, an endpoint without a model, or a bad rubric or call setting.
     """
+    from groundtrace.analyzer.errors import ConfigError
+
     spec = config.judge
     if spec == "lexical":
         if config.rubric is not None:
@@ -182,6 +192,8 @@ def endpoint_settings(config: Config) -> EndpointSettings | None:
         raise ConfigError("--judge must be 'lexical' or an http(s) URL", field="judge")
     if not config.model:
         raise ConfigError("--model is required with an endpoint judge", field="model")
+    from ._rubric import DEFAULT_RUBRIC, load_rubric
+
     rubric = DEFAULT_RUBRIC if config.rubric is None else load_rubric(config.rubric)
     calls = config.calls()
     concurrency, rate_limit = calls.concurrency(spec), calls.rate_limit(spec)
@@ -202,6 +214,9 @@ def build_judge(config: Config, *, cache: bool = True) -> tuple[Judge, ModelClie
         ConfigError: as :func:`endpoint_settings`.
     """
     from groundtrace.analyzer.llm import CallCache, ModelClient, RetryPolicy
+
+    from ._lexical import LexicalJudge
+    from ._llm_judge import LLMJudge
 
     settings = endpoint_settings(config)
     if settings is None:

@@ -126,20 +126,26 @@ def test_the_help_of_each_command_loads_its_module_only(command: str) -> None:
     assert _command_modules(run["modules"]) <= {row.module, "_analyze"}
 
 
-def test_the_help_of_paths_loads_its_config_record_not_its_analysis() -> None:
-    """Its options come from ``paths.Config``: the record's module is loaded, not what the
-    analysis runs on (numpy, the statistics, the trace readers, the reports)."""
-    run = _groundtrace("paths", "--help")
+#: A record-backed command's help, the module of the record its options come from, and what
+#: its analysis runs on besides numpy, the statistics and the trace readers.
+LIGHT_HELP = [
+    (("paths", "--help"), "paths._config", ("paths._run", "_html")),
+    (("judge", "run", "--help"), "judge._config", ("judge._run", "llm", "judge._shape")),
+    (("audit", "run", "--help"), "audit._config", ("audit._run", "llm", "judge", "audit._shape")),
+]
+
+
+@pytest.mark.parametrize(("args", "record", "running"), LIGHT_HELP)
+def test_the_help_of_a_command_loads_its_config_record_not_its_analysis(
+    args: tuple[str, ...], record: str, running: tuple[str, ...]
+) -> None:
+    """Its options come from the analysis's ``Config``: the record's module is loaded, not
+    what the analysis runs on (numpy, the statistics, the trace readers, the reports)."""
+    run = _groundtrace(*args)
     assert run["code"] == 0, run["stderr"]
-    assert "groundtrace.analyzer.paths._config" in run["modules"]
-    running = (
-        "numpy",
-        "groundtrace.analyzer.stats",
-        "groundtrace.collectors",
-        "groundtrace.analyzer.paths._run",
-        "groundtrace.analyzer._html",
-    )
-    assert _loaded(run["modules"], running) == []
+    assert "groundtrace.analyzer." + record in run["modules"]
+    heavy = ("numpy", "groundtrace.analyzer.stats", "groundtrace.collectors")
+    assert _loaded(run["modules"], (*heavy, *("groundtrace.analyzer." + r for r in running))) == []
 
 
 def test_traces_summary_loads_the_collectors_only(tmp_path: Path) -> None:
