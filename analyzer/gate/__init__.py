@@ -29,27 +29,34 @@ from typing import TYPE_CHECKING, Any
 
 from groundtrace.analyzer._deprecation import renamed
 
-from ._bayes import Decision
-from ._cases import CheckStatus
-from ._curate import CurationReport, curate
-from ._decision import CaseDecision
-from ._profile import BUILTIN_PROFILES, Profile, load_profile
-from ._simulate import SCENARIOS, simulate
+from ._config import Config
 
 if TYPE_CHECKING:
+    from ._bayes import Decision
+    from ._cases import CheckStatus
+    from ._curate import CurationReport, curate
+    from ._decision import CaseDecision
+    from ._profile import BUILTIN_PROFILES, Profile, load_profile
     from ._reading import change_lines, reading
     from ._report import write_report
     from ._run import GateReport, GateResult, verify_report
-    from ._shape import ANALYSIS, Config, nothing_measured, plan, run, verdicts
+    from ._shape import ANALYSIS, nothing_measured, plan, run, verdicts
+    from ._simulate import SCENARIOS, simulate
 
-# The run of the gate is imported on first use (PEP 562): it loads the judges' and the
-# executors' stacks, which the profiles, the Bayes rule and the simulation do not need.
+# Every name but the config record is imported on first use (PEP 562): ``groundtrace gate run
+# --help`` builds its options from :class:`Config` without numpy (the Bayes rule), the trace
+# readers or the judges' and the executors' stacks (the run).
 _LAZY: dict[str, str] = {
+    "Decision": "._bayes",
+    "CheckStatus": "._cases",
+    **dict.fromkeys(("CurationReport", "curate"), "._curate"),
+    "CaseDecision": "._decision",
+    **dict.fromkeys(("BUILTIN_PROFILES", "Profile", "load_profile"), "._profile"),
     **dict.fromkeys(("change_lines", "reading"), "._reading"),
     "write_report": "._report",
     **dict.fromkeys(("GateReport", "GateResult", "verify_report"), "._run"),
-    **dict.fromkeys(("ANALYSIS", "Config", "nothing_measured", "plan", "run", "verdicts"),
-                    "._shape"),
+    **dict.fromkeys(("ANALYSIS", "nothing_measured", "plan", "run", "verdicts"), "._shape"),
+    **dict.fromkeys(("SCENARIOS", "simulate"), "._simulate"),
 }  # fmt: skip
 
 __all__ = [

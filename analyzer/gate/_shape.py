@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, overload
+from typing import TYPE_CHECKING, overload
 
 import msgspec
 
@@ -35,6 +35,7 @@ from groundtrace.collectors.readers import ReadReport, read_traces
 
 from ._cases import CaseOutcome
 from ._checks import gold_unmatched
+from ._config import Config
 from ._curate import CurationFinding, scan_case_file
 from ._demo import demo_config
 from ._judge_layer import JudgeSnapshot, judge_snapshot
@@ -63,39 +64,6 @@ __all__ = [
 
 #: How many blocking curation findings the refusal names.
 _NAMED = 5
-
-
-class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """What a gate run compares and how (``groundtrace analyze gate --config FILE``).
-
-    Attributes:
-        baseline: trace files or folders of the baseline run (the version in production).
-        candidate: trace files or folders of the candidate run (the version to ship).
-        cases: the case file (JSON lines, ``docs/cases.md``); a case file that still holds PII
-            or secrets is refused (``groundtrace gate curate`` redacts it).
-        profile: a built-in profile name (``balanced_default``, ``decision_grade``) or the
-            path of a profile TOML file.
-        judge: the judge layer's judge: ``"lexical"`` (the offline baseline judge); None: no
-            judge layer.
-        judge_records: validation records of the judge (``groundtrace judge validate``); a
-            ``block`` metric blocks only with a gate-eligible record.
-        junit: where to also write the JUnit XML of the case decisions (None: not written).
-        strict: refuse the traces when any line cannot be read (else the line is skipped
-            and noted in the report).
-        tools_config: which tool arguments are resources read, for the command-path layer
-            (``groundtrace paths --tools-config``, ``docs/agents.md``); None: each TOOL
-            span's recorded ``paths_read``.
-    """
-
-    baseline: tuple[str, ...]
-    candidate: tuple[str, ...]
-    cases: str
-    profile: str = "balanced_default"
-    judge: str | None = None
-    judge_records: Annotated[tuple[str, ...], msgspec.Meta(extra={"option": "--judge-record"})] = ()
-    junit: str | None = None
-    strict: bool = False
-    tools_config: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
