@@ -24,17 +24,21 @@ pool, roles, joint ablation) live in the private modules of this package.
 
 from __future__ import annotations
 
-from groundtrace.analyzer._deprecation import renamed
+from typing import TYPE_CHECKING
+
+from groundtrace.analyzer._deprecation import imported_on_use, renamed
 
 from ._config import Config, HardnessLevel
-from ._engine import ItemPlan
-from ._plan import Items
-from ._reading import reading
-from ._records import AxisEffect, Estimate, InterventionSummary, OperatorResult, ReplayRow
-from ._report import operator_table_md, write_report
-from ._roles import Role
-from ._run import InterventionsResult
-from ._shape import ANALYSIS, estimate_run, nothing_measured, plan, run, verdicts
+
+if TYPE_CHECKING:
+    from ._engine import ItemPlan
+    from ._plan import Items
+    from ._reading import reading
+    from ._records import AxisEffect, Estimate, InterventionSummary, OperatorResult, ReplayRow
+    from ._report import operator_table_md, write_report
+    from ._roles import Role
+    from ._run import InterventionsResult
+    from ._shape import ANALYSIS, estimate_run, nothing_measured, plan, run, verdicts
 
 __all__ = [
     "ANALYSIS",
@@ -59,6 +63,18 @@ __all__ = [
     "write_report",
 ]
 
+#: Every name but the config record is imported on first use: ``groundtrace interventions
+#: --help`` builds its options from :class:`Config` without numpy, the replay or the readers.
+_SURFACE = {
+    "._engine": ("ItemPlan",),
+    "._plan": ("Items",),
+    "._reading": ("reading",),
+    "._records": ("AxisEffect", "Estimate", "InterventionSummary", "OperatorResult", "ReplayRow"),
+    "._report": ("operator_table_md", "write_report"),
+    "._roles": ("Role",),
+    "._run": ("InterventionsResult",),
+    "._shape": ("ANALYSIS", "estimate_run", "nothing_measured", "plan", "run", "verdicts"),
+}
 _HERE = __name__
 #: Old and internal names, kept working for a release with a DeprecationWarning naming where
 #: they are now (0.2.0; removed in 0.3.0). The older drivers (``run_interventions``...) warn
@@ -99,4 +115,5 @@ __getattr__ = renamed(
     },
     since="0.2.0",
     remove_in="0.3.0",
+    fallback=imported_on_use(__name__, _SURFACE),
 )  # fmt: skip

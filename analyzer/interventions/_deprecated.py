@@ -22,12 +22,13 @@ from groundtrace.analyzer.llm import ChatRequest, RetryPolicy
 from groundtrace.analyzer.stats import StatsSettings
 
 from ._axes import AxisSettings
-from ._config import Config, Tuning
+from ._config import Config
 from ._engine import ItemPlan, PlanSettings
 from ._estimate import endpoint_replay_only
 from ._roles import RoleThresholds
 from ._run import RECORDED, InterventionsResult
 from ._shape import ANALYSIS, estimate_run, plan
+from ._tuning import Tuning
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import AnalysisRun

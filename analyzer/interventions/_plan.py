@@ -21,9 +21,10 @@ from groundtrace.analyzer.cases import Case, read_cases
 from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors import ReadReport, Trace, read_traces
 
-from ._config import Config, plan_settings
+from ._config import Config
 from ._engine import ItemPlan, PlanSettings, plan_item
 from ._records import InputCounts
+from ._tuning import plan_settings
 
 __all__ = ["Items", "plan"]
 

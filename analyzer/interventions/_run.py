@@ -39,7 +39,7 @@ from groundtrace.analyzer.replay import (
 )
 from groundtrace.collectors import Trace
 
-from ._config import Config, plan_settings
+from ._config import Config
 from ._engine import ItemPlan
 from ._plan import Items
 from ._records import (
@@ -51,6 +51,7 @@ from ._records import (
 )
 from ._roles import ItemRoles
 from ._run_summary import analyse
+from ._tuning import plan_settings
 
 if TYPE_CHECKING:
     from groundtrace.analyzer import RunContext

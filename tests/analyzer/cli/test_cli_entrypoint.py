@@ -133,6 +133,7 @@ LIGHT_HELP = [
     (("judge", "run", "--help"), "judge._config", ("judge._run", "llm", "judge._shape")),
     (("audit", "run", "--help"), "audit._config", ("audit._run", "llm", "judge", "audit._shape")),
     (("gate", "run", "--help"), "gate._config", ("gate._run", "gate._shape", "judge", "paths")),
+    (("interventions", "--help"), "interventions._config", ("interventions._run", "replay", "llm")),
 ]
 
 
