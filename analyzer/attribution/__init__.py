@@ -25,12 +25,19 @@ Usage::
 
 from __future__ import annotations
 
-from ._context import AblationContext
-from ._endpoint import EndpointScorer
-from ._llama import LlamaScorer
-from ._methods import context_cite, exact_shapley, hierarchical, leave_one_out
-from ._scorer import ContextScorer
-from ._shape import ANALYSIS, AttributionResult, Config
+from typing import TYPE_CHECKING
+
+from groundtrace.analyzer._deprecation import imported_on_use
+
+from ._config import Config
+
+if TYPE_CHECKING:
+    from ._context import AblationContext
+    from ._endpoint import EndpointScorer
+    from ._llama import LlamaScorer
+    from ._methods import context_cite, exact_shapley, hierarchical, leave_one_out
+    from ._scorer import ContextScorer
+    from ._shape import ANALYSIS, AttributionResult
 
 #: The analysis (``groundtrace attribution``), its record and result; what is attributed; the
 #: scorers of the in-process and endpoint tiers and their binding to a context; the methods.
@@ -49,3 +56,17 @@ __all__ = [
     "hierarchical",
     "leave_one_out",
 ]
+
+#: Every name but the config record is imported on first use: ``groundtrace attribution
+#: --help`` builds its options from :class:`Config` without numpy, the readers or the scorers.
+__getattr__ = imported_on_use(
+    __name__,
+    {
+        "._context": ("AblationContext",),
+        "._endpoint": ("EndpointScorer",),
+        "._llama": ("LlamaScorer",),
+        "._methods": ("context_cite", "exact_shapley", "hierarchical", "leave_one_out"),
+        "._scorer": ("ContextScorer",),
+        "._shape": ("ANALYSIS", "AttributionResult"),
+    },
+)

@@ -15,11 +15,15 @@ Usage::
 
 from __future__ import annotations
 
-from groundtrace.analyzer._deprecation import renamed
+from typing import TYPE_CHECKING
 
-from ._lexical_server import LEXICAL_MODEL, LexicalServer, lexical_client
-from ._llama import LlamaServer
+from groundtrace.analyzer._deprecation import imported_on_use, renamed
+
 from ._models import DEFAULT_MODEL, MODELS, ModelSpec
+
+if TYPE_CHECKING:
+    from ._lexical_server import LEXICAL_MODEL, LexicalServer, lexical_client
+    from ._llama import LlamaServer
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -43,4 +47,11 @@ __getattr__ = renamed(
     },
     since="0.2.0",
     remove_in="0.3.0",
-)
+    # the servers on first use: the model table (the attribution's help names its default)
+    # loads no HTTP client
+    fallback=imported_on_use(
+        __name__,
+        {"._lexical_server": ("LEXICAL_MODEL", "LexicalServer", "lexical_client"),
+         "._llama": ("LlamaServer",)},
+    ),
+)  # fmt: skip

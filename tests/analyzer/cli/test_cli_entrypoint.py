@@ -134,6 +134,11 @@ LIGHT_HELP = [
     (("audit", "run", "--help"), "audit._config", ("audit._run", "llm", "judge", "audit._shape")),
     (("gate", "run", "--help"), "gate._config", ("gate._run", "gate._shape", "judge", "paths")),
     (("interventions", "--help"), "interventions._config", ("interventions._run", "replay", "llm")),
+    (
+        ("attribution", "--help"),
+        "attribution._config",
+        ("attribution._shape", "llm", "backends._llama"),
+    ),
 ]
 
 
