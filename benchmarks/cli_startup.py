@@ -9,8 +9,11 @@ interleaved rounds (the order rotates from round to round) after one discarded w
 * ``help``: ``groundtrace --help``;
 * ``traces_summary``: ``groundtrace traces summary FILE`` on a one-line OTLP-JSON file written
   by the SDK's file exporter (one trace, one span);
-* ``paths_help``: ``groundtrace paths --help``, a command whose options are generated from its
-  analysis's config record (it loads that analysis; reported, not held to the target).
+* ``paths_help``, ``judge_help``, ``gate_help``, ``interventions_help``, ``audit_help`` and
+  ``attribution_help``: ``groundtrace paths --help``, ``judge run --help``, ``gate run --help``,
+  ``interventions --help``, ``audit run --help`` and ``attribution --help``, commands whose
+  options are generated from their analysis's config record (reported, not held to the
+  target); a command the installed version does not have is named in ``left_out``.
 
 ``cpu_s`` holds each command's median over the rounds; ``ratios`` each command's median
 divided by the reference's median, measured in the same run. Target: the ratios of ``help``
@@ -40,6 +43,15 @@ import groundtrace.sdk as gt
 TARGET = 3.0
 #: The commands held to the target ratio.
 HELD = ("help", "traces_summary")
+#: The record-backed commands' help: name -> the arguments after ``groundtrace``.
+RECORD_HELP = {
+    "paths_help": ("paths", "--help"),
+    "judge_help": ("judge", "run", "--help"),
+    "gate_help": ("gate", "run", "--help"),
+    "interventions_help": ("interventions", "--help"),
+    "audit_help": ("audit", "run", "--help"),
+    "attribution_help": ("attribution", "--help"),
+}
 SDK_START = "import groundtrace.sdk as gt; gt.configure(exporter='none')"
 
 
@@ -92,8 +104,15 @@ def main() -> None:
             "sdk": [sys.executable, "-c", SDK_START],
             "help": [*groundtrace, "--help"],
             "traces_summary": [*groundtrace, "traces", "summary", str(trace_file)],
-            "paths_help": [*groundtrace, "paths", "--help"],
         }
+        left_out = []
+        for name, words in RECORD_HELP.items():
+            command = [*groundtrace, *words]
+            probe = subprocess.run(command, capture_output=True, env=env, check=False, timeout=300)
+            if probe.returncode != 0 and b"No such command" in probe.stderr:
+                left_out.append(name)  # an older version without the command
+            else:
+                commands[name] = command
         names = list(commands)
         samples: dict[str, list[float]] = {name: [] for name in names}
         for round_no in range(args.rounds + 1):
@@ -112,6 +131,7 @@ def main() -> None:
         "ratios": {name: round(value, 3) for name, value in ratios.items()},
         "target_ratio": TARGET,
         "within_target": all(ratios[name] <= TARGET for name in HELD),
+        "left_out": left_out,
     }
     print(json.dumps(report))
 
