@@ -4,7 +4,9 @@ An analysis's config record (a ``msgspec.Struct``, :mod:`groundtrace.analyzer._a
 already says what can be set: each field's name, type, default and, in its docstring's
 ``Attributes:`` section, what it means. :func:`record_options` turns it into an option group
 (:func:`~groundtrace.analyzer.cli._options.uses`): one option per field, named after it
-(``quote_threshold`` -> ``--quote-threshold``), typed after it and helped by its docstring::
+(``quote_threshold`` -> ``--quote-threshold``), typed after it and helped by its docstring
+(a shared field type's ``msgspec.Meta(description=...)`` where the docstring does not describe
+the field, :data:`groundtrace.analyzer._settings.ReplayKwargs`)::
 
     PATHS = record_options(
         paths.Config,
