@@ -189,10 +189,12 @@ ReplayKwargs = Annotated[
 #   draws its random masks, paths' the bootstrap's index matrix, the gate profile's
 #   ``[bayes] seed`` its Monte-Carlo draws; judge's ``judge_seed`` / ``sample_seed`` the
 #   judge model's and the gold sample's. Each has its own default (0, 0, 42, 20260709).
-# - statistics: only paths' record offers them (``resamples``, ``seed``; the gate's are its
-#   profile's ``[bayes]`` table; interventions' bootstrap is fixed, ``Tuning.stats``), so
-#   there is no second declaration to share; ``groundtrace.analyzer.stats.StatsSettings`` is
-#   what they are passed as.
+# - bootstrap settings: paths' record (``resamples`` 5000, ``seed`` 42) and the judge's
+#   acceptance profile file (``n_resamples`` 1000, ``seed`` 20260709) spell and default them
+#   each as its file format always has (one record would rename a config key or move a
+#   result); both are passed on as ``groundtrace.analyzer.stats.StatsSettings`` / the
+#   bootstrap's arguments. Interventions' are fixed (``Tuning.stats``); the gate's Monte-Carlo
+#   draws are its profile's ``[bayes]`` table, decoded into the comparison's own record.
 # - ``endpoint`` / ``model``: a replayed endpoint (interventions), a scoring endpoint
 #   returning log-probabilities (attribution), an answering endpoint (audit): one name,
 #   three meanings and defaults.
