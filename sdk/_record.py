@@ -59,7 +59,8 @@ class Recorder:
         settings = self.settings
         redact = settings.redact
         if len(text) <= settings.max_attribute_length and (
-            redact is None or (type(redact) is Redactor and not redact.may_change(text))
+            redact is None
+            or (type(redact) is Redactor and not redact.may_change(text, triggers=not json_text))
         ):
             return text  # nothing to mask or cut (the common case)
         if self.truncated is None:

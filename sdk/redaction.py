@@ -744,18 +744,20 @@ class Redactor:
         """A new redactor with ``extra`` maskers tried *before* the current ones."""
         return Redactor([*extra, *self._maskers])
 
-    def may_change(self, text: str) -> bool:
+    def may_change(self, text: str, *, triggers: bool = True) -> bool:
         """Whether masking ``text`` may change it: False when it is empty, holds no anchor of
         any masker (one pass over the text in C, far cheaper than masking it), or none of the
         triggers of the maskers its anchors let in fires (a title with one digit: the AWS
         prefix ``A3T`` is not in it), so nothing can be found in it. True says only that the
-        maskers have to look."""
+        maskers have to look. ``triggers=False``: the anchors alone (a JSON text, whose
+        string literals are masked run by run: its numbers would set off the triggers of
+        the number maskers over the whole text)."""
         if self._always:
             return bool(text)
         held = text.encode("utf-8", "surrogatepass").translate(None, self._not_anchors)
         hits = held.translate(self._table)
         # an anchor, or two paired ones (all others deleted); then a trigger that fires
-        return (1 in hits or len(hits) > 1) and self._fires(text, held)
+        return (1 in hits or len(hits) > 1) and (not triggers or self._fires(text, held))
 
     def may_change_each(self, texts: Sequence[str]) -> list[bool]:
         """:meth:`may_change` of each of ``texts``, all looked at in one pass in C (the texts

@@ -327,3 +327,17 @@ def test_a_span_gives_the_redactor_only_the_texts_holding_anchors(
     assert attrs[sc.GT_REDACTED] == ("email",)
     assert attrs["reranker.output_documents.3.document.content"] == "to [REDACTED:email]"
     assert attrs["reranker.output_documents.0.document.content"] == PROSE
+
+
+def test_a_json_text_is_let_through_by_its_anchors_alone() -> None:
+    # numbers of a JSON text set off the number maskers' triggers over the whole text; its
+    # string literals are masked run by run, so the first pass looks at the anchors alone
+    text = '{"id": "d1", "score": 10.0, "title": "Title 3"}'
+    assert not REDACTOR.may_change(text)  # a trigger fires on none of it
+    assert REDACTOR.may_change(text, triggers=False)  # it holds anchors
+    assert not REDACTOR.may_change("plain words", triggers=False)
+    rec = Recorder(Settings(redact=Redactor.default()))
+    masked = '{"to": "al@example.com", "n": 4111111111111111}'
+    assert (
+        rec.text("k", masked, json_text=True) == '{"to": "[REDACTED:email]", "n": 4111111111111111}'
+    )
