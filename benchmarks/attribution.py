@@ -57,7 +57,7 @@ import os
 import sqlite3
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -404,18 +404,30 @@ def _run_items(
 def _run_sentences(
     args: argparse.Namespace, scorer: LlamaScorer, cache: ScoreCache
 ) -> dict[str, Any]:
-    sentence_path = args.out / f"sentences_gold{args.sentence_k}.jsonl"
-    finished = _resumed(sentence_path)
+    path = args.out / f"sentences_gold{args.sentence_k}.jsonl"
+    return _measured_rows(args, scorer, cache, path, lambda index, _: index >= args.sentence_start)
+
+
+def _measured_rows(
+    args: argparse.Namespace,
+    scorer: LlamaScorer,
+    cache: ScoreCache,
+    path: Path,
+    wanted: Callable[[int, str], bool],
+) -> dict[str, Any]:
+    """The sentence items ``wanted(index, case_id)`` keeps, each measured once into ``path``
+    (a row already there is read back: resumable), summarised."""
+    done = _resumed(path)
     rows = []
     chosen = contexts(args.sentence_items, args.sentence_k, args.offset, gold=True)
     for index, (case, context) in enumerate(chosen):
-        if index < args.sentence_start:
+        if not wanted(index, case.case_id):
             continue
-        row = finished.get(case.case_id)
+        row = done.get(case.case_id)
         if row is None:
             row = measure_sentences(scorer, case.case_id, context, cache, seed=index)
             row["load"] = os.getloadavg()[0]
-            with sentence_path.open("a") as handle:
+            with path.open("a") as handle:
                 handle.write(json.dumps(row) + "\n")
         rows.append(row)
     return sentences_summary(rows)
@@ -429,20 +441,7 @@ def _rescore(args: argparse.Namespace, scorer: LlamaScorer) -> dict[str, Any]:
     finished = {cid for folder in args.rescore for cid in _resumed(folder / name)}
     cache = LayeredCache(args.out / "scores.sqlite", [f / "scores.sqlite" for f in args.rescore])
     path = args.out / f"sentences_gold{args.sentence_k}_v2.jsonl"
-    done = _resumed(path)
-    rows = []
-    chosen = contexts(args.sentence_items, args.sentence_k, args.offset, gold=True)
-    for index, (case, context) in enumerate(chosen):
-        if case.case_id not in finished:
-            continue
-        row = done.get(case.case_id)
-        if row is None:
-            row = measure_sentences(scorer, case.case_id, context, cache, seed=index)
-            row["load"] = os.getloadavg()[0]
-            with path.open("a") as handle:
-                handle.write(json.dumps(row) + "\n")
-        rows.append(row)
-    return sentences_summary(rows)
+    return _measured_rows(args, scorer, cache, path, lambda _, case_id: case_id in finished)
 
 
 def summary_only(out: Path, k: int, sentence_k: int) -> dict[str, Any]:
