@@ -10,9 +10,12 @@ import msgspec
 
 from groundtrace.analyzer._settings import Pacing, Replay, ReplayKwargs
 
-__all__ = ["Config", "Method"]
+__all__ = ["Config", "EndpointForm", "Method"]
 
 Method = Literal["leave-one-out", "hierarchical", "shapley", "contextcite"]
+#: How the endpoint is asked for prompt log-probabilities (``auto``: probed on the first
+#: request, in the order ``vllm``, ``prompt-logprobs``, ``tgi``).
+EndpointForm = Literal["auto", "vllm", "prompt-logprobs", "tgi"]
 
 
 class Config(Pacing, frozen=True, kw_only=True):
@@ -30,8 +33,10 @@ class Config(Pacing, frozen=True, kw_only=True):
             ``endpoint``); at most one of ``model_path`` and ``endpoint``.
         endpoint_model: the model name the endpoint serves.
         endpoint_form: how the endpoint returns prompt log-probabilities: ``vllm``
-            (``/v1/completions`` with echo+logprobs), ``tgi`` (``/generate`` with
-            ``decoder_input_details``) or ``auto`` (probed on the first request).
+            (``/v1/completions`` with echo+logprobs), ``prompt-logprobs`` (vLLM's
+            ``prompt_logprobs`` on ``/v1/completions``), ``tgi`` (``/generate`` with
+            ``decoder_input_details``) or ``auto`` (probed on the first request, in that
+            order; the form used is named on every row).
         rate_limit: requests per second to the endpoint (None: no limit); 429/5xx answers
             are retried with the project's backoff either way.
         method: ``leave-one-out`` (k + 1 passes), ``hierarchical`` (items, then sentences),
@@ -52,7 +57,7 @@ class Config(Pacing, frozen=True, kw_only=True):
     model_path: str | None = None
     endpoint: str | None = None
     endpoint_model: str = "default"
-    endpoint_form: Literal["auto", "vllm", "tgi"] = "auto"
+    endpoint_form: EndpointForm = "auto"
     method: Method = "leave-one-out"
     max_passes: int = 24
     n_ablations: int = 32

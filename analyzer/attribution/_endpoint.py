@@ -1,24 +1,32 @@
-"""Tier 2, endpoint: a server that returns prompt log-probabilities, in one of two forms.
+"""Tier 2, endpoint: a server that returns prompt log-probabilities, in one of three forms.
 
 * ``vllm``: vLLM's (OpenAI legacy) ``POST /v1/completions`` with ``echo: true`` and
-  ``logprobs`` returns every prompt token with its log-probability and character offset
-  (``tokens``, ``token_logprobs``, ``text_offset``);
+  ``logprobs: 0``: ``choices[0].logprobs`` lists the prompt's tokens, then the generated one
+  (``tokens``, ``token_logprobs``); ``usage.prompt_tokens`` says how many are the prompt's
+  (without ``usage``, the tokens whose ``text_offset`` is inside the text sent);
+* ``prompt-logprobs``: vLLM's own ``prompt_logprobs: 0`` parameter on the same endpoint:
+  ``choices[0].prompt_logprobs`` holds one entry per prompt token, ``null`` for the first,
+  else ``{token_id: {logprob, rank, decoded_token}}`` whose first entry is the prompt's own
+  token (vLLM's echo form is built from these same values);
 * ``tgi``: text-generation-inference's ``POST /generate`` with ``details`` and
   ``decoder_input_details`` returns the prefill tokens (``details.prefill``: ``text``,
-  ``logprob``); their offsets are the running sum of their texts' lengths (leading special
-  tokens such as ``<s>``, whose text the prompt does not hold, are skipped).
+  ``logprob``).
 
-The prompt sent is the chat-formatted prompt followed by the answer text; the answer's tokens
-are those that end after the prompt's last character and start before the answer's end (the
-one token generated because a request must generate one is left out). Chat formatting happens
-here, with the template of the served model (:func:`chatml` for Qwen-family models, or any
-callable).
+The prompt sent is the chat-formatted prompt followed by the answer text. The answer's tokens
+are found from the end of the prompt's tokens (:func:`tail_logprobs`): the last tokens whose
+texts, decoded one token at a time, cover the answer and spell the end of the text sent.
+Neither a character split across byte-level tokens earlier in the prompt (each byte decodes
+alone to U+FFFD, so vLLM's ``text_offset``, the running sum of those texts, drifts past the
+text) nor leading special tokens move them; tokens whose texts do not spell the answer are
+refused with that reason, never guessed. Chat formatting happens here, with the template of
+the served model (:func:`chatml` for Qwen-family models, or any callable).
 
-With ``form="auto"`` the first request probes the server: the vLLM form first, then the TGI
-form; the first that returns the answer's log-probabilities is kept for every later request.
-A server offering neither (no echo, no prompt log-probabilities, an error) is refused with a
-:class:`~groundtrace.analyzer.errors.BackendUnavailableError` naming each URL tried and what it
-returned — never a silent 0 or NaN.
+With ``form="auto"`` the first request probes the server: the vLLM echo form first, then
+``prompt_logprobs``, then the TGI form; the first that returns the answer's
+log-probabilities is kept for every later request (:attr:`EndpointScorer.form` names it on
+every result). A server offering none (no echo, no prompt log-probabilities, an error, a
+placeholder list) is refused with a :class:`~groundtrace.analyzer.errors.BackendUnavailableError`
+naming each URL tried and what it returned -- never a silent 0 or NaN.
 
 The project's model client sends chat completions only, so this tier talks to the server with
 httpx, but as the client does: through the endpoint's shared rate limiter
@@ -43,14 +51,26 @@ import httpx
 from groundtrace.analyzer.errors import BackendUnavailableError
 from groundtrace.analyzer.llm import ModelClient, RetryPolicy
 
+from ._config import EndpointForm
 from ._scorer import Tier
 
-__all__ = ["EndpointForm", "EndpointScorer", "answer_logprobs", "chatml", "prefill_logprobs"]
+__all__ = [
+    "FORMS",
+    "EndpointForm",
+    "EndpointScorer",
+    "chatml",
+    "echo_tokens",
+    "prefill_tokens",
+    "prompt_logprobs_tokens",
+    "tail_logprobs",
+]
 
 #: Renders chat messages into the prompt text the model reads before its answer.
 ChatTemplate = Callable[[Sequence[Mapping[str, Any]]], str]
-#: How the server is asked for prompt log-probabilities (``auto``: probed on the first request).
-EndpointForm = Literal["auto", "vllm", "tgi"]
+#: The forms, in the order ``auto`` probes them.
+FORMS: tuple[Literal["vllm", "prompt-logprobs", "tgi"], ...] = ("vllm", "prompt-logprobs", "tgi")
+#: Per prompt token: its text decoded alone (None: not given) and its log-probability.
+Tokens = tuple[list[str | None], list[Any]]
 
 
 def chatml(messages: Sequence[Mapping[str, Any]]) -> str:
@@ -60,62 +80,124 @@ def chatml(messages: Sequence[Mapping[str, Any]]) -> str:
     return turns + "<|im_start|>assistant\n"
 
 
-def answer_logprobs(logprobs: Mapping[str, Any], start: int, end: int) -> list[float]:
-    """The log-probabilities of the tokens covering ``text[start:end]`` in a legacy
-    completions ``logprobs`` object.
+def tail_logprobs(
+    texts: Sequence[str | None], values: Sequence[Any], text: str, start: int
+) -> list[float]:
+    """The log-probabilities of the tokens covering ``text[start:]``, the prompt's last
+    tokens: walking back from the last token until their texts reach ``start`` (a token
+    straddling ``start`` is the answer's), whose texts must spell the end of ``text``.
 
     Raises:
-        ValueError: the object lacks the fields, its tokens do not reach ``end`` (the prompt
-            was not echoed), or an answer token has no finite log-probability.
+        ValueError: the tokens do not reach ``start`` (the prompt was not echoed), one has no
+            text, their texts do not spell the end of ``text`` (a character split across
+            tokens inside the answer, a tokenizer whose token texts lose characters), or an
+            answer token has no finite log-probability.
     """
-    tokens = logprobs.get("tokens")
-    values = logprobs.get("token_logprobs")
-    offsets = logprobs.get("text_offset")
-    if (
-        not isinstance(tokens, list)
-        or not isinstance(values, list)
-        or not isinstance(offsets, list)
-    ):
-        raise ValueError("logprobs has no tokens, token_logprobs and text_offset lists")
-    spans = [(int(o), int(o) + len(str(t))) for t, o in zip(tokens, offsets, strict=True)]
-    low, high = min((a for a, _ in spans), default=0), max((b for _, b in spans), default=0)
-    if not spans or low > start or high < end:
-        raise ValueError(f"its tokens span characters {low} to {high}, not the 0 to {end} of "
-                         "the prompt and answer sent: the prompt was not echoed")  # fmt: skip
+    covered, first = len(text), len(texts)
+    while covered > start:
+        first -= 1
+        if first < 0:
+            raise ValueError(f"its {len(texts)} prompt tokens' texts cover the last "
+                             f"{len(text) - covered} characters, not the answer's "
+                             f"{len(text) - start}: the prompt was not echoed")  # fmt: skip
+        piece = texts[first]
+        if piece is None:
+            raise ValueError(f"prompt token {first} has no text to locate the answer by")
+        covered -= len(piece)
+    tail = "".join(t or "" for t in texts[first:])
+    if not text.endswith(tail):
+        raise ValueError(
+            f"the texts of its last {len(texts) - first} tokens, decoded one at a time "
+            f"({tail[-80:]!r}), do not spell the end of the text sent ({text[-80:]!r}): a "
+            "character split across tokens, or token texts that lose characters; the "
+            "answer's tokens cannot be located"
+        )
     out: list[float] = []
-    for token, value, offset in zip(tokens, values, offsets, strict=True):
-        if int(offset) + len(str(token)) > start and int(offset) < end:
-            if value is None or not math.isfinite(float(value)):
-                raise ValueError(f"the answer token at offset {offset} has no log-probability "
-                                 f"(got {value!r})")  # fmt: skip
-            out.append(float(value))
-    if not out:
-        raise ValueError("no token of the answer in the echoed prompt")
+    for index in range(first, len(texts)):
+        value = values[index]
+        if not isinstance(value, int | float) or not math.isfinite(float(value)):
+            raise ValueError(f"the answer token {texts[index]!r} (prompt token {index}) has no "
+                             f"log-probability (got {value!r})")  # fmt: skip
+        out.append(float(value))
     return out
 
 
-def prefill_logprobs(prefill: Sequence[Mapping[str, Any]], text: str) -> dict[str, Any]:
-    """TGI's ``details.prefill`` tokens for ``text`` as a legacy ``logprobs`` object (offsets
-    from the running sum of the tokens' texts), for :func:`answer_logprobs`.
+def _prompt_tokens(data: Mapping[str, Any]) -> int | None:
+    usage = data.get("usage")
+    count = usage.get("prompt_tokens") if isinstance(usage, Mapping) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
 
-    Leading tokens whose text does not start the prompt (``<s>``, ``<|begin_of_text|>``) are
-    skipped.
+
+def echo_tokens(data: Mapping[str, Any], text: str) -> Tokens:
+    """The prompt's tokens of a completions reply with ``echo`` and ``logprobs``: the first
+    ``usage.prompt_tokens`` of ``choices[0].logprobs`` (without ``usage``: those whose
+    ``text_offset`` is inside ``text``; the rest are generated).
 
     Raises:
-        ValueError: the tokens' texts do not spell ``text``.
+        ValueError: no ``tokens``/``token_logprobs`` lists, nothing to tell the prompt's
+            tokens from the generated ones, or fewer tokens than the prompt has.
     """
-    tokens = [str(t.get("text", "")) for t in prefill]
-    first = 0
-    while first < len(tokens) and tokens[first] and not text.startswith(tokens[first]):
-        first += 1
-    tokens, values = tokens[first:], [t.get("logprob") for t in prefill[first:]]
-    if "".join(tokens) != text:
-        raise ValueError("the prefill tokens' texts do not spell the prompt sent, so the "
-                         "answer's tokens cannot be located")  # fmt: skip
-    offsets = [0]
-    for token in tokens[:-1]:
-        offsets.append(offsets[-1] + len(token))
-    return {"tokens": tokens, "token_logprobs": values, "text_offset": offsets}
+    logprobs = data["choices"][0].get("logprobs") or {}
+    tokens, values = logprobs.get("tokens"), logprobs.get("token_logprobs")
+    if not isinstance(tokens, list) or not isinstance(values, list) or len(tokens) != len(values):
+        raise ValueError("logprobs has no tokens and token_logprobs lists of one length")
+    count = _prompt_tokens(data)
+    if count is None:
+        offsets = logprobs.get("text_offset")
+        if not isinstance(offsets, list) or len(offsets) != len(tokens):
+            raise ValueError("neither usage.prompt_tokens nor logprobs.text_offset tells the "
+                             "prompt's tokens from the generated one")  # fmt: skip
+        count = sum(1 for offset in offsets if int(offset) < len(text))
+    if count > len(tokens):
+        raise ValueError(f"logprobs lists {len(tokens)} tokens for a prompt of {count}: the "
+                         "prompt was not echoed")  # fmt: skip
+    return [None if t is None else str(t) for t in tokens[:count]], values[:count]
+
+
+def prompt_logprobs_tokens(data: Mapping[str, Any]) -> Tokens:
+    """The prompt's tokens of a completions reply with vLLM's ``prompt_logprobs``: per entry
+    of ``choices[0].prompt_logprobs`` its first (the prompt's own) token's ``decoded_token``
+    and ``logprob``; the first entry is ``null``.
+
+    Raises:
+        ValueError: no ``prompt_logprobs`` list (a server that ignores the parameter), fewer
+            or more entries than ``usage.prompt_tokens`` (a placeholder such as ``[null]``),
+            or an entry that is not ``{token_id: {logprob, decoded_token}}``.
+    """
+    entries = data["choices"][0].get("prompt_logprobs")
+    if not isinstance(entries, list):
+        raise ValueError(f"choices[0].prompt_logprobs is {entries!r}, not a list: the server "
+                         "ignores the parameter")  # fmt: skip
+    count = _prompt_tokens(data)
+    if count is not None and len(entries) != count:
+        raise ValueError(f"prompt_logprobs holds {len(entries)} entries for a prompt of {count} "
+                         "tokens (usage.prompt_tokens)")  # fmt: skip
+    texts: list[str | None] = []
+    values: list[Any] = []
+    for index, entry in enumerate(entries):
+        if entry is None:
+            texts.append(None)
+            values.append(None)
+            continue
+        own = next(iter(entry.values()), None) if isinstance(entry, Mapping) else None
+        if not isinstance(own, Mapping):
+            raise ValueError(f"prompt_logprobs[{index}] is {entry!r}, not "
+                             "{token_id: {logprob, decoded_token}}")  # fmt: skip
+        token = own.get("decoded_token")
+        texts.append(None if token is None else str(token))
+        values.append(own.get("logprob"))
+    return texts, values
+
+
+def prefill_tokens(data: Any) -> Tokens:
+    """The prompt's tokens of a TGI ``/generate`` reply with ``decoder_input_details``:
+    ``details.prefill``'s ``text`` and ``logprob`` (a list reply: its first element)."""
+    if isinstance(data, list):  # TGI answers a list for a list of inputs
+        data = data[0]
+    prefill = data["details"]["prefill"] or []
+    return [None if t.get("text") is None else str(t["text"]) for t in prefill], [
+        t.get("logprob") for t in prefill
+    ]
 
 
 class _Refused(Exception):
@@ -123,7 +205,8 @@ class _Refused(Exception):
 
 
 class EndpointScorer:
-    """Answer log-probabilities from a server's prompt log-probabilities (vLLM or TGI form).
+    """Answer log-probabilities from a server's prompt log-probabilities (vLLM's echo or
+    ``prompt_logprobs`` form, or TGI's prefill form).
 
     Every HTTP attempt waits for its start from the endpoint's shared rate limiter (with
     ``rate_limit``), and a 408/429/5xx answer is retried after the ``retry`` policy's delay
@@ -136,7 +219,8 @@ class EndpointScorer:
         template: renders messages into the prompt text (default :func:`chatml`).
         api_key: sent as a bearer token when given.
         timeout: seconds per request.
-        form: ``vllm``, ``tgi`` or ``auto`` (the first request tries vLLM's, then TGI's).
+        form: ``vllm`` (echo+logprobs), ``prompt-logprobs`` (vLLM's ``prompt_logprobs``),
+            ``tgi`` or ``auto`` (the first request tries them in that order, :data:`FORMS`).
         rate_limit: requests per second to this endpoint, shared by every client of it;
             None: no limit.
         retry: the retry policy (default :class:`~groundtrace.analyzer.llm.RetryPolicy`).
@@ -146,7 +230,7 @@ class EndpointScorer:
 
     Attributes:
         base_url: the base URL given, without a trailing ``/``.
-        form: the form in use (``auto`` until the first request has probed the server).
+        form: the form in use (``auto`` until a first request has probed the server).
         requests: HTTP attempts made (retries and probes included).
         retries: attempts after a retryable failure.
     """
@@ -178,7 +262,8 @@ class EndpointScorer:
         self.requests = 0
         self.retries = 0
         root = self.base_url = base_url.rstrip("/")
-        self._urls = {"vllm": root + "/completions", "tgi": root.removesuffix("/v1") + "/generate"}
+        self._urls = {"vllm": root + "/completions", "prompt-logprobs": root + "/completions",
+                      "tgi": root.removesuffix("/v1") + "/generate"}  # fmt: skip
         self._template = template
         self._retry = retry or RetryPolicy()
         self._limiter = None if rate_limit is None else ModelClient.shared_limiter(root, rate_limit)
@@ -210,10 +295,10 @@ class EndpointScorer:
             except _Refused as exc:
                 raise BackendUnavailableError(
                     f"{self.base_url} returns no prompt log-probabilities in the {self.form} "
-                    f"form (endpoint_form {self.form}; auto probes vLLM's and TGI's): {exc}"
+                    f"form (endpoint_form {self.form}; auto probes {', '.join(FORMS)}): {exc}"
                 ) from None
         reasons: list[str] = []
-        for form in ("vllm", "tgi"):
+        for form in FORMS:
             try:
                 out = self._ask(form, prompt, answer)
             except _Refused as exc:
@@ -222,34 +307,35 @@ class EndpointScorer:
             self.form = form
             return out
         raise BackendUnavailableError(
-            f"{self.base_url} returns no prompt log-probabilities in either form it was "
-            "probed with (vLLM's /v1/completions with echo+logprobs, TGI's /generate with "
-            "decoder_input_details): " + "; ".join(reasons)
+            f"{self.base_url} returns no prompt log-probabilities in any form it was probed "
+            "with (vLLM's /v1/completions with echo+logprobs, then with prompt_logprobs, "
+            "TGI's /generate with decoder_input_details): " + "; ".join(reasons)
         )
 
-    def _ask(self, form: Literal["vllm", "tgi"], prompt: str, answer: str) -> list[float]:
+    def _ask(
+        self, form: Literal["vllm", "prompt-logprobs", "tgi"], prompt: str, answer: str
+    ) -> list[float]:
         url, text = self._urls[form], prompt + answer
-        if form == "vllm":
-            body: dict[str, Any] = {
-                "model": self.model, "prompt": text, "echo": True, "logprobs": 0,
-                "max_tokens": 1, "temperature": 0.0,
-            }  # fmt: skip
-        else:
-            body = {"inputs": text, "parameters": {
+        if form == "tgi":
+            body: dict[str, Any] = {"inputs": text, "parameters": {
                 "details": True, "decoder_input_details": True, "max_new_tokens": 1,
             }}  # fmt: skip
+        else:
+            asked = {"echo": True, "logprobs": 0} if form == "vllm" else {"prompt_logprobs": 0}
+            body = {"model": self.model, "prompt": text, **asked, "max_tokens": 1,
+                    "temperature": 0.0}  # fmt: skip
         reply = self._post(url, body)
         if not reply.is_success:
             raise _Refused(f"{url} answered {reply.status_code}: {reply.text[:200]}")
         try:
             data = reply.json()
             if form == "vllm":
-                logprobs = data["choices"][0]["logprobs"] or {}
+                texts, values = echo_tokens(data, text)
+            elif form == "prompt-logprobs":
+                texts, values = prompt_logprobs_tokens(data)
             else:
-                if isinstance(data, list):  # TGI answers a list for a list of inputs
-                    data = data[0]
-                logprobs = prefill_logprobs(data["details"]["prefill"] or [], text)
-            return answer_logprobs(logprobs, len(prompt), len(text))
+                texts, values = prefill_tokens(data)
+            return tail_logprobs(texts, values, text, len(prompt))
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise _Refused(
                 f"{url} returned no prompt log-probabilities for the answer "

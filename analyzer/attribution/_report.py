@@ -62,6 +62,11 @@ def effective_sources(row: TraceAttribution) -> float:
     return math.exp(-sum(p / total * math.log(p / total) for p in positive))
 
 
+def _tier(row: TraceAttribution) -> str:
+    """The row's tier, with the endpoint's form (``endpoint (prompt-logprobs)``)."""
+    return row.tier if row.endpoint_form is None else f"{row.tier} ({row.endpoint_form})"
+
+
 def _independent(row: TraceAttribution) -> bool:
     return row.context_gap is not None and row.context_gap < INDEPENDENT
 
@@ -107,11 +112,13 @@ def reading(result: AttributionResult) -> str:
     dependent = [r for r in result.rows if r.context_gap is not None and not _independent(r)]
     concentrated = sum(top_share(r) >= 0.5 for r in dependent)
     tiers = ", ".join(sorted({r.tier for r in result.rows}))
+    forms = sorted({r.endpoint_form for r in result.rows if r.endpoint_form is not None})
     passes = sum(r.passes for r in result.rows)
     shared = sum(_shared(r) for r in result.rows)
     changed = [sum(s.score >= 1.0 for s in r.sources) for r in replayed]
     return (
-        f"{n} answer(s) attributed ({tiers} tier)"
+        f"{n} answer(s) attributed ({tiers} tier"
+        + (f", {', '.join(forms)} form" if forms else "") + ")"
         + (f"; {len(dependent)} depend on their context "
            f"(full vs empty context > {INDEPENDENT:g} nat), and in {concentrated} of those one "
            "source carries at least half of the positive attribution."
@@ -147,7 +154,7 @@ def _markdown(result: AttributionResult) -> str:
             best = top(row)
             lines.append(
                 f"| {_name(row)} | `{best.id}` | {best.score:+.3f} | {top_share(row):.2f} | "
-                f"{effective_sources(row):.2f} | {_gap(row)} | {row.tier} | "
+                f"{effective_sources(row):.2f} | {_gap(row)} | {_tier(row)} | "
                 f"{row.method} | {row.passes} |"
             )
         lines += ["", LEGEND, ""]
@@ -162,7 +169,7 @@ def _markdown(result: AttributionResult) -> str:
         lines += [
             f"## {_name(row)}",
             "",
-            f"Answer: {row.answer!r} ({row.method}, tier {row.tier}, {row.passes} passes; "
+            f"Answer: {row.answer!r} ({row.method}, tier {_tier(row)}, {row.passes} passes; "
             f"context gap {_gap(row, unit=True)}"
             + (", does not depend on its context" if _independent(row) else "")
             + (", no source alone carries it" if _shared(row) else "")
@@ -186,7 +193,7 @@ def _html(result: AttributionResult) -> str:
         ("answer", "top evidence", "score", "top share", "effective sources",
          "context gap (nats)", "tier", "method", "passes"),
         [(h.ident(_name(r)), h.ident(top(r).id), top(r).score, top_share(r),
-          effective_sources(r), r.context_gap, r.tier, r.method, r.passes)
+          effective_sources(r), r.context_gap, _tier(r), r.method, r.passes)
          for r in result.rows],
     )  # fmt: skip
     parts: list[object] = [h.reading(reading(result))]
@@ -204,7 +211,7 @@ def _html(result: AttributionResult) -> str:
         parts.append(h.details(
             f"{_name(row)}: top evidence {best.id} ({best.score:+.2f} {_unit(row)})",
             h.join(
-                h.paragraphs([f"Answer: {row.answer!r} ({row.method}, tier {row.tier}, "
+                h.paragraphs([f"Answer: {row.answer!r} ({row.method}, tier {_tier(row)}, "
                               f"{row.passes} passes; context gap {_gap(row, unit=True)})",
                               f"Top evidence: {best.text}"]),
                 h.table(("source", f"score ({_unit(row)})", "text"),

@@ -83,6 +83,9 @@ class TraceAttribution(msgspec.Struct, frozen=True, kw_only=True):
         replays: the behavioural tier: the counterfactual trace ids of its replays (full
             evidence first, then without each source).
         error: why a replay failed (the row is not kept; a re-run replays it again).
+        endpoint_form: the endpoint tier: the form its server answered in (``vllm``,
+            ``prompt-logprobs`` or ``tgi``; probed with ``endpoint_form = "auto"``); None in
+            the other tiers, and when every score of the row came from the score cache.
     """
 
     trace_id: str
@@ -97,6 +100,7 @@ class TraceAttribution(msgspec.Struct, frozen=True, kw_only=True):
     recorded_answer: str | None = None
     replays: tuple[str, ...] = ()
     error: str | None = None
+    endpoint_form: str | None = None
 
 
 class AttributionResult(Result, frozen=True, kw_only=True):
@@ -186,6 +190,13 @@ class _Counting:
         """The scorer's model."""
         return self.scorer.model
 
+    @property
+    def form(self) -> str | None:
+        """The endpoint's form once a request has settled it (None: another tier, or
+        nothing asked yet)."""
+        form = getattr(self.scorer, "form", None)
+        return None if form in (None, "auto") else str(form)
+
     def score_many(
         self, prompts: Sequence[Sequence[Mapping[str, Any]]], answer: str, prefix: str = ""
     ) -> list[list[float]]:
@@ -263,7 +274,7 @@ async def run(units: Sequence[Unit], config: Config, context: RunContext) -> Att
         return TraceAttribution(
             trace_id=unit.trace_id, case_id=unit.case_id, answer=ctx.answer, tier=scorer.tier,
             method=found.method, passes=found.passes, full=found.full,
-            context_gap=found.full - empty, sources=sources,
+            context_gap=found.full - empty, sources=sources, endpoint_form=scorer.form,
         )  # fmt: skip
 
     async def work(unit: Unit) -> TraceAttribution:

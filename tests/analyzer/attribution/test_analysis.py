@@ -70,7 +70,8 @@ def test_each_answer_is_attributed_to_the_evidence_it_rests_on(
     assert "Top evidence: `p2`" in text and "not attributed: t3" in text
     assert "| case-t1 | `p2` |" in text  # the summary table
     assert "<h1>Attribution</h1>" in (tmp_path / "out" / "attribution.html").read_text()
-    assert done.reading.startswith("2 answer(s) attributed (endpoint tier); 2 depend")
+    assert done.reading.startswith("2 answer(s) attributed (endpoint tier, vllm form); 2 depend")
+    assert all(r.endpoint_form == "vllm" for r in rows.values())  # probed, named on each row
     # a re-run resumes from the journal: no request is sent again
     sent = len(server.bodies)
     again = run_analysis(ANALYSIS, config, out=tmp_path / "out")

@@ -55,7 +55,7 @@ def test_a_server_without_prompt_logprobs_exits_3_naming_it(
                                    "--endpoint", _url(server)])  # fmt: skip
     assert res.exit_code == 3, res.output
     said = " ".join(res.stderr.split())
-    assert f"{_url(server)} returns no prompt log-probabilities in either form" in said
+    assert f"{_url(server)} returns no prompt log-probabilities in any form" in said
     assert "the prompt was not echoed" in said
     assert not (tmp_path / "o" / "attribution.json").exists()
 

@@ -21,9 +21,10 @@ from groundtrace.analyzer.attribution._cache import ScoreCache
 from groundtrace.analyzer.attribution._context import AblationContext
 from groundtrace.analyzer.attribution._endpoint import (
     EndpointScorer,
-    answer_logprobs,
     chatml,
-    prefill_logprobs,
+    echo_tokens,
+    prefill_tokens,
+    tail_logprobs,
 )
 from groundtrace.analyzer.attribution._scorer import ContextScorer
 from groundtrace.analyzer.errors import BackendUnavailableError
@@ -149,7 +150,7 @@ def test_a_server_without_prompt_logprobs_is_named(server: _Server) -> None:
     with pytest.raises(BackendUnavailableError) as refused:
         scorer.score_many([MESSAGES], ANSWER)
     message = str(refused.value)
-    assert message.startswith(f"{base} returns no prompt log-probabilities in either form")
+    assert message.startswith(f"{base} returns no prompt log-probabilities in any form")
     assert f"vllm form: {base}/completions answered 404" in message
     assert f"tgi form: {base.removesuffix('/nope')}/nope/generate answered 404" in message
     assert refused.value.exit_code == 3
@@ -175,9 +176,10 @@ def test_tgi_prefill_form_is_detected_and_kept(server: _Server, tmp_path: Path) 
     full, without_d1 = score([(True, True), (False, True)])
     assert scorer.form == "tgi"
     assert full == pytest.approx(3 * -0.5) and without_d1 == pytest.approx(3 * -4.0)
-    # probed once (vLLM refused, then TGI), then TGI only
-    assert server.events == ["request /v1/completions", "request /generate", "request /generate"]
-    assert server.bodies[1]["inputs"] == chatml(MESSAGES) + ANSWER
+    # probed once (vLLM's two forms refused, then TGI), then TGI only
+    assert server.events == ["request /v1/completions", "request /v1/completions",
+                             "request /generate", "request /generate"]  # fmt: skip
+    assert server.bodies[2]["inputs"] == chatml(MESSAGES) + ANSWER
     scorer.close()
 
 
@@ -248,25 +250,37 @@ def test_every_attempt_takes_a_start_from_the_endpoint_s_shared_limiter(
 def test_tgi_prefill_tokens_are_located_by_their_texts() -> None:
     prefill = [{"text": "<s>", "logprob": None}, {"text": "ab", "logprob": None},
                {"text": "c", "logprob": -1.0}, {"text": "de", "logprob": -2.0}]  # fmt: skip
-    lp = prefill_logprobs(prefill, "abcde")
-    assert lp["text_offset"] == [0, 2, 3] and answer_logprobs(lp, 3, 5) == [-2.0]
-    with pytest.raises(ValueError, match="do not spell the prompt"):
-        prefill_logprobs(prefill, "abcdef")
+    texts, values = prefill_tokens({"details": {"prefill": prefill}})
+    assert tail_logprobs(texts, values, "abcde", 3) == [-2.0]
+    assert tail_logprobs(texts, values, "abcde", 2) == [-1.0, -2.0]
+    with pytest.raises(ValueError, match="do not spell the end of the text sent"):
+        tail_logprobs(texts, values, "abcdf", 3)
 
 
-def test_answer_tokens_are_found_by_their_offsets() -> None:
-    lp = {"tokens": ["ab", "c", "de", "f"], "token_logprobs": [None, -1.0, -2.0, -3.0],
-          "text_offset": [0, 2, 3, 5]}  # fmt: skip
-    assert answer_logprobs(lp, 3, 5) == [-2.0]
-    assert answer_logprobs(lp, 2, 5) == [-1.0, -2.0]
+def test_answer_tokens_are_found_from_the_end_of_the_prompt() -> None:
+    texts: list[str | None] = ["ab", "c", "de", "f"]
+    values: list[object] = [None, -1.0, -2.0, -3.0]
+    assert tail_logprobs(texts, values, "abcdef", 5) == [-3.0]
+    assert tail_logprobs(texts, values, "abcdef", 4) == [-2.0, -3.0]  # "de" straddles
+    assert tail_logprobs(texts, values, "abcdef", 2) == [-1.0, -2.0, -3.0]
     with pytest.raises(ValueError, match="no log-probability"):
-        answer_logprobs(lp, 0, 3)
+        tail_logprobs(texts, values, "abcdef", 0)
     with pytest.raises(ValueError, match=r"no log-probability .*nan"):
-        answer_logprobs({**lp, "token_logprobs": [None, -1.0, float("nan"), -3.0]}, 3, 5)
-    with pytest.raises(ValueError, match="not echoed"):
-        answer_logprobs(lp, 3, 7)
-    with pytest.raises(ValueError, match="no tokens"):
-        answer_logprobs({}, 0, 1)
+        tail_logprobs(texts, [None, -1.0, float("nan"), -3.0], "abcdef", 3)
+    with pytest.raises(ValueError, match="the prompt was not echoed"):
+        tail_logprobs(["f"], [-3.0], "abcdef", 3)
+    with pytest.raises(ValueError, match="prompt token 2 has no text"):
+        tail_logprobs(["ab", "c", None, "f"], values, "abcdef", 3)
+    # the generated token after the prompt's: usage.prompt_tokens, else the offsets
+    reply = {"choices": [{"logprobs": {"tokens": [*texts, " x"],
+                                       "token_logprobs": [*values, -9.0],
+                                       "text_offset": [0, 2, 3, 5, 6]}}]}  # fmt: skip
+    assert echo_tokens(reply, "abcdef") == (texts, values)
+    assert echo_tokens({**reply, "usage": {"prompt_tokens": 4}}, "abcdef") == (texts, values)
+    with pytest.raises(ValueError, match=r"neither usage\.prompt_tokens nor logprobs\.text_offset"):
+        echo_tokens({"choices": [{"logprobs": {"tokens": texts, "token_logprobs": values}}]}, "x")
+    with pytest.raises(ValueError, match="no tokens and token_logprobs"):
+        echo_tokens({"choices": [{"logprobs": None}]}, "abcdef")
 
 
 def test_the_reply_prefix_is_read_but_not_scored(server: _Server) -> None:
