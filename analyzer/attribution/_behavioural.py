@@ -72,10 +72,21 @@ def replay_evidence(trace: Trace, context: AblationContext) -> tuple[ReplayChunk
     ``context``, in prompt order, with the recorded item's title, rank and score.
 
     Raises:
-        InputError: a source has no evidence id (replay shows the app its items by id).
+        InputError: a source has no evidence id, or two sources share one (replay shows the
+            app its items by id, so they could not be removed one at a time).
     """
     by_id = {e.id: e for e in trace.evidence if e.id}
     chunks: list[ReplayChunk] = []
+    ids = [source.id for source in context.sources]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        twice = repeated[0]
+        raise InputError(
+            f"trace {trace.trace_id}: evidence id {twice!r} names {ids.count(twice)} different "
+            "texts in the prompt; replay shows the app its items by id, so they cannot be "
+            "removed one at a time (give each chunk its own id)",
+            field="evidence.id",
+        )
     for index, source in enumerate(context.sources):
         item = by_id.get(source.id)
         if item is None:

@@ -1,7 +1,8 @@
 """What is attributed: the recorded prompt, the evidence sources inside it, the fixed answer.
 
-A source is a span of one message's text (an evidence item, or a sentence of one). Ablating
-a source removes its text from the prompt; the answer is never changed, and only its text is
+A source is a span of one message's text (an evidence item, or a sentence of one), with every
+other place the same item's text occurs in the prompt (an agent that retrieved it twice).
+Ablating a source removes its text wherever it is; the answer is never changed, and only its text is
 scored (never the chunk ids an app may cite beside it, which would reveal which chunk was
 removed).
 """
@@ -32,12 +33,20 @@ class Source:
         message: index of the message holding the span.
         start: first character of the span.
         end: one past its last character.
+        copies: ``(message, start)`` of each further occurrence of the same text (of the
+            same length), removed with it.
     """
 
     id: str
     message: int
     start: int
     end: int
+    copies: tuple[tuple[int, int], ...] = ()
+
+    def spans(self) -> list[tuple[int, int, int]]:
+        """``(message, start, end)`` of the span and of each copy."""
+        width = self.end - self.start
+        return [(self.message, self.start, self.end)] + [(m, a, a + width) for m, a in self.copies]
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -50,6 +59,28 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     if text[start:].strip():
         spans.append((start, len(text.rstrip())))
     return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def _with_copies(
+    messages: Sequence[Mapping[str, Any]], sources: list[Source]
+) -> tuple[Source, ...]:
+    """The sources with every further occurrence of their text that overlaps no source."""
+    taken = [(s.message, s.start, s.end) for s in sources]
+    out: list[Source] = []
+    for source in sources:
+        text: str = messages[source.message]["content"][source.start : source.end]
+        copies: list[tuple[int, int]] = []
+        for m, message in enumerate(messages):
+            content: str = message["content"]
+            pos = content.find(text)
+            while pos >= 0:
+                end = pos + len(text)
+                if not any(tm == m and pos < te and ts < end for tm, ts, te in taken):
+                    copies.append((m, pos))
+                    taken.append((m, pos, end))
+                pos = content.find(text, pos + 1)
+        out.append(Source(source.id, source.message, source.start, source.end, tuple(copies)))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +110,8 @@ class AblationContext:
         *,
         prefix: str = "",
     ) -> AblationContext:
-        """Find each ``(id, text)`` in the messages, in order, after the previous one.
+        """Find each ``(id, text)`` in the messages, in order, after the previous one, and
+        every further occurrence of its text that overlaps no other source (its copies).
 
         Raises:
             ConfigError: the answer is empty, a message content is not a string, or a
@@ -109,7 +141,7 @@ class AblationContext:
                 )
             sources.append(found)
             at_message, at_char = found.message, found.end
-        return cls(tuple(messages), tuple(sources), answer, prefix)
+        return cls(tuple(messages), _with_copies(messages, sources), answer, prefix)
 
     @property
     def k(self) -> int:
@@ -127,12 +159,11 @@ class AblationContext:
         if len(mask) != self.k:
             raise ValueError(f"mask has {len(mask)} flags for {self.k} sources")
         out = [dict(m) for m in self.messages]
-        for source, keep in sorted(
-            zip(self.sources, mask, strict=True), key=lambda p: (p[0].message, -p[0].start)
-        ):
-            if not keep:
-                content = out[source.message]["content"]
-                out[source.message]["content"] = content[: source.start] + content[source.end :]
+        dropped = [span for s, keep in zip(self.sources, mask, strict=True) if not keep
+                   for span in s.spans()]  # fmt: skip
+        for message, start, end in sorted(dropped, key=lambda span: (span[0], -span[1])):
+            content = out[message]["content"]
+            out[message]["content"] = content[:start] + content[end:]
         return out
 
     def split(self) -> tuple[AblationContext, list[list[int]]]:
@@ -154,7 +185,13 @@ class AblationContext:
         return AblationContext(
             self.messages,
             tuple(
-                Source(f"{source.id}#{n}", source.message, source.start + a, source.start + b)
+                Source(
+                    f"{source.id}#{n}",
+                    source.message,
+                    source.start + a,
+                    source.start + b,
+                    tuple((m, at + a) for m, at in source.copies),
+                )
                 for n, (a, b) in enumerate(spans)
             ),
             self.answer,

@@ -7,9 +7,10 @@ Tiers, each named on every result it produced:
 * ``in-process`` (:class:`~._llama.LlamaScorer`): an embedded GGUF model through the llama.cpp
   low-level API, logits only at the answer's positions, the shared prompt prefix kept in the
   KV cache;
-* ``endpoint`` (:class:`~._endpoint.EndpointScorer`): an OpenAI-compatible server that returns
-  prompt log-probabilities (vLLM ``/v1/completions`` with ``echo`` and ``logprobs``, or
-  ``prompt_logprobs``);
+* ``endpoint`` (:class:`~._endpoint.EndpointScorer`): a server that returns prompt
+  log-probabilities: vLLM's ``/v1/completions`` with ``echo`` and ``logprobs`` or with its
+  ``prompt_logprobs`` parameter, or TGI's ``/generate`` with ``decoder_input_details``
+  (the form probed, or forced, and named on every row);
 * ``behavioural``: no log-probabilities anywhere; the app is replayed without each item and
   the CUE-R replay outcomes are the score (:mod:`._behavioural`: no scorer of this protocol).
 """

@@ -12,9 +12,11 @@ never condition it); nothing after the answer is scored.
 
 from __future__ import annotations
 
+from typing import Any
+
 from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors import Trace
-from groundtrace.collectors.model import LLMCall
+from groundtrace.collectors.model import LLMCall, Message
 
 from ._context import AblationContext
 
@@ -28,13 +30,32 @@ def _answer_call(trace: Trace, answer: str) -> LLMCall | None:
     return chosen[-1] if chosen else None
 
 
+def _message(where: str, index: int, recorded: Message) -> dict[str, Any]:
+    """One recorded message as the chat template reads it: its text, and an assistant's tool
+    calls (a tool-call message has no text; one with neither was not captured)."""
+    if recorded.content is None and not recorded.tool_calls:
+        raise InputError(
+            f"{where}: message {index} of the answer call has no captured text",
+            field="llm_calls.messages",
+        )
+    message: dict[str, Any] = {"role": recorded.role or "user", "content": recorded.content or ""}
+    if recorded.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in recorded.tool_calls
+        ]
+    if recorded.tool_call_id is not None:
+        message["tool_call_id"] = recorded.tool_call_id
+    return message
+
+
 def trace_context(trace: Trace) -> AblationContext:
     """The attribution context of one trace.
 
     Raises:
         InputError: the trace has no answer, no model call with its prompt, a prompt message
-            without text, or no evidence item whose text is in the prompt (the message names
-            the trace and what is missing).
+            with neither text nor tool calls, no retrieved evidence, or no evidence item
+            whose text is in the prompt (the message names the trace and what is missing).
     """
     where = f"trace {trace.request.trace_id}"
     answer = (trace.answer or "").strip()
@@ -43,19 +64,15 @@ def trace_context(trace: Trace) -> AblationContext:
     call = _answer_call(trace, answer)
     if call is None:
         raise InputError(f"{where} records no model call with its prompt", field="llm_calls")
-    messages: list[dict[str, str]] = []
-    for i, recorded in enumerate(call.messages):
-        if recorded.content is None:
-            raise InputError(
-                f"{where}: message {i} of the answer call has no captured text",
-                field="llm_calls.messages",
-            )
-        messages.append({"role": recorded.role or "user", "content": recorded.content})
+    messages = [_message(where, i, recorded) for i, recorded in enumerate(call.messages)]
+    if not trace.evidence:
+        raise InputError(f"{where} records no retrieved evidence (no retrieval step)",
+                         field="evidence")  # fmt: skip
     found: list[tuple[int, int, str, str]] = []
-    seen: set[str] = set()
+    seen: set[tuple[str | None, str]] = set()
     for item in trace.evidence:
         text = (item.content or "").strip()
-        key = item.id or text
+        key = (item.id, text)  # one item retrieved twice is one source; two chunks of an id two
         if not text or key in seen:
             continue
         for m, message in enumerate(messages):

@@ -48,3 +48,25 @@ def test_split_makes_every_sentence_a_source_grouped_by_item() -> None:
     assert [s.id for s in context.sources] == ["a#0", "a#1", "b#0"]
     assert groups == [[0, 1], [2]]
     assert context.render((False, False, True))[1]["content"] == "[a]  \n[b] Rome is old.\nQ?"
+
+
+def test_a_source_shown_twice_is_removed_wherever_it_is() -> None:
+    """An agent that retrieved the same item twice has its text in two tool messages:
+    removing the item removes both copies (else 'without it' still shows it once), and its
+    sentences are removed in both."""
+    agent = [
+        {"role": "user", "content": "Where is Paris?"},
+        {"role": "tool", "content": "[a] Paris is in France. It is big.\n[b] Rome is old."},
+        {"role": "tool", "content": "[a] Paris is in France. It is big."},
+    ]
+    context = AblationContext.locate(agent, TEXTS, "France.")
+    assert context.k == 2
+    without_a = context.render((False, True))
+    assert "Paris is in" not in without_a[1]["content"] + without_a[2]["content"]
+    assert without_a[1]["content"] == "[a] \n[b] Rome is old." and without_a[2]["content"] == "[a] "
+    assert context.render((True, False))[2] == agent[2]
+    split, groups = context.split()
+    assert groups == [[0, 1], [2]]
+    only_second = split.render((True, False, True))
+    assert only_second[1]["content"].startswith("[a] Paris is in France. \n")
+    assert only_second[2]["content"] == "[a] Paris is in France. "

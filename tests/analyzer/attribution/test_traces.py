@@ -13,7 +13,7 @@ from groundtrace.analyzer.attribution._methods import leave_one_out
 from groundtrace.analyzer.attribution._traces import trace_context
 from groundtrace.analyzer.errors import InputError
 from groundtrace.collectors import ReadReport, Trace, read_traces
-from groundtrace.collectors.model import Evidence, LLMCall, Message, Request
+from groundtrace.collectors.model import Evidence, LLMCall, Message, Request, RequestedToolCall
 
 PROMPT = (
     "Answer from the evidence.\n[p2] Berth seven has a charted depth of twelve metres.\n"
@@ -63,6 +63,71 @@ def test_a_trace_that_cannot_be_attributed_says_why() -> None:
     with pytest.raises(InputError, match="message 0 of the answer call has no captured text"):
         trace_context(_trace(llm_calls=(LLMCall("s2", messages=(Message("user"),)),)))
     with pytest.raises(InputError, match="no evidence item's text is in"):
+        trace_context(_trace(evidence=(Evidence("p9", "s1", "RETRIEVE", content="Not shown."),)))
+
+
+def test_an_agent_s_tool_call_message_without_text_is_part_of_the_prompt() -> None:
+    """An agent's prompt: the assistant's tool call (no text, as every chat API records it)
+    and the tool's reply holding the evidence. The call is kept, rendered with its tool
+    calls; only a message with neither text nor tool calls is one whose text was not
+    captured."""
+    call = RequestedToolCall("call-1", "search", '{"query": "berth seven"}')
+    messages = (
+        Message("user", "how deep is berth seven?"),
+        Message("assistant", None, tool_calls=(call,)),
+        Message("tool", "[p2] Berth seven has a charted depth of twelve metres.",
+                tool_call_id="call-1"),
+    )  # fmt: skip
+    agent = LLMCall("s3", messages=messages, output_text="twelve metres")
+    context = trace_context(_trace(llm_calls=(agent,)))
+    assert [s.id for s in context.sources] == ["p2"] and context.prefix == ""
+    kept = context.render((True,))
+    assert kept[1] == {
+        "role": "assistant", "content": "",
+        "tool_calls": [{"id": "call-1", "type": "function",
+                        "function": {"name": "search", "arguments": '{"query": "berth seven"}'}}],
+    }  # fmt: skip
+    assert kept[2]["tool_call_id"] == "call-1"
+    assert "twelve" not in context.render((False,))[2]["content"]
+    hidden = LLMCall("s3", messages=(*messages[:1], Message("assistant")), output_text="x")
+    with pytest.raises(InputError, match="message 1 of the answer call has no captured text"):
+        trace_context(_trace(llm_calls=(hidden,), answer="x"))
+
+
+def test_an_item_retrieved_twice_is_one_source_removed_from_both_places() -> None:
+    """An agent that searched twice: both tool replies hold p2. It is one source, and the
+    prompt without it holds it nowhere (before, the second copy stayed, so the answer looked
+    independent of its context)."""
+    text = "[p2] Berth seven has a charted depth of twelve metres."
+    messages = (Message("user", "how deep is berth seven?"), Message("tool", text),
+                Message("tool", text))  # fmt: skip
+    evidence = (Evidence("p2", "s1", "RETRIEVE", rank=1, content=text[5:]),
+                Evidence("p2", "s4", "RETRIEVE", rank=1, content=text[5:]))  # fmt: skip
+    call = LLMCall("s5", messages=messages, output_text="twelve metres")
+    context = trace_context(_trace(evidence=evidence, llm_calls=(call,)))
+    assert [s.id for s in context.sources] == ["p2"]
+    assert all("twelve" not in m["content"] for m in context.render((False,)))
+
+
+def test_two_chunks_of_one_id_are_two_sources_and_behavioural_replay_refuses_them() -> None:
+    from groundtrace.analyzer.attribution._behavioural import replay_evidence
+
+    chunks = ("Berth seven has a charted depth of twelve metres.",
+              "Pilots board at the Eastern buoy.")  # fmt: skip
+    prompt = f"[harbour] {chunks[0]}\n[harbour] {chunks[1]}\nQuestion: how deep?"
+    evidence = tuple(Evidence("harbour", "s1", "RETRIEVE", rank=n, content=c)
+                     for n, c in enumerate(chunks, 1))  # fmt: skip
+    call = LLMCall("s2", messages=(Message("user", prompt),), output_text="twelve metres")
+    trace = _trace(evidence=evidence, llm_calls=(call,))
+    context = trace_context(trace)
+    assert [context.text(i) for i in range(context.k)] == list(chunks)  # the second not lost
+    assert "Pilots" not in context.render((True, False))[0]["content"]
+    with pytest.raises(InputError, match="evidence id 'harbour' names 2 different texts"):
+        replay_evidence(trace, context)
+
+
+def test_a_trace_without_retrieval_says_so() -> None:
+    with pytest.raises(InputError, match=r"records no retrieved evidence \(no retrieval step\)"):
         trace_context(_trace(evidence=()))
 
 
