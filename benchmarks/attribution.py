@@ -29,10 +29,11 @@ Phases:
    ``--sentence-start S`` skips the first S items, so that two processes can share the items;
    ``--summary-only`` summarises the rows already in ``OUT``, loading no model);
 4. with ``--rescore DIR...``, every item finished in those folders' ``sentences_gold{k}.jsonl``
-   measured again by this version's methods into ``OUT/sentences_gold{k}_v2.jsonl``
+   measured again by this version's methods into ``OUT/sentences_gold{k}_v3.jsonl``
    (resumable): the scores those folders' caches hold are read from them (read-only, while
    their runs go on), only the missing passes are made, cached in ``OUT``. The summary also
-   reports the items apart from those looked at while hierarchical's design was chosen, and
+   reports the items looked at while hierarchical's design was chosen, those after them and
+   (of those) the items the long runs finished later (:data:`FRESH_ITEMS`), and
    hierarchical's LDS against ContextCite's at the same budget (its first 24 masks, from the
    cache: no new pass).
 
@@ -315,6 +316,12 @@ def _paired(rows: list[dict[str, Any]]) -> dict[str, Any]:
 #: The items (indices) whose rows were looked at while hierarchical's design was chosen.
 DESIGN_ITEMS = frozenset([*range(18), 34])
 
+#: The items the long runs finished after the design (none of their rows was looked at).
+FRESH_ITEMS = frozenset([*range(27, 34), *range(44, 50)])
+
+#: The name of this version's rescoring (``OUT/sentences_gold{k}_{RESCORED}.jsonl``).
+RESCORED = "v3"
+
 
 def sentences_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The paired comparison over every item and over the items whose answer depends on its
@@ -345,6 +352,13 @@ def sentences_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     if len(later) >= 2:
         out["after_design_items"] = _paired(later)
         out["after_design_items"]["indices"] = sorted(r["index"] for r in later)
+    design = [r for r in rows if r.get("index", -1) in DESIGN_ITEMS]
+    if len(design) >= 2:
+        out["design_items"] = _paired(design)
+    fresh = [r for r in later if r["index"] in FRESH_ITEMS]
+    if len(fresh) >= 2:
+        out["fresh_items"] = _paired(fresh)
+        out["fresh_items"]["indices"] = sorted(r["index"] for r in fresh)
     return out
 
 
@@ -435,12 +449,12 @@ def _measured_rows(
 
 def _rescore(args: argparse.Namespace, scorer: LlamaScorer) -> dict[str, Any]:
     """Every item finished in the ``--rescore`` folders measured again (this version's
-    methods) into ``OUT/sentences_gold{k}_v2.jsonl``: their scores are read from those
+    methods) into ``OUT/sentences_gold{k}_{RESCORED}.jsonl``: their scores are read from those
     folders' caches, only the passes they lack are made (cached in ``OUT``); resumable."""
     name = f"sentences_gold{args.sentence_k}.jsonl"
     finished = {cid for folder in args.rescore for cid in _resumed(folder / name)}
     cache = LayeredCache(args.out / "scores.sqlite", [f / "scores.sqlite" for f in args.rescore])
-    path = args.out / f"sentences_gold{args.sentence_k}_v2.jsonl"
+    path = args.out / f"sentences_gold{args.sentence_k}_{RESCORED}.jsonl"
     return _measured_rows(args, scorer, cache, path, lambda _, case_id: case_id in finished)
 
 
@@ -448,10 +462,11 @@ def summary_only(out: Path, k: int, sentence_k: int) -> dict[str, Any]:
     """The summaries of every row already in ``out``'s jsonl files, without a model (for
     rows that several processes measured; a file with no rows is left out)."""
     report: dict[str, Any] = {}
+    rescored = sorted(out.glob(f"sentences_gold{sentence_k}_v*.jsonl"))
     for name, path, summarise in (
         ("items", out / f"items_k{k}_timed.jsonl", items_summary),
         ("sentences", out / f"sentences_gold{sentence_k}.jsonl", sentences_summary),
-        ("sentences_v2", out / f"sentences_gold{sentence_k}_v2.jsonl", sentences_summary),
+        *((f"sentences_{p.stem.rsplit('_', 1)[1]}", p, sentences_summary) for p in rescored),
     ):
         rows = list(_resumed(path).values())
         if rows:
@@ -496,7 +511,7 @@ def main() -> None:
     if items:
         report["items"] = _run_items(args, scorer, items, cache)
     if args.rescore:
-        report["sentences_v2"] = _rescore(args, scorer)
+        report[f"sentences_{RESCORED}"] = _rescore(args, scorer)
     elif args.sentence_items:
         report["sentences"] = _run_sentences(args, scorer, cache)
     report["wall_seconds"] = round(time.perf_counter() - start, 1)

@@ -7,8 +7,8 @@ ablations the method asked for (its passes; the content-addressed cache may have
 
 * :func:`leave_one_out`: ``log p(full) - log p(full without i)``; k + 1 passes;
 * :func:`hierarchical`: each group (evidence item) left out, random half masks over the
-  sentences, a cross-validated Lasso surrogate fitted on every row, its top sentences and top-3
-  sets checked by measurement, within a pass budget (24 by default);
+  sentences, a cross-validated Lasso surrogate fitted on every row, two candidate top-3 sets
+  checked by measurement, within a pass budget (24 by default);
 * :func:`exact_shapley`: Shapley values of ``log p`` over all ``2**k`` subsets, k <= 6;
 * :func:`context_cite`: ContextCite's protocol: random masks keeping each source with
   p = 0.5 (one seed per mask), a Lasso (alpha 0.01 on standardised masks, target the logit
@@ -110,22 +110,21 @@ def hierarchical(
     1. the full prompt and each group left out (``1 + len(groups)``; with a smaller budget,
        the first groups in prompt order);
     2. random masks keeping each source with p = 0.5, mask ``j`` drawn from ``(seed, j)`` as
-       :func:`context_cite` draws them: the budget's remainder after step 4's passes;
-    3. a linear surrogate fitted on those rows: a Lasso on the standardised masks, target the
+       :func:`context_cite` draws them: the budget's remainder after step 4's passes (with
+       the default budget and 3 groups, 18 masks);
+    3. a linear surrogate fitted on every row: a Lasso on the standardised masks, target the
        logit of the answer's probability, its penalty chosen by 5-fold cross-validation over
-       the rows other than the full prompt; it orders the candidates (its ties, such as the
-       weights the Lasso set to 0, by the same Lasso with the grid's smallest penalty);
-    4. the top three by measurement (8 passes when ``k >= 5``): the surrogate's 3 best
-       sources each left out (a measured leave-one-out is the exact top-1 drop; the one
-       that lost most is first), then 5 sets of it with two of the surrogate's next 4
-       candidates (the 5 pairs whose weights sum highest) each left out; the set that lost
-       most is the top three. Measuring whole sets finds two sentences that carry the same
-       fact, which a greedy one-at-a-time search cannot (neither alone lowers the answer).
+       the rows other than the full prompt; its ties (such as the weights the Lasso set to 0)
+       broken by the same Lasso with the grid's smallest penalty;
+    4. the top three by measurement (``SET_CHECKS`` = 2 passes when ``k > 3``): the
+       surrogate's three best sources removed together, and the three best of the
+       smallest-penalty Lasso (or, when they are the same three, the surrogate's best two
+       with its fourth); the set whose removal lost more is the top three.
 
     The scores are the surrogate refitted on every row measured, the chosen three lifted just
-    enough to rank first in their order. The group rows carry the item level; the random rows
-    see a sentence's effect when others are gone too, which leave-one-out misses when two
-    sentences carry the same fact (both score about 0 under leave-one-out).
+    enough to rank first (in the refitted order). The group rows carry the item level; the
+    random rows see a sentence's effect when others are gone too, which leave-one-out misses
+    when two sentences carry the same fact (both score about 0 under leave-one-out).
 
     Args:
         score: the mask scorer over all sources.
@@ -150,27 +149,24 @@ def hierarchical(
 
     (full,) = measure([_without(k, [])])
     measure([_without(k, g) for g in groups])
-    pool = min(SET_POOL, k - 1) if k > 3 else 0
-    pairs = min(SET_CHECKS, pool * (pool - 1) // 2)
-    checks = min(LOO_CHECKS, k) + pairs
+    checks = SET_CHECKS if k > 3 else 0
     measure(random_masks(k, max(max_passes - len(counted.asked) - checks, 0), seed))
-    fitted, dense = _surrogate(rows, k), _surrogate(rows, k, ALPHA_FRACTIONS[-1])
-    order = sorted(range(k), key=lambda i: (-fitted[i], -dense[i], i))
-    chosen = _best(full, measure, k, [[i] for i in order[: min(LOO_CHECKS, k)]])
-    if chosen and pairs:
-        rest = [i for i in order if i not in chosen][:pool]
-        sets = sorted(
-            ([*chosen, a, b] for n, a in enumerate(rest) for b in rest[n + 1 :]),
-            key=lambda s: (-(fitted[s[1]] + fitted[s[2]]), -(dense[s[1]] + dense[s[2]])),
-        )
-        chosen = _best(full, measure, k, sets[:pairs]) or chosen
+    chosen: list[int] = []
+    if checks:
+        fitted, dense = _surrogate(rows, k), _surrogate(rows, k, ALPHA_FRACTIONS[-1])
+        first = sorted(range(k), key=lambda i: (-fitted[i], -dense[i], i))
+        second = sorted(range(k), key=lambda i: (-dense[i], -fitted[i], i))[:3]
+        if set(second) == set(first[:3]):
+            second = [*first[:2], first[3]]
+        chosen = _best(full, measure, k, [first[:3], second])
     weights = _surrogate(rows, k)
+    dense = _surrogate(rows, k, ALPHA_FRACTIONS[-1])
+    chosen.sort(key=lambda i: (-weights[i], -dense[i], i))
     return Attribution("hierarchical", _lifted(weights, chosen), len(counted.asked), full, seed)
 
 
-#: :func:`hierarchical` leaves out its surrogate's best ``LOO_CHECKS`` sources one by one,
-#: then measures ``SET_CHECKS`` top-3 sets: the first with two of the next ``SET_POOL``.
-LOO_CHECKS, SET_CHECKS, SET_POOL = 3, 5, 4
+#: :func:`hierarchical` measures ``SET_CHECKS`` candidate top-3 sets.
+SET_CHECKS = 2
 
 
 def _best(

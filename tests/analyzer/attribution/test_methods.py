@@ -167,11 +167,26 @@ def test_hierarchical_never_exceeds_its_budget(budget: int) -> None:
         assert ours.passes == len(asked) <= budget, (sizes, budget)
         assert len(ours.scores) == k and all(math.isfinite(s) for s in ours.scores)
         assert (True,) * k in asked  # the full prompt first, whatever the budget
-        if budget >= 1 + len(groups) + 8 and 2**k >= 4 * budget:  # room for random masks
+        if budget >= 1 + len(groups) + 2 and 2**k >= 4 * budget:  # room for random masks
             assert ours.passes >= budget - 3  # the rest of the budget is spent
-            # the random rows are ContextCite's masks of the same seed
+            # the random rows are ContextCite's masks of the same seed: all but 2 checks
             drawn = asked & set(random_masks(k, budget, budget))
-            assert len(drawn) >= budget - 1 - len(groups) - 8 - 2
+            assert len(drawn) >= budget - 1 - len(groups) - 2 - 2
+
+
+def test_hierarchical_spends_its_budget_on_random_rows_and_two_top_three_checks() -> None:
+    k, groups = 12, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+    weights = [0.1, 4.0, 0.0, 0.2, 0.0, 3.0, 0.1, 0.0, 0.0, 0.3, 2.5, 0.0]
+    recording = Recording(additive(weights))
+    ours = hierarchical(recording, groups, max_passes=24, seed=5)
+    asked = set(recording.masks)
+    assert ours.passes == len(asked) == 24
+    drawn = asked & set(random_masks(k, 20, 5))
+    assert len(drawn) == 24 - 1 - 3 - 2  # the full prompt, 3 groups, 2 checked sets
+    checked = [m for m in asked - drawn if m.count(False) == 3]
+    assert len(checked) == 2  # two candidate top-3 sets, not a search over many
+    assert ours.ranking()[:3] == [1, 5, 10]
+    assert top_k_drop(additive(weights), ours, 3) == pytest.approx(9.5)
 
 
 def test_hierarchical_with_one_group_or_one_sentence() -> None:
