@@ -18,7 +18,7 @@ Method = Literal["leave-one-out", "hierarchical", "shapley", "contextcite"]
 EndpointForm = Literal["auto", "vllm", "prompt-logprobs", "tgi"]
 
 
-class Config(Pacing, frozen=True, kw_only=True):
+class Config(Pacing, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What the attribution analysis reads and how it scores (``rate_limit`` and ``timeout``:
     :class:`~groundtrace.analyzer._settings.Pacing`'s, of the endpoint tier; ``replay`` and
     ``replay_kwargs``: function replay's, :data:`~groundtrace.analyzer._settings.Replay` and

@@ -60,7 +60,8 @@ def trace_context(trace: Trace) -> AblationContext:
     where = f"trace {trace.request.trace_id}"
     answer = (trace.answer or "").strip()
     if not answer:
-        raise InputError(f"{where} has no answer to attribute", field="answer")
+        raise InputError(f"{where} has no answer to attribute (was content capture on?)",
+                         field="answer")  # fmt: skip
     call = _answer_call(trace, answer)
     if call is None:
         raise InputError(f"{where} records no model call with its prompt", field="llm_calls")

@@ -91,6 +91,11 @@ def test_both_commands_refuse_bad_input_naming_the_field(inputs: Path, url: str)
     assert friendly.exit_code == 2 and "[--max-passes]" in friendly.stderr
     analyzed = _analyze(inputs, "traces.jsonl", inputs / "a", endpoint=url, method="nope")
     assert analyzed.exit_code == 2 and "method" in analyzed.stderr
+    # a misspelt field is refused, naming the file and the field (it ran leave-one-out)
+    analyzed = _analyze(inputs, "traces.jsonl", inputs / "a", endpoint=url, methd="shapley")
+    assert analyzed.exit_code == 2, analyzed.output
+    said = " ".join(analyzed.stderr.split())
+    assert "traces.jsonl.a.json" in said and "methd" in said
     assert not any((inputs / d / n).exists() for d in ("f", "a") for n in REPORTS)
 
 
