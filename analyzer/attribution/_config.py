@@ -14,8 +14,8 @@ __all__ = ["Config", "EndpointForm", "Method"]
 
 Method = Literal["leave-one-out", "hierarchical", "shapley", "contextcite"]
 #: How the endpoint is asked for prompt log-probabilities (``auto``: probed on the first
-#: request, in the order ``vllm``, ``prompt-logprobs``, ``tgi``).
-EndpointForm = Literal["auto", "vllm", "prompt-logprobs", "tgi"]
+#: request, in the order ``vllm-chat``, ``vllm``, ``prompt-logprobs``, ``tgi``).
+EndpointForm = Literal["auto", "vllm-chat", "vllm", "prompt-logprobs", "tgi"]
 
 
 class Config(Pacing, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -32,11 +32,13 @@ class Config(Pacing, frozen=True, kw_only=True, forbid_unknown_fields=True):
         endpoint: an OpenAI-compatible base URL returning prompt log-probabilities (tier
             ``endpoint``); at most one of ``model_path`` and ``endpoint``.
         endpoint_model: the model name the endpoint serves.
-        endpoint_form: how the endpoint returns prompt log-probabilities: ``vllm``
-            (``/v1/completions`` with echo+logprobs), ``prompt-logprobs`` (vLLM's
-            ``prompt_logprobs`` on ``/v1/completions``), ``tgi`` (``/generate`` with
-            ``decoder_input_details``) or ``auto`` (probed on the first request, in that
-            order; the form used is named on every row).
+        endpoint_form: how the endpoint returns prompt log-probabilities: ``vllm-chat``
+            (vLLM's ``/v1/chat/completions`` with ``prompt_logprobs``, the prompt rendered
+            by the server's own chat template), ``vllm`` (``/v1/completions`` with
+            echo+logprobs), ``prompt-logprobs`` (vLLM's ``prompt_logprobs`` on
+            ``/v1/completions``), ``tgi`` (``/generate`` with ``decoder_input_details``) or
+            ``auto`` (probed on the first request, in that order; the form used is named on
+            every row).
         rate_limit: requests per second to the endpoint (None: no limit); 429/5xx answers
             are retried with the project's backoff either way.
         method: ``leave-one-out`` (k + 1 passes), ``hierarchical`` (items, then sentences),

@@ -1,5 +1,11 @@
-"""Tier 2, endpoint: a server that returns prompt log-probabilities, in one of three forms.
+"""Tier 2, endpoint: a server that returns prompt log-probabilities, in one of four forms.
 
+* ``vllm-chat``: vLLM's ``POST /v1/chat/completions`` with its ``prompt_logprobs: 0``, the
+  recorded messages followed by an assistant message holding the reply prefix and the
+  answer, ``add_generation_prompt: false`` and ``continue_final_message: true``: the server
+  renders the prompt with the served model's own chat template (tool calls included) and
+  leaves the answer open; the top-level ``prompt_logprobs`` holds one entry per prompt
+  token (as below);
 * ``vllm``: vLLM's (OpenAI legacy) ``POST /v1/completions`` with ``echo: true`` and
   ``logprobs: 0``: ``choices[0].logprobs`` lists the prompt's tokens, then the generated one
   (``tokens``, ``token_logprobs``); ``usage.prompt_tokens`` says how many are the prompt's
@@ -12,18 +18,21 @@
   ``decoder_input_details`` returns the prefill tokens (``details.prefill``: ``text``,
   ``logprob``).
 
-The prompt sent is the chat-formatted prompt followed by the answer text. The answer's tokens
-are found from the end of the prompt's tokens (:func:`tail_logprobs`): the last tokens whose
-texts, decoded one token at a time, cover the answer and spell the end of the text sent.
+In the other forms the prompt sent is the chat-formatted prompt followed by the answer text,
+formatted here. In every form the answer's tokens are found from the end of the prompt's
+tokens (:func:`tail_logprobs`): the last tokens whose texts, decoded one token at a time,
+cover the answer and spell the end of the text sent.
 Neither a character split across byte-level tokens earlier in the prompt (each byte decodes
 alone to U+FFFD, so vLLM's ``text_offset``, the running sum of those texts, drifts past the
 text) nor leading special tokens move them; tokens whose texts do not spell the answer are
-refused with that reason, never guessed. Chat formatting happens here, with the template of
-the served model (:func:`chatml` for Qwen-family models, or any callable).
+refused with that reason, never guessed. Outside the chat form, chat formatting happens here,
+with the template of the served model (:func:`chatml` for Qwen-family models, or any
+callable).
 
-With ``form="auto"`` the first request probes the server: the vLLM echo form first, then
-``prompt_logprobs``, then the TGI form; the first that returns the answer's
-log-probabilities is kept for every later request (:attr:`EndpointScorer.form` names it on
+With ``form="auto"`` the first request probes the server in the order of :data:`FORMS`: the
+chat form (the served model's own template) first, then the echo form, ``prompt_logprobs``
+on completions, then TGI's; the first that returns the answer's log-probabilities is kept
+for every later request (:attr:`EndpointScorer.form` names it on
 every result). A server offering none (no echo, no prompt log-probabilities, an error, a
 placeholder list) is refused with a :class:`~groundtrace.analyzer.errors.BackendUnavailableError`
 naming each URL tried and what it returned -- never a silent 0 or NaN.
@@ -67,8 +76,10 @@ __all__ = [
 
 #: Renders chat messages into the prompt text the model reads before its answer.
 ChatTemplate = Callable[[Sequence[Mapping[str, Any]]], str]
-#: The forms, in the order ``auto`` probes them.
-FORMS: tuple[Literal["vllm", "prompt-logprobs", "tgi"], ...] = ("vllm", "prompt-logprobs", "tgi")
+#: A form the server is asked in.
+Form = Literal["vllm-chat", "vllm", "prompt-logprobs", "tgi"]
+#: The forms, in the order ``auto`` probes them (the server's own chat template first).
+FORMS: tuple[Form, ...] = ("vllm-chat", "vllm", "prompt-logprobs", "tgi")
 #: Per prompt token: its text decoded alone (None: not given) and its log-probability.
 Tokens = tuple[list[str | None], list[Any]]
 
@@ -85,7 +96,8 @@ def tail_logprobs(
 ) -> list[float]:
     """The log-probabilities of the tokens covering ``text[start:]``, the prompt's last
     tokens: walking back from the last token until their texts reach ``start`` (a token
-    straddling ``start`` is the answer's), whose texts must spell the end of ``text``.
+    straddling ``start`` is the answer's), whose texts must spell the end of ``text`` (or,
+    when ``text`` is only the end of the prompt, end with all of it).
 
     Raises:
         ValueError: the tokens do not reach ``start`` (the prompt was not echoed), one has no
@@ -105,7 +117,7 @@ def tail_logprobs(
             raise ValueError(f"prompt token {first} has no text to locate the answer by")
         covered -= len(piece)
     tail = "".join(t or "" for t in texts[first:])
-    if not text.endswith(tail):
+    if not (text.endswith(tail) if len(tail) <= len(text) else tail.endswith(text)):
         raise ValueError(
             f"the texts of its last {len(texts) - first} tokens, decoded one at a time "
             f"({tail[-80:]!r}), do not spell the end of the text sent ({text[-80:]!r}): a "
@@ -154,20 +166,22 @@ def echo_tokens(data: Mapping[str, Any], text: str) -> Tokens:
     return [None if t is None else str(t) for t in tokens[:count]], values[:count]
 
 
-def prompt_logprobs_tokens(data: Mapping[str, Any]) -> Tokens:
-    """The prompt's tokens of a completions reply with vLLM's ``prompt_logprobs``: per entry
-    of ``choices[0].prompt_logprobs`` its first (the prompt's own) token's ``decoded_token``
-    and ``logprob``; the first entry is ``null``.
+def prompt_logprobs_tokens(data: Mapping[str, Any], *, chat: bool = False) -> Tokens:
+    """The prompt's tokens of a reply with vLLM's ``prompt_logprobs``: per entry of
+    ``choices[0].prompt_logprobs`` (completions) or of the top-level ``prompt_logprobs``
+    (chat completions) its first (the prompt's own) token's ``decoded_token`` and
+    ``logprob``; the first entry is ``null``.
 
     Raises:
         ValueError: no ``prompt_logprobs`` list (a server that ignores the parameter), fewer
             or more entries than ``usage.prompt_tokens`` (a placeholder such as ``[null]``),
             or an entry that is not ``{token_id: {logprob, decoded_token}}``.
     """
-    entries = data["choices"][0].get("prompt_logprobs")
+    entries = data.get("prompt_logprobs") if chat else data["choices"][0].get("prompt_logprobs")
     if not isinstance(entries, list):
-        raise ValueError(f"choices[0].prompt_logprobs is {entries!r}, not a list: the server "
-                         "ignores the parameter")  # fmt: skip
+        where = "prompt_logprobs" if chat else "choices[0].prompt_logprobs"
+        raise ValueError(f"{where} is {entries!r}, not a list: the server ignores the "
+                         "parameter")  # fmt: skip
     count = _prompt_tokens(data)
     if count is not None and len(entries) != count:
         raise ValueError(f"prompt_logprobs holds {len(entries)} entries for a prompt of {count} "
@@ -205,8 +219,8 @@ class _Refused(Exception):
 
 
 class EndpointScorer:
-    """Answer log-probabilities from a server's prompt log-probabilities (vLLM's echo or
-    ``prompt_logprobs`` form, or TGI's prefill form).
+    """Answer log-probabilities from a server's prompt log-probabilities (vLLM's chat,
+    echo or ``prompt_logprobs`` form, or TGI's prefill form).
 
     Every HTTP attempt waits for its start from the endpoint's shared rate limiter (with
     ``rate_limit``), and a 408/429/5xx answer is retried after the ``retry`` policy's delay
@@ -219,8 +233,9 @@ class EndpointScorer:
         template: renders messages into the prompt text (default :func:`chatml`).
         api_key: sent as a bearer token when given.
         timeout: seconds per request.
-        form: ``vllm`` (echo+logprobs), ``prompt-logprobs`` (vLLM's ``prompt_logprobs``),
-            ``tgi`` or ``auto`` (the first request tries them in that order, :data:`FORMS`).
+        form: ``vllm-chat`` (the server's chat template, ``prompt_logprobs``), ``vllm``
+            (echo+logprobs), ``prompt-logprobs`` (``prompt_logprobs`` on completions), ``tgi``
+            or ``auto`` (the first request tries them in that order, :data:`FORMS`).
         rate_limit: requests per second to this endpoint, shared by every client of it;
             None: no limit.
         retry: the retry policy (default :class:`~groundtrace.analyzer.llm.RetryPolicy`).
@@ -262,7 +277,8 @@ class EndpointScorer:
         self.requests = 0
         self.retries = 0
         root = self.base_url = base_url.rstrip("/")
-        self._urls = {"vllm": root + "/completions", "prompt-logprobs": root + "/completions",
+        self._urls = {"vllm-chat": root + "/chat/completions", "vllm": root + "/completions",
+                      "prompt-logprobs": root + "/completions",
                       "tgi": root.removesuffix("/v1") + "/generate"}  # fmt: skip
         self._template = template
         self._retry = retry or RetryPolicy()
@@ -286,12 +302,14 @@ class EndpointScorer:
                 the retries, or returns no prompt log-probabilities (the message says which
                 URL and what it returned).
         """
-        return [self._score(self._template(p) + prefix, answer) for p in prompts]
+        return [self._score(p, prefix, answer) for p in prompts]
 
-    def _score(self, prompt: str, answer: str) -> list[float]:
+    def _score(
+        self, messages: Sequence[Mapping[str, Any]], prefix: str, answer: str
+    ) -> list[float]:
         if self.form != "auto":
             try:
-                return self._ask(self.form, prompt, answer)
+                return self._ask(self.form, messages, prefix, answer)
             except _Refused as exc:
                 raise BackendUnavailableError(
                     f"{self.base_url} returns no prompt log-probabilities in the {self.form} "
@@ -300,7 +318,7 @@ class EndpointScorer:
         reasons: list[str] = []
         for form in FORMS:
             try:
-                out = self._ask(form, prompt, answer)
+                out = self._ask(form, messages, prefix, answer)
             except _Refused as exc:
                 reasons.append(f"{form} form: {exc}")
                 continue
@@ -308,19 +326,29 @@ class EndpointScorer:
             return out
         raise BackendUnavailableError(
             f"{self.base_url} returns no prompt log-probabilities in any form it was probed "
-            "with (vLLM's /v1/completions with echo+logprobs, then with prompt_logprobs, "
-            "TGI's /generate with decoder_input_details): " + "; ".join(reasons)
+            "with (vLLM's /v1/chat/completions and /v1/completions with prompt_logprobs or "
+            "echo+logprobs, TGI's /generate with decoder_input_details): " + "; ".join(reasons)
         )
 
     def _ask(
-        self, form: Literal["vllm", "prompt-logprobs", "tgi"], prompt: str, answer: str
+        self, form: Form, messages: Sequence[Mapping[str, Any]], prefix: str, answer: str
     ) -> list[float]:
-        url, text = self._urls[form], prompt + answer
+        url = self._urls[form]
+        if form == "vllm-chat":  # the server's own template, the reply left open
+            text, start = prefix + answer, len(prefix)
+            body: dict[str, Any] = {
+                "model": self.model, "max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 0,
+                "messages": [*messages, {"role": "assistant", "content": text}],
+                "add_generation_prompt": False, "continue_final_message": True,
+            }  # fmt: skip
+        else:
+            prompt = self._template(messages) + prefix
+            text, start = prompt + answer, len(prompt)
         if form == "tgi":
-            body: dict[str, Any] = {"inputs": text, "parameters": {
+            body = {"inputs": text, "parameters": {
                 "details": True, "decoder_input_details": True, "max_new_tokens": 1,
             }}  # fmt: skip
-        else:
+        elif form != "vllm-chat":
             asked = {"echo": True, "logprobs": 0} if form == "vllm" else {"prompt_logprobs": 0}
             body = {"model": self.model, "prompt": text, **asked, "max_tokens": 1,
                     "temperature": 0.0}  # fmt: skip
@@ -331,11 +359,11 @@ class EndpointScorer:
             data = reply.json()
             if form == "vllm":
                 texts, values = echo_tokens(data, text)
-            elif form == "prompt-logprobs":
-                texts, values = prompt_logprobs_tokens(data)
-            else:
+            elif form == "tgi":
                 texts, values = prefill_tokens(data)
-            return tail_logprobs(texts, values, text, len(prompt))
+            else:
+                texts, values = prompt_logprobs_tokens(data, chat=form == "vllm-chat")
+            return tail_logprobs(texts, values, text, start)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise _Refused(
                 f"{url} returned no prompt log-probabilities for the answer "

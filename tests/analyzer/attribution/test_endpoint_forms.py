@@ -72,6 +72,14 @@ def tokenize(text: str) -> list[tuple[int, str, float | None]]:
     return out
 
 
+def _forbidden(field: str) -> tuple[int, Any]:
+    """An older vLLM's answer to a field its request model does not have."""
+    detail = [{"type": "extra_forbidden", "loc": ["body", field],
+               "msg": "Extra inputs are not permitted"}]  # fmt: skip
+    return 400, {"object": "error", "message": str(detail), "type": "BadRequestError",
+                 "code": 400}  # fmt: skip
+
+
 def completions(body: dict[str, Any], mode: str) -> tuple[int, Any]:
     """vLLM's reply to ``/v1/completions`` (``mode``: ``v1``; ``mrv2``: echo answers 500 and
     ``prompt_logprobs`` is ``[null]``; ``strict``: ``prompt_logprobs`` refused with 400;
@@ -82,10 +90,7 @@ def completions(body: dict[str, Any], mode: str) -> tuple[int, Any]:
     usage = {"prompt_tokens": len(tokens), "completion_tokens": 1,
              "total_tokens": len(tokens) + 1}  # fmt: skip
     if mode == "strict" and "prompt_logprobs" in body:
-        detail = [{"type": "extra_forbidden", "loc": ["body", "prompt_logprobs"],
-                   "msg": "Extra inputs are not permitted"}]  # fmt: skip
-        return 400, {"object": "error", "message": str(detail), "type": "BadRequestError",
-                     "code": 400}  # fmt: skip
+        return _forbidden("prompt_logprobs")
     if mode == "no-echo" and body.get("echo"):
         return 400, {"error": {"message": "echo is not supported", "type": "invalid_request_error",
                                "code": 400}}  # fmt: skip
@@ -120,6 +125,35 @@ def completions(body: dict[str, Any], mode: str) -> tuple[int, Any]:
                  "choices": [choice], "usage": usage}  # fmt: skip
 
 
+def chat(body: dict[str, Any], mode: str, serves: bool) -> tuple[int, Any]:
+    """vLLM's reply to ``/v1/chat/completions``: the messages rendered by the served model's
+    template (ChatML here), the final one left open with ``continue_final_message``; the
+    top-level ``prompt_logprobs`` as on completions (``serves`` False: a server that ignores
+    the parameter)."""
+    if mode == "strict" and "prompt_logprobs" in body:
+        return _forbidden("prompt_logprobs")
+    messages = body["messages"]
+    if body.get("continue_final_message") and not body.get("add_generation_prompt", True):
+        prompt = chatml(messages[:-1]) + messages[-1]["content"]
+    else:
+        prompt = chatml(messages)
+    tokens = tokenize(prompt)
+    reply: dict[str, Any] = {
+        "id": "chatcmpl-1", "object": "chat.completion", "model": body["model"],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": " x"},
+                     "finish_reason": "length"}],
+        "usage": {"prompt_tokens": len(tokens), "completion_tokens": 1,
+                  "total_tokens": len(tokens) + 1},
+    }  # fmt: skip
+    if serves and body.get("prompt_logprobs") is not None:
+        reply["prompt_logprobs"] = [None] + [
+            {str(i): {"logprob": v, "rank": 1, "decoded_token": t}} for i, t, v in tokens[1:]
+        ]
+        if mode == "mrv2":
+            reply["prompt_logprobs"] = [None]
+    return 200, reply
+
+
 class _VLLM(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -130,6 +164,8 @@ class _VLLM(BaseHTTPRequestHandler):
         server.bodies.append(body)
         if self.path == "/v1/completions":
             status, payload = completions(body, server.mode)
+        elif self.path == "/v1/chat/completions":
+            status, payload = chat(body, server.mode, server.chat)
         else:
             status, payload = 404, {"detail": "Not Found"}
         data = json.dumps(payload).encode()
@@ -142,6 +178,7 @@ class _VLLM(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     mode = "v1"
+    chat = True
     bodies: list[dict[str, Any]]
 
 
@@ -159,14 +196,14 @@ def _url(srv: _Server) -> str:
     return f"http://127.0.0.1:{srv.server_address[1]}/v1"
 
 
-@pytest.mark.parametrize("form", ["vllm", "prompt-logprobs"])
+@pytest.mark.parametrize("form", ["vllm", "prompt-logprobs", "vllm-chat"])
 def test_a_character_split_across_tokens_does_not_shift_the_answer(
     vllm: _Server, form: str, tmp_path: Path
 ) -> None:
     """'café' is 'caf' + 2 byte tokens and the mountain emoji 4 byte tokens, each '\\ufffd'
     when decoded alone: 6 token characters for 2 characters sent, so vLLM's ``text_offset``
     (the running sum of the token texts) runs 4 past the text after them. The answer's
-    tokens are exactly its three words, in both forms."""
+    tokens are exactly its three words, in every form."""
     context = AblationContext.locate(MESSAGES, DOCS, ANSWER)
     scorer = EndpointScorer(_url(vllm), "served", form=form, retry=FAST)  # type: ignore[arg-type]
     full, without_d1 = ContextScorer(scorer, context, ScoreCache(tmp_path / "s.sqlite"))(
@@ -183,7 +220,7 @@ def test_auto_names_the_form_that_answered_and_skips_a_refused_echo(
 ) -> None:
     """A server refusing ``echo`` (400) but serving ``prompt_logprobs``: the probe settles on
     ``prompt-logprobs``, asks only that form afterwards, and the row names it."""
-    vllm.mode = "no-echo"
+    vllm.mode, vllm.chat = "no-echo", False
     traces = tmp_path / "traces.jsonl"
     traces.write_text(_trace("t1", "twelve metres", ("p1", "p2")).to_json() + "\n")
     res = CliRunner().invoke(build_app(), [
@@ -195,9 +232,10 @@ def test_auto_names_the_form_that_answered_and_skips_a_refused_echo(
     top = max(row["sources"], key=lambda s: s["score"])
     assert top["id"] == "p2" and top["score"] == pytest.approx(2 * 3.5)  # "twelve", "metres"
     assert "| endpoint (prompt-logprobs) |" in (tmp_path / "o" / "attribution.md").read_text()
-    asked = ["echo" if "echo" in b else "prompt_logprobs" for b in vllm.bodies]
-    assert asked == ["echo"] + ["prompt_logprobs"] * 4  # full, 2 removals, empty context
-    assert all(b["prompt_logprobs"] == 0 and b["max_tokens"] == 1 for b in vllm.bodies[1:])
+    asked = ["chat" if "messages" in b else "echo" if "echo" in b else "prompt_logprobs"
+             for b in vllm.bodies]  # fmt: skip
+    assert asked == ["chat", "echo"] + ["prompt_logprobs"] * 4  # full, 2 removals, empty
+    assert all(b["prompt_logprobs"] == 0 and b["max_tokens"] == 1 for b in vllm.bodies[2:])
 
 
 def test_a_server_with_broken_prompt_logprobs_is_refused_with_each_reason(vllm: _Server) -> None:
@@ -210,11 +248,14 @@ def test_a_server_with_broken_prompt_logprobs_is_refused_with_each_reason(vllm: 
     said = str(refused.value)
     assert f"vllm form: {_url(vllm)}/completions answered 500" in said and '"4226"' in said
     prompt_tokens = len(tokenize(chatml(MESSAGES) + ANSWER))
+    assert (f"vllm-chat form: {_url(vllm)}/chat/completions returned no prompt "
+            "log-probabilities for the answer (ValueError: prompt_logprobs holds 1 entries "
+            f"for a prompt of {prompt_tokens} tokens") in said  # fmt: skip
     assert (f"prompt-logprobs form: {_url(vllm)}/completions returned no prompt "
             f"log-probabilities for the answer (ValueError: prompt_logprobs holds 1 entries "
             f"for a prompt of {prompt_tokens} tokens") in said  # fmt: skip
     assert "tgi form:" in said and "/generate answered 404" in said
-    assert scorer.form == "auto" and scorer.requests == 2 + 1 + 1  # echo retried once
+    assert scorer.form == "auto" and scorer.requests == 1 + 2 + 1 + 1  # echo retried once
 
 
 def test_a_parameter_the_server_refuses_is_named(vllm: _Server) -> None:
@@ -225,7 +266,7 @@ def test_a_parameter_the_server_refuses_is_named(vllm: _Server) -> None:
     assert said.startswith(f"{_url(vllm)} returns no prompt log-probabilities in the "
                            "prompt-logprobs form")  # fmt: skip
     assert "answered 400" in said and "extra_forbidden" in said
-    # the echo form still works on that server, and auto finds it
+    # the echo form still works on that server, and auto finds it after the chat form's 400
     auto = EndpointScorer(_url(vllm), "m")
     (logprobs,) = auto.score_many([MESSAGES], ANSWER)
     assert auto.form == "vllm" and sum(logprobs) == pytest.approx(3 * -0.5)
@@ -275,7 +316,7 @@ def test_a_dead_endpoint_exits_3_naming_the_url(tmp_path: Path) -> None:
     ])  # fmt: skip
     assert res.exit_code == 3, res.output
     said = " ".join(res.stderr.split())
-    assert f"cannot reach {dead}/completions" in said
+    assert f"cannot reach {dead}/chat/completions" in said  # the first form probed
     assert not (tmp_path / "a" / "attribution.json").exists()
 
     silent = socket.socket()  # accepts connections, never answers
@@ -291,4 +332,34 @@ def test_a_dead_endpoint_exits_3_naming_the_url(tmp_path: Path) -> None:
         silent.close()
     assert res.exit_code == 3, res.output
     said = " ".join(res.stderr.split())
-    assert f"cannot reach {slow}/completions" in said and "timed out" in said
+    assert f"cannot reach {slow}/chat/completions" in said and "timed out" in said
+
+
+def test_the_chat_form_leaves_the_template_to_the_server(vllm: _Server, tmp_path: Path) -> None:
+    """``auto`` settles on vLLM's chat form: the recorded messages (an agent's tool call
+    included, as recorded) and the reply left open after the prefix and the answer; the
+    server renders them with the model's own template, so a client template is not used."""
+    agent = [
+        *MESSAGES[:1],
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "search", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "[d3] Doors close late."},
+    ]  # fmt: skip
+    context = AblationContext.locate(agent, DOCS, ANSWER, prefix='{"answer": "')
+
+    def unused(messages: Any) -> str:
+        raise AssertionError("the chat form formats nothing on the client")
+
+    scorer = EndpointScorer(_url(vllm), "served", template=unused)
+    full, without_d1 = ContextScorer(scorer, context, ScoreCache(tmp_path / "s.sqlite"))(
+        [(True, True), (False, True)]
+    )
+    assert scorer.form == "vllm-chat" and scorer.requests == 2
+    assert full == pytest.approx(3 * -0.5) and without_d1 == pytest.approx(3 * -4.0)
+    body = vllm.bodies[0]
+    assert body["messages"][:3] == agent and body["messages"][3] == {
+        "role": "assistant",
+        "content": '{"answer": "' + ANSWER,
+    }
+    assert (body["add_generation_prompt"], body["continue_final_message"]) == (False, True)
+    assert body["prompt_logprobs"] == 0 and "prompt" not in body

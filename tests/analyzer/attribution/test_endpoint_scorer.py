@@ -133,14 +133,15 @@ def test_endpoint_scores_only_the_answer_under_each_ablation(
     assert full == pytest.approx(3 * -0.5)  # "built", "in", "1889." all seen in d1
     assert without_d1 == pytest.approx(3 * -4.0)
     assert without_d2 == full
-    body = server.bodies[0]
+    body = server.bodies[1]  # after the chat form's probe (not served here)
+    assert "messages" in server.bodies[0]
     assert body["echo"] is True and body["model"] == "served-model"
     assert body["prompt"] == chatml(MESSAGES) + ANSWER
     assert body["prompt"].startswith("<|im_start|>user\n[d1] The tower")
     # a rerun through the cache sends nothing
     again = ContextScorer(scorer, context, ScoreCache(tmp_path / "s.sqlite"))
     assert again([(True, True), (False, True)]) == [full, without_d1]
-    assert again.passes == 0 and len(server.bodies) == 3
+    assert again.passes == 0 and len(server.bodies) == 4
     scorer.close()
 
 
@@ -176,10 +177,11 @@ def test_tgi_prefill_form_is_detected_and_kept(server: _Server, tmp_path: Path) 
     full, without_d1 = score([(True, True), (False, True)])
     assert scorer.form == "tgi"
     assert full == pytest.approx(3 * -0.5) and without_d1 == pytest.approx(3 * -4.0)
-    # probed once (vLLM's two forms refused, then TGI), then TGI only
-    assert server.events == ["request /v1/completions", "request /v1/completions",
-                             "request /generate", "request /generate"]  # fmt: skip
-    assert server.bodies[2]["inputs"] == chatml(MESSAGES) + ANSWER
+    # probed once (vLLM's three forms refused, then TGI), then TGI only
+    assert server.events == ["request /v1/chat/completions", "request /v1/completions",
+                             "request /v1/completions", "request /generate",
+                             "request /generate"]  # fmt: skip
+    assert server.bodies[3]["inputs"] == chatml(MESSAGES) + ANSWER
     scorer.close()
 
 
@@ -198,7 +200,8 @@ def test_429_and_5xx_are_retried_with_the_policy(server: _Server) -> None:
     scorer = EndpointScorer(_url(server), "m", retry=RetryPolicy(base_delay=0.001))
     (logprobs,) = scorer.score_many([MESSAGES], ANSWER)
     assert sum(logprobs) == pytest.approx(3 * -0.5)
-    assert (scorer.requests, scorer.retries, scorer.form) == (3, 2, "vllm")
+    # the 429 and the 503 answer the chat probe, retried until its 404; then the echo form
+    assert (scorer.requests, scorer.retries, scorer.form) == (4, 2, "vllm")
     server.fail_with = [503] * 3
     spent = EndpointScorer(_url(server), "m", form="vllm",
                            retry=RetryPolicy(max_attempts=3, base_delay=0.001))  # fmt: skip
@@ -237,10 +240,10 @@ def test_every_attempt_takes_a_start_from_the_endpoint_s_shared_limiter(
     monkeypatch.setattr(bucket, "pause", pausing)
     server.fail_with = [429]
     asyncio.run(main())
-    request = "request /v1/completions"
-    # the 429 pauses the schedule before the retry asks for its start
-    assert server.events == ["start", request, "pause", "start", request, "start", request,
-                             "start", request]  # fmt: skip
+    chat, request = "request /v1/chat/completions", "request /v1/completions"
+    # the 429 (to the chat probe) pauses the schedule before the retry asks for its start
+    assert server.events == ["start", chat, "pause", "start", chat, "start", request,
+                             "start", request, "start", chat, "start", request]  # fmt: skip
     with pytest.raises(ValueError, match="rate_limit must be > 0"):
         EndpointScorer(_url(server), "m", rate_limit=0)
     with pytest.raises(ValueError, match="rate_limit needs loop"):
@@ -287,5 +290,5 @@ def test_the_reply_prefix_is_read_but_not_scored(server: _Server) -> None:
     prefix = '{"answer": "'
     context = AblationContext.locate(MESSAGES, DOCS, ANSWER, prefix=prefix)
     (full,) = ContextScorer(EndpointScorer(_url(server), "m"), context)([(True, True)])
-    assert server.bodies[0]["prompt"] == chatml(MESSAGES) + prefix + ANSWER
+    assert server.bodies[1]["prompt"] == chatml(MESSAGES) + prefix + ANSWER
     assert full == pytest.approx(3 * -0.5)  # the three answer words only

@@ -134,7 +134,7 @@ def test_the_rag_app_by_endpoint_and_config_file_alike(
     rows = _rows(tmp_path / "cmd")
     assert sorted(r["case_id"] for r in rows) == sorted(QUESTIONS)
     for row in rows:
-        assert row["tier"] == "endpoint" and row["endpoint_form"] == "vllm"
+        assert row["tier"] == "endpoint" and row["endpoint_form"] == "vllm-chat"
         assert len(row["sources"]) == 3 and row["passes"] == 4 and _follows_its_evidence(row)
     config = tmp_path / "attr.toml"
     config.write_text(f'traces = ["{rag}"]\nendpoint = "{url}"\n')
@@ -177,18 +177,29 @@ def test_the_rag_app_in_process_by_the_default_model(rag: Path, tmp_path: Path) 
 def test_the_openinference_agent_by_endpoint_and_by_replay(
     agent: Path, vllm: _Server, tmp_path: Path
 ) -> None:
-    vllm.mode = "no-echo"  # a server that takes prompt_logprobs only
+    """By the endpoint tier twice: through vLLM's chat form (the server renders the agent's
+    tool calls with its own template) and through a server that takes ``prompt_logprobs``
+    on completions only."""
+    res = _run("attribution", str(agent), "--out", str(tmp_path / "c"),
+               "--endpoint", _endpoint(vllm))  # fmt: skip
+    assert res.exit_code == 0, res.output
+    by_chat = _rows(tmp_path / "c")
+    assert {r["endpoint_form"] for r in by_chat} == {"vllm-chat"}
+    vllm.mode, vllm.chat = "no-echo", False
     try:
         res = _run("attribution", str(agent), "--out", str(tmp_path / "e"),
                    "--endpoint", _endpoint(vllm))  # fmt: skip
     finally:
-        vllm.mode = "v1"
+        vllm.mode, vllm.chat = "v1", True
     assert res.exit_code == 0, res.output
     result = json.loads((tmp_path / "e" / "attribution.json").read_text())
     rows = result["rows"]
-    assert len(rows) == 4  # three questions searched, and the one searched twice
-    for row in rows:
+    assert len(rows) == len(by_chat) == 4  # three questions searched, one searched twice
+    for row, chat_row in zip(rows, by_chat, strict=True):
         assert row["endpoint_form"] == "prompt-logprobs" and row["context_gap"] > 1.0
+        assert chat_row["context_gap"] > 1.0 and _follows_its_evidence(chat_row) == (
+            _follows_its_evidence(row)
+        )
     searched = [r for r in rows if r["answer"] != "50.40 crowns"]  # the calculator's answer
     assert len(searched) == 3 and all(_follows_its_evidence(r) for r in searched)
     left = " ".join(result["not_usable"].values())
