@@ -64,6 +64,19 @@ def test_the_quick_start_runs_as_written(tmp_path: Path) -> None:
     assert judged["cases"] == 2
     gate = json.loads((tmp_path / "gate" / "report.json").read_text("utf-8"))
     assert gate["decision"] == "promote"
+    # the page's last line: the interventions replay the app by importing app.py, which must
+    # not run the app again (it did: two more traces in the user's traces/ after a replay)
+    replayed = subprocess.run(
+        [str(BIN / "groundtrace"), "interventions", "traces/", "--replay", "recorded",
+         "--cases", "cases.jsonl", "--out", "interventions/"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    after = subprocess.run(
+        [str(BIN / "groundtrace"), "traces", "summary", "traces/", "--json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert json.loads(after.stdout)["steps_by_action"]["REQUEST"] == 2
 
 
 JUDGE_DOC = DOC.with_name("judge.md")
