@@ -223,3 +223,21 @@ def test_compare_gives_a_paired_interval() -> None:
     assert summary.mean == pytest.approx(0.75)
     assert summary.ci_low is not None and summary.ci_low >= 0.0
     assert summary.n == 4
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hierarchical_top_three_is_the_measured_set_that_lost_most(seed: int) -> None:
+    k, groups = 10, [[0, 1, 2], [3, 4, 5, 6], [7, 8, 9]]
+    recording = Recording(dominant(k, seed, seed))
+    ours = hierarchical(recording, groups, max_passes=24, seed=seed)
+    full = recording.score([(True,) * k])[0]
+    others = set(random_masks(k, 24, seed)) | {
+        tuple(i not in g for i in range(k)) for g in groups
+    }  # the random and the group rows
+    sets = {m for m in recording.masks if m.count(False) == 3 and m not in others}
+    assert sets  # at least one candidate top-3 set was measured
+    lost = {m: full - recording.score([m])[0] for m in sets}
+    best = max(lost.values())
+    top3 = set(ours.ranking()[:3])
+    assert top_k_drop(recording.score, ours, 3) == pytest.approx(best)
+    assert tuple(i not in top3 for i in range(k)) in sets
