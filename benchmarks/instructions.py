@@ -22,7 +22,10 @@ instructions than their time would suggest.
 With ``--sdk``, the same count for the decorators of ``sdk_overhead.py`` instead: for each
 decorator, instructions per call of the groundtrace decorator and of the equivalent raw
 OpenTelemetry span (``raw_span``: the same attributes, placed the same way), and their ratio
-(``sdk_overhead.py``'s ``decorator_vs_raw_span`` is the same ratio in time).
+(``sdk_overhead.py``'s ``decorator_vs_raw_span`` is the same ratio in time). With
+``--redaction on`` the decorators run with the built-in redactor, which finds nothing to mask
+in this workload (their spans carry the raw span's attributes):
+``decorator_vs_raw_span_redaction_on`` of ``sdk_overhead.py``.
 
 Needs ``valgrind`` on PATH; each stage takes 10-60 s under it.
 
@@ -30,6 +33,7 @@ Usage::
 
     python benchmarks/instructions.py [--traces 1000] [--content off|on]
     python benchmarks/instructions.py --sdk [--calls 2000] [--decorators retrieve,rerank]
+        [--redaction off|on]
 """
 
 from __future__ import annotations
@@ -80,7 +84,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 import groundtrace.sdk as gt
-name, variant, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
+name, variant, calls, redact = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "on"
 memory, starts, capture = InMemorySpanExporter(), b.StartAttributes(), TracerProvider()
 capture.add_span_processor(starts)
 capture.add_span_processor(SimpleSpanProcessor(memory))
@@ -88,7 +92,7 @@ gt.configure(tracer_provider=capture, capture_content=True, redact=False)
 span_name, at_start, later = b._emitted(name, memory, starts)
 provider = TracerProvider()
 provider.add_span_processor(BatchSpanProcessor(b.NoOpExporter(), max_queue_size=1 << 16))
-gt.configure(tracer_provider=provider, capture_content=True, redact=False)
+gt.configure(tracer_provider=provider, capture_content=True, redact=redact)
 tracer = provider.get_tracer("bench")
 payload, factory, args = b.PAYLOADS[name]
 decorated = factory()(payload)
@@ -98,7 +102,8 @@ def raw():
         span.set_attributes(later)
         return result
 call = raw if variant == "raw_span" else (lambda: decorated(*args))
-call()
+for _ in range(20):  # warm-up: what the first calls build once (caches, compiled patterns)
+    call()
 for _ in range(calls):
     call()
 provider.shutdown()
@@ -140,13 +145,15 @@ def instructions(program: str, *argv: str, env: dict[str, str] = _CHILD_ENV) -> 
     return int(found.group(1).replace(",", ""))
 
 
-def sdk_report(calls: int, decorators: list[str]) -> dict[str, Any]:
-    """Instructions per call of each decorator and its raw span, and their ratios."""
-    base = instructions(SDK_CHILD, decorators[0], "raw_span", "0", env=_SDK_CHILD_ENV)
-    per_call = {
-        f"{variant}.{name}": round(
-            (instructions(SDK_CHILD, name, variant, str(calls), env=_SDK_CHILD_ENV) - base) / calls
-        )
+def sdk_report(calls: int, decorators: list[str], redaction: str = "off") -> dict[str, Any]:
+    """Instructions per call of each decorator and its raw span, and their ratios; the
+    decorators run with the built-in redactor on or off (``redaction``: "on" / "off")."""
+
+    def count(name: str, variant: str, n: int) -> int:
+        return instructions(SDK_CHILD, name, variant, str(n), redaction, env=_SDK_CHILD_ENV)
+
+    per_call = {  # each variant less the same child after its warm-up only
+        f"{variant}.{name}": round((count(name, variant, calls) - count(name, variant, 0)) / calls)
         for name in decorators
         for variant in ("raw_span", "groundtrace")
     }
@@ -157,6 +164,7 @@ def sdk_report(calls: int, decorators: list[str]) -> dict[str, Any]:
     return {
         "python": sys.version.split()[0],
         "calls": calls,
+        "redaction": redaction,
         "instructions_per_call": per_call,
         "decorator_vs_raw_span_by_decorator": ratios,
         "worst": max(ratios, key=ratios.__getitem__),
@@ -170,11 +178,17 @@ def main() -> None:
     parser.add_argument("--sdk", action="store_true", help="count the SDK decorators instead")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--decorators", default=",".join(PAYLOADS))
+    parser.add_argument(
+        "--redaction",
+        choices=("off", "on"),
+        default="off",
+        help="--sdk: the decorators with the built-in redactor on or off (the raw span: same)",
+    )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed: this benchmark counts instructions with it")
     if args.sdk:
-        print(json.dumps(sdk_report(args.calls, args.decorators.split(","))))
+        print(json.dumps(sdk_report(args.calls, args.decorators.split(","), args.redaction)))
         return
     with tempfile.TemporaryDirectory(prefix="gt-bench-instr-") as tmp:
         path = Path(tmp) / "spans.jsonl"
