@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -41,6 +40,7 @@ from groundtrace.analyzer.attribution._scorer import ContextScorer
 from groundtrace.analyzer.cli import build_app
 from groundtrace.analyzer.errors import BackendUnavailableError
 from groundtrace.analyzer.llm import RetryPolicy
+from tests.analyzer.attribution.conftest import loopback
 from tests.analyzer.attribution.test_analysis import _trace
 
 pytestmark = pytest.mark.timeout(60)
@@ -184,12 +184,8 @@ class _Server(ThreadingHTTPServer):
 
 @pytest.fixture
 def vllm() -> Iterator[_Server]:
-    srv = _Server(("127.0.0.1", 0), _VLLM)
-    srv.bodies = []
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with loopback(_Server, _VLLM) as srv:
+        yield srv
 
 
 def _url(srv: _Server) -> str:

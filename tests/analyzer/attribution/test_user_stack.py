@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from typer.testing import CliRunner, Result
 
 from groundtrace.analyzer.backends import LexicalServer
 from groundtrace.analyzer.cli import build_app
+from tests.analyzer.attribution.conftest import loopback
 from tests.analyzer.attribution.test_endpoint_forms import _VLLM, _Server
 from tests.support.tax_desk.agent import DEFAULT_QUESTIONS
 from tests.support.tax_desk.rules import QUESTIONS, RULES
@@ -67,12 +67,8 @@ def lexical() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def vllm() -> Iterator[_Server]:
-    srv = _Server(("127.0.0.1", 0), _VLLM)
-    srv.bodies = []
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with loopback(_Server, _VLLM) as srv:
+        yield srv
 
 
 def _endpoint(srv: _Server) -> str:
