@@ -26,6 +26,7 @@ app, model and seed; the recorded answer is kept on the row when the replay diff
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -77,12 +78,12 @@ def replay_evidence(trace: Trace, context: AblationContext) -> tuple[ReplayChunk
     """
     by_id = {e.id: e for e in trace.evidence if e.id}
     chunks: list[ReplayChunk] = []
-    ids = [source.id for source in context.sources]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    counts = Counter(source.id for source in context.sources)
+    repeated = sorted(i for i, n in counts.items() if n > 1)
     if repeated:
         twice = repeated[0]
         raise InputError(
-            f"trace {trace.trace_id}: evidence id {twice!r} names {ids.count(twice)} different "
+            f"trace {trace.trace_id}: evidence id {twice!r} names {counts[twice]} different "
             "texts in the prompt; replay shows the app its items by id, so they cannot be "
             "removed one at a time (give each chunk its own id)",
             field="evidence.id",

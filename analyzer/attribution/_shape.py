@@ -83,9 +83,9 @@ class TraceAttribution(msgspec.Struct, frozen=True, kw_only=True):
         replays: the behavioural tier: the counterfactual trace ids of its replays (full
             evidence first, then without each source).
         error: why a replay failed (the row is not kept; a re-run replays it again).
-        endpoint_form: the endpoint tier: the form its server answered in (``vllm``,
-            ``prompt-logprobs`` or ``tgi``; probed with ``endpoint_form = "auto"``); None in
-            the other tiers, and when every score of the row came from the score cache.
+        endpoint_form: the endpoint tier: the form its server answered in (``vllm-chat``,
+            ``vllm``, ``prompt-logprobs`` or ``tgi``; probed with ``endpoint_form = "auto"``);
+            None in the other tiers, and when every score of the row came from the score cache.
     """
 
     trace_id: str
