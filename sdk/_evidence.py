@@ -67,6 +67,9 @@ _FROM_METADATA: Final = (_ID, _TITLE, _SOURCE, _VERSION)
 _FIELD_OF: Final[dict[str, int]] = {
     name: slot for slot, names in enumerate(_FIELD_NAMES) for name in names
 }
+#: The first name of each field: a mapping with no other key (most) is read by these alone.
+_FIRST_NAMES: Final = tuple(names[0] for names in _FIELD_NAMES)
+_FIRST_NAME_SET: Final = frozenset(_FIRST_NAMES)
 
 _TEXTS: Final = (str, bytes, bytearray)
 _SCALARS: Final = (str, int, float)  # and bool, an int
@@ -142,23 +145,21 @@ def evidence_fields(item: object, position: int) -> EvidenceFields:
             text = text_of(item) or ""
             return content_id(text), position + 1, None, None, pair_score, None, text, {}
     if type(item) is dict or isinstance(item, Mapping):
-        values: list[Any] = [None] * _COUNT
-        metadata: dict[str, Any] = {}
-        field_of = _FIELD_OF.get
-        ambiguous = False
         try:
-            for key, value in item.items():  # one pass over the mapping's items
-                slot = field_of(key)
-                if slot is not None:
-                    if values[slot] is None:
-                        values[slot] = value
-                    elif value is not None:
-                        ambiguous = True  # two names of one field hold values
-                elif isinstance(key, str) and (value is None or isinstance(value, _SCALARS)):
-                    metadata[key] = value
-            if ambiguous:  # the first name in priority order wins
-                get = field_getter(item)
-                values = [first_field(get, names) for names in _FIELD_NAMES]
+            get = item.get
+            values: list[Any] = [  # by the first name of each field (_FIRST_NAMES)
+                get("id"),
+                get("title"),
+                get("source"),
+                get("rank"),
+                get("score"),
+                get("version"),
+                get("content"),
+                get("metadata"),
+            ]
+            metadata: dict[str, Any] = (
+                {} if _FIRST_NAME_SET.issuperset(item) else _other_keys(item, values)
+            )
         except Exception:
             logger.debug("unreadable evidence mapping", exc_info=True)
             values, metadata = [None] * _COUNT, {}
@@ -192,6 +193,31 @@ def evidence_fields(item: object, position: int) -> EvidenceFields:
         content,
         metadata,
     )
+
+
+def _other_keys(item: Mapping[Any, Any], values: list[Any]) -> dict[str, Any]:
+    """Read the keys of ``item`` other than the first names of the fields into ``values``
+    (another name of a field, used when its first name holds None; the first name in
+    priority order wins when two names hold values); returns the metadata, the other string
+    keys holding scalars, in the item's order."""
+    metadata: dict[str, Any] = {}
+    field_of = _FIELD_OF.get
+    ambiguous = False
+    for key, value in item.items():
+        if key in _FIRST_NAME_SET:
+            continue
+        slot = field_of(key)
+        if slot is not None:
+            if values[slot] is None:
+                values[slot] = value
+            elif value is not None:
+                ambiguous = True  # two names of one field hold values
+        elif isinstance(key, str) and (value is None or isinstance(value, _SCALARS)):
+            metadata[key] = value
+    if ambiguous:
+        get = field_getter(item)
+        values[:] = [first_field(get, names) for names in _FIELD_NAMES]
+    return metadata
 
 
 def _with_nested(

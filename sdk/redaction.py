@@ -114,14 +114,12 @@ __all__ = [
 _REPLACEMENT: Final = "[REDACTED:{name}]"
 #: What joins the texts scanned at once by :meth:`Redactor.may_change_each` (never an anchor).
 _SEPARATOR: Final = "\0"
+_SEPARATOR_BYTE: Final = _SEPARATOR.encode()
 #: A redactor remembers which maskers to consider for a text by the anchors it holds (in
 #: order, repeats kept) when there are at most this many (most texts: a few), and at most
 #: :data:`_PLANS` such plans.
 _PLAN_KEY: Final = 16
 _PLANS: Final = 4096
-#: In the anchors of texts scanned at once (1: an anchor, 2: a paired one, 3: a separator),
-#: what makes a text one masking may change: an anchor, or two paired ones (in one text).
-_SUSPECT: Final = re.compile(rb"\x01|\x02\x02")
 
 
 @runtime_checkable
@@ -400,10 +398,16 @@ def _rarest(needle: str) -> str:
 def _has(*needles: str) -> Callable[[str], bool]:
     """A trigger: whether ``text`` holds one of ``needles``. A search for one character is a
     ``memchr`` (many times faster than a search for a longer needle), so each needle is
-    looked for only where its rarest character occurs."""
+    looked for only where its rarest character occurs, and all of them only where a
+    character they all hold occurs."""
     guarded = tuple((_rarest(needle), needle) for needle in needles)
+    # a character every needle holds (the "A" of the AWS prefixes) rules most text out at once
+    shared = set(needles[0]).intersection(*needles[1:]) if needles else set()
+    gate = _rarest("".join(sorted(shared))) if shared else ""
 
     def trigger(text: str) -> bool:
+        if gate not in text:
+            return False
         for rare, needle in guarded:  # noqa: SIM110 (a loop: no generator made per text)
             if rare in text and needle in text:
                 return True
@@ -683,19 +687,19 @@ class Redactor:
             for byte in anchors
             if all(m.min_anchors >= 2 for m in self._patterns if chr(byte) in m.anchors)
         }
-        #: byte -> 1 for an anchor, 2 for a paired one, 3 for the separator of texts scanned
-        #: together (non-ASCII text encodes to bytes >= 0x80: none is an anchor); the bytes
-        #: deleted before: those that are neither (see :meth:`may_change_each`)
+        #: byte -> 1 for an anchor, 2 for a paired one (a text holding one of them and no
+        #: other anchor cannot change: a title with one digit), 3 for the separator
         separator = ord(_SEPARATOR)
         self._table = bytes(
             ((2 if byte in paired else 1) if byte in anchors else 3 if byte == separator else 0)
             for byte in range(256)
         )
+        #: the bytes deleted from a text to leave the anchors it holds, and from texts
+        #: scanned together to leave their anchors and the separators between them
+        self._not_anchors = bytes(byte for byte in range(256) if byte not in anchors)
         self._not_scanned = bytes(
             byte for byte in range(256) if byte not in anchors and byte != separator
         )
-        #: the bytes that are not anchors (deleted from a text: the anchors it holds remain)
-        self._not_anchors = bytes(byte for byte in range(256) if byte not in anchors)
         #: anchor -> the groups it lets in; the groups without anchors, always considered
         self._by_anchor = {
             byte: frozenset(g for g, group in enumerate(self._groups) if chr(byte) in group[0])
@@ -754,35 +758,42 @@ class Redactor:
         the number maskers over the whole text)."""
         if self._always:
             return bool(text)
-        held = text.encode("utf-8", "surrogatepass").translate(None, self._not_anchors)
-        hits = held.translate(self._table)
-        # an anchor, or two paired ones (all others deleted); then a trigger that fires
-        return (1 in hits or len(hits) > 1) and (not triggers or self._fires(text, held))
+        encoded = text.encode("utf-8", "surrogatepass")
+        hits = encoded.translate(self._table)  # as in may_change_each
+        if 1 not in hits and hits.count(2) < 2:
+            return False
+        return not triggers or self._fires(text, encoded.translate(None, self._not_anchors))
 
     def may_change_each(self, texts: Sequence[str]) -> list[bool]:
         """:meth:`may_change` of each of ``texts``, all looked at in one pass in C (the texts
         of a span: most of them, or all, hold no anchor)."""
         if self._always:
             return [bool(text) for text in texts]
-        # the anchors of each text (and the separators between them), all others deleted
-        found = (
+        count = len(texts)
+        # the anchors of each text and the separators between them, all other bytes deleted
+        held = (
             _SEPARATOR.join(texts)
             .encode("utf-8", "surrogatepass")
-            .translate(self._table, self._not_scanned)
+            .translate(None, self._not_scanned)
         )
-        if found.count(3) != len(texts) - 1:  # a text holds the separator: each on its own
-            return [self.may_change(text) for text in texts]
-        suspect = [False] * len(texts)
-        if 1 not in found and b"\2\2" not in found:  # no text holds anything (most spans)
+        suspect = [False] * count
+        if len(held) < count:  # the separators alone: no text holds an anchor (most spans)
             return suspect
-        last = -1
-        for hit in _SUSPECT.finditer(found):  # as in may_change; the text: separators before
-            index = found.count(3, 0, hit.start())
-            if index != last:  # (the hits of one text come one after the other)
-                last = index
-                text = texts[index]
-                held = text.encode("utf-8", "surrogatepass").translate(None, self._not_anchors)
-                suspect[index] = self._fires(text, held)
+        if held.count(_SEPARATOR_BYTE) != count - 1:  # a text holds it: each on its own
+            return [self.may_change(text) for text in texts]
+        # 1: an anchor a masker needing one of them has, 2: another, 3: a separator; a text
+        # may change when it holds a 1 or two anchors (its bytes between separators are all
+        # anchors): either way, a 1 once two 2s in a row are marked so
+        marked = held.translate(self._table).replace(b"\2\2", b"\1")
+        if 1 not in marked:  # anchors that need another, one in a text (a title's digit)
+            return suspect
+        parts = held.split(_SEPARATOR_BYTE)
+        hit = marked.find(1)
+        while hit >= 0:  # each text that may change (its index: the separators before it)
+            index = marked.count(3, 0, hit)
+            suspect[index] = self._fires(texts[index], parts[index])
+            end = marked.find(3, hit)
+            hit = marked.find(1, end + 1) if end >= 0 else -1
         return suspect
 
     def _fires(self, text: str, held: bytes) -> bool:

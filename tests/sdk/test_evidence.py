@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import groundtrace.sdk as gt
-from groundtrace.sdk import _runtime
+from groundtrace.sdk import _evidence, _runtime
 from groundtrace.sdk import semconv as sc
-from groundtrace.sdk._evidence import evidence_ids, normalize_item
+from groundtrace.sdk._evidence import evidence_fields, evidence_ids, normalize_item
 from groundtrace.sdk._evidence_attributes import record_evidence
-from groundtrace.sdk._record import Recorder
+from groundtrace.sdk._record import Recorder, content_id
 from groundtrace.sdk.redaction import Redactor
 
 FIELD_KEYS = [
@@ -135,6 +135,62 @@ def test_a_dict_reads_like_any_other_mapping(item: dict[str, Any], position: int
         assert read.score == plain.score or (
             plain.score is not None and read.score is not None and math.isnan(read.score)
         )
+
+
+#: Field -> its names in priority order (the module docstring's table), for the fields whose
+#: text values are kept as they are.
+_TEXT_FIELDS = {
+    "id": ("id", "doc_id", "document_id", "chunk_id", "_id", "key", "uid"),
+    "title": ("title", "name", "heading"),
+    "source": ("source", "path", "url", "uri", "file", "filename"),
+    "version": ("version", "doc_version", "document_version", "revision"),
+    "content": ("content", "text", "page_content", "body", "chunk", "passage"),
+}
+_NAMED = {name for names in _TEXT_FIELDS.values() for name in names}
+
+
+def test_the_first_names_read_are_those_of_the_table() -> None:
+    """A mapping's fields are read by the first name of each (written out in the reader)."""
+    item = {names[0]: f"v{slot}" for slot, names in enumerate(_evidence._FIELD_NAMES)}
+    item["metadata"] = {"lang": "en"}
+    ev_id, rank, title, source, score, version, content, metadata = evidence_fields(item, 0)
+    assert (ev_id, title, source, version, content) == ("v0", "v1", "v2", "v5", "v6")
+    assert (rank, score, metadata) == (1, None, {"lang": "en"})  # "v3", "v4": not numbers
+    assert _evidence._FIRST_NAMES == tuple(names[0] for names in _evidence._FIELD_NAMES)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    item=st.dictionaries(
+        st.sampled_from(sorted(_NAMED | {"lang", "page", "content_hash", "Title"})),
+        st.one_of(st.none(), st.text(max_size=6)),
+        max_size=9,
+    ),
+    position=st.integers(min_value=0, max_value=3),
+)
+def test_fields_follow_the_documented_names_and_priorities(
+    item: dict[str, str | None], position: int
+) -> None:
+    """The first name in priority order holding a value wins, whatever the keys' order; the
+    other keys are the metadata, in the item's order."""
+    picked = {
+        field: next((item[n] for n in names if item.get(n) is not None), None)
+        for field, names in _TEXT_FIELDS.items()
+    }
+    content = picked["content"]
+    expected_id = picked["id"]
+    if expected_id is None and content:
+        expected_id = content_id(content)
+    ev_id, rank, title, source, score, version, read, metadata = evidence_fields(item, position)
+    assert (ev_id, title, source, version, read) == (
+        expected_id,
+        picked["title"],
+        picked["source"],
+        picked["version"],
+        content,
+    )
+    assert (rank, score) == (position + 1, None)
+    assert list(metadata.items()) == [(k, v) for k, v in item.items() if k not in _NAMED]
 
 
 def test_common_retriever_output() -> None:
