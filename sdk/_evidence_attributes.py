@@ -83,33 +83,32 @@ def document_attributes(
     docs: list[dict[str, Any]] = []
     keys = _document_keys(prefix, len(items))
     rows = [evidence_fields(item, position) for position, item in enumerate(items)]
-    # the title, source and content of every document that masking may change, all looked
-    # for in one pass (most lists: none)
-    scan = masked and capture
-    suspect = (
-        rec.may_change_each([text or "" for row in rows for text in (row[2], row[3], row[6])])
-        if scan
-        else []
-    )
-    for position, row in enumerate(rows):
-        ev_id, rank, title, source, score, version, content, metadata = row
+    # whether masking may change each document's title, source and content, all looked at
+    # in one pass (most lists: none of them)
+    if masked and capture:
+        checks = rec.may_change_each([t or "" for row in rows for t in (row[2], row[3], row[6])])
+    else:
+        checks = [False] * (3 * len(rows))
+    for position, (ev_id, rank, title, source, score, version, content, metadata) in enumerate(
+        rows
+    ):
         key_id, key_score, key_content, key_meta = keys[position]
         if ev_id is not None:
             attrs[key_id] = ev_id
-        if score is not None:
-            attrs[key_score] = score
         doc: dict[str, Any] = {"id": ev_id, "rank": rank}
         meta: dict[str, Any] = {}
-        if title is not None and capture:
-            if (scan and suspect[3 * position]) or len(title) > limit:
-                title = rec.text(_EVIDENCE, title)
-            doc["title"] = meta["title"] = title
-        if source is not None and capture:
-            if (scan and suspect[3 * position + 1]) or len(source) > limit:
-                source = rec.text(_EVIDENCE, source)
-            doc["source"] = meta["source"] = source
+        at = 3 * position
+        if capture:
+            if title is not None:
+                doc["title"] = meta["title"] = (
+                    rec.text(_EVIDENCE, title) if checks[at] or len(title) > limit else title
+                )
+            if source is not None:
+                doc["source"] = meta["source"] = (
+                    rec.text(_EVIDENCE, source) if checks[at + 1] or len(source) > limit else source
+                )
         if score is not None:
-            doc["score"] = score
+            doc["score"] = attrs[key_score] = score
         if version is not None:
             doc["version"] = meta["version"] = version
         meta["rank"] = rank
@@ -117,17 +116,16 @@ def document_attributes(
             length = doc["length"] = len(content)
             if not capture:
                 doc["content_hash"] = meta["content_hash"] = content_hash(content)
-            elif (scan and suspect[3 * position + 2]) or length > limit:
+            elif checks[at + 2] or length > limit:
                 doc["content"] = attrs[key_content] = shown = rec.text(_EVIDENCE, content)
                 if shown != content:
                     doc["content_hash"] = meta["content_hash"] = content_hash(content)
             else:
                 doc["content"] = attrs[key_content] = content
         if metadata and capture:
-            if masked:
-                metadata = rec.masked(_EVIDENCE, metadata)
-            doc["metadata"] = metadata
-            meta.update(metadata)
+            shown_metadata = rec.masked(_EVIDENCE, metadata) if masked else metadata
+            doc["metadata"] = shown_metadata
+            meta.update(shown_metadata)
         docs.append(doc)
         if entries is not None:
             entries.append({"id": ev_id, "score": score})
