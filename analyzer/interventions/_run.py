@@ -7,7 +7,8 @@ on the run's executor, through the driver's journaled map) and writes into the r
 * ``journal.sqlite`` -- every replay unit's result (resume repeats none that completed);
 * ``llm_cache.sqlite`` -- model calls of endpoint replay (zero repeated calls);
 * ``counterfactual_traces/`` -- τ̃ as OTLP-JSON lines, linked to the originals, one trace per
-  replay unit (a resumed run first removes those its journal does not hold).
+  replay unit (a resumed run first removes those its journal does not hold, and every run,
+  once each unit has its result, those no result names).
 
 The reports (``results.jsonl``, ``summary.json``, ``summary.md``, ``report.html``) are the
 analysis's ``write_report``. A replay unit that fails (model call failed after retries, the app
@@ -106,6 +107,21 @@ def drop_unjournaled(out: Path, journal: UnitJournal) -> None:
         )  # fmt: skip
 
 
+def _drop_unnamed(out: Path, results: Sequence[UnitResult]) -> None:
+    """Once every unit has its result: drop the counterfactual traces no result names.
+
+    The workers of a killed run can outlive its driver (a Ray worker finishing a unit it
+    held) and write a unit's spans after this run dropped the unjournaled ones on opening
+    the folder; that unit ran again here, so its trace would be there twice."""
+    named = {r.counterfactual_trace_id for r in results if r.counterfactual_trace_id}
+    dropped = keep_traces(out / COUNTERFACTUALS, named)
+    if dropped:
+        _log.warning(
+            "dropped %d counterfactual traces that no unit of this run names in %s (written "
+            "by the workers of an earlier run that was stopped)", dropped, out,
+        )  # fmt: skip
+
+
 def _replayer(
     config: Config, recorder: CounterfactualRecorder, cache: CallCache | None
 ) -> FunctionReplayer | EndpointReplayer:
@@ -179,6 +195,7 @@ async def run(
         await replayer.aclose()
         if cache is not None:
             cache.close()
+    _drop_unnamed(out, results)
     by_key = {u.key: r for (u, _), r in zip(units, results, strict=True)}
     tuning = config._tuning()
     analysis = analyse(

@@ -9,7 +9,9 @@ spans of traces that no journaled unit names, and the torn last line a kill mid-
 Each file is rewritten to a hidden temporary file and renamed over the original, so a kill
 during the pruning leaves either file whole (and the next pruning removes the temporary one).
 Lines it cannot read (other than a torn last one) are left as they are, for the trace reader
-to report.
+to report. The workers of a killed run can outlive its driver (a Ray worker finishing the
+unit it held) and write after the pruning: a run drops, once every unit has its result, the
+traces no result names (:func:`keep_traces` again).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ endpoint replay, resume."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from groundtrace.analyzer.interventions._records import ReplayRow
 from groundtrace.analyzer.interventions._run import InterventionsResult
 from groundtrace.analyzer.llm import CallCache
 from groundtrace.collectors import ReadReport, read_traces
+from tests.integration.run_folder_app import ORPHAN_TRACE
 from tests.support.data import HOTPOT
 from tests.support.openai_server import OpenAICompatServer, Reply, ServerRequest, last_user_text
 
@@ -95,6 +97,28 @@ def test_function_replay_records_linked_counterfactuals_and_resumes(
     assert (out / "summary.md").read_text().count("| REMOVE |") >= 3
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html
+
+
+def test_spans_a_stopped_run_s_worker_writes_during_the_run_are_dropped_at_its_end(
+    demo_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # a worker of an earlier, killed run finishing its unit after this run opened the folder
+    out = tmp_path / "run"
+    (out / "counterfactual_traces").mkdir(parents=True)
+    monkeypatch.setenv("GT_TEST_ORPHAN", str(out / "counterfactual_traces"))
+    config = _config(demo_dir, out, replay="tests.integration.run_folder_app:answer",
+                     concurrency=2)  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="groundtrace"):
+        _run(config)
+    assert (out / "counterfactual_traces" / "orphan.jsonl").exists()  # it was written
+    named = sorted(row["counterfactual"]["trace_id"] for row in _rows(out))
+    found = sorted(t.trace_id for t in read_traces([out / "counterfactual_traces"],
+                                                   report=ReadReport()))  # fmt: skip
+    assert ORPHAN_TRACE not in found and found == named and len(named) > 3 * 4
+    assert "dropped 1 counterfactual traces that no unit of this run names" in caplog.text
 
 
 def test_without_cases_gold_axes_are_skipped_with_reason(demo_dir: Path, tmp_path: Path) -> None:
