@@ -96,15 +96,18 @@ class InterventionsResult:
     roles: list[tuple[ItemPlan, ItemRoles]] = field(default_factory=list)
 
 
+def _keep_traces(out: Path, keep: set[str], why: str) -> None:
+    """Drop the counterfactual traces not in ``keep``, saying how many and ``why``."""
+    dropped = keep_traces(out / COUNTERFACTUALS, keep)
+    if dropped:
+        _log.warning("dropped %d counterfactual traces %s in %s", dropped, why, out)
+
+
 def drop_unjournaled(out: Path, journal: UnitJournal) -> None:
     """Drop the counterfactual traces of replay units ``journal`` does not hold (they run
     again)."""
-    dropped = keep_traces(out / COUNTERFACTUALS, journaled_trace_ids(journal))
-    if dropped:
-        _log.warning(
-            "dropped %d counterfactual traces of units that did not complete in %s (they "
-            "run again)", dropped, out,
-        )  # fmt: skip
+    why = "of units that did not complete (they run again)"
+    _keep_traces(out, journaled_trace_ids(journal), why)
 
 
 def _drop_unnamed(out: Path, results: Sequence[UnitResult]) -> None:
@@ -114,12 +117,8 @@ def _drop_unnamed(out: Path, results: Sequence[UnitResult]) -> None:
     held) and write a unit's spans after this run dropped the unjournaled ones on opening
     the folder; that unit ran again here, so its trace would be there twice."""
     named = {r.counterfactual_trace_id for r in results if r.counterfactual_trace_id}
-    dropped = keep_traces(out / COUNTERFACTUALS, named)
-    if dropped:
-        _log.warning(
-            "dropped %d counterfactual traces that no unit of this run names in %s (written "
-            "by the workers of an earlier run that was stopped)", dropped, out,
-        )  # fmt: skip
+    why = "that no unit of this run names (written by the workers of an earlier run, stopped)"
+    _keep_traces(out, named, why)
 
 
 def _replayer(
